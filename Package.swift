@@ -1,0 +1,63 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "tidemark",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "tidemark", targets: ["tidemark"]),
+        .executable(name: "tidemark-fixture", targets: ["tidemark-fixture"]),
+        .library(name: "Tidemark", targets: ["Tidemark"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    ],
+    targets: [
+        // The C library, found through pkg-config. Only GitStore imports it.
+        .systemLibrary(
+            name: "CLibGit2",
+            pkgConfig: "libgit2",
+            providers: [.apt(["libgit2-dev"]), .brew(["libgit2"])]
+        ),
+        // Thin, safe wrapper over the libgit2 calls tidemark uses.
+        .target(name: "GitStore", dependencies: ["CLibGit2"]),
+        // Upstream protocol and adapters (dir, docusign, wordpress, rest).
+        .target(
+            name: "Upstreams",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The mirror engine.
+        .target(name: "Tidemark", dependencies: ["GitStore", "Upstreams"]),
+        // The command-line tool.
+        .executableTarget(
+            name: "tidemark",
+            dependencies: [
+                "Tidemark",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // A real HTTP server emulating the upstream APIs, for tests, demo and benchmarks.
+        .target(
+            name: "TidemarkFixtures",
+            dependencies: [.product(name: "Hummingbird", package: "hummingbird")]
+        ),
+        .executableTarget(
+            name: "tidemark-fixture",
+            dependencies: [
+                "TidemarkFixtures",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "GitStoreTests", dependencies: ["GitStore"]),
+        .testTarget(name: "UpstreamsTests", dependencies: ["Upstreams", "TidemarkFixtures"]),
+        .testTarget(name: "TidemarkTests", dependencies: ["Tidemark", "GitStore", "Upstreams"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TidemarkFixtures"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

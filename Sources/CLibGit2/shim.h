@@ -1,0 +1,24 @@
+#ifndef TIDEMARK_CLIBGIT2_SHIM_H
+#define TIDEMARK_CLIBGIT2_SHIM_H
+
+// Refuse deprecated libgit2 names at compile time.
+#define GIT_DEPRECATE_HARD
+#include <git2.h>
+#include <git2/sys/repository.h>
+
+/// git_libgit2_opts is variadic and cannot be called from Swift.
+static inline int tidemark_enable_fsync_gitdir(int enabled) {
+    return git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, enabled);
+}
+
+/// Turns strict object creation on (it is on by default; this makes it explicit).
+static inline int tidemark_enable_strict_object_creation(int enabled) {
+    return git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, enabled);
+}
+
+/// Ownership validation (safe.directory). Tests in containers may turn it off.
+static inline int tidemark_set_owner_validation(int enabled) {
+    return git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, enabled);
+}
+
+#endif

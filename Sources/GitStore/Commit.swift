@@ -1,0 +1,100 @@
+import CLibGit2
+import Foundation
+
+/// Who made a commit and when.
+public struct Signature: Sendable, Equatable {
+    public var name: String
+    public var email: String
+    /// Seconds since 1970-01-01T00:00:00Z.
+    public var time: Int64
+    /// Offset from UTC in minutes.
+    public var offsetMinutes: Int32
+
+    public init(name: String, email: String, time: Int64 = Int64(Date().timeIntervalSince1970), offsetMinutes: Int32 = 0) {
+        self.name = name
+        self.email = email
+        self.time = time
+        self.offsetMinutes = offsetMinutes
+    }
+
+    init(_ raw: UnsafePointer<git_signature>) {
+        name = String(cString: raw.pointee.name)
+        email = String(cString: raw.pointee.email)
+        time = raw.pointee.when.time
+        offsetMinutes = raw.pointee.when.offset
+    }
+}
+
+/// A commit, copied out of libgit2.
+public struct Commit: Sendable, Equatable {
+    public let id: ObjectID
+    public let tree: ObjectID
+    public let parents: [ObjectID]
+    public let message: String
+    public let author: Signature
+    public let committer: Signature
+
+    /// The first line of the message.
+    public var summary: String { String(message.prefix(while: { $0 != "\n" })) }
+}
+
+extension Repository {
+    /// Reads commit `id`.
+    public func commit(_ id: ObjectID) throws(GitError) -> Commit {
+        var oid = id.raw
+        let commit = try makeHandle("git_commit_lookup") { git_commit_lookup(&$0, pointer, &oid) }
+        defer { git_commit_free(commit) }
+        let parents = (0..<git_commit_parentcount(commit)).compactMap { index in
+            git_commit_parent_id(commit, index).map(ObjectID.init)
+        }
+        return Commit(
+            id: id,
+            tree: ObjectID(git_commit_tree_id(commit)),
+            parents: parents,
+            message: git_commit_message(commit).map { String(cString: $0) } ?? "",
+            author: Signature(git_commit_author(commit)),
+            committer: Signature(git_commit_committer(commit)))
+    }
+
+    /// Writes a commit object (no ref is moved) and returns its id.
+    public func createCommit(tree: ObjectID, parents: [ObjectID], message: String,
+                             author: Signature, committer: Signature? = nil) throws(GitError) -> ObjectID {
+        var treeID = tree.raw
+        let treeObject = try makeHandle("git_tree_lookup") { git_tree_lookup(&$0, pointer, &treeID) }
+        defer { git_tree_free(treeObject) }
+        var parentObjects: [OpaquePointer?] = []
+        defer { parentObjects.forEach { git_commit_free($0) } }
+        for parent in parents {
+            var oid = parent.raw
+            parentObjects.append(try makeHandle("git_commit_lookup") { git_commit_lookup(&$0, pointer, &oid) })
+        }
+        let authorSignature = try makeSignature(author)
+        defer { git_signature_free(authorSignature) }
+        let committerSignature = try makeSignature(committer ?? author)
+        defer { git_signature_free(committerSignature) }
+        var result = git_oid()
+        let rc = parentObjects.withUnsafeMutableBufferPointer { buffer in
+            git_commit_create(&result, pointer, nil, authorSignature, committerSignature, "UTF-8",
+                              message, treeObject, buffer.count, buffer.count == 0 ? nil : buffer.baseAddress)
+        }
+        try check(rc, "git_commit_create")
+        return ObjectID(result)
+    }
+
+    private func makeSignature(_ signature: Signature) throws(GitError) -> UnsafeMutablePointer<git_signature> {
+        var raw: UnsafeMutablePointer<git_signature>?
+        try check(git_signature_new(&raw, signature.name, signature.email, signature.time, signature.offsetMinutes),
+                  "git_signature_new")
+        return raw!
+    }
+
+    /// The signature from `user.name`/`user.email` in git config, else `fallbackName`/`fallbackEmail`.
+    public func defaultSignature(fallbackName: String, fallbackEmail: String) -> Signature {
+        var raw: UnsafeMutablePointer<git_signature>?
+        if git_signature_default(&raw, pointer) == 0, let raw {
+            defer { git_signature_free(raw) }
+            return Signature(UnsafePointer(raw))
+        }
+        return Signature(name: fallbackName, email: fallbackEmail)
+    }
+}

@@ -1,0 +1,70 @@
+import CLibGit2
+
+/// An error reported by libgit2, with the operation that failed.
+///
+/// Match on codes in `catch` clauses: `catch let error as GitError where error.code == .locked`.
+public struct GitError: Error, Sendable, CustomStringConvertible {
+    /// A libgit2 error code (`git_error_code`), kept as its raw value so codes newer than the
+    /// linked libgit2 still round-trip.
+    public struct Code: RawRepresentable, Hashable, Sendable {
+        public let rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+
+        public static let generic = Code(rawValue: -1)
+        public static let notFound = Code(rawValue: -3)
+        public static let exists = Code(rawValue: -4)
+        public static let ambiguous = Code(rawValue: -5)
+        public static let unbornBranch = Code(rawValue: -9)
+        public static let locked = Code(rawValue: -14)
+        public static let modified = Code(rawValue: -15)
+        public static let conflict = Code(rawValue: -13)
+        public static let invalidSpec = Code(rawValue: -12)
+        public static let owner = Code(rawValue: -36)
+        /// Not a libgit2 code: a Swift error thrown inside a callback.
+        public static let user = Code(rawValue: -7)
+    }
+
+    public let code: Code
+    /// libgit2's error class (`git_error_t`), 0 when libgit2 gave none.
+    public let errorClass: Int32
+    /// libgit2's message, or a description of the failed operation when it gave none.
+    public let message: String
+    /// The libgit2 function that failed.
+    public let operation: String
+
+    public init(code: Code, errorClass: Int32 = 0, message: String, operation: String) {
+        self.code = code
+        self.errorClass = errorClass
+        self.message = message
+        self.operation = operation
+    }
+
+    public var description: String { message }
+
+    /// Reads `git_error_last()` right after a failing call. Tolerates NULL (libgit2 < 1.8).
+    static func last(_ rc: Int32, operation: String) -> GitError {
+        if let error = git_error_last(), let text = error.pointee.message {
+            return GitError(code: Code(rawValue: rc), errorClass: error.pointee.klass,
+                            message: String(cString: text), operation: operation)
+        }
+        return GitError(code: Code(rawValue: rc), message: "\(operation) failed (error \(rc))", operation: operation)
+    }
+}
+
+/// Throws the last libgit2 error when `rc < 0`; returns `rc` otherwise (some calls return counts).
+@discardableResult
+func check(_ rc: Int32, _ operation: @autoclosure () -> String) throws(GitError) -> Int32 {
+    if rc < 0 { throw GitError.last(rc, operation: operation()) }
+    return rc
+}
+
+/// Calls a libgit2 function that fills an out-pointer; throws on error or a nil result.
+func makeHandle(_ operation: String, _ body: (inout OpaquePointer?) -> Int32) throws(GitError) -> OpaquePointer {
+    var pointer: OpaquePointer?
+    let rc = body(&pointer)
+    try check(rc, operation)
+    guard let pointer else {
+        throw GitError(code: .generic, message: "\(operation) returned no object", operation: operation)
+    }
+    return pointer
+}

@@ -1,0 +1,36 @@
+import CLibGit2
+
+/// libgit2's global state. Initialised once per process and never shut down: a CLI exits, and a
+/// shutdown racing with finalisers is a known source of crashes.
+public enum Library {
+    private static let initialised: Bool = {
+        git_libgit2_init()
+        _ = tidemark_enable_strict_object_creation(1)
+        return true
+    }()
+
+    /// Makes sure libgit2 is initialised; every entry point of GitStore calls it.
+    static func ensureInitialised() { _ = initialised }
+
+    /// Turns on fsync of objects, refs and reflogs before their files are renamed into place, so
+    /// a snapshot a ref points to is on disk. Off by default in libgit2.
+    public static func enableFsync(_ enabled: Bool = true) {
+        ensureInitialised()
+        _ = tidemark_enable_fsync_gitdir(enabled ? 1 : 0)
+    }
+
+    /// Turns the `safe.directory` ownership check on or off. Only tests running as another user
+    /// in containers should turn it off.
+    public static func setOwnerValidation(_ enabled: Bool) {
+        ensureInitialised()
+        _ = tidemark_set_owner_validation(enabled ? 1 : 0)
+    }
+
+    /// The linked libgit2 version, e.g. `1.5.1`.
+    public static var version: String {
+        ensureInitialised()
+        var major: Int32 = 0, minor: Int32 = 0, patch: Int32 = 0
+        git_libgit2_version(&major, &minor, &patch)
+        return "\(major).\(minor).\(patch)"
+    }
+}

@@ -1,0 +1,168 @@
+import CLibGit2
+
+/// What happened to one file between the two sides of a diff.
+public enum DeltaStatus: Sendable, Equatable {
+    case added, deleted, modified, renamed, copied, typeChanged, untracked, other
+
+    init(_ raw: git_delta_t) {
+        switch raw {
+        case GIT_DELTA_ADDED: self = .added
+        case GIT_DELTA_DELETED: self = .deleted
+        case GIT_DELTA_MODIFIED: self = .modified
+        case GIT_DELTA_RENAMED: self = .renamed
+        case GIT_DELTA_COPIED: self = .copied
+        case GIT_DELTA_TYPECHANGE: self = .typeChanged
+        case GIT_DELTA_UNTRACKED: self = .untracked
+        default: self = .other
+        }
+    }
+
+    /// git's one-letter code (`--name-status`).
+    public var letter: Character {
+        switch self {
+        case .added: "A"
+        case .deleted: "D"
+        case .modified: "M"
+        case .renamed: "R"
+        case .copied: "C"
+        case .typeChanged: "T"
+        case .untracked: "?"
+        case .other: "X"
+        }
+    }
+}
+
+/// One changed file of a diff, copied out of libgit2.
+public struct DiffDelta: Sendable, Equatable {
+    public let status: DeltaStatus
+    public let oldPath: String
+    public let newPath: String
+    public let oldID: ObjectID
+    public let newID: ObjectID
+
+    /// The path on whichever side has the file.
+    public var path: String { status == .deleted ? oldPath : newPath }
+}
+
+/// Line counts of a diff.
+public struct DiffStats: Sendable, Equatable {
+    public let filesChanged: Int
+    public let insertions: Int
+    public let deletions: Int
+}
+
+/// A computed diff. Owns its `git_diff` and keeps its repository alive.
+public final class Diff {
+    private let pointer: OpaquePointer
+    private let repository: Repository
+
+    init(pointer: OpaquePointer, repository: Repository) {
+        self.pointer = pointer
+        self.repository = repository
+    }
+
+    deinit { git_diff_free(pointer) }
+
+    /// The changed files, in path order.
+    public var deltas: [DiffDelta] {
+        (0..<git_diff_num_deltas(pointer)).compactMap { index in
+            guard let delta = git_diff_get_delta(pointer, index) else { return nil }
+            let d = delta.pointee
+            return DiffDelta(
+                status: DeltaStatus(d.status),
+                oldPath: d.old_file.path.map { String(cString: $0) } ?? "",
+                newPath: d.new_file.path.map { String(cString: $0) } ?? "",
+                oldID: ObjectID(d.old_file.id), newID: ObjectID(d.new_file.id))
+        }
+    }
+
+    /// The number of changed files.
+    public var count: Int { git_diff_num_deltas(pointer) }
+
+    /// The diff as a unified patch, like `git diff`.
+    public func patch() throws(GitError) -> String {
+        var buffer = git_buf()
+        try check(git_diff_to_buf(&buffer, pointer, GIT_DIFF_FORMAT_PATCH), "git_diff_to_buf")
+        return takeString(&buffer)
+    }
+
+    /// Files changed, insertions and deletions.
+    public func stats() throws(GitError) -> DiffStats {
+        let stats = try statsPointer()
+        defer { git_diff_stats_free(stats) }
+        return DiffStats(filesChanged: git_diff_stats_files_changed(stats),
+                         insertions: git_diff_stats_insertions(stats),
+                         deletions: git_diff_stats_deletions(stats))
+    }
+
+    /// The `--stat` text libgit2 renders, like git's, for a terminal `width` columns wide.
+    public func statText(width: Int = 80) throws(GitError) -> String {
+        let stats = try statsPointer()
+        defer { git_diff_stats_free(stats) }
+        var buffer = git_buf()
+        let format = git_diff_stats_format_t(GIT_DIFF_STATS_FULL.rawValue | GIT_DIFF_STATS_INCLUDE_SUMMARY.rawValue)
+        try check(git_diff_stats_to_buf(&buffer, stats, format, width), "git_diff_stats_to_buf")
+        return takeString(&buffer)
+    }
+
+    /// Per-file added and removed line counts, in delta order.
+    public func lineCounts() throws(GitError) -> [(added: Int, removed: Int)] {
+        try (0..<git_diff_num_deltas(pointer)).map { (index) throws(GitError) -> (added: Int, removed: Int) in
+            let patch = try makeHandle("git_patch_from_diff") { git_patch_from_diff(&$0, pointer, index) }
+            defer { git_patch_free(patch) }
+            var context = 0, added = 0, removed = 0
+            try check(git_patch_line_stats(&context, &added, &removed, patch), "git_patch_line_stats")
+            return (added, removed)
+        }
+    }
+
+    private func statsPointer() throws(GitError) -> OpaquePointer {
+        try makeHandle("git_diff_get_stats") { git_diff_get_stats(&$0, pointer) }
+    }
+}
+
+extension Repository {
+    private func diffOptions(paths: [String], _ body: (inout git_diff_options) throws(GitError) -> OpaquePointer) throws(GitError) -> Diff {
+        var options = git_diff_options()
+        try check(git_diff_options_init(&options, UInt32(GIT_DIFF_OPTIONS_VERSION)), "git_diff_options_init")
+        options.flags = GIT_DIFF_IGNORE_SUBMODULES.rawValue | GIT_DIFF_DISABLE_PATHSPEC_MATCH.rawValue
+            | GIT_DIFF_UPDATE_INDEX.rawValue
+        options.context_lines = 3
+        let pointer = try withStrArray(paths) { (array) throws(GitError) -> OpaquePointer in
+            options.pathspec = array
+            return try body(&options)
+        }
+        return Diff(pointer: pointer, repository: self)
+    }
+
+    private func withTree<R>(_ id: ObjectID?, _ body: (OpaquePointer?) throws(GitError) -> R) throws(GitError) -> R {
+        guard let id else { return try body(nil) }
+        var oid = id.raw
+        let tree = try makeHandle("git_tree_lookup") { git_tree_lookup(&$0, pointer, &oid) }
+        defer { git_tree_free(tree) }
+        return try body(tree)
+    }
+
+    /// The diff between two trees (nil: the empty tree), limited to exact `paths` when given.
+    public func diffTrees(_ old: ObjectID?, _ new: ObjectID?, paths: [String] = []) throws(GitError) -> Diff {
+        try withTree(old) { (oldTree) throws(GitError) -> Diff in
+            try withTree(new) { (newTree) throws(GitError) -> Diff in
+                try diffOptions(paths: paths) { (options) throws(GitError) -> OpaquePointer in
+                    try makeHandle("git_diff_tree_to_tree") { git_diff_tree_to_tree(&$0, pointer, oldTree, newTree, &options) }
+                }
+            }
+        }
+    }
+
+    /// The diff from tree `old` to the working tree, using the index as a stat cache
+    /// (`git diff <tree>`). Untracked files are not reported.
+    public func diffTreeToWorkdir(_ old: ObjectID?, paths: [String] = []) throws(GitError) -> Diff {
+        try withTree(old) { (oldTree) throws(GitError) -> Diff in
+            try diffOptions(paths: paths) { (options) throws(GitError) -> OpaquePointer in
+                try makeHandle("git_diff_tree_to_workdir_with_index") {
+                    git_diff_tree_to_workdir_with_index(&$0, pointer, oldTree, &options)
+                }
+            }
+        }
+    }
+}

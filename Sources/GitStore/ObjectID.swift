@@ -1,0 +1,62 @@
+import CLibGit2
+import Foundation
+
+/// A git object id (SHA-1), as a value.
+public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The 20 raw bytes.
+    public let bytes: [UInt8]
+
+    init(_ oid: git_oid) {
+        bytes = withUnsafeBytes(of: oid.id) { Array($0) }
+    }
+
+    init(_ pointer: UnsafePointer<git_oid>) { self.init(pointer.pointee) }
+
+    /// Parses 40 hexadecimal digits.
+    public init?(hex: String) {
+        guard hex.utf8.count == 40 else { return nil }
+        Library.ensureInitialised()
+        var oid = git_oid()
+        guard git_oid_fromstr(&oid, hex) == 0 else { return nil }
+        self.init(oid)
+    }
+
+    /// The id git gives a blob with these contents (`git hash-object`), without writing it.
+    public static func hashBlob(_ data: Data) -> ObjectID {
+        Library.ensureInitialised()
+        var oid = git_oid()
+        data.withUnsafeBytes { raw in
+            _ = git_odb_hash(&oid, raw.baseAddress, raw.count, GIT_OBJECT_BLOB)
+        }
+        return ObjectID(oid)
+    }
+
+    /// 40 lowercase hexadecimal digits.
+    public var hex: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(40)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The first `length` hex digits.
+    public func short(_ length: Int = 7) -> String { String(hex.prefix(length)) }
+
+    public var description: String { hex }
+
+    public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
+        lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+    }
+
+    var raw: git_oid {
+        var oid = git_oid()
+        withUnsafeMutableBytes(of: &oid.id) { target in
+            for (index, byte) in bytes.enumerated() { target[index] = byte }
+        }
+        return oid
+    }
+}

@@ -1,0 +1,53 @@
+import CLibGit2
+
+/// How a checkout treats files in the working tree that differ from what it expects.
+public enum CheckoutStrategy: Sendable {
+    /// Never overwrite a file that differs from the baseline (GIT_CHECKOUT_SAFE): such files make
+    /// the checkout fail with a `.conflict` error before anything is written.
+    case safe
+    /// Make the working tree match the target, discarding local edits (GIT_CHECKOUT_FORCE).
+    case force
+}
+
+extension Repository {
+    /// Updates the working tree and index from `tree`.
+    ///
+    /// - Parameters:
+    ///   - baseline: the tree the working tree is expected to match (default: HEAD's tree).
+    ///   - paths: exact paths to update; empty updates every path that differs.
+    public func checkout(tree: ObjectID, baseline: ObjectID?, paths: [String] = [], strategy: CheckoutStrategy) throws(GitError) {
+        var treeOID = tree.raw
+        let target = try makeHandle("git_object_lookup") { git_object_lookup(&$0, pointer, &treeOID, GIT_OBJECT_TREE) }
+        defer { git_object_free(target) }
+        var baselineTree: OpaquePointer?
+        if let baseline {
+            var oid = baseline.raw
+            baselineTree = try makeHandle("git_tree_lookup") { git_tree_lookup(&$0, pointer, &oid) }
+        }
+        defer { if let baselineTree { git_tree_free(baselineTree) } }
+        var options = git_checkout_options()
+        try check(git_checkout_options_init(&options, UInt32(GIT_CHECKOUT_OPTIONS_VERSION)), "git_checkout_options_init")
+        var flags = GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH.rawValue | GIT_CHECKOUT_DONT_OVERWRITE_IGNORED.rawValue
+        switch strategy {
+        case .safe: flags |= GIT_CHECKOUT_SAFE.rawValue | GIT_CHECKOUT_RECREATE_MISSING.rawValue
+        case .force: flags |= GIT_CHECKOUT_FORCE.rawValue
+        }
+        options.checkout_strategy = flags
+        options.baseline = baselineTree
+        try withStrArray(paths) { (array) throws(GitError) in
+            options.paths = array
+            try check(git_checkout_tree(pointer, target, &options), "checkout")
+        }
+    }
+
+    /// Replaces the index with the entries of `tree` and writes it (`git read-tree`).
+    public func resetIndex(to tree: ObjectID) throws(GitError) {
+        var oid = tree.raw
+        let treeObject = try makeHandle("git_tree_lookup") { git_tree_lookup(&$0, pointer, &oid) }
+        defer { git_tree_free(treeObject) }
+        let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
+        defer { git_index_free(index) }
+        try check(git_index_read_tree(index, treeObject), "git_index_read_tree")
+        try check(git_index_write(index), "git_index_write")
+    }
+}

@@ -1,0 +1,94 @@
+import CLibGit2
+
+extension Repository {
+    /// The commit a reference points to (following symbolic refs), or nil when it does not exist
+    /// (including an unborn branch).
+    public func resolveReference(_ name: String) throws(GitError) -> ObjectID? {
+        var oid = git_oid()
+        let rc = git_reference_name_to_id(&oid, pointer, name)
+        if rc == GIT_ENOTFOUND.rawValue || rc == GIT_EUNBORNBRANCH.rawValue { return nil }
+        try check(rc, "resolving \(name)")
+        return ObjectID(oid)
+    }
+
+    /// The full name of the branch HEAD points to, e.g. `refs/heads/main`, even when unborn.
+    public func headBranch() throws(GitError) -> String? {
+        let reference = try makeHandle("git_reference_lookup HEAD") { git_reference_lookup(&$0, pointer, "HEAD") }
+        defer { git_reference_free(reference) }
+        guard git_reference_type(reference) == GIT_REFERENCE_SYMBOLIC,
+              let target = git_reference_symbolic_target(reference) else { return nil }
+        return String(cString: target)
+    }
+
+    /// Moves (or creates) reference `name` to `target` only if it still points to `expected`:
+    /// an atomic compare-and-swap done under the ref's lock (`git_reference_create_matching`).
+    ///
+    /// - Parameter expected: the id the ref must point to now; nil means it must not exist yet.
+    /// - Throws: ``GitError`` with code `.modified` when the ref moved meanwhile, `.exists` when
+    ///   it exists but `expected` is nil, `.locked` when another process holds its lock.
+    public func updateReference(_ name: String, to target: ObjectID, expected: ObjectID?, message: String) throws(GitError) {
+        var newID = target.raw
+        var reference: OpaquePointer?
+        let rc: Int32
+        if let expected {
+            var oldID = expected.raw
+            rc = git_reference_create_matching(&reference, pointer, name, &newID, 1, &oldID, message)
+        } else {
+            rc = git_reference_create_matching(&reference, pointer, name, &newID, 0, nil, message)
+        }
+        if let reference { git_reference_free(reference) }
+        try check(rc, "updating \(name)")
+    }
+
+    /// True when `name` is a valid reference name (`git check-ref-format`).
+    public static func isValidReferenceName(_ name: String) -> Bool {
+        Library.ensureInitialised()
+        var valid: Int32 = 0
+        return git_reference_name_is_valid(&valid, name) == 0 && valid == 1
+    }
+
+    /// Makes sure reference `name` keeps a reflog, also outside refs/heads (`core.logAllRefUpdates`
+    /// only covers branches unless set to `always`).
+    public func ensureReflog(for name: String) throws(GitError) {
+        try check(git_reference_ensure_log(pointer, name), "git_reference_ensure_log \(name)")
+    }
+
+    /// The reflog of `name`, newest first: (new id, message).
+    public func reflog(_ name: String) throws(GitError) -> [(id: ObjectID, message: String)] {
+        let log = try makeHandle("git_reflog_read") { git_reflog_read(&$0, pointer, name) }
+        defer { git_reflog_free(log) }
+        return (0..<git_reflog_entrycount(log)).compactMap { index in
+            guard let entry = git_reflog_entry_byindex(log, index) else { return nil }
+            let message = git_reflog_entry_message(entry).map { String(cString: $0) } ?? ""
+            return (ObjectID(git_reflog_entry_id_new(entry)), message)
+        }
+    }
+
+    /// Resolves a revision (`HEAD~2`, `main@{1}`, a short id, `tidemark/upstream`) to a commit.
+    public func revparse(_ spec: String) throws(GitError) -> ObjectID {
+        let object = try makeHandle("resolving revision '\(spec)'") { git_revparse_single(&$0, pointer, spec) }
+        defer { git_object_free(object) }
+        let peeled = try makeHandle("'\(spec)' is not a commit") { git_object_peel(&$0, object, GIT_OBJECT_COMMIT) }
+        defer { git_object_free(peeled) }
+        return ObjectID(git_object_id(peeled))
+    }
+
+    /// Commits reachable from `start`, newest first, following first parents only when asked.
+    public func history(from start: ObjectID, firstParentOnly: Bool = false, limit: Int? = nil) throws(GitError) -> [ObjectID] {
+        let walk = try makeHandle("git_revwalk_new") { git_revwalk_new(&$0, pointer) }
+        defer { git_revwalk_free(walk) }
+        try check(git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL.rawValue | GIT_SORT_TIME.rawValue), "git_revwalk_sorting")
+        if firstParentOnly { try check(git_revwalk_simplify_first_parent(walk), "git_revwalk_simplify_first_parent") }
+        var oid = start.raw
+        try check(git_revwalk_push(walk, &oid), "git_revwalk_push")
+        var result: [ObjectID] = []
+        var next = git_oid()
+        while limit.map({ result.count < $0 }) ?? true {
+            let rc = git_revwalk_next(&next, walk)
+            if rc == GIT_ITEROVER.rawValue { break }
+            try check(rc, "git_revwalk_next")
+            result.append(ObjectID(next))
+        }
+        return result
+    }
+}

@@ -1,0 +1,47 @@
+import CLibGit2
+import Foundation
+
+/// An open git repository. Owns its `git_repository` handle and frees it when released.
+///
+/// Not `Sendable`: libgit2 objects may be used by one thread at a time. Confine a repository to
+/// one task or actor (tidemark's `Mirror` actor does).
+public final class Repository {
+    let pointer: OpaquePointer
+
+    private init(pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit { git_repository_free(pointer) }
+
+    /// Creates a non-bare repository at `path` (made if missing) whose HEAD is the unborn branch
+    /// `initialBranch`.
+    public static func create(at path: String, initialBranch: String = "main") throws(GitError) -> Repository {
+        Library.ensureInitialised()
+        var options = git_repository_init_options()
+        try check(git_repository_init_options_init(&options, UInt32(GIT_REPOSITORY_INIT_OPTIONS_VERSION)),
+                  "git_repository_init_options_init")
+        options.flags = UInt32(GIT_REPOSITORY_INIT_MKPATH.rawValue | GIT_REPOSITORY_INIT_NO_REINIT.rawValue)
+        let handle = try withCStrings([initialBranch]) { (names) throws(GitError) -> OpaquePointer in
+            options.initial_head = names[0]
+            return try makeHandle("git_repository_init_ext") { git_repository_init_ext(&$0, path, &options) }
+        }
+        return Repository(pointer: handle)
+    }
+
+    /// Opens the repository containing `path`, searching parent folders like git does.
+    public static func open(at path: String, search: Bool = true) throws(GitError) -> Repository {
+        Library.ensureInitialised()
+        let flags = search ? UInt32(0) : UInt32(GIT_REPOSITORY_OPEN_NO_SEARCH.rawValue)
+        let handle = try makeHandle("git_repository_open_ext") { git_repository_open_ext(&$0, path, flags, nil) }
+        return Repository(pointer: handle)
+    }
+
+    /// The working tree folder, ending in `/`; nil for a bare repository.
+    public var workdir: String? {
+        git_repository_workdir(pointer).map { String(cString: $0) }
+    }
+
+    /// The `.git` folder, ending in `/`.
+    public var gitDirectory: String { String(cString: git_repository_path(pointer)) }
+}

@@ -1,0 +1,157 @@
+import Foundation
+
+/// An upstream `lastModified` value: the raw string as upstream sent it, and the instant it names.
+///
+/// The raw string is what tidemark stores (DocuSign sends 7 fractional digits, WordPress sends no
+/// offset); the instant is what it compares. Upstream times are only compared with upstream times.
+public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The value exactly as upstream sent it.
+    public let raw: String
+    /// Whole seconds since 1970-01-01T00:00:00Z.
+    public let seconds: Int64
+    /// Nanoseconds within the second, 0..<1_000_000_000.
+    public let nanoseconds: Int32
+
+    public var description: String { raw }
+
+    /// Parses an ISO 8601 / RFC 3339 date-time. A value without an offset is read as UTC
+    /// (WordPress `*_gmt` fields). Accepts any number of fractional digits (kept to 9).
+    /// Returns nil when the text is not such a date-time.
+    public init?(_ raw: String) {
+        guard let parsed = Timestamp.parse(Array(raw.utf8)) else { return nil }
+        self.raw = raw
+        self.seconds = parsed.0
+        self.nanoseconds = parsed.1
+    }
+
+    /// A timestamp for a point in time, rendered as `YYYY-MM-DDTHH:MM:SS.fffffffffZ` trimmed.
+    public init(seconds: Int64, nanoseconds: Int32 = 0) {
+        self.seconds = seconds
+        self.nanoseconds = nanoseconds
+        self.raw = Timestamp.render(seconds: seconds, nanoseconds: nanoseconds)
+    }
+
+    public init(date: Date) {
+        let interval = date.timeIntervalSince1970
+        let whole = interval.rounded(.down)
+        self.init(seconds: Int64(whole), nanoseconds: Int32(((interval - whole) * 1e9).rounded(.down)))
+    }
+
+    public var date: Date {
+        Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
+    }
+
+    /// This instant moved by `delta` seconds (may be negative).
+    public func adding(seconds delta: Int64) -> Timestamp {
+        Timestamp(seconds: seconds + delta, nanoseconds: nanoseconds)
+    }
+
+    public static func == (lhs: Timestamp, rhs: Timestamp) -> Bool {
+        lhs.seconds == rhs.seconds && lhs.nanoseconds == rhs.nanoseconds
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(seconds)
+        hasher.combine(nanoseconds)
+    }
+
+    public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
+        (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
+    }
+
+    /// UTC rendering without fractional digits when there are none: `2026-11-21T10:00:00Z`.
+    public static func render(seconds: Int64, nanoseconds: Int32) -> String {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (y, m, d) = civilFromDays(days)
+        var text = String(format: "%04lld-%02d-%02dT%02lld:%02lld:%02lld",
+                          y, m, d, secondOfDay / 3600, (secondOfDay / 60) % 60, secondOfDay % 60)
+        if nanoseconds > 0 {
+            var fraction = String(format: "%09d", nanoseconds)
+            while fraction.hasSuffix("0") { fraction.removeLast() }
+            text += "." + fraction
+        }
+        return text + "Z"
+    }
+
+    private static func parse(_ b: [UInt8]) -> (Int64, Int32)? {
+        var i = 0
+        func digits(_ n: Int) -> Int64? {
+            guard i + n <= b.count else { return nil }
+            var v: Int64 = 0
+            for k in i..<(i + n) {
+                guard b[k] >= 48, b[k] <= 57 else { return nil }
+                v = v * 10 + Int64(b[k] - 48)
+            }
+            i += n
+            return v
+        }
+        func expect(_ c: UInt8) -> Bool {
+            guard i < b.count, b[i] == c else { return false }
+            i += 1
+            return true
+        }
+        guard let year = digits(4), expect(45), let month = digits(2), expect(45), let day = digits(2)
+        else { return nil }
+        guard i < b.count, b[i] == 84 || b[i] == 116 || b[i] == 32 else { return nil }  // T, t or space
+        i += 1
+        guard let hour = digits(2), expect(58), let minute = digits(2), expect(58), let second = digits(2)
+        else { return nil }
+        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var nanos: Int64 = 0
+        if i < b.count, b[i] == 46 {  // '.'
+            i += 1
+            var count = 0
+            while i < b.count, b[i] >= 48, b[i] <= 57 {
+                if count < 9 { nanos = nanos * 10 + Int64(b[i] - 48) }
+                count += 1
+                i += 1
+            }
+            guard count > 0 else { return nil }
+            for _ in min(count, 9)..<9 { nanos *= 10 }
+        }
+        var offset: Int64 = 0
+        if i < b.count {
+            if b[i] == 90 || b[i] == 122 {  // Z
+                i += 1
+            } else if b[i] == 43 || b[i] == 45 {  // + or -
+                let sign: Int64 = b[i] == 43 ? 1 : -1
+                i += 1
+                guard let oh = digits(2) else { return nil }
+                _ = expect(58)
+                guard let om = digits(2), oh < 24, om < 60 else { return nil }
+                offset = sign * (oh * 3600 + om * 60)
+            } else {
+                return nil
+            }
+        }
+        guard i == b.count else { return nil }
+        let days = daysFromCivil(year, Int(month), Int(day))
+        let total = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offset
+        return (total, Int32(nanos))
+    }
+
+    // Howard Hinnant's civil calendar algorithms.
+    private static func daysFromCivil(_ y0: Int64, _ m: Int, _ d: Int) -> Int64 {
+        let y = m <= 2 ? y0 - 1 : y0
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = Int64((m + 9) % 12)
+        let doy = (153 * mp + 2) / 5 + Int64(d) - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    private static func civilFromDays(_ z0: Int64) -> (Int64, Int32, Int32) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), Int32(m), Int32(d))
+    }
+}

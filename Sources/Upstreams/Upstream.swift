@@ -1,0 +1,76 @@
+import Foundation
+
+/// One item as upstream lists it: identity and version, without (usually) its body.
+public struct ListedItem: Sendable, Equatable {
+    /// The upstream id.
+    public var id: ItemID
+    /// The upstream `lastModified`, raw and parsed.
+    public var lastModified: Timestamp
+    /// A validator upstream gives besides the date (an HTTP ETag, or for `dir` a stat signature).
+    public var etag: String?
+    /// The item's body when the listing already carries it (then no download is needed).
+    public var body: Data?
+
+    public init(id: ItemID, lastModified: Timestamp, etag: String? = nil, body: Data? = nil) {
+        self.id = id
+        self.lastModified = lastModified
+        self.etag = etag
+        self.body = body
+    }
+}
+
+/// The version of an item the mirror already holds.
+public struct CachedVersion: Sendable, Equatable {
+    public var lastModified: Timestamp
+    public var etag: String?
+    public init(lastModified: Timestamp, etag: String?) {
+        self.lastModified = lastModified
+        self.etag = etag
+    }
+}
+
+/// What one listing of a collection found.
+public struct Listing: Sendable {
+    /// Items upstream reported (all of them when `isComplete`, else those changed since the watermark).
+    public var items: [ListedItem]
+    /// True when `items` is every item upstream holds, so that an item missing from it was deleted.
+    /// A listing that failed or ended early is never complete.
+    public var isComplete: Bool
+    /// Items upstream reported as deleted or trashed (tombstones), for incremental listings.
+    public var deleted: [ItemID]
+    /// HTTP requests (or file reads) the listing made.
+    public var requests: Int
+
+    public init(items: [ListedItem], isComplete: Bool, deleted: [ItemID] = [], requests: Int = 0) {
+        self.items = items
+        self.isComplete = isComplete
+        self.deleted = deleted
+        self.requests = requests
+    }
+}
+
+/// What a download of one item returned.
+public enum FetchedBody: Sendable {
+    /// The item's JSON body, with the ETag the server sent for it (if any).
+    case body(Data, etag: String?)
+    /// The server answered 304 Not Modified to a conditional request: the cached body is current.
+    case notModified
+}
+
+/// A place items come from. Adapters: `dir`, `docusign`, `wordpress`, `rest`.
+///
+/// An adapter lists a collection cheaply (id and version per item) and downloads single items.
+/// It never touches the mirror: the engine decides what to download and stores it.
+public protocol Upstream: Sendable {
+    /// The spec that names this upstream, e.g. `dir:/srv/items`; never contains a secret.
+    var spec: String { get }
+    /// The collections this upstream mirrors, e.g. `["templates"]`.
+    var collections: [String] { get }
+    /// Lists a collection. `since` is the stored watermark (already moved back by the overlap),
+    /// which adapters with an incremental query may use; nil asks for a full listing. `cached`
+    /// holds the versions the mirror already has, so an adapter can skip work for unchanged items.
+    func list(collection: String, since: Timestamp?, cached: [ItemID: CachedVersion]) async throws -> Listing
+    /// Downloads one item's body. `cachedETag` is the ETag stored for the cached copy, for a
+    /// conditional request.
+    func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody
+}

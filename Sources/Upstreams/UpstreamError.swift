@@ -1,0 +1,29 @@
+/// Errors upstream adapters throw. Messages name the item, field or URL, never a secret.
+public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The upstream spec or an option is not usable.
+    case invalidConfiguration(String)
+    /// An item in a listing or a body lacks a field or has the wrong type.
+    case malformedItem(collection: String, item: String, reason: String)
+    /// A listing response could not be understood.
+    case malformedListing(collection: String, reason: String)
+    /// The upstream folder or endpoint could not be read.
+    case unreachable(String)
+    /// An HTTP request failed after its retries.
+    case http(status: Int, url: String, message: String)
+    /// The same id was listed twice with different versions.
+    case duplicateID(collection: String, item: String)
+    /// The credentials could not be obtained.
+    case credentials(String)
+
+    public var description: String {
+        switch self {
+        case .invalidConfiguration(let m): return m
+        case .malformedItem(let c, let i, let r): return "\(c)/\(i): \(r)"
+        case .malformedListing(let c, let r): return "listing of \(c): \(r)"
+        case .unreachable(let m): return m
+        case .http(let s, let u, let m): return "HTTP \(s) from \(u)\(m.isEmpty ? "" : ": \(m)")"
+        case .duplicateID(let c, let i): return "\(c)/\(i): listed twice with different versions"
+        case .credentials(let m): return m
+        }
+    }
+}
