@@ -32,7 +32,7 @@ public enum TreeUpdate: Sendable, Equatable {
     case upsert(path: String, blob: ObjectID)
     case remove(path: String)
 
-    var path: String {
+    public var path: String {
         switch self {
         case .upsert(let path, _), .remove(let path): return path
         }

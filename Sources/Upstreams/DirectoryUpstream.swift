@@ -15,6 +15,8 @@ public struct DirectoryUpstream: Upstream {
     public let spec: String
     public let collections: [String]
     private let root: URL
+    /// Bytes of bodies a listing carries at most; the rest are read again when fetched.
+    static let bodyBudget = 32 << 20
 
     public init(_ configuration: UpstreamConfiguration) throws {
         let location = configuration.location
@@ -44,6 +46,7 @@ public struct DirectoryUpstream: Upstream {
         items.reserveCapacity(files.count)
         var seen: [ItemID: String] = [:]
         var reads = 0
+        var carried = 0
         for (id, path) in files {
             if let other = seen[id] {
                 throw UpstreamError.duplicateID(
@@ -55,7 +58,7 @@ public struct DirectoryUpstream: Upstream {
             let mtimeNanos = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
             let etag = "\(info.st_size)-\(mtimeNanos)-\(info.st_ino)"
             if let known = cached[id], known.etag == etag {
-                items.append(ListedItem(id: id, lastModified: known.lastModified, etag: etag))
+                items.append(ListedItem(id: id, lastModified: known.lastModified, etag: etag, location: path))
                 continue
             }
             guard let data = FileManager.default.contents(atPath: path) else {
@@ -64,18 +67,19 @@ public struct DirectoryUpstream: Upstream {
             reads += 1
             let mtime = Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec))
             let version = try DirectoryUpstream.version(of: data, collection: collection, id: id, fallback: mtime)
-            items.append(ListedItem(id: id, lastModified: version, etag: etag, body: data))
+            // Carry bodies up to a budget, so a first clone of a large folder stays within bounded memory.
+            let carry = carried + data.count <= DirectoryUpstream.bodyBudget
+            if carry { carried += data.count }
+            items.append(ListedItem(id: id, lastModified: version, etag: etag, body: carry ? data : nil, location: path))
         }
         return Listing(items: items, isComplete: true, requests: reads)
     }
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
         if let body = item.body { return .body(body, etag: item.etag) }
-        var files: [(ItemID, String)] = []
-        try DirectoryUpstream.walk(folder(for: collection).path, into: &files)
-        guard let path = files.first(where: { $0.0 == item.id })?.1,
-              let data = FileManager.default.contents(atPath: path)
-        else { throw UpstreamError.unreachable("\(collection)/\(item.id): no longer in the upstream folder") }
+        guard let path = item.location, let data = FileManager.default.contents(atPath: path) else {
+            throw UpstreamError.unreachable("\(collection)/\(item.id): no longer in the upstream folder")
+        }
         return .body(data, etag: item.etag)
     }
 

@@ -10,12 +10,15 @@ public struct ListedItem: Sendable, Equatable {
     public var etag: String?
     /// The item's body when the listing already carries it (then no download is needed).
     public var body: Data?
+    /// Where the adapter finds the body (a file path, an item URL); adapter-private.
+    public var location: String?
 
-    public init(id: ItemID, lastModified: Timestamp, etag: String? = nil, body: Data? = nil) {
+    public init(id: ItemID, lastModified: Timestamp, etag: String? = nil, body: Data? = nil, location: String? = nil) {
         self.id = id
         self.lastModified = lastModified
         self.etag = etag
         self.body = body
+        self.location = location
     }
 }
 

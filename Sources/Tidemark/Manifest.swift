@@ -1,0 +1,146 @@
+import Foundation
+import Upstreams
+
+/// What a snapshot holds of one item: its upstream version and where its file is.
+public struct ManifestEntry: Sendable, Equatable {
+    public var id: ItemID
+    /// The upstream `lastModified`, as upstream wrote it.
+    public var lastModified: String
+    /// The upstream validator (HTTP ETag, or the `dir` stat signature); empty when none.
+    public var etag: String
+    /// The item's path relative to its collection folder.
+    public var path: String
+
+    public init(id: ItemID, lastModified: String, etag: String, path: String) {
+        self.id = id
+        self.lastModified = lastModified
+        self.etag = etag
+        self.path = path
+    }
+
+    /// True when both name the same upstream version: same instant (or same text when either
+    /// does not parse) and same ETag.
+    public func sameVersion(as other: ManifestEntry) -> Bool {
+        guard etag == other.etag else { return false }
+        if lastModified == other.lastModified { return true }
+        guard let a = Timestamp(lastModified), let b = Timestamp(other.lastModified) else { return false }
+        return a == b
+    }
+}
+
+/// The manifest of one collection: `.tidemark/<collection>.manifest`, one line per item sorted by
+/// id bytes: `id TAB lastModified TAB etag TAB path`. Fields escape `%`, TAB, LF, CR and every
+/// other control byte as `%XX`; a leading `#` of an id is escaped too, as `#` starts a comment.
+public struct Manifest: Sendable, Equatable {
+    /// The first line of every manifest.
+    public static let header = "# tidemark manifest 1: id, lastModified, etag, path (tab-separated, %XX-escaped)"
+
+    /// Entries sorted by id.
+    public private(set) var entries: [ManifestEntry]
+
+    public init(entries: [ManifestEntry] = []) {
+        self.entries = entries.sorted { $0.id < $1.id }
+    }
+
+    /// Why a manifest file cannot be read.
+    public struct ParseError: Error, Equatable, CustomStringConvertible {
+        public let line: Int
+        public let reason: String
+        public var description: String { "line \(line): \(reason)" }
+    }
+
+    /// Entries by id.
+    public func byID() -> [ItemID: ManifestEntry] {
+        Dictionary(entries.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Parses manifest text. Rejects unknown versions, short lines, bad escapes, and ids out of order.
+    public static func parse(_ data: Data) throws(ParseError) -> Manifest {
+        var entries: [ManifestEntry] = []
+        let bytes = [UInt8](data)
+        var lineNumber = 0
+        var start = 0
+        var previous: ItemID?
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count, bytes[end] != 10 { end += 1 }
+            lineNumber += 1
+            let line = bytes[start..<end]
+            start = end + 1
+            if line.isEmpty { continue }
+            if line.first == 35 {  // '#'
+                if lineNumber == 1, !line.starts(with: Array("# tidemark manifest 1".utf8)) {
+                    throw ParseError(line: lineNumber, reason: "unknown manifest version")
+                }
+                continue
+            }
+            let fields = line.split(separator: 9, omittingEmptySubsequences: false)
+            guard fields.count == 4 else {
+                throw ParseError(line: lineNumber, reason: "expected 4 tab-separated fields, found \(fields.count)")
+            }
+            guard let id = unescape(fields[0]), let modified = unescape(fields[1]),
+                  let etag = unescape(fields[2]), let path = unescape(fields[3]) else {
+                throw ParseError(line: lineNumber, reason: "invalid %-escape")
+            }
+            guard !id.isEmpty, !path.isEmpty else { throw ParseError(line: lineNumber, reason: "empty id or path") }
+            let itemID = ItemID(bytes: id)
+            if let previous, !(previous < itemID) {
+                throw ParseError(line: lineNumber, reason: "ids are not sorted or repeat")
+            }
+            previous = itemID
+            entries.append(ManifestEntry(id: itemID, lastModified: String(decoding: modified, as: UTF8.self),
+                                         etag: String(decoding: etag, as: UTF8.self),
+                                         path: String(decoding: path, as: UTF8.self)))
+        }
+        var manifest = Manifest()
+        manifest.entries = entries
+        return manifest
+    }
+
+    /// The manifest as file contents.
+    public func serialized() -> Data {
+        var out: [UInt8] = Array(Manifest.header.utf8) + [10]
+        out.reserveCapacity(entries.count * 120)
+        for entry in entries {
+            Manifest.escape(entry.id.bytes, leadingHash: true, into: &out)
+            out.append(9)
+            Manifest.escape(Array(entry.lastModified.utf8), leadingHash: false, into: &out)
+            out.append(9)
+            Manifest.escape(Array(entry.etag.utf8), leadingHash: false, into: &out)
+            out.append(9)
+            Manifest.escape(Array(entry.path.utf8), leadingHash: false, into: &out)
+            out.append(10)
+        }
+        return Data(out)
+    }
+
+    static func escape(_ bytes: [UInt8], leadingHash: Bool, into out: inout [UInt8]) {
+        let hex = Array("0123456789abcdef".utf8)
+        for (index, byte) in bytes.enumerated() {
+            if byte < 32 || byte == 127 || byte == 37 || (leadingHash && index == 0 && byte == 35) {
+                out += [37, hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            } else {
+                out.append(byte)
+            }
+        }
+    }
+
+    static func unescape(_ field: ArraySlice<UInt8>) -> [UInt8]? {
+        guard field.contains(37) else { return Array(field) }
+        var out: [UInt8] = []
+        var index = field.startIndex
+        while index < field.endIndex {
+            if field[index] == 37 {
+                guard index + 2 < field.endIndex,
+                      let value = UInt8(String(decoding: field[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
+                else { return nil }
+                out.append(value)
+                index += 3
+            } else {
+                out.append(field[index])
+                index += 1
+            }
+        }
+        return out
+    }
+}

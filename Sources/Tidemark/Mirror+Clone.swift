@@ -1,0 +1,72 @@
+import Foundation
+import GitStore
+import Upstreams
+
+/// Options of `clone`.
+public struct CloneOptions: Sendable {
+    /// Collections to mirror; empty: the upstream kind's default.
+    public var collections: [String] = []
+    /// Kind-specific options (`tokenEnv`, `itemsPath`, ...).
+    public var options: [String: String] = [:]
+    public var jobs = 8
+    /// Fan-out folders: true, false, or nil for automatic.
+    public var fanout: Bool?
+    public var fetch = FetchOptions()
+    public init(collections: [String] = [], options: [String: String] = [:], jobs: Int = 8, fanout: Bool? = nil) {
+        self.collections = collections
+        self.options = options
+        self.jobs = jobs
+        self.fanout = fanout
+    }
+}
+
+extension Mirror {
+    /// Creates a mirror of `spec` in `destination` (created; must be missing or empty): lists
+    /// the whole collection, downloads every item, commits a first snapshot and checks it out.
+    /// On failure the destination is removed again, as `git clone` does.
+    public static func clone(_ spec: String, to destination: String, options: CloneOptions = CloneOptions(),
+                             progress: (@Sendable (ProgressEvent) -> Void)? = nil) async throws(MirrorError) -> (Mirror, SyncReport) {
+        let fileManager = FileManager.default
+        var isDirectory: ObjCBool = false
+        let existed = fileManager.fileExists(atPath: destination, isDirectory: &isDirectory)
+        if existed, !isDirectory.boolValue || !((try? fileManager.contentsOfDirectory(atPath: destination)) ?? []).isEmpty {
+            throw .destinationNotEmpty(destination)
+        }
+        for name in options.collections where !CollectionName.isValid(name) {
+            throw .unsafeName("invalid collection name '\(Quoting.cQuoted(Array(name.utf8)))': use lower-case letters, digits, '-' and '_' (at most 64)")
+        }
+        guard (1...256).contains(options.jobs) else { throw .invalidArgument("--jobs must be from 1 to 256") }
+        var configuration = UpstreamConfiguration(spec: spec, collections: options.collections,
+                                                  options: options.options, jobs: options.jobs)
+        let upstream: any Upstream
+        do {
+            upstream = try UpstreamFactory.make(configuration)
+        } catch {
+            throw .upstream(error as? UpstreamError ?? .invalidConfiguration(String(describing: error)))
+        }
+        configuration.spec = upstream.spec
+        configuration.collections = upstream.collections
+        for name in configuration.collections where !CollectionName.isValid(name) {
+            throw .unsafeName("invalid collection name '\(Quoting.cQuoted(Array(name.utf8)))'")
+        }
+        let settings = MirrorSettings(upstream: configuration.spec, collections: configuration.collections,
+                                      jobs: options.jobs, fanout: options.fanout, options: options.options)
+        do {
+            let repository = try mirrorErrors { try Repository.create(at: destination) }
+            try settings.save(to: repository)
+            let mirror = Mirror(repository: repository, settings: settings)
+            await mirror.setProgressHandler(progress)
+            let report = try await mirror.sync(SyncOptions(fetch: options.fetch))
+            return (mirror, report)
+        } catch {
+            if existed {
+                for entry in (try? fileManager.contentsOfDirectory(atPath: destination)) ?? [] {
+                    try? fileManager.removeItem(atPath: destination + "/" + entry)
+                }
+            } else {
+                try? fileManager.removeItem(atPath: destination)
+            }
+            throw error
+        }
+    }
+}

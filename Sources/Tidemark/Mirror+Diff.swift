@@ -1,0 +1,98 @@
+import Foundation
+import GitStore
+import Upstreams
+
+/// How `diff` renders its result.
+public enum DiffFormat: Sendable {
+    case patch, stat, nameStatus, numstat
+}
+
+/// One changed file of a diff, with the item it holds when it is an item.
+public struct DiffEntry: Sendable, Equatable, Codable {
+    public var status: String
+    public var path: String
+    /// `collection/id` when the file is an item.
+    public var item: String?
+    public var added: Int
+    public var removed: Int
+}
+
+/// The result of `diff`.
+public struct DiffResult: Sendable {
+    public var from: String
+    public var to: String
+    public var entries: [DiffEntry]
+    /// The rendered text (patch, `--stat` or `--name-status`).
+    public var text: String
+    public var insertions: Int { entries.map(\.added).reduce(0, +) }
+    public var deletions: Int { entries.map(\.removed).reduce(0, +) }
+}
+
+extension Mirror {
+    /// Compares two of: a snapshot, the upstream-tracking ref (`upstream`), the working tree.
+    ///
+    /// - No revision: HEAD against the upstream-tracking ref (what a sync would change).
+    /// - One revision: that revision against the working tree (`git diff <rev>`).
+    /// - Two revisions: the first against the second.
+    /// - Parameter items: limits the diff to these items (`collection/id`) or paths.
+    public func diff(_ revisions: [String], items: [String] = [], format: DiffFormat = .patch) throws(MirrorError) -> DiffResult {
+        guard revisions.count <= 2 else { throw .invalidArgument("diff takes at most two revisions") }
+        let names = revisions.isEmpty ? ["HEAD", "upstream"] : revisions
+        let old = try resolve(names[0])
+        let oldTree = try mirrorErrors { try repository.commit(old).tree }
+        var newTree: ObjectID?
+        if names.count == 2 {
+            let new = try resolve(names[1])
+            newTree = try mirrorErrors { try repository.commit(new).tree }
+        }
+        let paths = try itemPaths(items, trees: [oldTree, newTree].compactMap { $0 })
+        return try mirrorErrors {
+            let diff: Diff
+            if let newTree {
+                diff = try repository.diffTrees(oldTree, newTree, paths: paths)
+            } else {
+                diff = try repository.diffTreeToWorkdir(oldTree, paths: paths)
+            }
+            let deltas = diff.deltas
+            let counts = try diff.lineCounts()
+            let described = try describe(paths: deltas.map(\.path), in: newTree ?? oldTree)
+            var fallback: [String] = []
+            if newTree != nil { fallback = try describe(paths: deltas.map(\.path), in: oldTree) }
+            let entries = deltas.enumerated().map { index, delta in
+                let item = [described[index], fallback.indices.contains(index) ? fallback[index] : delta.path]
+                    .first { $0 != delta.path }
+                return DiffEntry(status: String(delta.status.letter), path: delta.path, item: item,
+                                 added: counts[index].added, removed: counts[index].removed)
+            }
+            let text: String
+            switch format {
+            case .patch: text = try diff.patch()
+            case .stat: text = deltas.isEmpty ? "" : try diff.statText(width: 80)
+            case .nameStatus: text = entries.map { "\($0.status)\t\(Quoting.cQuoted(Array($0.path.utf8)))\n" }.joined()
+            case .numstat: text = entries.map { "\($0.added)\t\($0.removed)\t\($0.path)\n" }.joined()
+            }
+            return DiffResult(from: names[0], to: names.count == 2 ? names[1] : "working tree", entries: entries, text: text)
+        }
+    }
+
+    /// Paths for item names (`collection/id`), looked up in the manifests of `trees`; other
+    /// names are taken as paths.
+    func itemPaths(_ items: [String], trees: [ObjectID]) throws(MirrorError) -> [String] {
+        var paths: [String] = []
+        for item in items {
+            let parts = item.split(separator: "/", maxSplits: 1).map(String.init)
+            var found = false
+            if parts.count == 2, settings.collections.contains(parts[0]) {
+                for tree in trees {
+                    if let entry = try manifest(parts[0], in: tree).byID()[ItemID(parts[1])] {
+                        paths.append("\(parts[0])/\(entry.path)")
+                        found = true
+                        break
+                    }
+                }
+            }
+            if !found { paths.append(item) }
+        }
+        return paths
+    }
+}

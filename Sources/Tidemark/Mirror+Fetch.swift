@@ -1,0 +1,219 @@
+import Foundation
+import GitStore
+import Upstreams
+
+/// Options of `fetch` (and of the fetch inside `sync` and `clone`).
+public struct FetchOptions: Sendable {
+    /// Accept a listing that deletes every item or more than half of a collection.
+    public var allowMassDelete: Bool
+    public init(allowMassDelete: Bool = false) { self.allowMassDelete = allowMassDelete }
+}
+
+/// What one fetch did, per collection and in total.
+public struct FetchReport: Sendable {
+    public struct Collection: Sendable {
+        public var name: String
+        /// Items upstream listed.
+        public var listed: Int
+        /// Bodies downloaded (or read) because their version differed from the cache.
+        public var downloaded: Int
+        /// Conditional requests answered 304.
+        public var notModified: Int
+        /// Changes against the current snapshot (HEAD): what a sync would apply.
+        public var behind: ChangeCounts
+        /// Requests the listing made.
+        public var listingRequests: Int
+    }
+
+    public var collections: [Collection]
+    /// The upstream-tracking commit before and after this fetch.
+    public var previous: ObjectID?
+    public var current: ObjectID?
+    /// Items that could not be downloaded, as `collection/id: reason`.
+    public var failures: [String]
+
+    /// Changes against HEAD in all collections.
+    public var behind: ChangeCounts { collections.map(\.behind).reduce(ChangeCounts(), +) }
+    public var downloaded: Int { collections.map(\.downloaded).reduce(0, +) }
+    public var listed: Int { collections.map(\.listed).reduce(0, +) }
+    /// True when this fetch moved the upstream-tracking ref.
+    public var updated: Bool { previous != current }
+}
+
+extension Mirror {
+    /// Lists upstream, downloads the items whose version differs from the last fetch, writes
+    /// them as objects and moves `refs/tidemark/upstream` to a snapshot of upstream. Touches
+    /// neither the branch nor the working tree.
+    ///
+    /// - Throws: ``MirrorError/incompleteFetch(_:)`` after storing what did download when some
+    ///   items failed (the watermark then stays where it was).
+    public func fetch(_ options: FetchOptions = FetchOptions()) async throws(MirrorError) -> FetchReport {
+        let lock = try lock()
+        defer { withExtendedLifetime(lock) {} }
+        try recoverInterruptedSync()
+        let report = try await fetchLocked(options)
+        if !report.failures.isEmpty { throw .incompleteFetch(report.failures) }
+        return report
+    }
+
+    func fetchLocked(_ options: FetchOptions) async throws(MirrorError) -> FetchReport {
+        let upstream: any Upstream
+        do {
+            upstream = try UpstreamFactory.make(settings.upstreamConfiguration)
+        } catch {
+            throw .upstream(error as? UpstreamError ?? .invalidConfiguration(String(describing: error)))
+        }
+        let head = try headCommit()
+        let previous = try upstreamCommit()
+        let base = previous ?? head
+        let baseMessage = base.flatMap { SnapshotMessage.parse($0.message) }
+        let listedAt = Timestamp(date: Date()).raw
+
+        var updates: [TreeUpdate] = []
+        var collections: [FetchReport.Collection] = []
+        var watermarks: [(name: String, watermark: String)] = []
+        var failures: [String] = []
+        var manifests: [String: (manifest: Manifest, blob: ObjectID?)] = [:]
+        var perCollection: [String: ChangeCounts] = [:]
+        var itemCount = 0
+
+        for collection in settings.collections {
+            let baseManifest = try manifest(collection, in: base?.tree)
+            let baseByID = baseManifest.byID()
+            let previousWatermark = baseMessage?.watermark(of: collection).flatMap(Timestamp.init)
+            var cached: [ItemID: CachedVersion] = [:]
+            cached.reserveCapacity(baseByID.count)
+            for entry in baseManifest.entries {
+                if let time = Timestamp(entry.lastModified) {
+                    cached[entry.id] = CachedVersion(lastModified: time, etag: entry.etag.isEmpty ? nil : entry.etag)
+                }
+            }
+            progress?(.listing(collection: collection, items: 0))
+            let listing: Listing
+            do {
+                listing = try await upstream.list(
+                    collection: collection, since: previousWatermark?.adding(seconds: -settings.overlapSeconds),
+                    cached: cached)
+            } catch {
+                throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
+            }
+            progress?(.listing(collection: collection, items: listing.items.count))
+
+            let plan = try plan(collection: collection, listing: listing, base: baseByID, options: options)
+            let outcome = await download(plan.downloads, collection: collection, from: upstream, cached: baseByID)
+            var entries = baseByID
+            for stored in outcome.stored {
+                entries[stored.entry.id] = stored.entry
+                if let blob = stored.blob { updates.append(.upsert(path: "\(collection)/\(stored.entry.path)", blob: blob)) }
+            }
+            failures += outcome.failures
+            // Like rclone: after a failed download, infer no deletions this run.
+            let deletions = outcome.failures.isEmpty ? plan.deletions : []
+            for id in deletions {
+                if let entry = entries.removeValue(forKey: id) {
+                    updates.append(.remove(path: "\(collection)/\(entry.path)"))
+                }
+            }
+            // The watermark advances only when every listed item is stored, and never goes back.
+            var watermark = previousWatermark
+            if outcome.failures.isEmpty, let newest = listing.items.map(\.lastModified).max(),
+               watermark.map({ newest > $0 }) ?? true {
+                watermark = newest
+            }
+            watermarks.append((collection, watermark?.raw ?? "none"))
+
+            var manifestBlob = try manifestBlob(collection, in: base?.tree)
+            var newManifest = baseManifest
+            if !outcome.stored.isEmpty || !deletions.isEmpty || manifestBlob == nil {
+                newManifest = Manifest(entries: Array(entries.values))
+                manifestBlob = try mirrorErrors { try repository.writeBlob(newManifest.serialized()) }
+                updates.append(.upsert(path: Mirror.manifestPath(collection), blob: manifestBlob!))
+            }
+            manifests[collection] = (newManifest, manifestBlob)
+            itemCount += newManifest.entries.count
+            let behind = try changes(collection, from: head?.tree, to: newManifest, blob: manifestBlob)
+            perCollection[collection] = behind
+            collections.append(FetchReport.Collection(
+                name: collection, listed: listing.items.count, downloaded: outcome.downloaded,
+                notModified: outcome.notModified, behind: behind, listingRequests: listing.requests))
+        }
+        crashPoint("after-objects")
+
+        let tree = try mirrorErrors { try repository.updateTree(base?.tree, updates.sorted { $0.path < $1.path }) }
+        var current = previous?.id
+        if tree != previous?.tree || previous == nil {
+            let counts = perCollection.values.reduce(ChangeCounts(), +)
+            let commitID: ObjectID
+            if let head, head.tree == tree, head.parents.count <= 1, previous == nil {
+                commitID = head.id
+            } else {
+                let message = SnapshotMessage(
+                    verb: head == nil ? "Clone" : "Sync", upstream: settings.upstream, collections: watermarks, counts: counts,
+                    perCollection: perCollection, items: itemCount, listedAt: listedAt, failed: failures.count)
+                commitID = try mirrorErrors {
+                    try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [],
+                                                message: message.render(), author: signature())
+                }
+            }
+            crashPoint("after-commit")
+            try updateRef(Mirror.upstreamRef, to: commitID, expected: previous?.id,
+                          message: "tidemark fetch: \(counts.summary)")
+            current = commitID
+            crashPoint("after-upstream-ref")
+        }
+        if failures.isEmpty { try writeState("last-fetch", listedAt + "\n") }
+        return FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)
+    }
+
+    /// Moves a ref with compare-and-swap, keeping a reflog; a concurrent move becomes
+    /// ``MirrorError/concurrentUpdate(ref:)``.
+    func updateRef(_ name: String, to target: ObjectID, expected: ObjectID?, message: String) throws(MirrorError) {
+        do {
+            try repository.ensureReflog(for: name)
+            try repository.updateReference(name, to: target, expected: expected, message: message)
+        } catch let error where error.code == .modified || error.code == .exists {
+            throw .concurrentUpdate(ref: name)
+        } catch let error where error.code == .locked {
+            throw .invalidArgument("cannot lock ref '\(name)': \(error.message)")
+        } catch {
+            throw .git(error)
+        }
+    }
+
+    /// How the items of every collection differ between two trees.
+    func changes(from old: ObjectID?, to new: ObjectID) throws(MirrorError) -> ChangeCounts {
+        var counts = ChangeCounts()
+        for collection in settings.collections {
+            let blob = try manifestBlob(collection, in: new)
+            let manifest = try blob.map { (id) throws(MirrorError) in try self.manifest(collection, blob: id) } ?? Manifest()
+            counts = counts + (try changes(collection, from: old, to: manifest, blob: blob))
+        }
+        return counts
+    }
+
+    /// How the items of `collection` differ between the manifest in `tree` and `manifest`.
+    func changes(_ collection: String, from tree: ObjectID?, to manifest: Manifest, blob: ObjectID?) throws(MirrorError) -> ChangeCounts {
+        let oldBlob = try manifestBlob(collection, in: tree)
+        if let oldBlob, oldBlob == blob { return ChangeCounts() }
+        let old = oldBlob == nil ? [:] : try self.manifest(collection, blob: oldBlob!).byID()
+        return ChangeCounts.between(old, manifest)
+    }
+}
+
+extension ChangeCounts {
+    /// Counts items new, changed (another version) and deleted from `old` to `new`.
+    static func between(_ old: [ItemID: ManifestEntry], _ new: Manifest) -> ChangeCounts {
+        var counts = ChangeCounts()
+        var kept = 0
+        for entry in new.entries {
+            if let before = old[entry.id] {
+                kept += 1
+                if !before.sameVersion(as: entry) { counts.changed += 1 }
+            } else {
+                counts.added += 1
+            }
+        }
+        counts.deleted = old.count - kept
+        return counts
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import GitStore
+import Upstreams
+
+/// What `rollback` did.
+public struct RollbackReport: Sendable {
+    /// The snapshot restored.
+    public var restored: ObjectID
+    /// The branch tip before and after.
+    public var previous: ObjectID
+    public var current: ObjectID
+    /// Files changed in the working tree.
+    public var paths: [String]
+}
+
+extension Mirror {
+    /// Restores an earlier snapshot. By default as a new commit on top of the branch (history
+    /// kept); with `hard`, the branch is reset to it (the reflog still has the old tip).
+    /// The upstream-tracking ref is left alone, so `status` then shows what is behind upstream,
+    /// and the next sync re-uses the objects already stored instead of downloading them again.
+    public func rollback(to revision: String, hard: Bool = false, force: Bool = false) throws(MirrorError) -> RollbackReport {
+        let lock = try lock()
+        defer { withExtendedLifetime(lock) {} }
+        try recoverInterruptedSync()
+        guard let head = try headCommit() else { throw .unknownRevision("HEAD") }
+        let targetID = try resolve(revision)
+        let target = try mirrorErrors { try repository.commit(targetID) }
+        let branch = try branch()
+        var newTip = targetID
+        if !hard {
+            let counts = try changes(from: head.tree, to: target.tree)
+            var message = SnapshotMessage.parse(target.message)
+                ?? SnapshotMessage(verb: "Rollback", upstream: settings.upstream, collections: [], counts: counts, items: 0)
+            message.verb = "Rollback"
+            message.counts = counts
+            message.perCollection = [:]
+            message.listedAt = nil
+            message.restores = targetID.hex
+            var text = message.render()
+            text = "Roll back to \(targetID.short()): \(counts.summary)\n" + text.drop(while: { $0 != "\n" })
+            newTip = try mirrorErrors {
+                try repository.createCommit(tree: target.tree, parents: [head.id], message: text, author: signature())
+            }
+        }
+        let paths = try moveBranch(branch, from: head, to: newTip, force: force,
+                                   reflog: "tidemark rollback: \(hard ? "reset" : "restore") \(targetID.short())")
+        return RollbackReport(restored: targetID, previous: head.id, current: newTip, paths: paths)
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import GitStore
+import Upstreams
+
+/// How one item differs, upstream and locally.
+public struct ItemStatus: Sendable, Equatable {
+    /// The upstream side: HEAD's manifest against the upstream-tracking ref's.
+    public enum Upstream: Character, Sendable {
+        case unchanged = " ", changed = "M", added = "A", deleted = "D"
+    }
+    /// The local side: the working tree against HEAD.
+    public enum Local: Character, Sendable {
+        case unchanged = " ", modified = "M", deleted = "D"
+    }
+    public var collection: String
+    public var id: ItemID
+    /// The item's file, relative to the working tree.
+    public var path: String
+    public var upstream: Upstream
+    public var local: Local
+}
+
+/// The result of `status`.
+public struct StatusReport: Sendable {
+    public var branch: String
+    public var head: ObjectID?
+    public var upstream: ObjectID?
+    /// Items that differ on either side, sorted by collection and id.
+    public var items: [ItemStatus]
+    /// Changed paths in the working tree that are not items (e.g. an edited manifest).
+    public var otherPaths: [String]
+    public var lastFetch: Date?
+    public var lastSync: Date?
+
+    /// True when nothing differs on either side.
+    public var isClean: Bool { items.isEmpty && otherPaths.isEmpty }
+    /// Counts of the upstream side: what a sync would apply.
+    public var behind: ChangeCounts {
+        var counts = ChangeCounts()
+        for item in items {
+            switch item.upstream {
+            case .changed: counts.changed += 1
+            case .added: counts.added += 1
+            case .deleted: counts.deleted += 1
+            case .unchanged: break
+            }
+        }
+        return counts
+    }
+    public var locallyModified: Int { items.filter { $0.local != .unchanged }.count }
+}
+
+extension Mirror {
+    /// Compares HEAD with the upstream-tracking ref (which items are behind upstream) and the
+    /// working tree with HEAD (which items are edited locally). Never contacts upstream.
+    public func status() throws(MirrorError) -> StatusReport {
+        let head = try headCommit()
+        let upstream = try upstreamCommit()
+        var statuses: [ItemID: ItemStatus] = [:]
+        var ordered: [String: [ItemID: ItemStatus]] = [:]
+        var others: [String] = []
+        var headManifests: [String: [ItemID: ManifestEntry]] = [:]
+
+        for collection in settings.collections {
+            statuses = [:]
+            let headBlob = try manifestBlob(collection, in: head?.tree)
+            let upstreamBlob = try manifestBlob(collection, in: upstream?.tree)
+            guard upstream != nil, headBlob != upstreamBlob else { ordered[collection] = [:]; continue }
+            let headByID = headBlob == nil ? [:] : try manifest(collection, blob: headBlob!).byID()
+            headManifests[collection] = headByID
+            let theirs = upstreamBlob == nil ? Manifest() : try manifest(collection, blob: upstreamBlob!)
+            var seen = 0
+            for entry in theirs.entries {
+                if let mine = headByID[entry.id] {
+                    seen += 1
+                    if !mine.sameVersion(as: entry) {
+                        statuses[entry.id] = ItemStatus(collection: collection, id: entry.id, path: "\(collection)/\(mine.path)",
+                                                        upstream: .changed, local: .unchanged)
+                    }
+                } else {
+                    statuses[entry.id] = ItemStatus(collection: collection, id: entry.id, path: "\(collection)/\(entry.path)",
+                                                    upstream: .added, local: .unchanged)
+                }
+            }
+            if seen < headByID.count {
+                let upstreamIDs = Set(theirs.entries.map(\.id))
+                for (id, mine) in headByID where !upstreamIDs.contains(id) {
+                    statuses[id] = ItemStatus(collection: collection, id: id, path: "\(collection)/\(mine.path)",
+                                              upstream: .deleted, local: .unchanged)
+                }
+            }
+            ordered[collection] = statuses
+        }
+
+        // The local side, from libgit2's diff of HEAD's tree against the working tree.
+        if let head {
+            let deltas = try mirrorErrors { try repository.diffTreeToWorkdir(head.tree).deltas }
+            var byPath: [String: [String: ItemID]] = [:]
+            for delta in deltas {
+                let parts = delta.path.split(separator: "/", maxSplits: 1).map(String.init)
+                guard parts.count == 2, settings.collections.contains(parts[0]) else {
+                    others.append(delta.path)
+                    continue
+                }
+                let collection = parts[0]
+                if byPath[collection] == nil {
+                    var entries: [ManifestEntry]
+                    if let known = headManifests[collection] {
+                        entries = Array(known.values)
+                    } else {
+                        entries = try manifest(collection, in: head.tree).entries
+                    }
+                    byPath[collection] = Dictionary(entries.map { ($0.path, $0.id) }, uniquingKeysWith: { a, _ in a })
+                }
+                guard let id = byPath[collection]?[parts[1]] else { others.append(delta.path); continue }
+                let local: ItemStatus.Local = delta.status == .deleted ? .deleted : .modified
+                if ordered[collection]?[id] != nil {
+                    ordered[collection]?[id]?.local = local
+                } else {
+                    ordered[collection, default: [:]][id] = ItemStatus(
+                        collection: collection, id: id, path: delta.path, upstream: .unchanged, local: local)
+                }
+            }
+        }
+        var items: [ItemStatus] = []
+        for collection in settings.collections {
+            items += (ordered[collection] ?? [:]).values.sorted { $0.id < $1.id }
+        }
+        let activity = lastActivity()
+        return StatusReport(branch: try branch(), head: head?.id, upstream: upstream?.id, items: items,
+                            otherPaths: others.sorted(), lastFetch: activity.fetch, lastSync: activity.sync)
+    }
+}

@@ -1,0 +1,259 @@
+import Foundation
+import GitStore
+import Upstreams
+
+/// Options of `sync`.
+public struct SyncOptions: Sendable {
+    /// Print the plan; change nothing (the fetch's listing requests are still made).
+    public var dryRun = false
+    /// Do nothing when the last successful sync is younger than this many seconds.
+    public var ifStaleSeconds: Double?
+    /// Overwrite local edits.
+    public var force = false
+    /// Skip the fetch; apply what the last fetch stored.
+    public var offline = false
+    public var fetch = FetchOptions()
+    public init(dryRun: Bool = false, ifStaleSeconds: Double? = nil, force: Bool = false,
+                offline: Bool = false, fetch: FetchOptions = FetchOptions()) {
+        self.dryRun = dryRun
+        self.ifStaleSeconds = ifStaleSeconds
+        self.force = force
+        self.offline = offline
+        self.fetch = fetch
+    }
+}
+
+/// What a sync did or, with `--dry-run`, would do.
+public struct SyncReport: Sendable {
+    public enum Outcome: Sendable, Equatable {
+        /// `--if-stale`: the last sync is recent enough; nothing was contacted.
+        case fresh(lastSync: Date)
+        /// The branch already matched upstream.
+        case upToDate
+        /// The branch moved to a new snapshot.
+        case updated
+        /// `--dry-run`: what would change.
+        case planned
+    }
+    public var outcome: Outcome
+    public var fetch: FetchReport?
+    /// Changes applied (or planned) to the branch.
+    public var counts: ChangeCounts
+    /// The paths whose files change in the working tree.
+    public var paths: [String]
+    public var previous: ObjectID?
+    public var current: ObjectID?
+    /// Items a dry run would download (fetch requests beyond the listing).
+    public var plannedDownloads: Int
+}
+
+extension Mirror {
+    /// Fetches, then moves the branch to a snapshot equal to upstream (fast-forward when
+    /// possible) and updates the working tree. Refuses to overwrite local edits unless
+    /// `options.force`.
+    public func sync(_ options: SyncOptions = SyncOptions()) async throws(MirrorError) -> SyncReport {
+        if let seconds = options.ifStaleSeconds, let last = lastActivity().sync,
+           Date().timeIntervalSince(last) < seconds, last.timeIntervalSinceNow <= 60 {
+            return SyncReport(outcome: .fresh(lastSync: last), fetch: nil, counts: ChangeCounts(), paths: [],
+                              previous: nil, current: nil, plannedDownloads: 0)
+        }
+        let lock = try lock()
+        defer { withExtendedLifetime(lock) {} }
+        try recoverInterruptedSync()
+        if options.dryRun { return try await planSync(options) }
+        var fetchReport: FetchReport?
+        if !options.offline {
+            let report = try await fetchLocked(options.fetch)
+            if !report.failures.isEmpty { throw .incompleteFetch(report.failures) }
+            fetchReport = report
+        }
+        var report = try apply(force: options.force)
+        report.fetch = fetchReport
+        return report
+    }
+
+    /// A dry run: lists upstream and compares, but writes nothing (no objects, no refs).
+    func planSync(_ options: SyncOptions) async throws(MirrorError) -> SyncReport {
+        let upstream: any Upstream
+        do {
+            upstream = try UpstreamFactory.make(settings.upstreamConfiguration)
+        } catch {
+            throw .upstream(error as? UpstreamError ?? .invalidConfiguration(String(describing: error)))
+        }
+        let head = try headCommit()
+        let base = try upstreamCommit() ?? head
+        var counts = ChangeCounts()
+        var downloads = 0
+        var paths: [String] = []
+        for collection in settings.collections {
+            let headByID = try manifest(collection, in: head?.tree).byID()
+            let baseByID = try manifest(collection, in: base?.tree).byID()
+            var cached: [ItemID: CachedVersion] = [:]
+            for entry in baseByID.values {
+                if let time = Timestamp(entry.lastModified) {
+                    cached[entry.id] = CachedVersion(lastModified: time, etag: entry.etag.isEmpty ? nil : entry.etag)
+                }
+            }
+            let listing: Listing
+            do {
+                listing = try await upstream.list(collection: collection, since: nil, cached: cached)
+            } catch {
+                throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
+            }
+            let plan = try plan(collection: collection, listing: listing, base: baseByID, options: options.fetch)
+            downloads += plan.downloads.filter { $0.item.body == nil }.count
+            // Compare the listing with HEAD to say what the sync would change.
+            var listed = Set<ItemID>()
+            for item in listing.items {
+                listed.insert(item.id)
+                if let old = headByID[item.id] {
+                    if Timestamp(old.lastModified) != item.lastModified || (item.etag != nil && item.etag != old.etag) {
+                        counts.changed += 1
+                        paths.append("\(collection)/\(old.path)")
+                    }
+                } else {
+                    counts.added += 1
+                    paths.append("\(collection)/\((try? ItemPath.relativePath(for: item.id, fanout: settings.fanout ?? false)) ?? "?")")
+                }
+            }
+            let deletedIDs: [ItemID] = listing.isComplete
+                ? headByID.keys.filter { !listed.contains($0) }
+                : listing.deleted.filter { headByID[$0] != nil }
+            counts.deleted += deletedIDs.count
+            paths += deletedIDs.compactMap { headByID[$0].map { "\(collection)/\($0.path)" } }
+        }
+        return SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: paths.sorted(),
+                          previous: head?.id, current: nil, plannedDownloads: downloads)
+    }
+
+    /// Moves the branch to the upstream-tracking snapshot and updates the working tree.
+    func apply(force: Bool) throws(MirrorError) -> SyncReport {
+        guard let upstream = try upstreamCommit() else {
+            throw .unknownRevision(Mirror.upstreamRef)
+        }
+        let head = try headCommit()
+        let branch = try branch()
+        if head?.tree == upstream.tree {
+            if head?.id != upstream.id, let head {
+                try updateRef(Mirror.upstreamRef, to: head.id, expected: upstream.id, message: "tidemark sync: up to date")
+            }
+            try writeState("last-sync", Timestamp(date: Date()).raw + "\n")
+            return SyncReport(outcome: .upToDate, fetch: nil, counts: ChangeCounts(), paths: [],
+                              previous: head?.id, current: head?.id, plannedDownloads: 0)
+        }
+        // Fast-forward when the upstream snapshot sits on the branch tip; else a new snapshot
+        // with upstream's tree on top of the branch.
+        var target = upstream.id
+        let counts = try changes(from: head?.tree, to: upstream.tree)
+        if upstream.parents != (head.map { [$0.id] } ?? []) {
+            var message = SnapshotMessage.parse(upstream.message)
+                ?? SnapshotMessage(verb: "Sync", upstream: settings.upstream, collections: [], counts: counts, items: 0)
+            message.counts = counts
+            message.perCollection = [:]
+            target = try mirrorErrors {
+                try repository.createCommit(tree: upstream.tree, parents: head.map { [$0.id] } ?? [],
+                                            message: message.render(), author: signature())
+            }
+        }
+        let paths = try moveBranch(branch, from: head, to: target, force: force,
+                                   reflog: "tidemark sync: \(counts.summary)")
+        if target != upstream.id {
+            try updateRef(Mirror.upstreamRef, to: target, expected: upstream.id, message: "tidemark sync: rebased on \(branch)")
+        }
+        try writeState("last-sync", Timestamp(date: Date()).raw + "\n")
+        return SyncReport(outcome: .updated, fetch: nil, counts: counts, paths: paths, previous: head?.id,
+                          current: target, plannedDownloads: 0)
+    }
+
+    /// Checks the working tree for local edits on the paths that change, records a journal,
+    /// updates the working tree, then moves the branch with compare-and-swap.
+    /// Returns the changed paths.
+    func moveBranch(_ branch: String, from head: Commit?, to target: ObjectID, force: Bool, reflog: String) throws(MirrorError) -> [String] {
+        let targetCommit = try mirrorErrors { try repository.commit(target) }
+        let changed = try mirrorErrors { try repository.diffTrees(head?.tree, targetCommit.tree).deltas.map(\.path) }
+        if !force, let head {
+            let edited = try localEdits(in: head.tree, among: changed)
+            if !edited.isEmpty { throw .localEdits(edited) }
+        }
+        try writeState("sync-journal", "\(head?.id.hex ?? "none") \(target.hex) \(branch)\n")
+        crashPoint("after-journal")
+        try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)
+        crashPoint("after-checkout")
+        try updateRef(branch, to: target, expected: head?.id, message: reflog)
+        crashPoint("after-branch")
+        removeState("sync-journal")
+        return changed
+    }
+
+    /// Items (as `collection/id`, or paths outside collections) edited in the working tree among
+    /// `paths`, compared with `tree`.
+    func localEdits(in tree: ObjectID, among paths: [String]) throws(MirrorError) -> [String] {
+        guard !paths.isEmpty else { return [] }
+        let wanted = Set(paths)
+        let deltas = try mirrorErrors {
+            try repository.diffTreeToWorkdir(tree, paths: paths.count <= 512 ? paths : []).deltas
+        }
+        let edited = deltas.map(\.path).filter { wanted.contains($0) }
+        return try describe(paths: edited, in: tree)
+    }
+
+    /// Writes `tree` into the working tree, only at `paths` when they are few.
+    func checkout(_ tree: ObjectID, baseline: ObjectID?, paths: [String], force: Bool) throws(MirrorError) {
+        progress?(.checkingOut(files: paths.count))
+        do {
+            try repository.checkout(tree: tree, baseline: baseline, paths: paths.count <= 512 ? paths : [],
+                                    strategy: force ? .force : .safe)
+        } catch let error where error.code == .conflict {
+            throw .localEdits(["(\(error.message))"])
+        } catch {
+            throw .git(error)
+        }
+    }
+
+    /// Maps paths of `tree` to `collection/id` names through the manifests.
+    func describe(paths: [String], in tree: ObjectID) throws(MirrorError) -> [String] {
+        var names: [String] = []
+        var byPath: [String: [String: ItemID]] = [:]
+        for path in paths {
+            let parts = path.split(separator: "/", maxSplits: 1).map(String.init)
+            guard parts.count == 2, settings.collections.contains(parts[0]) else { names.append(path); continue }
+            if byPath[parts[0]] == nil {
+                byPath[parts[0]] = Dictionary(try manifest(parts[0], in: tree).entries.map { ($0.path, $0.id) },
+                                              uniquingKeysWith: { a, _ in a })
+            }
+            if let id = byPath[parts[0]]?[parts[1]] {
+                names.append("\(parts[0])/\(Quoting.display(id))")
+            } else {
+                names.append(path)
+            }
+        }
+        return names
+    }
+
+    /// Finishes a sync a crash interrupted: its journal names the old and new snapshot.
+    func recoverInterruptedSync() throws(MirrorError) {
+        guard let journal = readState("sync-journal") else { return }
+        let fields = journal.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+        guard fields.count == 3, let target = ObjectID(hex: fields[1]) else {
+            removeState("sync-journal")
+            return
+        }
+        let old = ObjectID(hex: fields[0])
+        let branch = fields[2]
+        let current = try mirrorErrors { try repository.resolveReference(branch) }
+        if current == target {
+            removeState("sync-journal")
+            return
+        }
+        guard current == old, let targetCommit = try? repository.commit(target) else {
+            // Someone moved the branch since; the journal is stale.
+            removeState("sync-journal")
+            return
+        }
+        let oldTree = try old.map { id throws(MirrorError) in try mirrorErrors { try repository.commit(id).tree } }
+        let changed = try mirrorErrors { try repository.diffTrees(oldTree, targetCommit.tree).deltas.map(\.path) }
+        try checkout(targetCommit.tree, baseline: oldTree, paths: changed, force: false)
+        try updateRef(branch, to: target, expected: old, message: "tidemark: finish interrupted sync")
+        removeState("sync-journal")
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import GitStore
+import Upstreams
+
+/// A tidemark mirror: a git repository whose working tree caches an upstream collection.
+///
+/// Every operation runs on this actor, which owns the repository handle (libgit2 objects are
+/// used by one thread at a time). Operations that write take the mirror's run lock first.
+///
+/// ```swift
+/// let mirror = try Mirror.open(at: "templates-cache")
+/// let report = try await mirror.sync()
+/// print(report.counts.summary)       // "3 changed, 1 new, 0 deleted"
+/// ```
+public actor Mirror {
+    /// The upstream-tracking ref: upstream as last seen by `fetch`.
+    public static let upstreamRef = "refs/tidemark/upstream"
+    /// Where manifests live in every snapshot.
+    public static let metadataFolder = ".tidemark"
+
+    let repository: Repository
+    /// The mirror's settings, from `[tidemark]` in `.git/config`.
+    public nonisolated let settings: MirrorSettings
+    /// The working tree folder (ends in `/`).
+    public nonisolated let workingTree: String
+    /// The `.git` folder (ends in `/`).
+    public nonisolated let gitDirectory: String
+    /// Receives progress events of long operations.
+    var progress: (@Sendable (ProgressEvent) -> Void)?
+
+    init(repository: Repository, settings: MirrorSettings) {
+        self.repository = repository
+        self.settings = settings
+        self.workingTree = repository.workdir ?? repository.gitDirectory
+        self.gitDirectory = repository.gitDirectory
+    }
+
+    /// Opens the mirror containing `path` (searching parent folders, like git).
+    /// - Throws: ``MirrorError/notAMirror(_:)`` when there is no mirror there.
+    public static func open(at path: String) throws(MirrorError) -> Mirror {
+        let repository: Repository
+        do {
+            repository = try Repository.open(at: path)
+        } catch let error where error.code == .notFound {
+            throw .notAMirror(path)
+        } catch {
+            throw .git(error)
+        }
+        let settings = try MirrorSettings.load(from: repository)
+        return Mirror(repository: repository, settings: settings)
+    }
+
+    /// Sets the receiver of progress events.
+    public func setProgressHandler(_ handler: (@Sendable (ProgressEvent) -> Void)?) {
+        progress = handler
+    }
+
+    // MARK: - Reading snapshots
+
+    /// The branch HEAD names, e.g. `refs/heads/main`.
+    func branch() throws(MirrorError) -> String {
+        try mirrorErrors { try repository.headBranch() ?? "refs/heads/main" }
+    }
+
+    /// The commit HEAD points to, nil before the first snapshot.
+    func headCommit() throws(MirrorError) -> Commit? {
+        try mirrorErrors { try repository.resolveReference("HEAD").map { try repository.commit($0) } }
+    }
+
+    /// The commit of the upstream-tracking ref, nil before the first fetch.
+    func upstreamCommit() throws(MirrorError) -> Commit? {
+        try mirrorErrors { try repository.resolveReference(Mirror.upstreamRef).map { try repository.commit($0) } }
+    }
+
+    static func manifestPath(_ collection: String) -> String {
+        "\(metadataFolder)/\(collection).manifest"
+    }
+
+    /// The blob id of a collection's manifest in `tree`, nil when absent.
+    func manifestBlob(_ collection: String, in tree: ObjectID?) throws(MirrorError) -> ObjectID? {
+        guard let tree else { return nil }
+        return try mirrorErrors { try repository.treeEntry(at: Mirror.manifestPath(collection), in: tree)?.id }
+    }
+
+    /// A collection's manifest in `tree` (empty when the tree has none).
+    func manifest(_ collection: String, in tree: ObjectID?) throws(MirrorError) -> Manifest {
+        guard let blob = try manifestBlob(collection, in: tree) else { return Manifest() }
+        return try manifest(collection, blob: blob)
+    }
+
+    func manifest(_ collection: String, blob: ObjectID) throws(MirrorError) -> Manifest {
+        let data = try mirrorErrors { try repository.readBlob(blob) }
+        do {
+            return try Manifest.parse(data)
+        } catch {
+            throw .corruptManifest(collection: collection, reason: error.description)
+        }
+    }
+
+    /// Resolves a revision; `upstream` names the upstream-tracking ref.
+    func resolve(_ revision: String) throws(MirrorError) -> ObjectID {
+        let spec = revision == "upstream" ? Mirror.upstreamRef : revision
+        do {
+            return try repository.revparse(spec)
+        } catch {
+            throw .unknownRevision(revision)
+        }
+    }
+
+    // MARK: - State files (.git/tidemark/)
+
+    var stateFolder: String { gitDirectory + "tidemark/" }
+
+    func writeState(_ name: String, _ text: String) throws(MirrorError) {
+        do {
+            try FileManager.default.createDirectory(atPath: stateFolder, withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: URL(fileURLWithPath: stateFolder + name), options: .atomic)
+        } catch {
+            throw .invalidArgument("cannot write \(stateFolder + name): \(error.localizedDescription)")
+        }
+    }
+
+    func readState(_ name: String) -> String? {
+        FileManager.default.contents(atPath: stateFolder + name).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func removeState(_ name: String) {
+        try? FileManager.default.removeItem(atPath: stateFolder + name)
+    }
+
+    /// When the last successful fetch and sync finished (local clock), if ever.
+    public func lastActivity() -> (fetch: Date?, sync: Date?) {
+        func date(_ name: String) -> Date? {
+            readState(name).flatMap { Timestamp($0.trimmingCharacters(in: .whitespacesAndNewlines))?.date }
+        }
+        return (date("last-fetch"), date("last-sync"))
+    }
+
+    func lock() throws(MirrorError) -> RunLock {
+        try RunLock(gitDirectory: gitDirectory)
+    }
+
+    func signature() -> Signature {
+        repository.defaultSignature(fallbackName: "tidemark", fallbackEmail: "tidemark@localhost")
+    }
+
+    /// Test-only crash points: `TIDEMARK_CRASH_AT=<step>` makes the process kill itself there.
+    nonisolated func crashPoint(_ step: String) {
+        if ProcessInfo.processInfo.environment["TIDEMARK_CRASH_AT"] == step {
+            kill(getpid(), SIGKILL)
+        }
+    }
+}
+
+/// Progress of a long operation, for a progress line.
+public enum ProgressEvent: Sendable {
+    /// Listing a collection: pages or items seen so far.
+    case listing(collection: String, items: Int)
+    /// Downloading item bodies: done of total.
+    case downloading(collection: String, done: Int, total: Int)
+    /// Updating the working tree.
+    case checkingOut(files: Int)
+}

@@ -1,0 +1,75 @@
+import GitStore
+import Upstreams
+
+/// Errors of mirror operations. Each message says what went wrong and, where it helps, what to do.
+public enum MirrorError: Error, CustomStringConvertible {
+    /// The folder is not a tidemark mirror (no repository, or no `[tidemark]` configuration).
+    case notAMirror(String)
+    /// `clone` was pointed at a folder that is not empty.
+    case destinationNotEmpty(String)
+    /// An option or argument is not usable.
+    case invalidArgument(String)
+    /// Another tidemark process holds the mirror's lock.
+    case locked(pid: Int32?, path: String)
+    /// A ref moved while this run worked (e.g. a commit made during a sync).
+    case concurrentUpdate(ref: String)
+    /// Local edits would be overwritten.
+    case localEdits([String])
+    /// Some items could not be downloaded; what did download is stored on the upstream-tracking ref.
+    case incompleteFetch([String])
+    /// The listing would delete too much; `--allow-mass-delete` overrides.
+    case massDeletion(collection: String, deleting: Int, of: Int)
+    /// A stored manifest is corrupt.
+    case corruptManifest(collection: String, reason: String)
+    /// An item id or collection name cannot be stored safely.
+    case unsafeName(String)
+    /// There is no snapshot yet, or the named revision does not exist.
+    case unknownRevision(String)
+    /// An upstream adapter failed.
+    case upstream(UpstreamError)
+    /// A libgit2 operation failed.
+    case git(GitError)
+
+    public var description: String {
+        switch self {
+        case .notAMirror(let path): return "not a tidemark mirror (or any parent up to /): \(path)"
+        case .destinationNotEmpty(let path): return "destination path '\(path)' already exists and is not an empty directory"
+        case .invalidArgument(let message): return message
+        case .locked(let pid, let path):
+            if let pid { return "another tidemark process (pid \(pid)) is running in this mirror (lock: \(path))" }
+            return "another tidemark process is running in this mirror (lock: \(path))"
+        case .concurrentUpdate(let ref):
+            return "\(ref) changed while tidemark was working (someone committed or synced meanwhile); nothing was overwritten, run the command again"
+        case .localEdits(let items):
+            return "your local changes to the following items would be overwritten by sync:\n"
+                + items.map { "\t\($0)" }.joined(separator: "\n")
+                + "\nCommit or discard them, or run with --force to overwrite them."
+        case .incompleteFetch(let failures):
+            return "\(failures.count) item(s) could not be downloaded; the rest is stored and the next fetch retries them:\n"
+                + failures.prefix(20).map { "\t\($0)" }.joined(separator: "\n")
+                + (failures.count > 20 ? "\n\t... and \(failures.count - 20) more" : "")
+        case .massDeletion(let collection, let deleting, let total):
+            return "refusing to delete \(deleting) of \(total) items of '\(collection)' (upstream listing empty or more than half missing); if upstream really lost them, run again with --allow-mass-delete"
+        case .corruptManifest(let collection, let reason): return "manifest of '\(collection)' is corrupt: \(reason)"
+        case .unsafeName(let message): return message
+        case .unknownRevision(let revision): return "unknown revision '\(revision)'"
+        case .upstream(let error): return error.description
+        case .git(let error): return error.description
+        }
+    }
+}
+
+/// Runs `body`, turning GitStore and upstream errors into ``MirrorError``.
+func mirrorErrors<R>(_ body: () throws -> R) throws(MirrorError) -> R {
+    do {
+        return try body()
+    } catch let error as MirrorError {
+        throw error
+    } catch let error as GitError {
+        throw .git(error)
+    } catch let error as UpstreamError {
+        throw .upstream(error)
+    } catch {
+        throw .invalidArgument(String(describing: error))
+    }
+}

@@ -1,0 +1,95 @@
+import GitStore
+import Upstreams
+
+/// A mirror's settings, kept under `[tidemark]` in `.git/config` so plain `git config` can read
+/// and change them. Credentials are never stored: only where to get them.
+public struct MirrorSettings: Sendable, Equatable {
+    /// The upstream spec, e.g. `dir:/srv/items`.
+    public var upstream: String
+    /// The mirrored collections.
+    public var collections: [String]
+    /// Item downloads at once.
+    public var jobs: Int
+    /// Whether item files go under two-hex-digit fan-out folders: true, false, or nil for
+    /// automatic (fan out a collection that has more than 10,000 items at its first fetch).
+    public var fanout: Bool?
+    /// How old the last sync may be before `sync --if-stale` (without a duration) syncs again.
+    public var refreshInterval: String?
+    /// Seconds the incremental listing reaches back before the watermark.
+    public var overlapSeconds: Int64
+    /// Kind-specific options (`tokenEnv`, `itemsPath`, ...), keyed as in git config.
+    public var options: [String: String]
+
+    /// Option keys passed through to upstream adapters.
+    public static let adapterOptionKeys = [
+        "tokenEnv", "tokenCommand", "basicEnv", "itemsPath", "idField", "modifiedField",
+        "itemURL", "paging", "sinceParam", "maxAttempts", "timeout",
+    ]
+
+    public init(upstream: String, collections: [String], jobs: Int = 8, fanout: Bool? = nil,
+                refreshInterval: String? = nil, overlapSeconds: Int64 = 60, options: [String: String] = [:]) {
+        self.upstream = upstream
+        self.collections = collections
+        self.jobs = jobs
+        self.fanout = fanout
+        self.refreshInterval = refreshInterval
+        self.overlapSeconds = overlapSeconds
+        self.options = options
+    }
+
+    /// The configuration handed to upstream adapters.
+    public var upstreamConfiguration: UpstreamConfiguration {
+        UpstreamConfiguration(spec: upstream, collections: collections, options: options, jobs: jobs)
+    }
+
+    /// Reads the settings of `repository`.
+    /// - Throws: ``MirrorError/notAMirror(_:)`` when `tidemark.upstream` is not set.
+    static func load(from repository: Repository) throws(MirrorError) -> MirrorSettings {
+        try mirrorErrors {
+            guard let upstream = try repository.configString("tidemark.upstream") else {
+                throw MirrorError.notAMirror(repository.workdir ?? repository.gitDirectory)
+            }
+            var options: [String: String] = [:]
+            for key in adapterOptionKeys {
+                if let value = try repository.configString("tidemark.\(key)") { options[key] = value }
+            }
+            let jobsText = try repository.configString("tidemark.jobs")
+            guard let jobs = Int(jobsText ?? "8"), (1...256).contains(jobs) else {
+                throw MirrorError.invalidArgument("config tidemark.jobs must be a number from 1 to 256, not '\(jobsText ?? "")'")
+            }
+            let overlap = Int64(try repository.configString("tidemark.overlap") ?? "60") ?? 60
+            return MirrorSettings(
+                upstream: upstream,
+                collections: try repository.configValues("tidemark.collection"),
+                jobs: jobs,
+                fanout: try repository.configString("tidemark.fanout").flatMap { $0 == "auto" ? nil : $0 == "true" },
+                refreshInterval: try repository.configString("tidemark.refreshInterval"),
+                overlapSeconds: overlap,
+                options: options)
+        }
+    }
+
+    /// Writes the settings into `repository`'s own config file.
+    func save(to repository: Repository) throws(MirrorError) {
+        for (key, value) in [("upstream", upstream)] + options.map({ ($0.key, $0.value) }) {
+            try MirrorSettings.checkConfigValue(key, value)
+        }
+        try mirrorErrors {
+            try repository.setConfig("tidemark.upstream", upstream)
+            try repository.setConfigValues("tidemark.collection", collections)
+            try repository.setConfig("tidemark.jobs", String(jobs))
+            try repository.setConfig("tidemark.fanout", fanout.map { $0 ? "true" : "false" } ?? "auto")
+            if let refreshInterval { try repository.setConfig("tidemark.refreshInterval", refreshInterval) }
+            for key in options.keys.sorted() { try repository.setConfig("tidemark.\(key)", options[key]!) }
+            // Reflogs for refs/tidemark/* too (core.logAllRefUpdates=true covers only branches).
+            try repository.setConfig("core.logAllRefUpdates", "always")
+        }
+    }
+
+    /// Config values may not hold line breaks or control characters (CVE-2025-48384 class).
+    static func checkConfigValue(_ key: String, _ value: String) throws(MirrorError) {
+        if value.utf8.contains(where: { $0 < 32 || $0 == 127 }) {
+            throw .invalidArgument("the value of \(key) contains a line break or control character")
+        }
+    }
+}

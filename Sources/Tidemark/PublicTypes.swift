@@ -1,0 +1,11 @@
+import GitStore
+import Upstreams
+
+// The vocabulary of the engine's public API, so apps and the CLI import only `Tidemark`.
+
+/// An upstream item id (its exact bytes).
+public typealias ItemID = Upstreams.ItemID
+/// An upstream `lastModified`: raw text and instant.
+public typealias Timestamp = Upstreams.Timestamp
+/// A git object id; snapshots are named by their commit id.
+public typealias ObjectID = GitStore.ObjectID

@@ -1,0 +1,35 @@
+import Foundation
+
+/// The mirror's run lock: `.git/tidemark.lock`, held with `flock(2)` so the kernel releases it
+/// when the process dies, and holding the owner's pid for the message a second run prints.
+final class RunLock {
+    private let descriptor: Int32
+    let path: String
+
+    /// Takes the lock at once or throws ``MirrorError/locked(pid:path:)``.
+    init(gitDirectory: String) throws(MirrorError) {
+        path = gitDirectory + "tidemark.lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw .invalidArgument("cannot open lock file '\(path)': \(String(cString: strerror(errno)))")
+        }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let count = pread(fd, &buffer, 31, 0)
+            close(fd)
+            let pid = count > 0 ? Int32(String(decoding: buffer[0..<count], as: UTF8.self)
+                .trimmingCharacters(in: .whitespacesAndNewlines)) : nil
+            throw .locked(pid: pid, path: path)
+        }
+        descriptor = fd
+        let text = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = pwrite(fd, text, text.count, 0)
+    }
+
+    deinit {
+        _ = ftruncate(descriptor, 0)
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
+}

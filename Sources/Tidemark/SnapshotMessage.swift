@@ -1,0 +1,120 @@
+/// How many items a snapshot changed against its parent.
+public struct ChangeCounts: Sendable, Equatable, Codable {
+    public var changed = 0
+    public var added = 0
+    public var deleted = 0
+    public init(changed: Int = 0, added: Int = 0, deleted: Int = 0) {
+        self.changed = changed
+        self.added = added
+        self.deleted = deleted
+    }
+    public var total: Int { changed + added + deleted }
+    public static func + (a: ChangeCounts, b: ChangeCounts) -> ChangeCounts {
+        ChangeCounts(changed: a.changed + b.changed, added: a.added + b.added, deleted: a.deleted + b.deleted)
+    }
+    /// `3 changed, 1 new, 2 deleted`, or `no changes`.
+    public var summary: String {
+        total == 0 ? "no changes" : "\(changed) changed, \(added) new, \(deleted) deleted"
+    }
+}
+
+/// The message of a snapshot commit: a summary line, one line per collection, and git trailers
+/// (`git interpret-trailers --parse`, `git log --format='%(trailers)'`) that tidemark reads back.
+public struct SnapshotMessage: Sendable, Equatable {
+    public var verb: String
+    public var upstream: String
+    /// Collections in order, each with its watermark (`none` when it has no items).
+    public var collections: [(name: String, watermark: String)]
+    public var counts: ChangeCounts
+    public var perCollection: [String: ChangeCounts]
+    public var items: Int
+    public var listedAt: String?
+    public var failed: Int
+    /// For rollbacks: the snapshot restored.
+    public var restores: String?
+
+    public init(verb: String, upstream: String, collections: [(name: String, watermark: String)],
+                counts: ChangeCounts, perCollection: [String: ChangeCounts] = [:], items: Int,
+                listedAt: String? = nil, failed: Int = 0, restores: String? = nil) {
+        self.verb = verb
+        self.upstream = upstream
+        self.collections = collections
+        self.counts = counts
+        self.perCollection = perCollection
+        self.items = items
+        self.listedAt = listedAt
+        self.failed = failed
+        self.restores = restores
+    }
+
+    public static func == (a: SnapshotMessage, b: SnapshotMessage) -> Bool {
+        a.render() == b.render()
+    }
+
+    /// The watermark of `collection`, if recorded.
+    public func watermark(of collection: String) -> String? {
+        collections.first(where: { $0.name == collection })?.watermark
+    }
+
+    /// The full commit message.
+    public func render() -> String {
+        let names = collections.map(\.name).joined(separator: ", ")
+        var text = "\(verb) \(names): \(counts.summary)\n"
+        if collections.count > 1 {
+            text += "\n"
+            for (name, _) in collections {
+                text += "\(name): \((perCollection[name] ?? ChangeCounts()).summary)\n"
+            }
+        }
+        text += "\nTidemark-Upstream: \(upstream)\n"
+        for (name, watermark) in collections {
+            text += "Tidemark-Collection: \(name)\nTidemark-Watermark: \(watermark)\n"
+        }
+        if let listedAt { text += "Tidemark-Listed-At: \(listedAt)\n" }
+        text += "Tidemark-Items: \(items)\nTidemark-Changed: \(counts.changed)\n"
+        text += "Tidemark-New: \(counts.added)\nTidemark-Deleted: \(counts.deleted)\n"
+        if failed > 0 { text += "Tidemark-Failed: \(failed)\n" }
+        if let restores { text += "Tidemark-Restores: \(restores)\n" }
+        return text
+    }
+
+    /// Reads the trailers back; nil when the message has no `Tidemark-Upstream` trailer.
+    public static func parse(_ message: String) -> SnapshotMessage? {
+        let paragraphs = message.split(separator: "\n\n", omittingEmptySubsequences: true)
+        guard let last = paragraphs.last else { return nil }
+        var trailers: [(String, String)] = []
+        for line in last.split(separator: "\n") {
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            trailers.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingSpaces))
+        }
+        guard let upstream = trailers.first(where: { $0.0 == "Tidemark-Upstream" })?.1 else { return nil }
+        var collections: [(name: String, watermark: String)] = []
+        var counts = ChangeCounts()
+        var items = 0, failed = 0
+        var listedAt: String?, restores: String?
+        for (key, value) in trailers {
+            switch key {
+            case "Tidemark-Collection": collections.append((value, "none"))
+            case "Tidemark-Watermark": if !collections.isEmpty { collections[collections.count - 1].watermark = value }
+            case "Tidemark-Listed-At": listedAt = value
+            case "Tidemark-Items": items = Int(value) ?? 0
+            case "Tidemark-Changed": counts.changed = Int(value) ?? 0
+            case "Tidemark-New": counts.added = Int(value) ?? 0
+            case "Tidemark-Deleted": counts.deleted = Int(value) ?? 0
+            case "Tidemark-Failed": failed = Int(value) ?? 0
+            case "Tidemark-Restores": restores = value
+            default: break
+            }
+        }
+        let summary = message.prefix(while: { $0 != "\n" })
+        let verb = summary.split(separator: " ").first.map(String.init) ?? "Sync"
+        return SnapshotMessage(verb: verb, upstream: upstream, collections: collections, counts: counts,
+                               items: items, listedAt: listedAt, failed: failed, restores: restores)
+    }
+}
+
+extension StringProtocol {
+    var trimmingSpaces: String {
+        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " || $0 == "\r" }).reversed())
+    }
+}

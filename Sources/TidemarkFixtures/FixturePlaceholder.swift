@@ -1,0 +1,1 @@
+// The fixture server lives on the http branch until merged.

@@ -1,0 +1,105 @@
+import ArgumentParser
+import Foundation
+import Tidemark
+
+extension TidemarkCommand {
+    /// `tidemark clone <upstream> [<dest>]`
+    struct Clone: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a mirror of an upstream collection.",
+            discussion: """
+                Upstream specs:
+                  dir:<folder>              a folder of *.json files (id = file name without .json)
+                  docusign:<account url>    DocuSign eSignature v2.1 templates
+                  wordpress:<site url>      WordPress posts (or --collection pages, any post type)
+                  rest:<list url>           a JSON REST collection
+
+                Examples:
+                  tidemark clone dir:./templates cache
+                  tidemark clone wordpress:https://example.org --collection posts --collection pages
+                """)
+
+        @ParentCommand var root: TidemarkCommand
+        @OptionGroup var output: OutputOptions
+
+        @Argument(help: "The upstream: <kind>:<location>.")
+        var upstream: String
+
+        @Argument(help: "The folder to create (default: derived from the upstream).")
+        var destination: String?
+
+        @Option(name: .long, help: "A collection to mirror (repeatable; default: the upstream's).")
+        var collection: [String] = []
+
+        @Option(help: "Item downloads at once (1-256).")
+        var jobs = 8
+
+        @Option(help: "Fan out item files into 256 subfolders: true, false or auto (more than 10,000 items).")
+        var fanout: String = "auto"
+
+        @Option(help: "Read the bearer token from this environment variable.")
+        var tokenEnv: String?
+
+        @Option(help: "Run this command to print the bearer token (like a git credential helper).")
+        var tokenCommand: String?
+
+        @Option(help: "HTTP Basic credentials from two environment variables: USER_VAR:PASS_VAR.")
+        var basicEnv: String?
+
+        @Option(name: .customLong("option"), help: ArgumentHelp("An upstream option key=value (itemsPath, idField, modifiedField, itemURL, paging, sinceParam).", valueName: "key=value"))
+        var options: [String] = []
+
+        @Flag(help: "Print a JSON report on stdout.")
+        var json = false
+
+        func validate() throws {
+            guard upstream.contains(":") else {
+                throw ValidationError("the upstream must be <kind>:<location>, e.g. dir:./items")
+            }
+            guard ["auto", "true", "false"].contains(fanout) else {
+                throw ValidationError("--fanout takes true, false or auto")
+            }
+            for option in options where !option.contains("=") {
+                throw ValidationError("--option takes key=value, not '\(option)'")
+            }
+        }
+
+        func run() async throws {
+            var adapterOptions: [String: String] = [:]
+            for option in options {
+                let parts = option.split(separator: "=", maxSplits: 1).map(String.init)
+                adapterOptions[parts[0]] = parts.count > 1 ? parts[1] : ""
+            }
+            if let tokenEnv { adapterOptions["tokenEnv"] = tokenEnv }
+            if let tokenCommand { adapterOptions["tokenCommand"] = tokenCommand }
+            if let basicEnv { adapterOptions["basicEnv"] = basicEnv }
+            var spec = upstream
+            if spec.hasPrefix("dir:") { spec = "dir:" + root.path(String(spec.dropFirst(4))) }
+            let target = root.path(destination ?? Clone.defaultDestination(for: upstream))
+            let cloneOptions = CloneOptions(collections: collection, options: adapterOptions, jobs: jobs,
+                                            fanout: fanout == "auto" ? nil : fanout == "true")
+            if !output.quiet && !json {
+                FileHandle.standardError.write(Data("Cloning into '\(destination ?? Clone.defaultDestination(for: upstream))'...\n".utf8))
+            }
+            let (_, report) = try await engine { () async throws(MirrorError) in
+                try await Mirror.clone(spec, to: target, options: cloneOptions)
+            }
+            if json {
+                emitJSON(SyncJSON(report))
+            } else if !output.quiet {
+                emit("Cloned \(report.fetch?.listed ?? 0) items (\(report.fetch?.downloaded ?? 0) downloaded) into snapshot \(report.current?.short() ?? "-").\n")
+            }
+        }
+
+        /// `dir:/srv/templates` → `templates`; URLs → their last path component or host.
+        static func defaultDestination(for spec: String) -> String {
+            let location = spec.split(separator: ":", maxSplits: 1).last.map(String.init) ?? spec
+            let trimmed = location.hasSuffix("/") ? String(location.dropLast()) : location
+            if let url = URL(string: trimmed), let host = url.host, url.path.isEmpty || url.path == "/" {
+                return host
+            }
+            let name = trimmed.split(separator: "/").last.map(String.init) ?? "mirror"
+            return name.isEmpty || name == "." || name == ".." ? "mirror" : name
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import Tidemark
+
+extension TidemarkCommand {
+    /// `tidemark diff [<rev>] [<rev>] [-- <item>...]`
+    struct DiffCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "diff",
+            abstract: "Show changes between snapshots, the upstream-tracking ref and the working tree.",
+            discussion: """
+                tidemark diff                     HEAD against upstream (what a sync would change)
+                tidemark diff <rev>               <rev> against the working tree
+                tidemark diff <rev> <rev>         the first against the second
+                'upstream' names refs/tidemark/upstream; any git revision works (HEAD~2, main@{1}).
+                Limit to items with: -- templates/<id> ...
+                """)
+
+        @ParentCommand var root: TidemarkCommand
+        @OptionGroup var output: OutputOptions
+
+        @Flag(help: "Show a diffstat instead of the patch.")
+        var stat = false
+
+        @Flag(help: "Show only the status letter and path of changed files.")
+        var nameStatus = false
+
+        @Flag(help: "Exit with 1 when there are differences.")
+        var exitCode = false
+
+        @Flag(help: "Print a JSON report (files with their item, status and line counts).")
+        var json = false
+
+        @Argument(help: "The old side (default: HEAD).")
+        var from: String?
+
+        @Argument(help: "The new side (default: upstream when no revision is given, else the working tree).")
+        var to: String?
+
+        @Argument(parsing: .postTerminator, help: "After --: items (<collection>/<id>) or paths to limit the diff to.")
+        var items: [String] = []
+
+        func run() async throws {
+            let revisions = [from, to].compactMap { $0 }
+            let format: DiffFormat = stat ? .stat : nameStatus ? .nameStatus : .patch
+            let mirror = try root.openMirror()
+            let result = try await engine { () async throws(MirrorError) in
+                try await mirror.diff(revisions, items: items, format: format)
+            }
+            if json {
+                emitJSON(DiffJSON(result))
+            } else {
+                emit(result.text)
+            }
+            if exitCode && !result.entries.isEmpty { throw CommandFailure.silent(1) }
+        }
+    }
+}

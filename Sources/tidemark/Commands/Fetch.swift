@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import Tidemark
+
+extension TidemarkCommand {
+    /// `tidemark fetch`
+    struct Fetch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List upstream and download the items that changed, onto refs/tidemark/upstream.",
+            discussion: """
+                Touches neither the branch nor the working tree. Afterwards 'tidemark status' tells
+                what is behind and 'git diff main tidemark/upstream' shows it.
+                """)
+
+        @ParentCommand var root: TidemarkCommand
+        @OptionGroup var output: OutputOptions
+
+        @Flag(help: "Accept a listing that deletes all items, or more than half of a collection.")
+        var allowMassDelete = false
+
+        @Flag(help: "Print a JSON report on stdout.")
+        var json = false
+
+        func run() async throws {
+            let mirror = try root.openMirror()
+            let report = try await engine { () async throws(MirrorError) in
+                try await mirror.fetch(FetchOptions(allowMassDelete: allowMassDelete))
+            }
+            if json {
+                emitJSON(FetchJSON(report))
+            } else if !output.quiet {
+                emit(Fetch.summary(report) + "\n")
+            }
+        }
+
+        /// One line: what the fetch found and downloaded.
+        static func summary(_ report: FetchReport) -> String {
+            let moved = report.updated
+                ? "\(report.previous?.short() ?? "(none)")..\(report.current?.short() ?? "-")  tidemark/upstream"
+                : "tidemark/upstream unchanged"
+            return "Listed \(report.listed) items, downloaded \(report.downloaded); behind: \(report.behind.summary) (\(moved))"
+        }
+    }
+}

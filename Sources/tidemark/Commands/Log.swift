@@ -1,0 +1,41 @@
+import ArgumentParser
+import Foundation
+import Tidemark
+
+extension TidemarkCommand {
+    /// `tidemark log`
+    struct Log: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show snapshots with their change counts and watermarks.")
+
+        @ParentCommand var root: TidemarkCommand
+        @OptionGroup var output: OutputOptions
+
+        @Argument(help: "Start from this revision (default: HEAD; 'upstream' for the upstream-tracking ref).")
+        var revision: String?
+
+        @Option(name: [.customShort("n"), .long], help: "Show at most this many snapshots.")
+        var maxCount: Int?
+
+        @Flag(help: "Print a JSON array.")
+        var json = false
+
+        func run() async throws {
+            let mirror = try root.openMirror()
+            let snapshots = try await engine { () async throws(MirrorError) in
+                try await mirror.log(from: revision, limit: maxCount)
+            }
+            if json { emitJSON(snapshots); return }
+            for snapshot in snapshots {
+                let refs = snapshot.refs.isEmpty ? "" : " (" + snapshot.refs.joined(separator: ", ") + ")"
+                emit(output.yellow("snapshot \(snapshot.commit)") + refs + "\n")
+                emit("Date:      \(snapshot.date)\n")
+                if let items = snapshot.items { emit("Items:     \(items)\n") }
+                for mark in snapshot.collections {
+                    emit("Watermark: \(mark.name) \(mark.watermark)\n")
+                }
+                emit("\n    \(snapshot.summary)\n\n")
+            }
+        }
+    }
+}

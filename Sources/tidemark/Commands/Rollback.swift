@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import Tidemark
+
+extension TidemarkCommand {
+    /// `tidemark rollback <rev>`
+    struct Rollback: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Restore an earlier snapshot.",
+            discussion: """
+                By default the snapshot is restored as a new commit (history kept); --hard resets
+                the branch to it (the reflog keeps the old tip: main@{1}). The upstream-tracking ref
+                is untouched: 'tidemark status' then shows what is behind, and the next sync re-uses
+                objects already stored instead of downloading them again.
+                """)
+
+        @ParentCommand var root: TidemarkCommand
+        @OptionGroup var output: OutputOptions
+
+        @Argument(help: "The snapshot to restore (HEAD~1, main@{2}, a commit id).")
+        var revision: String
+
+        @Flag(help: "Reset the branch instead of adding a commit.")
+        var hard = false
+
+        @Flag(help: "Overwrite local edits.")
+        var force = false
+
+        func run() async throws {
+            let mirror = try root.openMirror()
+            let report = try await engine { () async throws(MirrorError) in
+                try await mirror.rollback(to: revision, hard: hard, force: force)
+            }
+            if !output.quiet {
+                let how = hard ? "Reset" : "Restored"
+                emit("\(how) snapshot \(report.restored.short()) (\(report.paths.count) files changed); now at \(report.current.short()).\n")
+            }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import ArgumentParser
+import Foundation
+import Tidemark
+
+extension TidemarkCommand {
+    /// `tidemark status`
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show which cached items are behind upstream and which are edited locally.",
+            discussion: """
+                Never contacts upstream: it compares HEAD with refs/tidemark/upstream (as of the last
+                fetch) and the working tree with HEAD.
+
+                --porcelain prints one line per item, 'XY <collection>/<id>':
+                  X (upstream side): M changed upstream, A new upstream, D deleted upstream, ' ' same
+                  Y (local side):    M edited in the working tree, D deleted locally, ' ' same
+                Unusual ids are quoted like git quotes paths; -z ends lines with NUL and never quotes.
+                """)
+
+        @ParentCommand var root: TidemarkCommand
+        @OptionGroup var output: OutputOptions
+
+        @Flag(help: "Stable, machine-readable output.")
+        var porcelain = false
+
+        @Flag(name: .customShort("z"), help: "With --porcelain: end lines with NUL, do not quote.")
+        var nulTerminated = false
+
+        @Flag(help: "Print a JSON report.")
+        var json = false
+
+        @Flag(help: "Exit with 1 when anything differs.")
+        var exitCode = false
+
+        func run() async throws {
+            let mirror = try root.openMirror()
+            let report = try await engine { () async throws(MirrorError) in try await mirror.status() }
+            if json {
+                emitJSON(StatusJSON(report))
+            } else if porcelain || nulTerminated {
+                emit(StatusFormatter.porcelain(report, nulTerminated: nulTerminated))
+            } else {
+                emit(StatusFormatter.human(report, output: output))
+            }
+            if exitCode && !report.isClean { throw CommandFailure.silent(1) }
+        }
+    }
+}

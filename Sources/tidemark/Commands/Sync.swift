@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import Tidemark
+
+extension TidemarkCommand {
+    /// `tidemark sync`
+    struct Sync: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Fetch, then move the branch to the new snapshot and update the working tree.",
+            discussion: """
+                Refuses (exit 1, nothing changed) when items it would overwrite are edited locally,
+                unless --force. --if-stale skips everything when the last sync is younger than the
+                duration (e.g. 30s, 15m, 6h, 1d; 'auto' reads tidemark.refreshInterval).
+                """)
+
+        @ParentCommand var root: TidemarkCommand
+        @OptionGroup var output: OutputOptions
+
+        @Flag(help: "Print the plan and the number of requests it would make; change nothing.")
+        var dryRun = false
+
+        @Option(help: ArgumentHelp("Do nothing when the last sync is younger than this.", valueName: "duration"))
+        var ifStale: String?
+
+        @Flag(help: "Overwrite local edits.")
+        var force = false
+
+        @Flag(help: "Do not contact upstream; apply what the last fetch stored.")
+        var offline = false
+
+        @Flag(help: "Accept a listing that deletes all items, or more than half of a collection.")
+        var allowMassDelete = false
+
+        @Flag(help: "Print a JSON report on stdout.")
+        var json = false
+
+        func validate() throws {
+            if let ifStale, ifStale != "auto", Duration.seconds(ifStale) == nil {
+                throw ValidationError("--if-stale takes a duration like 30s, 15m, 6h or 1d (or auto), not '\(ifStale)'")
+            }
+        }
+
+        func run() async throws {
+            let mirror = try root.openMirror()
+            var staleSeconds = ifStale.flatMap(Duration.seconds)
+            if ifStale == "auto" {
+                guard let interval = mirror.settings.refreshInterval, let seconds = Duration.seconds(interval) else {
+                    throw CommandFailure.fatal("--if-stale auto needs a duration in tidemark.refreshInterval (git config tidemark.refreshInterval 6h)")
+                }
+                staleSeconds = seconds
+            }
+            let options = SyncOptions(dryRun: dryRun, ifStaleSeconds: staleSeconds, force: force, offline: offline,
+                                      fetch: FetchOptions(allowMassDelete: allowMassDelete))
+            let report = try await engine { () async throws(MirrorError) in try await mirror.sync(options) }
+            if json { emitJSON(SyncJSON(report)); return }
+            guard !output.quiet else { return }
+            switch report.outcome {
+            case .fresh(let last):
+                emit("Cache is fresh (last sync \(relative(last))); nothing to do.\n")
+            case .upToDate:
+                emit("Already up to date.\n")
+            case .planned:
+                emit("Would apply: \(report.counts.summary)\n")
+                for path in report.paths { emit("\t\(path)\n") }
+                emit("Requests: listing, plus \(report.plannedDownloads) item download(s).\n")
+            case .updated:
+                emit("Updating \(report.previous?.short() ?? "(none)")..\(report.current?.short() ?? "-")\n")
+                emit("Synced: \(report.counts.summary) (\(report.fetch?.downloaded ?? 0) downloaded)\n")
+            }
+        }
+    }
+}
+
+/// Parses durations like `90`, `30s`, `15m`, `6h`, `2d`.
+enum Duration {
+    static func seconds(_ text: String) -> Double? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
+        guard let last = text.last else { return nil }
+        if let unit = units[last], let value = Double(text.dropLast()), value >= 0 { return value * unit }
+        if let value = Double(text), value >= 0 { return value }
+        return nil
+    }
+}

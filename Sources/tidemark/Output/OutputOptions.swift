@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+
+/// Output flags shared by the commands: colour, quiet, progress.
+struct OutputOptions: ParsableArguments {
+    @Flag(name: .shortAndLong, help: "Print only errors.")
+    var quiet = false
+
+    @Flag(inversion: .prefixedNo, help: "Colour human output (default: on a terminal, unless NO_COLOR is set).")
+    var color: Bool?
+
+    /// True when human output should be coloured.
+    var useColor: Bool {
+        if let color { return color }
+        return ProcessInfo.processInfo.environment["NO_COLOR"] == nil && isatty(STDOUT_FILENO) == 1
+            && ProcessInfo.processInfo.environment["TERM"] != "dumb"
+    }
+
+    func paint(_ text: String, _ code: String) -> String {
+        useColor ? "\u{1B}[\(code)m\(text)\u{1B}[m" : text
+    }
+    func red(_ text: String) -> String { paint(text, "31") }
+    func green(_ text: String) -> String { paint(text, "32") }
+    func yellow(_ text: String) -> String { paint(text, "33") }
+}
+
+/// Writes to standard output without Swift's print buffering surprises.
+func emit(_ text: String) {
+    FileHandle.standardOutput.write(Data(text.utf8))
+}
+
+/// Encodes a value as JSON (sorted keys, indented) followed by a newline.
+func emitJSON<T: Encodable>(_ value: T) {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+    if let data = try? encoder.encode(value) {
+        emit(String(decoding: data, as: UTF8.self) + "\n")
+    }
+}
+
+/// "3 minutes ago", like git's relative dates.
+func relative(_ date: Date, now: Date = Date()) -> String {
+    let seconds = Int(now.timeIntervalSince(date))
+    if seconds < 0 { return "in the future" }
+    if seconds < 90 { return "\(seconds) seconds ago" }
+    if seconds < 90 * 60 { return "\(seconds / 60) minutes ago" }
+    if seconds < 36 * 3600 { return "\(seconds / 3600) hours ago" }
+    return "\(seconds / 86_400) days ago"
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Tidemark
+
+/// `--json` shapes. Field names are documented in Documentation/OutputFormats.md; add, never rename.
+struct CountsJSON: Encodable {
+    var changed: Int
+    var new: Int
+    var deleted: Int
+    init(_ counts: ChangeCounts) {
+        changed = counts.changed
+        new = counts.added
+        deleted = counts.deleted
+    }
+}
+
+struct StatusJSON: Encodable {
+    struct Item: Encodable {
+        var collection: String
+        var id: String
+        var path: String
+        var upstream: String
+        var local: String
+    }
+    var branch: String
+    var head: String?
+    var upstream: String?
+    var lastFetch: String?
+    var lastSync: String?
+    var behind: CountsJSON
+    var locallyModified: Int
+    var clean: Bool
+    var items: [Item]
+
+    init(_ report: StatusReport) {
+        branch = report.branch
+        head = report.head?.hex
+        upstream = report.upstream?.hex
+        lastFetch = report.lastFetch.map { Timestamp(date: $0).raw }
+        lastSync = report.lastSync.map { Timestamp(date: $0).raw }
+        behind = CountsJSON(report.behind)
+        locallyModified = report.locallyModified
+        clean = report.isClean
+        items = report.items.map { item in
+            Item(collection: item.collection, id: item.id.description, path: item.path,
+                 upstream: ["M": "changed", "A": "new", "D": "deleted"][item.upstream.rawValue] ?? "unchanged",
+                 local: ["M": "modified", "D": "deleted"][item.local.rawValue] ?? "unchanged")
+        }
+    }
+}
+
+struct FetchJSON: Encodable {
+    struct Collection: Encodable {
+        var name: String
+        var listed: Int
+        var downloaded: Int
+        var notModified: Int
+        var listingRequests: Int
+        var behind: CountsJSON
+    }
+    var previous: String?
+    var current: String?
+    var updated: Bool
+    var listed: Int
+    var downloaded: Int
+    var behind: CountsJSON
+    var collections: [Collection]
+    var failures: [String]
+
+    init(_ report: FetchReport) {
+        previous = report.previous?.hex
+        current = report.current?.hex
+        updated = report.updated
+        listed = report.listed
+        downloaded = report.downloaded
+        behind = CountsJSON(report.behind)
+        collections = report.collections.map {
+            Collection(name: $0.name, listed: $0.listed, downloaded: $0.downloaded, notModified: $0.notModified,
+                       listingRequests: $0.listingRequests, behind: CountsJSON($0.behind))
+        }
+        failures = report.failures
+    }
+}
+
+struct SyncJSON: Encodable {
+    var outcome: String
+    var previous: String?
+    var current: String?
+    var counts: CountsJSON
+    var paths: [String]
+    var plannedDownloads: Int?
+    var fetch: FetchJSON?
+
+    init(_ report: SyncReport) {
+        switch report.outcome {
+        case .fresh: outcome = "fresh"
+        case .upToDate: outcome = "up-to-date"
+        case .updated: outcome = "updated"
+        case .planned: outcome = "planned"
+        }
+        previous = report.previous?.hex
+        current = report.current?.hex
+        counts = CountsJSON(report.counts)
+        paths = report.paths
+        plannedDownloads = report.outcome == .planned ? report.plannedDownloads : nil
+        fetch = report.fetch.map(FetchJSON.init)
+    }
+}
+
+struct DiffJSON: Encodable {
+    var from: String
+    var to: String
+    var files: [DiffEntry]
+    var insertions: Int
+    var deletions: Int
+    init(_ result: DiffResult) {
+        from = result.from
+        to = result.to
+        files = result.entries
+        insertions = result.insertions
+        deletions = result.deletions
+    }
+}

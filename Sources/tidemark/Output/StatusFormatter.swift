@@ -1,0 +1,63 @@
+import Foundation
+import Tidemark
+
+/// Renders `status` for people and for scripts.
+enum StatusFormatter {
+    /// `XY <collection>/<id>` per item; C-quoted unless `nulTerminated`.
+    static func porcelain(_ report: StatusReport, nulTerminated: Bool) -> String {
+        var out = ""
+        for item in report.items {
+            let name = Array(item.collection.utf8) + [47] + item.id.bytes
+            let shown = nulTerminated ? String(decoding: name, as: UTF8.self) : Quoting.cQuoted(name)
+            out += "\(item.upstream.rawValue)\(item.local.rawValue) \(shown)" + (nulTerminated ? "\0" : "\n")
+        }
+        return out
+    }
+
+    /// git-like status text.
+    static func human(_ report: StatusReport, output: OutputOptions) -> String {
+        let branch = report.branch.replacingOccurrences(of: "refs/heads/", with: "")
+        var out = "On branch \(branch)\n"
+        guard report.head != nil else {
+            return out + "\nNo snapshots yet (run 'tidemark sync').\n"
+        }
+        let fetched = report.lastFetch.map { "last fetch \(relative($0))" } ?? "never fetched"
+        let behind = report.behind
+        if report.upstream == nil {
+            out += "No upstream-tracking snapshot yet (\(fetched)); run 'tidemark fetch'.\n"
+        } else if behind.total == 0 {
+            out += "Your cache is up to date with 'tidemark/upstream' (\(fetched)).\n"
+        } else {
+            out += "Your cache is behind 'tidemark/upstream' by \(behind.total) item\(behind.total == 1 ? "" : "s") (\(behind.summary)); \(fetched).\n"
+            out += "  (use \"tidemark sync\" to update the cache, \"tidemark diff\" to see the changes)\n"
+        }
+        let upstreamItems = report.items.filter { $0.upstream != .unchanged }
+        if !upstreamItems.isEmpty {
+            out += "\nBehind upstream:\n"
+            for item in upstreamItems {
+                let name = "\(item.collection)/\(Quoting.display(item.id))"
+                switch item.upstream {
+                case .changed: out += "\t" + output.red("changed:   \(name)") + "\n"
+                case .added: out += "\t" + output.green("new:       \(name)") + "\n"
+                case .deleted: out += "\t" + output.red("deleted:   \(name)") + "\n"
+                case .unchanged: break
+                }
+            }
+        }
+        let localItems = report.items.filter { $0.local != .unchanged }
+        if !localItems.isEmpty || !report.otherPaths.isEmpty {
+            out += "\nEdited locally (a sync refuses to overwrite these without --force):\n"
+            for item in localItems {
+                let name = "\(item.collection)/\(Quoting.display(item.id))"
+                out += "\t" + output.red((item.local == .deleted ? "deleted:   " : "modified:  ") + name) + "\n"
+            }
+            for path in report.otherPaths {
+                out += "\t" + output.red("modified:  \(Quoting.cQuoted(Array(path.utf8)))") + "\n"
+            }
+        }
+        if report.isClean {
+            out += "\nnothing to sync, working tree clean\n"
+        }
+        return out
+    }
+}

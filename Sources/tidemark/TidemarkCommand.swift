@@ -1,0 +1,105 @@
+import ArgumentParser
+import Foundation
+import Tidemark
+
+/// `tidemark`: the root command.
+struct TidemarkCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tidemark",
+        abstract: "Mirror a remote collection into a git repository, and tell which cached items are behind upstream.",
+        discussion: """
+            A mirror is a git repository whose working tree caches an upstream collection (a folder of
+            JSON files, DocuSign templates, WordPress posts, a JSON REST collection). Every sync is a
+            commit; plain git (git log, git diff, tig) reads the history.
+
+            Exit status: 0 on success, 1 when a command refuses (local edits) or --exit-code finds
+            differences, 128 for errors (printed as 'fatal: ...'), 129 for usage errors.
+            """,
+        version: "0.1.0",
+        subcommands: [Clone.self, Fetch.self, Status.self, DiffCommand.self, Sync.self, Log.self, Rollback.self]
+    )
+
+    @Option(name: .customShort("C"), help: ArgumentHelp("Run as if tidemark was started in <path>.", valueName: "path"))
+    var directory: String?
+
+    /// Parses the command line, runs the command, and exits like git does.
+    static func runMain() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let failure as CommandFailure {
+            failure.report()
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                // --help and --version.
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            if error is ExitCode { Foundation.exit(code.rawValue) }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(129)
+        }
+    }
+
+    /// The mirror the command works on: the one containing `-C <path>` or the current folder.
+    func openMirror() throws -> Mirror {
+        do {
+            return try Mirror.open(at: directory ?? FileManager.default.currentDirectoryPath)
+        } catch {
+            throw CommandFailure.fatal(error.description)
+        }
+    }
+
+    /// Resolves a user-given path against `-C`.
+    func path(_ given: String) -> String {
+        if given.hasPrefix("/") { return given }
+        let base = directory.map { $0.hasPrefix("/") ? $0 : FileManager.default.currentDirectoryPath + "/" + $0 }
+            ?? FileManager.default.currentDirectoryPath
+        return base + "/" + given
+    }
+}
+
+/// How a command ends when it does not succeed: git's conventions.
+enum CommandFailure: Error {
+    /// `fatal: <message>` on stderr, exit 128.
+    case fatal(String)
+    /// `error: <message>` on stderr, exit 1 (a refusal, like git's "would be overwritten").
+    case refused(String)
+    /// Exit with `code` and no message (e.g. `--exit-code`).
+    case silent(Int32)
+
+    func report() -> Never {
+        switch self {
+        case .fatal(let message):
+            FileHandle.standardError.write(Data("fatal: \(message)\n".utf8))
+            Foundation.exit(128)
+        case .refused(let message):
+            FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+            Foundation.exit(1)
+        case .silent(let code):
+            Foundation.exit(code)
+        }
+    }
+
+    /// Maps an engine error to git's exit codes: refusals exit 1, everything else 128.
+    init(_ error: MirrorError) {
+        switch error {
+        case .localEdits, .massDeletion: self = .refused(error.description)
+        default: self = .fatal(error.description)
+        }
+    }
+}
+
+/// Runs an engine call, mapping its errors to ``CommandFailure``.
+func engine<R>(_ body: () async throws(MirrorError) -> R) async throws(CommandFailure) -> R {
+    do {
+        return try await body()
+    } catch {
+        throw CommandFailure(error)
+    }
+}
