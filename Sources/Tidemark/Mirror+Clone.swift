@@ -24,7 +24,9 @@ extension Mirror {
     /// Creates a mirror of `spec` in `destination` (created; must be missing or empty): lists
     /// the whole collection, downloads every item, commits a first snapshot and checks it out.
     /// On failure the destination is removed again, as `git clone` does.
+    /// - Parameter upstream: an adapter of the app's own; `spec` then only names it in the config.
     public static func clone(_ spec: String, to destination: String, options: CloneOptions = CloneOptions(),
+                             upstream custom: (any Upstream)? = nil,
                              progress: (@Sendable (ProgressEvent) -> Void)? = nil) async throws(MirrorError) -> (Mirror, SyncReport) {
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
@@ -40,7 +42,7 @@ extension Mirror {
                                                   options: options.options, jobs: options.jobs)
         let upstream: any Upstream
         do {
-            upstream = try UpstreamFactory.make(configuration)
+            upstream = try custom ?? UpstreamFactory.make(configuration)
         } catch {
             throw .upstream(error as? UpstreamError ?? .invalidConfiguration(String(describing: error)))
         }
@@ -54,7 +56,7 @@ extension Mirror {
         do {
             let repository = try mirrorErrors { try Repository.create(at: destination) }
             try settings.save(to: repository)
-            let mirror = Mirror(repository: repository, settings: settings)
+            let mirror = Mirror(repository: repository, settings: settings, upstream: custom)
             await mirror.setProgressHandler(progress)
             let report = try await mirror.sync(SyncOptions(fetch: options.fetch))
             return (mirror, report)

@@ -57,12 +57,7 @@ extension Mirror {
     }
 
     func fetchLocked(_ options: FetchOptions) async throws(MirrorError) -> FetchReport {
-        let upstream: any Upstream
-        do {
-            upstream = try UpstreamFactory.make(settings.upstreamConfiguration)
-        } catch {
-            throw .upstream(error as? UpstreamError ?? .invalidConfiguration(String(describing: error)))
-        }
+        let upstream = try makeUpstream()
         let head = try headCommit()
         let previous = try upstreamCommit()
         let base = previous ?? head

@@ -74,12 +74,7 @@ extension Mirror {
 
     /// A dry run: lists upstream and compares, but writes nothing (no objects, no refs).
     func planSync(_ options: SyncOptions) async throws(MirrorError) -> SyncReport {
-        let upstream: any Upstream
-        do {
-            upstream = try UpstreamFactory.make(settings.upstreamConfiguration)
-        } catch {
-            throw .upstream(error as? UpstreamError ?? .invalidConfiguration(String(describing: error)))
-        }
+        let upstream = try makeUpstream()
         let head = try headCommit()
         let base = try upstreamCommit() ?? head
         var counts = ChangeCounts()

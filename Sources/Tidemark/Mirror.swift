@@ -27,17 +27,21 @@ public actor Mirror {
     public nonisolated let gitDirectory: String
     /// Receives progress events of long operations.
     var progress: (@Sendable (ProgressEvent) -> Void)?
+    /// An upstream supplied by the app instead of the one the settings name.
+    let customUpstream: (any Upstream)?
 
-    init(repository: Repository, settings: MirrorSettings) {
+    init(repository: Repository, settings: MirrorSettings, upstream: (any Upstream)? = nil) {
         self.repository = repository
         self.settings = settings
+        self.customUpstream = upstream
         self.workingTree = repository.workdir ?? repository.gitDirectory
         self.gitDirectory = repository.gitDirectory
     }
 
     /// Opens the mirror containing `path` (searching parent folders, like git).
+    /// - Parameter upstream: an adapter of the app's own to use instead of the configured one.
     /// - Throws: ``MirrorError/notAMirror(_:)`` when there is no mirror there.
-    public static func open(at path: String) throws(MirrorError) -> Mirror {
+    public static func open(at path: String, upstream: (any Upstream)? = nil) throws(MirrorError) -> Mirror {
         let repository: Repository
         do {
             repository = try Repository.open(at: path)
@@ -47,7 +51,17 @@ public actor Mirror {
             throw .git(error)
         }
         let settings = try MirrorSettings.load(from: repository)
-        return Mirror(repository: repository, settings: settings)
+        return Mirror(repository: repository, settings: settings, upstream: upstream)
+    }
+
+    /// The adapter this mirror reads from.
+    func makeUpstream() throws(MirrorError) -> any Upstream {
+        if let customUpstream { return customUpstream }
+        do {
+            return try UpstreamFactory.make(settings.upstreamConfiguration)
+        } catch {
+            throw .upstream(error as? UpstreamError ?? .invalidConfiguration(String(describing: error)))
+        }
     }
 
     /// Sets the receiver of progress events.

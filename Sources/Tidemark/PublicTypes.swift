@@ -9,3 +9,5 @@ public typealias ItemID = Upstreams.ItemID
 public typealias Timestamp = Upstreams.Timestamp
 /// A git object id; snapshots are named by their commit id.
 public typealias ObjectID = GitStore.ObjectID
+/// A place items come from; implement it to mirror a source of your own.
+public typealias Upstream = Upstreams.Upstream

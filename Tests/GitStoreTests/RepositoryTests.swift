@@ -1,0 +1,78 @@
+import Foundation
+import GitStore
+import Testing
+
+@Suite("GitStore: repository, objects, trees, commits")
+struct RepositoryTests {
+    @Test func createThenOpenFindsTheRepositoryFromASubfolder() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path + "/repo")
+            #expect(repository.workdir == path + "/repo/")
+            try FileManager.default.createDirectory(atPath: path + "/repo/a/b", withIntermediateDirectories: true)
+            let reopened = try Repository.open(at: path + "/repo/a/b")
+            #expect(reopened.gitDirectory == path + "/repo/.git/")
+            #expect(try reopened.headBranch() == "refs/heads/main")
+            #expect(try reopened.resolveReference("HEAD") == nil)
+        }
+    }
+
+    @Test func openingAFolderWithoutRepositoryThrowsNotFound() async throws {
+        await withScratch { path in
+            #expect { _ = try Repository.open(at: path, search: false) } throws: { error in
+                (error as? GitError)?.code == .notFound
+            }
+        }
+    }
+
+    @Test func blobsRoundTripAndHashLikeGit() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path + "/repo")
+            let data = Data("{\n  \"a\": 1\n}\n".utf8)
+            let id = try repository.writeBlob(data)
+            #expect(try repository.readBlob(id) == data)
+            #expect(ObjectID.hashBlob(data) == id)
+            try data.write(to: URL(fileURLWithPath: path + "/file"))
+            let gitHash = try git(["hash-object", path + "/file"], in: path + "/repo")
+            #expect(gitHash.trimmingCharacters(in: .whitespacesAndNewlines) == id.hex)
+            #expect(repository.contains(id))
+            #expect(!repository.contains(ObjectID.hashBlob(Data("other".utf8))))
+        }
+    }
+
+    @Test func treeUpdatesRewriteOnlyChangedPathsAndDropEmptyFolders() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path + "/repo")
+            let a = try repository.writeBlob(Data("a".utf8))
+            let b = try repository.writeBlob(Data("b".utf8))
+            let first = try repository.updateTree(nil, [
+                .upsert(path: "x/1.json", blob: a), .upsert(path: "x/2.json", blob: b), .upsert(path: "y/3.json", blob: a),
+            ])
+            let yBefore = try repository.treeEntry(at: "y", in: first)
+            let second = try repository.updateTree(first, [.upsert(path: "x/1.json", blob: b), .remove(path: "x/2.json")])
+            #expect(try repository.treeEntry(at: "x/1.json", in: second)?.id == b)
+            #expect(try repository.treeEntry(at: "x/2.json", in: second) == nil)
+            // The untouched subtree is shared, not rewritten.
+            #expect(try repository.treeEntry(at: "y", in: second)?.id == yBefore?.id)
+            let third = try repository.updateTree(second, [.remove(path: "y/3.json")])
+            #expect(try repository.treeEntry(at: "y", in: third) == nil)
+            #expect(try repository.treeEntries(third).map(\.nameString) == ["x"])
+            #expect(try repository.treeEntries(try repository.treeEntry(at: "x", in: third)!.id).allSatisfy { $0.mode == 0o100644 })
+        }
+    }
+
+    @Test func commitsRecordTreeParentsAndMessage() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path + "/repo")
+            let tree = try repository.updateTree(nil, [.upsert(path: "f", blob: try repository.writeBlob(Data("1".utf8)))])
+            let author = Signature(name: "T", email: "t@example.org", time: 1_700_000_000)
+            let first = try repository.createCommit(tree: tree, parents: [], message: "one\n", author: author)
+            let second = try repository.createCommit(tree: tree, parents: [first], message: "two\n\nbody\n", author: author)
+            let commit = try repository.commit(second)
+            #expect(commit.parents == [first])
+            #expect(commit.tree == tree)
+            #expect(commit.summary == "two")
+            #expect(commit.author.time == 1_700_000_000)
+            #expect(try repository.history(from: second) == [second, first])
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// A fresh temporary folder for one test, removed afterwards.
+func withScratch<R>(_ body: (String) async throws -> R) async rethrows -> R {
+    let path = NSTemporaryDirectory() + "tidemark-test-" + UUID().uuidString
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try await body(path)
+}
+
+/// Runs `git` (tests only: to prove interoperability) and returns its stdout; fails on non-zero exit.
+@discardableResult
+func git(_ arguments: [String], in directory: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["git"] + arguments
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    let out = directory + "/../git-out-" + UUID().uuidString
+    let err = out + ".err"
+    FileManager.default.createFile(atPath: out, contents: nil)
+    FileManager.default.createFile(atPath: err, contents: nil)
+    defer { try? FileManager.default.removeItem(atPath: out); try? FileManager.default.removeItem(atPath: err) }
+    process.standardOutput = FileHandle(forWritingAtPath: out)
+    process.standardError = FileHandle(forWritingAtPath: err)
+    try process.run()
+    process.waitUntilExit()
+    let text = String(decoding: FileManager.default.contents(atPath: out) ?? Data(), as: UTF8.self)
+    if process.terminationStatus != 0 {
+        let message = String(decoding: FileManager.default.contents(atPath: err) ?? Data(), as: UTF8.self)
+        struct GitFailed: Error, CustomStringConvertible { let description: String }
+        throw GitFailed(description: "git \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(message)")
+    }
+    return text
+}

@@ -1,0 +1,56 @@
+import Foundation
+import GitStore
+import Testing
+
+@Suite("GitStore: config, diff, checkout")
+struct WorkingTreeTests {
+    @Test func configValuesRoundTripThroughGit() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path + "/repo")
+            try repository.setConfig("tidemark.upstream", "dir:/srv/items")
+            try repository.setConfigValues("tidemark.collection", ["posts", "pages"])
+            #expect(try repository.configString("tidemark.upstream") == "dir:/srv/items")
+            #expect(try repository.configValues("tidemark.collection") == ["posts", "pages"])
+            #expect(try git(["config", "--get-all", "tidemark.collection"], in: path + "/repo") == "posts\npages\n")
+            try git(["config", "tidemark.jobs", "4"], in: path + "/repo")
+            #expect(try repository.configString("tidemark.jobs") == "4")
+            try repository.removeConfig("tidemark.jobs")
+            #expect(try repository.configString("tidemark.jobs") == nil)
+        }
+    }
+
+    @Test func checkoutSafeNeverOverwritesLocalEditsAndForceDoes() async throws {
+        try await withScratch { path in
+            let root = path + "/repo"
+            let repository = try Repository.create(at: root)
+            let v1 = try repository.updateTree(nil, [.upsert(path: "c/a.json", blob: try repository.writeBlob(Data("1\n".utf8)))])
+            let v2 = try repository.updateTree(v1, [.upsert(path: "c/a.json", blob: try repository.writeBlob(Data("2\n".utf8)))])
+            try repository.checkout(tree: v1, baseline: nil, strategy: .safe)
+            #expect(FileManager.default.contents(atPath: root + "/c/a.json") == Data("1\n".utf8))
+            try Data("local\n".utf8).write(to: URL(fileURLWithPath: root + "/c/a.json"))
+            #expect(try repository.diffTreeToWorkdir(v1).deltas.map(\.path) == ["c/a.json"])
+            #expect { try repository.checkout(tree: v2, baseline: v1, strategy: .safe) } throws: {
+                ($0 as? GitError)?.code == .conflict
+            }
+            #expect(FileManager.default.contents(atPath: root + "/c/a.json") == Data("local\n".utf8))
+            try repository.checkout(tree: v2, baseline: v1, strategy: .force)
+            #expect(FileManager.default.contents(atPath: root + "/c/a.json") == Data("2\n".utf8))
+        }
+    }
+
+    @Test func treeDiffsGivePatchStatsAndStatuses() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path + "/repo")
+            let a = try repository.writeBlob(Data("one\ntwo\n".utf8))
+            let b = try repository.writeBlob(Data("one\nthree\n".utf8))
+            let old = try repository.updateTree(nil, [.upsert(path: "m", blob: a), .upsert(path: "d", blob: a)])
+            let new = try repository.updateTree(old, [.upsert(path: "m", blob: b), .remove(path: "d"), .upsert(path: "n", blob: a)])
+            let diff = try repository.diffTrees(old, new)
+            #expect(diff.deltas.map { "\($0.status.letter) \($0.path)" } == ["D d", "M m", "A n"])
+            let stats = try diff.stats()
+            #expect(stats.filesChanged == 3 && stats.insertions == 3 && stats.deletions == 3)
+            #expect(try diff.patch().contains("-two\n+three\n"))
+            #expect(try repository.diffTrees(old, new, paths: ["m"]).deltas.map(\.path) == ["m"])
+        }
+    }
+}

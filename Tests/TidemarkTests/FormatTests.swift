@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import Tidemark
+
+@Suite("Canonical JSON, manifests, trailers, timestamps")
+struct FormatTests {
+    @Test func canonicalJSONSortsKeysKeepsNumbersAndEndsWithNewline() throws {
+        let input = Data(#"{"b":1.50,"a":[true,null,{"z":"\u00e9\n","y":12345678901234567890}],"c":{}}"#.utf8)
+        let expected = """
+            {
+              "a": [
+                true,
+                null,
+                {
+                  "y": 12345678901234567890,
+                  "z": "é\\n"
+                }
+              ],
+              "b": 1.50,
+              "c": {}
+            }
+
+            """
+        let output = try CanonicalJSON.canonicalize(input)
+        #expect(String(decoding: output, as: UTF8.self) == expected)
+        #expect(try CanonicalJSON.canonicalize(output) == output)
+    }
+
+    @Test(arguments: [
+        "", "{", "{\"a\":1,}", "{\"a\":1,\"a\":2}", "[1 2]", "01", "1.", "\"\\ud800\"", "\"a\u{1}\"", "nul", "{} x",
+        "\"\\x\"", "[\"\\udc00\"]",
+    ])
+    func malformedJSONIsRejected(_ text: String) {
+        #expect(throws: CanonicalJSON.ParseError.self) { try CanonicalJSON.canonicalize(Data(text.utf8)) }
+    }
+
+    @Test func deepNestingIsRejectedNotCrashed() {
+        let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        #expect(throws: CanonicalJSON.ParseError.self) { try CanonicalJSON.canonicalize(Data(deep.utf8)) }
+    }
+
+    @Test func manifestsRoundTripHostileIds() throws {
+        let entries = try hostileIDs.map { bytes in
+            ManifestEntry(id: ItemID(bytes: bytes), lastModified: "2018-03-26T03:54:40.4470000Z", etag: "\"e\t1\"",
+                          path: try ItemPath.fileName(for: ItemID(bytes: bytes)))
+        }
+        let manifest = Manifest(entries: entries.shuffled())
+        let text = manifest.serialized()
+        let parsed = try Manifest.parse(text)
+        #expect(parsed == manifest)
+        #expect(parsed.entries.map(\.id) == entries.map(\.id).sorted())
+        // One line per item plus the header; no raw control bytes inside fields.
+        #expect(text.filter { $0 == 10 }.count == entries.count + 1)
+        #expect(!text.contains(0) && !text.contains(13))
+    }
+
+    @Test func corruptManifestsAreRejected() {
+        let header = Manifest.header + "\n"
+        for body in ["a\tb\n", "b\t1\t\tb.json\na\t1\t\ta.json\n", "a\t1\t\t\n", "%zz\t1\t\ta.json\n"] {
+            #expect(throws: Manifest.ParseError.self) { try Manifest.parse(Data((header + body).utf8)) }
+        }
+        #expect(throws: Manifest.ParseError.self) { try Manifest.parse(Data("# tidemark manifest 9\n".utf8)) }
+    }
+
+    @Test func snapshotMessagesRoundTripTheirTrailers() {
+        let message = SnapshotMessage(
+            verb: "Sync", upstream: "docusign:https://demo.docusign.net/restapi/v2.1/accounts/123",
+            collections: [("posts", "2018-10-30T15:05:21.6830000Z"), ("pages", "none")],
+            counts: ChangeCounts(changed: 3, added: 1, deleted: 2), items: 50, listedAt: "2026-11-21T10:00:00Z")
+        let text = message.render()
+        #expect(text.hasPrefix("Sync posts, pages: 3 changed, 1 new, 2 deleted\n"))
+        let parsed = SnapshotMessage.parse(text)
+        #expect(parsed?.watermark(of: "posts") == "2018-10-30T15:05:21.6830000Z")
+        #expect(parsed?.watermark(of: "pages") == "none")
+        #expect(parsed?.counts == ChangeCounts(changed: 3, added: 1, deleted: 2))
+        #expect(parsed?.items == 50)
+        #expect(SnapshotMessage.parse("plain commit\n\nno trailers here\n") == nil)
+    }
+
+    @Test func timestampsCompareInstantsNotText() throws {
+        let docusign = try #require(Timestamp("2018-03-26T03:54:40.4470000Z"))
+        let short = try #require(Timestamp("2018-03-26T03:54:40.447Z"))
+        #expect(docusign == short && docusign.raw != short.raw)
+        let wordpress = try #require(Timestamp("2018-03-26T03:54:40"))
+        let offset = try #require(Timestamp("2018-03-26T05:54:40+02:00"))
+        #expect(wordpress == offset)
+        #expect(wordpress < docusign)
+        #expect(Timestamp("9999-12-31T23:59:59Z") != nil)
+        for bad in ["", "yesterday", "2018-03-26", "2018-13-01T00:00:00Z", "2018-03-26T03:54:40.Z", "2018-03-26T03:54:40Zjunk"] {
+            #expect(Timestamp(bad) == nil, "\(bad)")
+        }
+        #expect(Timestamp(seconds: 0).raw == "1970-01-01T00:00:00Z")
+        #expect(Timestamp(seconds: 1_543_593_921, nanoseconds: 683_000_000).raw == "2018-11-30T16:05:21.683Z")
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import Testing
+import Tidemark
+import Upstreams
+
+@Suite("Mirror engine over an in-memory upstream")
+struct MirrorTests {
+    func seeded(_ count: Int) -> TestUpstream {
+        let upstream = TestUpstream()
+        for index in 0..<count { upstream.put(ItemID("item-\(index)"), "2024-01-01T00:00:\(String(format: "%02d", index % 60))Z") }
+        return upstream
+    }
+
+    @Test func cloneStoresEveryItemAndAFirstSnapshot() async throws {
+        try await withScratch { path in
+            let upstream = seeded(12)
+            let (mirror, report) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            #expect(report.outcome == .updated)
+            #expect(report.counts == ChangeCounts(added: 12))
+            #expect(upstream.takeDownloads().count == 12)
+            let files = try FileManager.default.contentsOfDirectory(atPath: path + "/m/items").sorted()
+            #expect(files.count == 12 && files.first == "item-0.json")
+            #expect(try await mirror.status().isClean)
+            let log = try await mirror.log()
+            #expect(log.count == 1 && log[0].new == 12 && log[0].items == 12)
+            #expect(log[0].collections.first?.watermark == "2024-01-01T00:00:11Z")
+            try git(["fsck", "--strict"], in: path + "/m")
+        }
+    }
+
+    @Test func fetchDownloadsOnlyWhatChangedAndStatusReportsIt() async throws {
+        try await withScratch { path in
+            let upstream = seeded(20)
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            _ = upstream.takeDownloads()
+            let unchanged = try await mirror.fetch()
+            #expect(unchanged.downloaded == 0 && !unchanged.updated)
+            #expect(upstream.takeDownloads().isEmpty)
+
+            upstream.put(ItemID("item-1"), "2024-02-01T00:00:00Z")
+            upstream.put(ItemID("new"), "2024-02-02T00:00:00Z")
+            upstream.remove(ItemID("item-2"))
+            let report = try await mirror.fetch()
+            #expect(Set(upstream.takeDownloads()) == [ItemID("item-1"), ItemID("new")])
+            #expect(report.behind == ChangeCounts(changed: 1, added: 1, deleted: 1))
+            let status = try await mirror.status()
+            #expect(status.items.map { "\($0.upstream.rawValue)\($0.local.rawValue) \($0.id)" }
+                    == ["M  item-1", "D  item-2", "A  new"])
+            // Fetch touched neither the branch nor the working tree.
+            #expect(FileManager.default.fileExists(atPath: path + "/m/items/item-2.json"))
+
+            let sync = try await mirror.sync()
+            #expect(sync.outcome == .updated && sync.counts == ChangeCounts(changed: 1, added: 1, deleted: 1))
+            #expect(upstream.takeDownloads().isEmpty)
+            #expect(try await mirror.status().isClean)
+            #expect(!FileManager.default.fileExists(atPath: path + "/m/items/item-2.json"))
+            let watermark = try await mirror.log().first?.collections.first?.watermark
+            #expect(watermark == "2024-02-02T00:00:00Z")
+            try git(["fsck", "--strict"], in: path + "/m")
+        }
+    }
+
+    @Test func hostileIdsStayInsideTheirCollectionAndPassFsck() async throws {
+        try await withScratch { path in
+            let upstream = TestUpstream()
+            for bytes in hostileIDs { upstream.put(ItemID(bytes: bytes), "2024-01-01T00:00:00Z") }
+            let (mirror, report) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            #expect(report.counts.added == hostileIDs.count)
+            let top = try FileManager.default.contentsOfDirectory(atPath: path + "/m").sorted()
+            #expect(top == [".git", ".tidemark", "items"])
+            let files = try FileManager.default.contentsOfDirectory(atPath: path + "/m/items")
+            #expect(files.count == hostileIDs.count)
+            try git(["fsck", "--strict"], in: path + "/m")
+            let tree = try git(["ls-tree", "-r", "HEAD"], in: path + "/m")
+            #expect(tree.split(separator: "\n").allSatisfy { $0.hasPrefix("100644 blob ") })
+            // A plain git clone with NTFS and HFS protection checks every path out.
+            try git(["-c", "core.protectNTFS=true", "-c", "core.protectHFS=true", "clone", "-q", path + "/m", path + "/copy"], in: path)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: path + "/copy/items").count == hostileIDs.count)
+            // Status names them by id, quoted when unusual.
+            upstream.put(ItemID(bytes: [97, 10, 98]), "2024-01-01T00:00:00Z")
+            _ = try await mirror.fetch()
+            #expect(try await mirror.status().items.map(\.id) == [ItemID(bytes: [97, 10, 98])])
+        }
+    }
+
+    @Test func emptyIdsAreRefusedWithAClearError() async throws {
+        try await withScratch { path in
+            let upstream = seeded(2)
+            upstream.put(ItemID(bytes: []), "2024-01-01T00:00:00Z")
+            await #expect { _ = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream) } throws: {
+                String(describing: $0).contains("empty id")
+            }
+            #expect(!FileManager.default.fileExists(atPath: path + "/m"))
+        }
+    }
+
+    @Test func massDeletionIsRefusedUnlessAllowed() async throws {
+        try await withScratch { path in
+            let upstream = seeded(10)
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            let before = try await mirror.log().first?.commit
+            upstream.removeAll()
+            await #expect { _ = try await mirror.sync() } throws: {
+                if case .massDeletion(_, 10, 10) = $0 as? MirrorError { return true }
+                return false
+            }
+            #expect(try await mirror.log().first?.commit == before)
+            for index in 0..<4 { upstream.put(ItemID("item-\(index)"), "2024-01-01T00:00:00Z") }
+            await #expect(throws: MirrorError.self) { _ = try await mirror.sync() }
+            let report = try await mirror.sync(SyncOptions(fetch: FetchOptions(allowMassDelete: true)))
+            #expect(report.counts.deleted == 6)
+        }
+    }
+
+    @Test func failedDownloadsKeepTheWatermarkAndAreRetried() async throws {
+        try await withScratch { path in
+            let upstream = seeded(5)
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            _ = upstream.takeDownloads()
+            upstream.put(ItemID("item-1"), "2024-03-01T00:00:00Z")
+            upstream.put(ItemID("item-3"), "2024-03-02T00:00:00Z")
+            upstream.remove(ItemID("item-4"))
+            upstream.fail([ItemID("item-3")])
+            await #expect { _ = try await mirror.sync() } throws: {
+                if case .incompleteFetch(let failures) = $0 as? MirrorError { return failures.count == 1 }
+                return false
+            }
+            // The branch did not move; what downloaded is on the upstream-tracking ref.
+            let head = try await mirror.log()
+            #expect(head.count == 1)
+            let upstreamLog = try await mirror.log(from: "upstream")
+            #expect(upstreamLog.first?.collections.first?.watermark == "2024-01-01T00:00:04Z")
+            let status = try await mirror.status()
+            #expect(status.items.map(\.id) == [ItemID("item-1")], "no deletion inferred after a failure")
+            _ = upstream.takeDownloads()
+            upstream.fail([])
+            let report = try await mirror.sync()
+            #expect(upstream.takeDownloads() == [ItemID("item-3")])
+            #expect(report.counts == ChangeCounts(changed: 2, deleted: 1))
+            #expect(try await mirror.log().first?.collections.first?.watermark == "2024-03-02T00:00:00Z")
+        }
+    }
+
+    @Test func localEditsBlockASyncUnlessForced() async throws {
+        try await withScratch { path in
+            let upstream = seeded(3)
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            let file = path + "/m/items/item-1.json"
+            try Data("{\"mine\": true}\n".utf8).write(to: URL(fileURLWithPath: file))
+            #expect(try await mirror.status().items.map { "\($0.upstream.rawValue)\($0.local.rawValue)" } == [" M"])
+            upstream.put(ItemID("item-1"), "2024-05-01T00:00:00Z")
+            await #expect { _ = try await mirror.sync() } throws: {
+                if case .localEdits(let items) = $0 as? MirrorError { return items == ["items/item-1"] }
+                return false
+            }
+            #expect(FileManager.default.contents(atPath: file) == Data("{\"mine\": true}\n".utf8))
+            #expect(try await mirror.status().items.map { "\($0.upstream.rawValue)\($0.local.rawValue)" } == ["MM"])
+            _ = try await mirror.sync(SyncOptions(force: true))
+            #expect(String(decoding: FileManager.default.contents(atPath: file)!, as: UTF8.self).contains("2024-05-01"))
+            #expect(try await mirror.status().isClean)
+        }
+    }
+
+    @Test func rollbackShowsWhatIsBehindAndTheNextSyncDownloadsNothing() async throws {
+        try await withScratch { path in
+            let upstream = seeded(4)
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            upstream.put(ItemID("item-0"), "2024-06-01T00:00:00Z")
+            _ = try await mirror.sync()
+            _ = upstream.takeDownloads()
+            let rollback = try await mirror.rollback(to: "HEAD~1")
+            #expect(rollback.paths.contains("items/item-0.json"))
+            #expect(try await mirror.status().items.map { "\($0.upstream.rawValue) \($0.id)" } == ["M item-0"])
+            let log = try await mirror.log()
+            #expect(log.count == 3 && log[0].restores == rollback.restored.hex)
+            let sync = try await mirror.sync()
+            #expect(sync.counts == ChangeCounts(changed: 1))
+            #expect(upstream.takeDownloads().isEmpty, "objects already stored are re-used")
+            #expect(try await mirror.status().isClean)
+            // --hard resets the branch; the reflog keeps the old tip.
+            let hard = try await mirror.rollback(to: "HEAD~2", hard: true)
+            #expect(try await mirror.log().first?.commit == hard.restored.hex)
+            #expect(try git(["rev-parse", "main@{1}"], in: path + "/m").hasPrefix(hard.previous.hex))
+        }
+    }
+
+    @Test func aSecondRunFailsAtOnceWhileTheLockIsHeld() async throws {
+        try await withScratch { path in
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: seeded(2))
+            let fd = open(path + "/m/.git/tidemark.lock", O_RDWR)
+            #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
+            _ = pwrite(fd, "4242\n", 5, 0)
+            await #expect { _ = try await mirror.fetch() } throws: {
+                String(describing: $0).contains("another tidemark process (pid 4242) is running")
+            }
+            flock(fd, LOCK_UN)
+            close(fd)
+            _ = try await mirror.fetch()
+        }
+    }
+
+    @Test func notAMirrorIsAClearError() async throws {
+        try await withScratch { path in
+            #expect { _ = try Mirror.open(at: path) } throws: { String(describing: $0).contains("not a tidemark mirror") }
+            try git(["init", "-q", path + "/plain"], in: path)
+            #expect { _ = try Mirror.open(at: path + "/plain") } throws: { String(describing: $0).contains("not a tidemark mirror") }
+        }
+    }
+}

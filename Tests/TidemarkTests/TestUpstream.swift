@@ -1,0 +1,52 @@
+import Foundation
+import Upstreams
+
+/// An in-memory upstream for engine tests: items can be changed between runs, downloads counted,
+/// and single items made to fail.
+final class TestUpstream: Upstream, @unchecked Sendable {
+    struct Item {
+        var lastModified: String
+        var body: String
+    }
+    let spec = "test:memory"
+    let collections: [String]
+    private let lock = NSLock()
+    private var store: [String: [ItemID: Item]] = [:]
+    private var failing: Set<ItemID> = []
+    private var downloads: [ItemID] = []
+    var listingIsComplete = true
+
+    init(collections: [String] = ["items"]) {
+        self.collections = collections
+        for collection in collections { store[collection] = [:] }
+    }
+
+    func put(_ id: ItemID, _ lastModified: String, body: String? = nil, in collection: String = "items") {
+        lock.withLock {
+            store[collection]![id] = Item(lastModified: lastModified,
+                                          body: body ?? #"{"id": "\#(id.bytes.count)", "v": "\#(lastModified)"}"#)
+        }
+    }
+    func remove(_ id: ItemID, in collection: String = "items") { _ = lock.withLock { store[collection]!.removeValue(forKey: id) } }
+    func removeAll(in collection: String = "items") { lock.withLock { store[collection] = [:] } }
+    func fail(_ ids: Set<ItemID>) { lock.withLock { failing = ids } }
+    /// Downloads since the last call, and resets the count.
+    func takeDownloads() -> [ItemID] { lock.withLock { defer { downloads = [] }; return downloads } }
+
+    func list(collection: String, since: Timestamp?, cached: [ItemID: CachedVersion]) async throws -> Listing {
+        let items = lock.withLock { store[collection] ?? [:] }
+        return Listing(items: items.map { ListedItem(id: $0.key, lastModified: Timestamp($0.value.lastModified)!) },
+                       isComplete: listingIsComplete, requests: 1)
+    }
+
+    func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
+        try lock.withLock {
+            downloads.append(item.id)
+            if failing.contains(item.id) {
+                throw UpstreamError.http(status: 503, url: "test:\(item.id)", message: "injected")
+            }
+            guard let stored = store[collection]?[item.id] else { throw UpstreamError.unreachable("gone") }
+            return .body(Data(stored.body.utf8), etag: nil)
+        }
+    }
+}
