@@ -100,8 +100,7 @@ public final class Diff {
         let stats = try statsPointer()
         defer { git_diff_stats_free(stats) }
         var buffer = git_buf()
-        let format = git_diff_stats_format_t(GIT_DIFF_STATS_FULL.rawValue | GIT_DIFF_STATS_INCLUDE_SUMMARY.rawValue)
-        try check(git_diff_stats_to_buf(&buffer, stats, format, width), "git_diff_stats_to_buf")
+        try check(git_diff_stats_to_buf(&buffer, stats, GIT_DIFF_STATS_FULL, width), "git_diff_stats_to_buf")
         return takeString(&buffer)
     }
 

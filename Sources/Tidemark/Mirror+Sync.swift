@@ -225,6 +225,16 @@ extension Mirror {
         return names
     }
 
+    /// True when the working tree file at `path` has exactly the contents `tree` gives it (or is
+    /// absent where `tree` has no file).
+    func workingTreeMatches(_ path: String, in tree: ObjectID) throws(MirrorError) -> Bool {
+        let entry = try mirrorErrors { try repository.treeEntry(at: path, in: tree) }
+        let data = FileManager.default.contents(atPath: workingTree + path)
+        guard let entry else { return data == nil }
+        guard let data else { return false }
+        return ObjectID.hashBlob(data) == entry.id
+    }
+
     /// Finishes a sync a crash interrupted: its journal names the old and new snapshot.
     func recoverInterruptedSync() throws(MirrorError) {
         guard let journal = readState("sync-journal") else { return }
@@ -247,7 +257,15 @@ extension Mirror {
         }
         let oldTree = try old.map { id throws(MirrorError) in try mirrorErrors { try repository.commit(id).tree } }
         let changed = try mirrorErrors { try repository.diffTrees(oldTree, targetCommit.tree).deltas.map(\.path) }
-        try checkout(targetCommit.tree, baseline: oldTree, paths: changed, force: false)
+        // Files the interrupted checkout already wrote are left alone; the rest are updated safely.
+        var remaining: [String] = []
+        for path in changed where try !workingTreeMatches(path, in: targetCommit.tree) {
+            remaining.append(path)
+        }
+        if !remaining.isEmpty {
+            try checkout(targetCommit.tree, baseline: oldTree, paths: remaining, force: false)
+        }
+        try mirrorErrors { try repository.resetIndex(to: targetCommit.tree) }
         try updateRef(branch, to: target, expected: old, message: "tidemark: finish interrupted sync")
         removeState("sync-journal")
     }

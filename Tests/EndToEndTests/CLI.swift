@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// Runs the built `tidemark` binary (and `git`, to prove interoperability) in end-to-end tests.
+enum CLI {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        /// True when the process was killed by a signal (e.g. a crash point's SIGKILL).
+        var signalled: Bool
+    }
+
+    /// The `tidemark` executable next to the test bundle, or in `.build/debug`.
+    static let tidemark: String = {
+        let candidates = [
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("tidemark").path,
+            Bundle.main.bundleURL.appendingPathComponent("tidemark").path,
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent(".build/debug/tidemark").path,
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[2]
+    }()
+
+    /// Runs a program; output goes to files, so large output can never block the child.
+    static func run(_ executable: String, _ arguments: [String], in directory: String,
+                    environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        var env = ProcessInfo.processInfo.environment
+        env["NO_COLOR"] = "1"
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let base = NSTemporaryDirectory() + "tidemark-e2e-" + UUID().uuidString
+        FileManager.default.createFile(atPath: base + ".out", contents: nil)
+        FileManager.default.createFile(atPath: base + ".err", contents: nil)
+        defer {
+            try? FileManager.default.removeItem(atPath: base + ".out")
+            try? FileManager.default.removeItem(atPath: base + ".err")
+        }
+        process.standardOutput = FileHandle(forWritingAtPath: base + ".out")
+        process.standardError = FileHandle(forWritingAtPath: base + ".err")
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        func read(_ path: String) -> String {
+            String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
+        }
+        return Result(status: process.terminationStatus, stdout: read(base + ".out"), stderr: read(base + ".err"),
+                      signalled: process.terminationReason == .uncaughtSignal)
+    }
+
+    /// Runs `tidemark` with `arguments` in `directory`.
+    static func tidemark(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> Result {
+        try run(tidemark, arguments, in: directory, environment: environment)
+    }
+
+    /// Runs `git`, failing the test when it fails.
+    @discardableResult
+    static func git(_ arguments: [String], in directory: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let result = try run("/usr/bin/git", arguments, in: directory)
+        #expect(result.status == 0, "git \(arguments.joined(separator: " ")): \(result.stderr)", sourceLocation: sourceLocation)
+        return result.stdout
+    }
+
+    /// `git fsck --strict` passes.
+    static func expectClean(_ directory: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let result = try run("/usr/bin/git", ["fsck", "--strict", "--no-dangling"], in: directory)
+        #expect(result.status == 0 && result.stderr.isEmpty, "fsck: \(result.stdout)\(result.stderr)", sourceLocation: sourceLocation)
+    }
+}
+
+/// A fresh temporary folder for one test, removed afterwards.
+func withScratch<R>(_ body: (String) async throws -> R) async rethrows -> R {
+    let path = NSTemporaryDirectory() + "tidemark-e2e-" + UUID().uuidString
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try await body(path)
+}
+
+/// Writes a `dir` upstream item.
+func writeItem(_ folder: String, _ id: String, lastModified: String, extra: String = "") throws {
+    let json = #"{"id": "\#(id)", "lastModified": "\#(lastModified)", "name": "Template \#(id)"\#(extra)}"#
+    try Data(json.utf8).write(to: URL(fileURLWithPath: "\(folder)/\(id).json"))
+}

@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+
+@Suite("End to end: the tidemark binary on a folder upstream, checked by git", .serialized)
+struct WalkthroughTests {
+    @Test func cloneChangeFetchStatusSyncRollback() async throws {
+        try await withScratch { root in
+            let upstream = root + "/upstream"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            for index in 1...50 {
+                try writeItem(upstream, String(format: "tpl-%02d", index), lastModified: "2018-03-26T03:54:40.4470000Z")
+            }
+            let clone = try CLI.tidemark(["clone", "dir:upstream", "cache"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            #expect(clone.stdout.hasPrefix("Cloned 50 items"))
+            let mirror = root + "/cache"
+            try CLI.expectClean(mirror)
+            #expect(try CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            let trailers = try CLI.git(["log", "-1", "--format=%(trailers:key=Tidemark-Watermark,valueonly)"], in: mirror)
+            #expect(trailers.trimmingCharacters(in: .whitespacesAndNewlines) == "2018-03-26T03:54:40.4470000Z")
+
+            // Upstream: 3 changed, 1 new, 2 deleted.
+            for id in ["tpl-03", "tpl-10", "tpl-42"] {
+                try writeItem(upstream, id, lastModified: "2018-10-30T15:05:21.6830000Z", extra: #", "edited": true"#)
+            }
+            try writeItem(upstream, "tpl-51", lastModified: "2018-10-30T15:05:22Z")
+            try FileManager.default.removeItem(atPath: upstream + "/tpl-07.json")
+            try FileManager.default.removeItem(atPath: upstream + "/tpl-20.json")
+
+            let fetch = try CLI.tidemark(["fetch"], in: mirror)
+            #expect(fetch.status == 0, "\(fetch.stderr)")
+            #expect(fetch.stdout.contains("downloaded 4; behind: 3 changed, 1 new, 2 deleted"))
+            try CLI.expectClean(mirror)
+            let porcelain = try CLI.tidemark(["status", "--porcelain"], in: mirror)
+            #expect(porcelain.stdout == """
+                M  items/tpl-03
+                D  items/tpl-07
+                M  items/tpl-10
+                D  items/tpl-20
+                M  items/tpl-42
+                A  items/tpl-51
+
+                """)
+            #expect(try CLI.tidemark(["status", "--exit-code"], in: mirror).status == 1)
+            let human = try CLI.tidemark(["status"], in: mirror).stdout
+            #expect(human.contains("behind 'tidemark/upstream' by 6 items (3 changed, 1 new, 2 deleted)"))
+            #expect(try CLI.tidemark(["status", "--porcelain", "-z"], in: mirror).stdout.split(separator: "\0").count == 6)
+
+            // tidemark diff --stat agrees with git's own diff of the same refs.
+            let ours = try CLI.tidemark(["diff", "--stat"], in: mirror).stdout
+            let theirs = try CLI.git(["diff", "main", "tidemark/upstream", "--stat"], in: mirror)
+            #expect(Self.statSummary(ours) == Self.statSummary(theirs))
+            #expect(Self.statFiles(ours) == Self.statFiles(theirs))
+            #expect(Self.statFiles(ours).count == 7)  // 6 items and the manifest
+            let nameStatus = try CLI.tidemark(["diff", "--name-status"], in: mirror).stdout
+            #expect(nameStatus == (try CLI.git(["diff", "--name-status", "main", "tidemark/upstream"], in: mirror)))
+            let one = try CLI.tidemark(["diff", "--", "items/tpl-03"], in: mirror).stdout
+            #expect(one.contains("+  \"edited\": true,") && !one.contains("tpl-10"))
+
+            let sync = try CLI.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0, "\(sync.stderr)")
+            #expect(sync.stdout.contains("Synced: 3 changed, 1 new, 2 deleted"))
+            #expect(try CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            #expect(try CLI.tidemark(["status", "--exit-code"], in: mirror).status == 0)
+            #expect(try CLI.git(["status", "--porcelain"], in: mirror) == "")
+            try CLI.expectClean(mirror)
+            let parsed = try CLI.git(["log", "-1", "--format=%B"], in: mirror)
+            let interpreted = try CLI.run("/bin/sh", ["-c", "git log -1 --format=%B | git interpret-trailers --parse"], in: mirror).stdout
+            #expect(parsed.hasPrefix("Sync items: 3 changed, 1 new, 2 deleted\n"))
+            #expect(interpreted.contains("Tidemark-Watermark: 2018-10-30T15:05:22Z"))
+            #expect(interpreted.contains("Tidemark-Upstream: dir:\(upstream)"))
+
+            let log = try CLI.tidemark(["log", "--json"], in: mirror)
+            let snapshots = try JSONSerialization.jsonObject(with: Data(log.stdout.utf8)) as? [[String: Any]]
+            #expect(snapshots?.count == 2)
+            #expect(snapshots?.first?["changed"] as? Int == 3 && snapshots?.first?["items"] as? Int == 49)
+
+            let rollback = try CLI.tidemark(["rollback", "HEAD~1"], in: mirror)
+            #expect(rollback.status == 0, "\(rollback.stderr)")
+            #expect(try CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == porcelain.stdout)
+            try CLI.expectClean(mirror)
+            #expect(try CLI.git(["log", "--format=%s"], in: mirror).hasPrefix("Roll back to "))
+            #expect(try CLI.git(["show", "HEAD:items/tpl-07.json"], in: mirror).contains("tpl-07"))
+            let resync = try CLI.tidemark(["sync"], in: mirror)
+            #expect(resync.stdout.contains("(0 downloaded)"))
+            #expect(try CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            try CLI.expectClean(mirror)
+        }
+    }
+
+    @Test func exitCodesFollowGit() async throws {
+        try await withScratch { root in
+            let usage = try CLI.tidemark(["frobnicate"], in: root)
+            #expect(usage.status == 129)
+            let fatal = try CLI.tidemark(["status"], in: root)
+            #expect(fatal.status == 128)
+            #expect(fatal.stderr.hasPrefix("fatal: not a tidemark mirror"))
+            let missing = try CLI.tidemark(["clone", "dir:nowhere", "x"], in: root)
+            #expect(missing.status == 128 && missing.stderr.contains("nowhere' does not exist"))
+            #expect(!FileManager.default.fileExists(atPath: root + "/x"))
+            let unknownKind = try CLI.tidemark(["clone", "ftp:server", "y"], in: root)
+            #expect(unknownKind.status == 128 && unknownKind.stderr.contains("unknown upstream kind 'ftp'"))
+            let badDuration = try CLI.tidemark(["sync", "--if-stale", "soon"], in: root)
+            #expect(badDuration.status == 129 && badDuration.stderr.contains("--if-stale"))
+            let help = try CLI.tidemark(["help", "status"], in: root)
+            #expect(help.status == 0 && help.stdout.contains("--porcelain"))
+        }
+    }
+
+    @Test func localEditsAreRefusedWithExitOneAndForceOverwrites() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            try writeItem(upstream, "a", lastModified: "2020-01-01T00:00:00Z")
+            #expect(try CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
+            try Data("{\"local\": 1}\n".utf8).write(to: URL(fileURLWithPath: root + "/m/items/a.json"))
+            try writeItem(upstream, "a", lastModified: "2020-02-01T00:00:00Z")
+            let refused = try CLI.tidemark(["-C", "m", "sync"], in: root)
+            #expect(refused.status == 1)
+            #expect(refused.stderr.hasPrefix("error: your local changes to the following items would be overwritten by sync:\n\titems/a\n"))
+            #expect(FileManager.default.contents(atPath: root + "/m/items/a.json") == Data("{\"local\": 1}\n".utf8))
+            #expect(try CLI.tidemark(["-C", "m", "status", "--porcelain"], in: root).stdout == "MM items/a\n")
+            let dry = try CLI.tidemark(["-C", "m", "sync", "--dry-run"], in: root)
+            #expect(dry.status == 0 && dry.stdout.contains("Would apply: 1 changed, 0 new, 0 deleted"))
+            #expect(try CLI.tidemark(["-C", "m", "sync", "--force"], in: root).status == 0)
+            #expect(try CLI.tidemark(["-C", "m", "status", "--porcelain"], in: root).stdout == "")
+            let fresh = try CLI.tidemark(["-C", "m", "sync", "--if-stale", "1h"], in: root)
+            #expect(fresh.stdout.hasPrefix("Cache is fresh"))
+        }
+    }
+
+    /// The `N files changed, ...` line of a diffstat.
+    static func statSummary(_ text: String) -> String {
+        text.split(separator: "\n").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+    }
+
+    /// The file names of a diffstat.
+    static func statFiles(_ text: String) -> [String] {
+        text.split(separator: "\n").filter { $0.contains("|") }.map {
+            $0.split(separator: "|")[0].trimmingCharacters(in: .whitespaces)
+        }
+    }
+}
