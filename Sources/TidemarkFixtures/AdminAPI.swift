@@ -4,7 +4,7 @@ import Foundation
 /// - `/_admin/{docusign|wordpress|rest}/create[?type=posts|pages]` → `{"id": ...}`
 /// - `/_admin/{api}/modify?id=X`, `/_admin/{api}/trash?id=X`, `/_admin/{api}/purge?id=X`
 /// - `/_admin/{api}/ids[?type=]` → `{"ids": [...]}`
-/// - `/_admin/fault?status=503&retryAfter=1&retryAfterDate=1&delay=0.5&body=truncated|malformed|drop&prefix=/x&count=K&probability=p`
+/// - `/_admin/fault?status=503&retryAfter=1&retryAfterDate=1&delay=0.5&body=truncated|malformed|drop&prefix=/x&count=K&probability=p&query=TEXT&replace=JSON`
 /// - `/_admin/faults/clear`, `/_admin/foreign-next?origin=http://...` (no origin: off)
 /// - `/_admin/permalinks?pretty=0|1`, `/_admin/timezone?offset=SECONDS`, `/_admin/ratelimit?remaining=N&reset=SECONDS`
 /// - `/_admin/requests[?prefix=/wp-json&last=N]` → `{"count": n, "last": [{method, path, query, authorization}]}`
@@ -60,6 +60,8 @@ enum AdminAPI {
             fault.pathPrefix = request.query("prefix")
             fault.count = request.query("count").flatMap(Int.init)
             fault.probability = request.query("probability").flatMap(Double.init)
+            fault.queryContains = request.query("query")
+            fault.replacementBody = request.query("replace")
             store.withLock { store.faults.append(fault) }
             return .json(["ok": true])
         case "faults/clear":

@@ -36,11 +36,18 @@ public struct FixtureFault: Sendable, Equatable {
     public var count: Int?
     /// Fraction of matching requests affected, drawn from the fixture's seeded generator.
     public var probability: Double?
+    /// Only requests whose query string contains this are affected (nil: all).
+    public var queryContains: String?
+    /// A JSON body served verbatim instead of the real one (with `status`, default 200).
+    public var replacementBody: String?
 
     public init(
         status: Int? = nil, retryAfter: RetryAfter? = nil, delay: Double = 0, body: Body = .normal,
-        pathPrefix: String? = nil, count: Int? = nil, probability: Double? = nil
+        pathPrefix: String? = nil, count: Int? = nil, probability: Double? = nil, queryContains: String? = nil,
+        replacementBody: String? = nil
     ) {
+        self.queryContains = queryContains
+        self.replacementBody = replacementBody
         self.status = status
         self.retryAfter = retryAfter
         self.delay = delay

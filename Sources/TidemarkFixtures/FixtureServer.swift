@@ -80,12 +80,14 @@ public final class FixtureServer: Sendable {
 
     // MARK: Data
 
-    /// Ids currently held by `api` (WordPress: of post type `type`), in creation order.
-    public func ids(_ api: FixtureAPI, type: String = "posts") -> [String] {
+    /// Ids currently held by `api` (WordPress: of post type `type`, with one of `statuses` when
+    /// given), in creation order. DocuSign templates in the recycle bin are left out.
+    public func ids(_ api: FixtureAPI, type: String = "posts", statuses: Set<String>? = nil) -> [String] {
         store.withLock {
             switch api {
-            case .docusign: return store.templates.map(\.id)
-            case .wordpress: return store.posts.filter { $0.type == type }.map { String($0.id) }
+            case .docusign: return store.templates.filter { !$0.inRecycleBin }.map(\.id)
+            case .wordpress:
+                return store.posts.filter { $0.type == type && (statuses?.contains($0.status) ?? true) }.map { String($0.id) }
             case .rest: return store.restItems.map(\.id)
             }
         }
@@ -200,7 +202,7 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
             if store.requests.count >= 100_000 { store.requests.removeFirst(50_000) }
             store.requests.append(RecordedRequest(
                 method: incoming.method, path: incoming.path, query: incoming.rawQuery, headers: headers))
-            return store.takeFault(path: incoming.path)
+            return store.takeFault(path: incoming.path, query: incoming.rawQuery)
         }
         if let fault {
             if fault.delay > 0 { try await Task.sleep(nanoseconds: UInt64(fault.delay * 1e9)) }
@@ -212,6 +214,10 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
                 return Self.response(FixtureReply(status: 200, headers: [("Content-Type", "application/json")],
                                                   body: Data("{\"envelopeTemplates\": [{\"templateId\": ".utf8)))
             case .truncated, .normal:
+                if let replacement = fault.replacementBody {
+                    return Self.response(FixtureReply(status: fault.status ?? 200, headers: [("Content-Type", "application/json")],
+                                                      body: Data(replacement.utf8)), truncate: fault.body == .truncated)
+                }
                 if let status = fault.status {
                     var reply = FixtureReply.json(["code": "fixture_fault", "message": "injected fault"], status: status)
                     switch fault.retryAfter {

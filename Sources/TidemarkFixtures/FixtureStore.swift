@@ -135,10 +135,11 @@ final class FixtureStore: @unchecked Sendable {
     }
 
     /// The fault to apply to a request on `path`, consuming one use of it.
-    func takeFault(path: String) -> FixtureFault? {
+    func takeFault(path: String, query: String) -> FixtureFault? {
         for index in faults.indices {
             let fault = faults[index]
             if let prefix = fault.pathPrefix, !path.hasPrefix(prefix) { continue }
+            if let part = fault.queryContains, !query.contains(part) { continue }
             if let probability = fault.probability {
                 guard Double.random(in: 0..<1, using: &generator) < probability else { continue }
             }
