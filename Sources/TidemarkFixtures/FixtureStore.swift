@@ -77,7 +77,7 @@ final class FixtureStore: @unchecked Sendable {
     func createRestItem() -> String {
         let id = "item-" + FixtureTime.pad(nextRestID, 5)
         nextRestID += 1
-        restItems.append(RestItem(id: id, name: "Item \(id)", value: random(0..<1000), lastModified: tick()))
+        restItems.append(RestItem(id: id, name: "Item \(id)", value: random(0..<1000), lastModified: tick() / 10_000 * 10_000))
         return id
     }
 
@@ -94,7 +94,7 @@ final class FixtureStore: @unchecked Sendable {
             posts[index].content += "<p>Edited.</p>"
         case .rest:
             guard let index = restItems.firstIndex(where: { $0.id == id }) else { return false }
-            restItems[index].lastModified = tick()
+            restItems[index].lastModified = tick() / 10_000 * 10_000  // served with millisecond precision
             restItems[index].value += 1
         }
         return true
