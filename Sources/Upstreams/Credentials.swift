@@ -46,6 +46,7 @@ public final class Credentials: @unchecked Sendable {
     private let commandTimeout: Double
     private let lock = NSLock()
     private var resolved: Credential??  // nil: not yet resolved
+    private var pending: Task<Credential?, any Error>?
 
     /// Reads the credential options from `options`.
     /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` when more than one is given or
@@ -84,20 +85,30 @@ public final class Credentials: @unchecked Sendable {
     /// True when some credential option is configured.
     public var isConfigured: Bool { source != .none }
 
-    /// The credential, obtained once and then cached; nil when none is configured.
+    /// The credential, obtained once and then cached (a failure is cached too, so a failing
+    /// `tokenCommand` runs once, not once per request); nil when none is configured.
     /// - Throws: ``UpstreamError/credentials(_:)`` naming the variable or the failing command
     ///   option, never the secret or the command's output.
     public func resolve() async throws -> Credential? {
-        if let cached = lock.withLock({ resolved }) { return cached }
-        let credential: Credential?
+        let task = lock.withLock { () -> Task<Credential?, any Error> in
+            if let pending { return pending }
+            let task = Task { try await self.obtain() }
+            pending = task
+            return task
+        }
+        let credential = try await task.value
+        lock.withLock { resolved = .some(credential) }
+        return credential
+    }
+
+    private func obtain() async throws -> Credential? {
         switch source {
         case .none:
-            credential = nil
+            return nil
         case .tokenEnv(let name):
-            credential = .bearer(try variable(name, option: "tokenEnv"))
+            return .bearer(try variable(name, option: "tokenEnv"))
         case .basicEnv(let user, let password):
-            credential = .basic(
-                user: try variable(user, option: "basicEnv"), password: try variable(password, option: "basicEnv"))
+            return .basic(user: try variable(user, option: "basicEnv"), password: try variable(password, option: "basicEnv"))
         case .tokenCommand(let command):
             let timeout = commandTimeout
             let token = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, Error>) in
@@ -105,10 +116,8 @@ public final class Credentials: @unchecked Sendable {
                     continuation.resume(with: Result { try TokenCommand.run(command, timeout: timeout) })
                 }
             }
-            credential = .bearer(token)
+            return .bearer(token)
         }
-        lock.withLock { resolved = .some(credential) }
-        return credential
     }
 
     /// `text` with every resolved secret (token, password, Basic header value) replaced by `***`.

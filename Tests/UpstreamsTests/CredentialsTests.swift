@@ -62,3 +62,17 @@ import Testing
         #expect(error?.description.contains("printed no token") == true)
     }
 }
+
+@Suite struct CredentialsSingleFlightTests {
+    @Test func tokenCommandRunsOnceForConcurrentRequests() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tm-count-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let credentials = try Credentials(options: ["tokenCommand": "echo x >> '\(file.path)'; sleep 0.2; echo tok"])
+        try await withThrowingTaskGroup(of: Credential?.self) { group in
+            for _ in 0..<5 { group.addTask { try await credentials.resolve() } }
+            for try await credential in group { #expect(credential == .bearer("tok")) }
+        }
+        let runs = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").count
+        #expect(runs == 1)
+    }
+}
