@@ -76,4 +76,13 @@ public protocol Upstream: Sendable {
     /// Downloads one item's body. `cachedETag` is the ETag stored for the cached copy, for a
     /// conditional request.
     func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody
+    /// HTTP traffic so far (zero for adapters that make no requests).
+    var statistics: HTTPStatistics { get }
+    /// Releases connections. Call once when done with the upstream; it cannot be used afterwards.
+    func shutdown() async
+}
+
+extension Upstream {
+    public var statistics: HTTPStatistics { HTTPStatistics() }
+    public func shutdown() async {}
 }

@@ -29,7 +29,7 @@ public struct UpstreamConfiguration: Sendable, Equatable {
 /// Builds the adapter a configuration names.
 public enum UpstreamFactory {
     /// The upstream kinds tidemark knows.
-    public static let kinds = ["dir"]
+    public static let kinds = ["dir", "docusign", "wordpress", "rest"]
 
     /// Makes the adapter for `configuration`.
     /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` for an unknown kind or bad options.
@@ -37,6 +37,12 @@ public enum UpstreamFactory {
         switch configuration.kind {
         case "dir":
             return try DirectoryUpstream(configuration)
+        case "docusign":
+            return try DocuSignUpstream(configuration)
+        case "wordpress":
+            return try WordPressUpstream(configuration)
+        case "rest":
+            return try RestUpstream(configuration)
         default:
             throw UpstreamError.invalidConfiguration(
                 "unknown upstream kind '\(configuration.kind)' in '\(configuration.spec)' (known: \(kinds.joined(separator: ", ")))")

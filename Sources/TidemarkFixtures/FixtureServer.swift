@@ -1,0 +1,280 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import Logging
+import NIOCore
+
+/// A real HTTP server on 127.0.0.1 that emulates the DocuSign templates API, the WordPress REST
+/// API and a generic JSON collection, with admin operations to change data and inject faults.
+///
+/// ```swift
+/// let server = try await FixtureServer.start(items: 250, seed: 7, token: "t0k")
+/// defer { Task { await server.stop() } }
+/// // http://127.0.0.1:\(server.port)/restapi/v2.1/accounts/1/templates
+/// ```
+/// The same operations are reachable over HTTP under `/_admin/` (see ``AdminAPI``).
+public final class FixtureServer: Sendable {
+    /// The port it listens on.
+    public let port: Int
+    let store: FixtureStore
+    private let task: Task<Void, any Error>
+
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    private init(port: Int, store: FixtureStore, task: Task<Void, any Error>) {
+        self.port = port
+        self.store = store
+        self.task = task
+    }
+
+    /// Starts a server on 127.0.0.1.
+    /// - Parameters:
+    ///   - port: the port, 0 for any free one.
+    ///   - items: how many items to seed in each API (DocuSign templates, WordPress posts and
+    ///     pages (one in five is a page), REST items).
+    ///   - seed: seed of the data and of random faults.
+    ///   - token: when set, DocuSign and REST require `Authorization: Bearer <token>`; WordPress
+    ///     accepts it as authentication.
+    ///   - basic: WordPress application-password credentials; needed for non-public statuses.
+    public static func start(
+        port: Int = 0, items: Int = 0, seed: UInt64 = 1, token: String? = nil,
+        basic: (user: String, password: String)? = nil
+    ) async throws -> FixtureServer {
+        let store = FixtureStore(items: items, seed: seed, token: token, basic: basic)
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let responder = FixtureResponder(store: store)
+        let app = Application(
+            responder: responder,
+            configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: nil),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            },
+            logger: { var l = Logger(label: "tidemark-fixture"); l.logLevel = .critical; return l }())
+        let task = Task { try await app.run() }
+        var bound = 0
+        for await value in ports {
+            bound = value
+            break
+        }
+        guard bound > 0 else {
+            task.cancel()
+            _ = await task.result
+            throw FixtureError.cannotStart(port: port)
+        }
+        responder.setOrigin("http://127.0.0.1:\(bound)")
+        return FixtureServer(port: bound, store: store, task: task)
+    }
+
+    /// Stops the server and waits for it to close.
+    public func stop() async {
+        task.cancel()
+        _ = await task.result
+    }
+
+    /// Waits until the server stops (used by the executable).
+    public func wait() async {
+        _ = await task.result
+    }
+
+    // MARK: Data
+
+    /// Ids currently held by `api` (WordPress: of post type `type`, with one of `statuses` when
+    /// given), in creation order. DocuSign templates in the recycle bin are left out.
+    public func ids(_ api: FixtureAPI, type: String = "posts", statuses: Set<String>? = nil) -> [String] {
+        store.withLock {
+            switch api {
+            case .docusign: return store.templates.filter { !$0.inRecycleBin }.map(\.id)
+            case .wordpress:
+                return store.posts.filter { $0.type == type && (statuses?.contains($0.status) ?? true) }.map { String($0.id) }
+            case .rest: return store.restItems.map(\.id)
+            }
+        }
+    }
+
+    /// Creates an item; returns its id.
+    @discardableResult
+    public func create(_ api: FixtureAPI, type: String = "posts") -> String {
+        store.withLock {
+            switch api {
+            case .docusign: return store.createTemplate()
+            case .wordpress: return String(store.createPost(type: type))
+            case .rest: return store.createRestItem()
+            }
+        }
+    }
+
+    /// Changes an item and moves its version forward. Returns false for an unknown id.
+    @discardableResult
+    public func modify(_ api: FixtureAPI, id: String) -> Bool { store.withLock { store.modify(api, id: id) } }
+
+    /// Trashes an item (WordPress: status `trash`; DocuSign: recycle bin; REST: deleted).
+    @discardableResult
+    public func trash(_ api: FixtureAPI, id: String) -> Bool { store.withLock { store.trash(api, id: id) } }
+
+    /// Deletes an item for good.
+    @discardableResult
+    public func purge(_ api: FixtureAPI, id: String) -> Bool { store.withLock { store.purge(api, id: id) } }
+
+    // MARK: Behaviour
+
+    /// Adds a fault; faults are tried in the order added.
+    public func inject(_ fault: FixtureFault) { store.withLock { store.faults.append(fault) } }
+
+    /// Removes every fault.
+    public func clearFaults() { store.withLock { store.faults.removeAll() } }
+
+    /// When set, paging links (DocuSign `nextUri`, WordPress and REST `Link rel=next`, REST
+    /// `links.next`) point to this origin (e.g. another fixture) instead of this server.
+    public func setForeignNextOrigin(_ origin: String?) { store.withLock { store.foreignOrigin = origin } }
+
+    /// When false, `/wp-json/` answers 404 as on a site without pretty permalinks.
+    public func setPrettyPermalinks(_ enabled: Bool) { store.withLock { store.prettyPermalinks = enabled } }
+
+    /// The WordPress site's time zone, in seconds east of UTC (for `modified_after` without offset).
+    public func setTimezoneOffset(_ seconds: Int) { store.withLock { store.timezoneOffset = Int64(seconds) } }
+
+    /// Sets the DocuSign rate-limit window: `remaining` calls until `resetIn` seconds from now.
+    public func setRateLimit(remaining: Int, resetIn seconds: Int) {
+        store.withLock {
+            store.rateRemaining = remaining
+            store.rateReset = Int64(Date().timeIntervalSince1970) + Int64(seconds)
+        }
+    }
+
+    // MARK: Observation
+
+    /// Requests received (admin requests excluded), oldest first.
+    public var requests: [RecordedRequest] { store.withLock { store.requests } }
+
+    /// How many requests had a path starting with `prefix`.
+    public func requestCount(prefix: String = "/") -> Int {
+        store.withLock { store.requests.filter { $0.path.hasPrefix(prefix) }.count }
+    }
+
+    /// Forgets the recorded requests.
+    public func resetCounts() { store.withLock { store.requests.removeAll() } }
+}
+
+/// Errors of the fixture itself.
+public enum FixtureError: Error, CustomStringConvertible {
+    case cannotStart(port: Int)
+    public var description: String {
+        switch self {
+        case .cannotStart(let port): return "fixture server could not listen on 127.0.0.1:\(port)"
+        }
+    }
+}
+
+/// Request context that keeps the channel, so a fault can drop the connection.
+struct FixtureContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let channel: any Channel
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
+    }
+}
+
+struct DroppedConnection: Error {}
+
+/// Routes every request: admin, fault injection, then the emulated APIs.
+final class FixtureResponder: HTTPResponder, @unchecked Sendable {
+    typealias Context = FixtureContext
+    let store: FixtureStore
+    private let lock = NSLock()
+    private var origin = ""
+
+    init(store: FixtureStore) { self.store = store }
+
+    func setOrigin(_ value: String) { lock.withLock { origin = value } }
+
+    func respond(to request: Request, context: FixtureContext) async throws -> Response {
+        var headers: [String: String] = [:]
+        for field in request.headers { headers[field.name.canonicalName.lowercased()] = field.value }
+        let incoming = FixtureRequest(method: request.method.rawValue, target: request.uri.string, headers: headers)
+        let origin = lock.withLock { self.origin }
+        if incoming.segments.first == "_admin" {
+            return Self.response(AdminAPI.handle(incoming, server: store))
+        }
+        let fault = store.withLock { () -> FixtureFault? in
+            if store.requests.count >= 100_000 { store.requests.removeFirst(50_000) }
+            store.requests.append(RecordedRequest(
+                method: incoming.method, path: incoming.path, query: incoming.rawQuery, headers: headers))
+            return store.takeFault(path: incoming.path, query: incoming.rawQuery)
+        }
+        if let fault {
+            if fault.delay > 0 { try await Task.sleep(nanoseconds: UInt64(fault.delay * 1e9)) }
+            switch fault.body {
+            case .drop:
+                try? await context.channel.close()
+                throw DroppedConnection()
+            case .malformed:
+                return Self.response(FixtureReply(status: 200, headers: [("Content-Type", "application/json")],
+                                                  body: Data("{\"envelopeTemplates\": [{\"templateId\": ".utf8)))
+            case .truncated, .normal:
+                if let replacement = fault.replacementBody {
+                    return Self.response(FixtureReply(status: fault.status ?? 200, headers: [("Content-Type", "application/json")],
+                                                      body: Data(replacement.utf8)), truncate: fault.body == .truncated)
+                }
+                if let status = fault.status {
+                    var reply = FixtureReply.json(["code": "fixture_fault", "message": "injected fault"], status: status)
+                    switch fault.retryAfter {
+                    case .seconds(let seconds)?: reply.headers.append(("Retry-After", String(seconds)))
+                    case .httpDate(let offset)?:
+                        let now = Int64(Date().timeIntervalSince1970)
+                        reply.headers.append(("Retry-After", FixtureTime.httpDate(now + Int64(offset))))
+                        reply.headers.append(("Date", FixtureTime.httpDate(now)))
+                    case nil: break
+                    }
+                    return Self.response(reply, truncate: fault.body == .truncated)
+                }
+                if fault.body == .truncated {
+                    return Self.response(route(incoming, origin: origin), truncate: true)
+                }
+            }
+        }
+        return Self.response(route(incoming, origin: origin))
+    }
+
+    private func route(_ request: FixtureRequest, origin: String) -> FixtureReply {
+        guard request.method == "GET" else { return .json(["error": "method not allowed"], status: 405) }
+        let s = request.segments
+        if s.first == "restapi" { return DocuSignAPI.handle(request, store: store, origin: origin) }
+        if s.first == "rest" { return RestAPI.handle(request, store: store, origin: origin) }
+        if s.first == "wp-json" {
+            guard store.withLock({ store.prettyPermalinks }) else {
+                return FixtureReply(status: 404, headers: [("Content-Type", "text/html")], body: Data("<html>Not Found</html>".utf8))
+            }
+            let route = "/" + request.path.split(separator: "/").dropFirst().joined(separator: "/")
+            return WordPressAPI.handle(request, route: route, plain: false, store: store, origin: origin)
+        }
+        if s.isEmpty, let route = request.query("rest_route") {
+            return WordPressAPI.handle(request, route: route, plain: true, store: store, origin: origin)
+        }
+        if s.isEmpty {
+            return FixtureReply(status: 200, headers: [("Content-Type", "text/html"),
+                                                      ("Link", "<\(origin)/wp-json/>; rel=\"https://api.w.org/\"")],
+                                body: Data("<html>Tidemark fixture</html>".utf8))
+        }
+        return .notFound(request.path)
+    }
+
+    static func response(_ reply: FixtureReply, truncate: Bool = false) -> Response {
+        var fields = HTTPFields()
+        for (name, value) in reply.headers {
+            if let key = HTTPField.Name(name) { fields.append(HTTPField(name: key, value: value)) }
+        }
+        let status = HTTPResponse.Status(code: reply.status)
+        let bytes = reply.body
+        if truncate {
+            return Response(status: status, headers: fields, body: ResponseBody(contentLength: bytes.count) { writer in
+                try await writer.write(ByteBuffer(bytes: bytes.prefix(bytes.count / 2)))
+                throw DroppedConnection()
+            })
+        }
+        if reply.status == 304 { return Response(status: status, headers: fields) }
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+
+/// All mutable state of a fixture server, behind one lock.
+final class FixtureStore: @unchecked Sendable {
+    private let lock = NSLock()
+    private var generator: SeededGenerator
+    private var clock: Int64 = FixtureTime.epochStart
+    private var nextPostID = 1
+    private var nextRestID = 1
+
+    var templates: [Template] = []
+    var posts: [Post] = []
+    var restItems: [RestItem] = []
+
+    var faults: [FixtureFault] = []
+    var requests: [RecordedRequest] = []
+    var foreignOrigin: String?
+    var prettyPermalinks = true
+    /// Seconds east of UTC of the emulated WordPress site.
+    var timezoneOffset: Int64 = 0
+    var rateLimit = 3000
+    var rateRemaining = 3000
+    var rateReset: Int64 = 0
+
+    let token: String?
+    let basic: (user: String, password: String)?
+
+    init(items: Int, seed: UInt64, token: String?, basic: (user: String, password: String)?) {
+        self.generator = SeededGenerator(seed: seed)
+        self.token = token
+        self.basic = basic
+        for _ in 0..<items { _ = createTemplate() }
+        for index in 0..<items { _ = createPost(type: index % 5 == 4 ? "pages" : "posts") }
+        for _ in 0..<items { _ = createRestItem() }
+    }
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Moves the server clock forward by at least one second and returns it (ticks).
+    private func tick() -> Int64 {
+        clock += FixtureTime.ticksPerSecond + Int64.random(in: 0..<(600 * FixtureTime.ticksPerSecond), using: &generator)
+        return clock
+    }
+
+    private func random(_ range: Range<Int>) -> Int { Int.random(in: range, using: &generator) }
+
+    // MARK: Mutations (callers hold the lock)
+
+    func createTemplate() -> String {
+        var hex = ""
+        for _ in 0..<32 { hex.append(Character(String(random(0..<16), radix: 16))) }
+        let b = Array(hex)
+        let id = String(b[0..<8]) + "-" + String(b[8..<12]) + "-" + String(b[12..<16]) + "-" + String(b[16..<20]) + "-" + String(b[20..<32])
+        let now = tick()
+        templates.append(Template(
+            id: id, name: "Template \(templates.count + 1)", description: "Seeded template \(random(0..<100_000))",
+            created: now, lastModified: now))
+        return id
+    }
+
+    func createPost(type: String) -> Int {
+        let now = tick() / FixtureTime.ticksPerSecond
+        let id = nextPostID
+        nextPostID += 1
+        let statuses = ["publish", "publish", "publish", "draft", "private", "future", "pending"]
+        let status = id % 11 == 0 ? statuses[random(3..<statuses.count)] : "publish"
+        posts.append(Post(
+            id: id, type: type, status: status, slug: "\(type)-\(id)", title: "\(type.capitalized) \(id)",
+            content: "<p>Content \(random(0..<1_000_000)) of \(type) \(id).</p>", date: now, modified: now))
+        return id
+    }
+
+    func createRestItem() -> String {
+        let id = "item-" + FixtureTime.pad(nextRestID, 5)
+        nextRestID += 1
+        restItems.append(RestItem(id: id, name: "Item \(id)", value: random(0..<1000), lastModified: tick() / 10_000 * 10_000))
+        return id
+    }
+
+    /// Bumps the version of an item. Returns false when there is no such item.
+    func modify(_ api: FixtureAPI, id: String) -> Bool {
+        switch api {
+        case .docusign:
+            guard let index = templates.firstIndex(where: { $0.id == id }) else { return false }
+            templates[index].lastModified = tick()
+            templates[index].description += " (edited)"
+        case .wordpress:
+            guard let index = posts.firstIndex(where: { String($0.id) == id }) else { return false }
+            posts[index].modified = tick() / FixtureTime.ticksPerSecond
+            posts[index].content += "<p>Edited.</p>"
+        case .rest:
+            guard let index = restItems.firstIndex(where: { $0.id == id }) else { return false }
+            restItems[index].lastModified = tick() / 10_000 * 10_000  // served with millisecond precision
+            restItems[index].value += 1
+        }
+        return true
+    }
+
+    /// Trashes an item: WordPress status `trash` (modified bumped), DocuSign recycle bin (out of
+    /// the listing), REST: removed.
+    func trash(_ api: FixtureAPI, id: String) -> Bool {
+        switch api {
+        case .docusign:
+            guard let index = templates.firstIndex(where: { $0.id == id }) else { return false }
+            templates[index].inRecycleBin = true
+            templates[index].lastModified = tick()
+        case .wordpress:
+            guard let index = posts.firstIndex(where: { String($0.id) == id }) else { return false }
+            posts[index].status = "trash"
+            posts[index].modified = tick() / FixtureTime.ticksPerSecond
+        case .rest:
+            return purge(api, id: id)
+        }
+        return true
+    }
+
+    /// Deletes an item for good.
+    func purge(_ api: FixtureAPI, id: String) -> Bool {
+        switch api {
+        case .docusign:
+            guard let index = templates.firstIndex(where: { $0.id == id }) else { return false }
+            templates.remove(at: index)
+        case .wordpress:
+            guard let index = posts.firstIndex(where: { String($0.id) == id }) else { return false }
+            posts.remove(at: index)
+        case .rest:
+            guard let index = restItems.firstIndex(where: { $0.id == id }) else { return false }
+            restItems.remove(at: index)
+        }
+        return true
+    }
+
+    /// The fault to apply to a request on `path`, consuming one use of it.
+    func takeFault(path: String, query: String) -> FixtureFault? {
+        for index in faults.indices {
+            let fault = faults[index]
+            if let prefix = fault.pathPrefix, !path.hasPrefix(prefix) { continue }
+            if let part = fault.queryContains, !query.contains(part) { continue }
+            if let probability = fault.probability {
+                guard Double.random(in: 0..<1, using: &generator) < probability else { continue }
+            }
+            if let count = fault.count {
+                if count <= 1 { faults.remove(at: index) } else { faults[index].count = count - 1 }
+            }
+            return fault
+        }
+        return nil
+    }
+
+    var now: Int64 { clock }
+}

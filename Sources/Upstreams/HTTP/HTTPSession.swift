@@ -1,0 +1,201 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+
+/// The HTTP client of one upstream: GET with timeouts, a body size limit, retries with backoff,
+/// `Retry-After` and rate-limit handling, conditional requests, counting, and credentials that
+/// are only ever sent to the upstream's own origin.
+///
+/// Paging links that point to another origin are followed *without* the `Authorization` header.
+/// Redirects are followed by async-http-client, which also drops it across origins.
+/// Call ``shutdown()`` when done.
+public final class HTTPSession: Sendable {
+    /// The origin credentials are sent to.
+    public let origin: Origin
+    /// The tunables in use.
+    public let settings: HTTPSettings
+    /// The credential source; also redacts secrets from messages.
+    public let credentials: Credentials
+    private let client: HTTPClient
+    private let state = SessionState()
+
+    /// Creates a session for `base` (whose origin receives the credentials).
+    public init(base: URL, credentials: Credentials, settings: HTTPSettings = HTTPSettings()) throws {
+        guard let origin = Origin(base) else {
+            throw UpstreamError.invalidConfiguration("not an http(s) URL: \(URLSafety.redact(base))")
+        }
+        self.origin = origin
+        self.settings = settings
+        self.credentials = credentials
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .follow(max: 5, allowCycles: false),
+            timeout: .init(
+                connect: .milliseconds(Int64(settings.connectTimeout * 1000)),
+                read: .milliseconds(Int64(settings.readTimeout * 1000))))
+        configuration.httpVersion = .automatic
+        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// Requests made, bytes received, retries and waits so far.
+    public var statistics: HTTPStatistics { state.read() }
+
+    /// Sets the statistics back to zero.
+    public func resetStatistics() { state.reset() }
+
+    /// Closes the connections. The session cannot be used afterwards.
+    public func shutdown() async {
+        try? await client.shutdown()
+    }
+
+    /// GETs `url` and returns a 2xx or 304 response, or one whose status is in `acceptStatuses`.
+    ///
+    /// Retries connection errors, timeouts, 5xx and 429 up to `settings.maxAttempts` attempts,
+    /// waiting `Retry-After` when given (seconds or HTTP-date) and an exponential backoff with
+    /// jitter otherwise. When `X-RateLimit-Remaining` reached 0, later requests wait for
+    /// `X-RateLimit-Reset` (capped by `settings.maxRetryAfter`, else they fail).
+    /// - Parameter ifNoneMatch: an ETag for a conditional request (304 → status 304, empty body).
+    /// - Throws: ``UpstreamError/http(status:url:message:)`` naming the URL with secrets redacted
+    ///   (status 0 when no response arrived), or ``UpstreamError/credentials(_:)``.
+    public func get(_ url: URL, ifNoneMatch: String? = nil, acceptStatuses: Set<Int> = []) async throws -> HTTPResult {
+        let shownURL = URLSafety.redact(url)
+        let sameOrigin = Origin(url) == origin
+        guard Origin(url) != nil else {
+            throw UpstreamError.http(status: 0, url: shownURL, message: "not an http(s) URL")
+        }
+        let authorization = sameOrigin ? try await credentials.resolve()?.authorizationHeader : nil
+
+        var attempt = 0
+        while true {
+            attempt += 1
+            try await waitForRateLimit(url: shownURL)
+            var request = HTTPClientRequest(url: url.absoluteString)
+            request.method = .GET
+            request.headers.add(name: "Accept", value: "application/json")
+            request.headers.add(name: "User-Agent", value: "tidemark")
+            if let authorization { request.headers.add(name: "Authorization", value: authorization) }
+            if let ifNoneMatch { request.headers.add(name: "If-None-Match", value: ifNoneMatch) }
+            state.update {
+                $0.requests += 1
+                if attempt > 1 { $0.retries += 1 }
+            }
+
+            let failure: String
+            var retryAfter: Double?
+            var status = 0
+            do {
+                let response = try await client.execute(
+                    request, timeout: .milliseconds(Int64(settings.requestTimeout * 1000)))
+                status = Int(response.status.code)
+                let buffer = try await response.body.collect(upTo: settings.maxBodyBytes)
+                let body = Data(buffer.readableBytesView)
+                let headers = response.headers.map { ($0.name, $0.value) }
+                state.update { $0.bytesReceived += body.count }
+                let result = HTTPResult(url: url, status: status, headers: headers, body: body)
+                noteRateLimit(result)
+                if (200..<300).contains(status) || acceptStatuses.contains(status) { return result }
+                if status == 304 {
+                    state.update { $0.notModified += 1 }
+                    return result
+                }
+                guard status == 429 || (500..<600).contains(status) else {
+                    let code = result.errorCode.map { " (\($0))" } ?? ""
+                    throw UpstreamError.http(
+                        status: status, url: shownURL,
+                        message: credentials.redact("\(response.status.reasonPhrase)\(code)"))
+                }
+                failure = "\(response.status.reasonPhrase)" + (result.errorCode.map { " (\($0))" } ?? "")
+                if let value = result.header("Retry-After") {
+                    retryAfter = Self.retryAfterSeconds(value, serverDate: result.header("Date"))
+                }
+            } catch let error as UpstreamError {
+                throw error
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch let error as NIOTooManyBytesError {
+                _ = error
+                throw UpstreamError.http(
+                    status: status, url: shownURL,
+                    message: "response body larger than the \(settings.maxBodyBytes)-byte limit")
+            } catch {
+                failure = credentials.redact(Self.describe(error))
+            }
+
+            guard attempt < settings.maxAttempts else {
+                throw UpstreamError.http(
+                    status: status, url: shownURL,
+                    message: "\(failure); gave up after \(attempt) attempt\(attempt == 1 ? "" : "s")")
+            }
+            let delay: Double
+            if let retryAfter {
+                guard retryAfter <= settings.maxRetryAfter else {
+                    throw UpstreamError.http(
+                        status: status, url: shownURL,
+                        message: "\(failure); server asks to retry after \(formatSeconds(retryAfter.rounded(.up))) s, "
+                            + "more than the \(formatSeconds(settings.maxRetryAfter)) s this run waits; try again later")
+                }
+                delay = max(0, retryAfter)
+                state.update { $0.waitedSeconds += delay }
+            } else {
+                delay = settings.backoff(attempt: attempt)
+            }
+            try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+        }
+    }
+
+    /// Seconds to wait for a `Retry-After` value: delay-seconds, or an HTTP-date measured against
+    /// the response's `Date` header when present (so local clock skew does not matter).
+    static func retryAfterSeconds(_ value: String, serverDate: String?) -> Double? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Int(trimmed) { return Double(max(0, seconds)) }
+        guard let date = HTTPDate.parse(trimmed) else { return nil }
+        let now = serverDate.flatMap(HTTPDate.parse)?.date ?? Date()
+        return max(0, date.date.timeIntervalSince(now))
+    }
+
+    /// Records `X-RateLimit-Remaining: 0` with its `X-RateLimit-Reset` (epoch seconds).
+    private func noteRateLimit(_ result: HTTPResult) {
+        guard let remaining = result.header("X-RateLimit-Remaining").flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) })
+        else { return }
+        guard remaining <= 0 else {
+            state.rateLimitReset = nil
+            return
+        }
+        guard let reset = result.header("X-RateLimit-Reset").flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) })
+        else { return }
+        // Measure the wait against the server's clock, then apply it to ours.
+        let serverNow = result.header("Date").flatMap(HTTPDate.parse)?.date ?? Date()
+        state.rateLimitReset = Date().addingTimeInterval(max(0, reset - serverNow.timeIntervalSince1970))
+    }
+
+    /// Waits until the announced rate-limit reset, or fails when it is too far away.
+    private func waitForRateLimit(url: String) async throws {
+        guard let reset = state.rateLimitReset else { return }
+        let wait = reset.timeIntervalSinceNow
+        guard wait > 0 else {
+            state.rateLimitReset = nil
+            return
+        }
+        guard wait <= settings.maxRetryAfter else {
+            throw UpstreamError.http(
+                status: 429, url: url,
+                message: "rate limit exhausted (X-RateLimit-Remaining: 0) for another \(formatSeconds(wait.rounded(.up))) s, "
+                    + "more than the \(formatSeconds(settings.maxRetryAfter)) s this run waits; try again after the reset")
+        }
+        state.update { $0.waitedSeconds += wait }
+        try await Task.sleep(nanoseconds: UInt64(wait * 1e9))
+    }
+
+    /// A one-line description of a transport error.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout: return "connection timed out"
+            case .readTimeout: return "read timed out"
+            case .deadlineExceeded: return "request timed out"
+            case .remoteConnectionClosed: return "connection closed by the server"
+            default: return "connection failed (\(error))"
+            }
+        }
+        return "connection failed (\(String(describing: error)))"
+    }
+}

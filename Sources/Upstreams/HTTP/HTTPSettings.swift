@@ -1,0 +1,42 @@
+/// Tunables of the HTTP layer. Defaults suit real services; tests shrink the delays.
+public struct HTTPSettings: Sendable, Equatable {
+    /// Time allowed to open a TCP (and TLS) connection, in seconds.
+    public var connectTimeout: Double
+    /// Time allowed between two reads on a connection, in seconds.
+    public var readTimeout: Double
+    /// Time allowed for one whole request (head and body), in seconds.
+    public var requestTimeout: Double
+    /// Largest response body accepted, in bytes.
+    public var maxBodyBytes: Int
+    /// Attempts per request, including the first (at least 1).
+    public var maxAttempts: Int
+    /// First retry delay, in seconds; doubled at each attempt, with jitter.
+    public var baseDelay: Double
+    /// Largest computed backoff delay, in seconds.
+    public var maxDelay: Double
+    /// Largest `Retry-After` (or rate-limit reset) wait honoured, in seconds. A server asking for a
+    /// longer wait gets an error instead of a retry storm.
+    public var maxRetryAfter: Double
+
+    public init(
+        connectTimeout: Double = 10, readTimeout: Double = 30, requestTimeout: Double = 120,
+        maxBodyBytes: Int = 32 << 20, maxAttempts: Int = 5, baseDelay: Double = 0.5,
+        maxDelay: Double = 30, maxRetryAfter: Double = 60
+    ) {
+        self.connectTimeout = connectTimeout
+        self.readTimeout = readTimeout
+        self.requestTimeout = requestTimeout
+        self.maxBodyBytes = maxBodyBytes
+        self.maxAttempts = max(1, maxAttempts)
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+        self.maxRetryAfter = maxRetryAfter
+    }
+
+    /// The backoff before retry number `attempt` (1 = first retry): exponential, capped, with
+    /// "equal jitter" (between half and all of the exponential value).
+    func backoff(attempt: Int) -> Double {
+        let exponential = min(maxDelay, baseDelay * Double(1 << min(attempt - 1, 20)))
+        return exponential / 2 + Double.random(in: 0...(exponential / 2))
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+
+/// An origin (RFC 6454): scheme, host and port. Credentials are only sent to the upstream's own.
+public struct Origin: Sendable, Hashable, CustomStringConvertible {
+    public let scheme: String
+    public let host: String
+    public let port: Int
+
+    /// The origin of `url`, or nil when it has no http(s) scheme or no host.
+    public init?(_ url: URL) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host?.lowercased(), !host.isEmpty
+        else { return nil }
+        self.scheme = scheme
+        self.host = host
+        self.port = url.port ?? (scheme == "https" ? 443 : 80)
+    }
+
+    public var description: String { "\(scheme)://\(host):\(port)" }
+}
+
+/// Checks and redaction of URLs that come from configuration or from upstream.
+public enum URLSafety {
+    /// Query parameter names whose values are treated as secrets.
+    static let secretParameters: Set<String> = [
+        "access_token", "token", "api_key", "apikey", "key", "password", "secret", "client_secret", "auth",
+    ]
+
+    /// Parses an upstream location given in a spec and refuses URLs that carry credentials.
+    /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` for a non-http(s) URL, a URL with
+    ///   `user:pass@`, or a query with a token parameter. The message never repeats the secret.
+    public static func specURL(_ text: String, kind: String, example: String) throws -> URL {
+        guard !text.isEmpty else {
+            throw UpstreamError.invalidConfiguration("\(kind) upstream needs a URL: \(kind):\(example)")
+        }
+        guard let components = URLComponents(string: text), let url = components.url, Origin(url) != nil else {
+            throw UpstreamError.invalidConfiguration(
+                "\(kind) upstream location is not an http(s) URL with a host: '\(redact(text))' (expected \(kind):\(example))")
+        }
+        if components.user != nil || components.password != nil {
+            throw UpstreamError.invalidConfiguration(
+                "\(kind) upstream URL must not embed credentials (user:password@); "
+                    + "use the tokenEnv, tokenCommand or basicEnv option instead")
+        }
+        if let names = components.queryItems?.map({ $0.name.lowercased() }),
+           let name = names.first(where: { secretParameters.contains($0) }) {
+            throw UpstreamError.invalidConfiguration(
+                "\(kind) upstream URL must not carry a secret in its query ('\(name)='); "
+                    + "use the tokenEnv, tokenCommand or basicEnv option instead")
+        }
+        return url
+    }
+
+    /// `url` as text with user info and the values of secret-looking query parameters replaced
+    /// by `***`.
+    public static func redact(_ url: URL) -> String { redact(url.absoluteString) }
+
+    /// Like ``redact(_:)-(URL)`` for URL text; text that is not a URL is returned unchanged.
+    public static func redact(_ text: String) -> String {
+        guard var components = URLComponents(string: text) else { return text }
+        var changed = false
+        if components.user != nil || components.password != nil {
+            components.user = nil
+            components.password = nil
+            changed = true
+        }
+        if let items = components.queryItems {
+            components.queryItems = items.map { item in
+                guard secretParameters.contains(item.name.lowercased()) else { return item }
+                changed = true
+                return URLQueryItem(name: item.name, value: "***")
+            }
+        }
+        guard changed else { return text }
+        return (components.string ?? text).replacingOccurrences(of: "%2A%2A%2A", with: "***")
+    }
+
+    /// `url` with the query parameters in `parameters` set (replacing any of the same name).
+    static func setting(_ parameters: [(String, String)], in url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+        var items = components.queryItems ?? []
+        for (name, value) in parameters {
+            items.removeAll { $0.name == name }
+            items.append(URLQueryItem(name: name, value: value))
+        }
+        components.percentEncodedQuery = items.map {
+            encodeQuery($0.name) + ($0.value.map { "=" + encodeQuery($0) } ?? "")
+        }.joined(separator: "&")
+        return components.url ?? url
+    }
+
+    /// Percent-encodes a query name or value (everything but RFC 3986 unreserved characters and `,`).
+    static func encodeQuery(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
+        allowed.insert(charactersIn: "-._~,/:")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    /// Percent-encodes `text` as one path segment (so `/`, `?`, `#`, `%` and `..` stay data).
+    static func encodePathSegment(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
+        allowed.insert(charactersIn: "-_~")
+        let encoded = text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+        return encoded.replacingOccurrences(of: ".", with: "%2E")
+    }
+
+    /// `base` with `segments` appended, each percent-encoded as one path segment.
+    static func appending(_ segments: [String], to base: URL) -> URL {
+        guard var components = URLComponents(url: base, resolvingAgainstBaseURL: true) else { return base }
+        var path = components.percentEncodedPath
+        while path.hasSuffix("/") { path.removeLast() }
+        for segment in segments { path += "/" + encodePathSegment(segment) }
+        components.percentEncodedPath = path
+        return components.url ?? base
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+
+/// The `rest` upstream: a generic JSON collection described by options.
+///
+/// Spec: `rest:<list URL>`. Collection: `items` (the name only labels the mirror folder).
+/// Options:
+/// - `itemsPath`: JSON pointer to the array of items in a listing page (default: the page is the array).
+/// - `idField`, `modifiedField`: the id (string or integer) and version fields of an item
+///   (defaults `id` and `lastModified`); a value starting with `/` is a JSON pointer into the item.
+/// - `itemURL`: URL template with `{id}` for an item's body (id percent-encoded as a path
+///   segment). Without it the listed object is the body (re-serialized with sorted keys).
+/// - `paging`: `none` (default), `page` (`page`/`per_page`, until an empty page), `offset`
+///   (`offset`/`limit`, until an empty page), `link` (`Link: rel="next"`), or
+///   `next-field:<JSON pointer>` (next page URL in the body). `pageSize` (default 100).
+/// - `sinceParam`: a query parameter taking the watermark. When set and `since` is given the
+///   listing is incremental: `isComplete` is false and no deletions can be inferred.
+public struct RestUpstream: Upstream {
+    public enum Paging: Sendable, Equatable {
+        case none, page, offset, link
+        case nextField(String)
+    }
+
+    public let spec: String
+    public let collections: [String]
+    public let paging: Paging
+    public let pageSize: Int
+    private let listURL: URL
+    private let itemsPath: String
+    private let idField: String
+    private let modifiedField: String
+    private let itemURL: String?
+    private let sinceParam: String?
+    private let session: HTTPSession
+
+    public init(
+        _ configuration: UpstreamConfiguration, settings: HTTPSettings = HTTPSettings(),
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws {
+        let options = configuration.options
+        let location = configuration.location
+        listURL = try URLSafety.specURL(location, kind: "rest", example: "https://api.example.org/items")
+        spec = "rest:" + location
+        collections = configuration.collections.isEmpty ? ["items"] : configuration.collections
+        itemsPath = options["itemsPath"] ?? ""
+        guard itemsPath.isEmpty || itemsPath.hasPrefix("/") else {
+            throw UpstreamError.invalidConfiguration("option itemsPath must be a JSON pointer starting with '/', got '\(itemsPath)'")
+        }
+        idField = options["idField"] ?? "id"
+        modifiedField = options["modifiedField"] ?? "lastModified"
+        guard !idField.isEmpty, !modifiedField.isEmpty else {
+            throw UpstreamError.invalidConfiguration("options idField and modifiedField must not be empty")
+        }
+        if let template = options["itemURL"] {
+            guard template.contains("{id}") else {
+                throw UpstreamError.invalidConfiguration("option itemURL must contain '{id}', got '\(URLSafety.redact(template))'")
+            }
+            _ = try URLSafety.specURL(template.replacingOccurrences(of: "{id}", with: "x"), kind: "rest itemURL",
+                                      example: "https://api.example.org/items/{id}")
+            itemURL = template
+        } else {
+            itemURL = nil
+        }
+        switch options["paging"] ?? "none" {
+        case "none": paging = .none
+        case "page": paging = .page
+        case "offset": paging = .offset
+        case "link": paging = .link
+        case let value where value.hasPrefix("next-field:"):
+            let pointer = String(value.dropFirst("next-field:".count))
+            guard pointer.hasPrefix("/") else {
+                throw UpstreamError.invalidConfiguration("paging next-field needs a JSON pointer: next-field:/links/next")
+            }
+            paging = .nextField(pointer)
+        case let value:
+            throw UpstreamError.invalidConfiguration(
+                "option paging must be none, page, offset, link or next-field:<JSON pointer>, got '\(value)'")
+        }
+        pageSize = try positiveOption(options, "pageSize", default: 100, max: 100_000)
+        sinceParam = options["sinceParam"].flatMap { $0.isEmpty ? nil : $0 }
+        session = try HTTPSession(
+            base: listURL, credentials: try Credentials(options: options, environment: environment), settings: settings)
+    }
+
+    public var statistics: HTTPStatistics { session.statistics }
+    public func shutdown() async { await session.shutdown() }
+
+    public func list(collection: String, since: Timestamp?, cached: [ItemID: CachedVersion]) async throws -> Listing {
+        let before = session.statistics.requests
+        var base = listURL
+        var incremental = false
+        if let sinceParam, let since {
+            base = URLSafety.setting([(sinceParam, since.raw)], in: base)
+            incremental = true
+        }
+        var accumulator = ListingAccumulator(collection: collection)
+        var next: URL? = firstPage(base)
+        var pageNumber = 1
+        var visited: Set<String> = []
+        while let url = next {
+            guard visited.insert(url.absoluteString).inserted else {
+                throw UpstreamError.malformedListing(collection: collection, reason: "paging loops back to \(URLSafety.redact(url))")
+            }
+            let result = try await session.get(url)
+            let json = try parseListingBody(result, collection: collection)
+            guard let found = json.at(pointer: itemsPath) else {
+                throw UpstreamError.malformedListing(
+                    collection: collection, reason: "no value at itemsPath '\(itemsPath)' in \(URLSafety.redact(url))")
+            }
+            guard case .array(let rows) = found else {
+                throw UpstreamError.malformedListing(
+                    collection: collection,
+                    reason: "value at itemsPath '\(itemsPath.isEmpty ? "/" : itemsPath)' is \(found.typeName), not an array")
+            }
+            for (index, row) in rows.enumerated() {
+                try accumulator.add(listedItem(row, position: accumulator.count + index, collection: collection))
+            }
+            switch paging {
+            case .none:
+                next = nil
+            case .page:
+                next = rows.isEmpty ? nil : URLSafety.setting([("page", String(pageNumber + 1)), ("per_page", String(pageSize))], in: base)
+            case .offset:
+                next = rows.isEmpty ? nil : URLSafety.setting([("offset", String(pageNumber * pageSize)), ("limit", String(pageSize))], in: base)
+            case .link:
+                next = LinkHeader.target(in: result.headerValues("Link"), relation: "next")
+                    .flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }
+            case .nextField(let pointer):
+                switch json.at(pointer: pointer) {
+                case .string(let text)? where !text.isEmpty:
+                    guard let resolved = URL(string: text, relativeTo: url)?.absoluteURL else {
+                        throw UpstreamError.malformedListing(collection: collection, reason: "next link at '\(pointer)' is not a URL")
+                    }
+                    next = resolved
+                case nil, .null?, .string?:
+                    next = nil
+                case let other?:
+                    throw UpstreamError.malformedListing(
+                        collection: collection, reason: "next link at '\(pointer)' is \(other.typeName), not a string")
+                }
+            }
+            pageNumber += 1
+        }
+        return Listing(items: accumulator.items, isComplete: !incremental, requests: session.statistics.requests - before)
+    }
+
+    public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
+        if let body = item.body { return .body(body, etag: item.etag) }
+        guard let itemURL else {
+            throw UpstreamError.invalidConfiguration("rest upstream without itemURL lists bodies; \(collection)/\(item.id) came without one")
+        }
+        let text = itemURL.replacingOccurrences(of: "{id}", with: URLSafety.encodePathSegment(item.id.description))
+        guard let url = URL(string: text) else {
+            throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "itemURL gives no valid URL")
+        }
+        let result = try await session.get(url, ifNoneMatch: cachedETag)
+        if result.status == 304 { return .notModified }
+        guard (try? JSONValue.parse(result.body)) != nil else {
+            throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "body is not valid JSON")
+        }
+        return .body(result.body, etag: result.header("ETag"))
+    }
+
+    private func firstPage(_ base: URL) -> URL {
+        switch paging {
+        case .page: return URLSafety.setting([("page", "1"), ("per_page", String(pageSize))], in: base)
+        case .offset: return URLSafety.setting([("offset", "0"), ("limit", String(pageSize))], in: base)
+        case .none, .link, .nextField: return base
+        }
+    }
+
+    private func field(_ name: String, of fields: [String: JSONValue], whole: JSONValue) -> JSONValue? {
+        name.hasPrefix("/") ? whole.at(pointer: name) : fields[name]
+    }
+
+    private func listedItem(_ value: JSONValue, position: Int, collection: String) throws -> ListedItem {
+        guard case .object(let fields) = value else {
+            throw UpstreamError.malformedItem(
+                collection: collection, item: "#\(position)", reason: "listed item is \(value.typeName), not an object")
+        }
+        let id: String
+        switch field(idField, of: fields, whole: value) {
+        case .string(let text)? where !text.isEmpty: id = text
+        case .integer(let number)?: id = String(number)
+        case nil:
+            throw UpstreamError.malformedItem(collection: collection, item: "#\(position)", reason: "field '\(idField)' is missing")
+        case let other?:
+            throw UpstreamError.malformedItem(
+                collection: collection, item: "#\(position)",
+                reason: "field '\(idField)' is \(other == .string("") ? "empty" : other.typeName + ", not a string or integer")")
+        }
+        let version = try listedVersion(
+            field(modifiedField, of: fields, whole: value), collection: collection, item: id, field: modifiedField)
+        if itemURL != nil { return ListedItem(id: ItemID(id), lastModified: version) }
+        let body: Data
+        do { body = try value.serialized() } catch {
+            throw UpstreamError.malformedItem(collection: collection, item: id, reason: "cannot be re-serialized")
+        }
+        return ListedItem(id: ItemID(id), lastModified: version, body: body)
+    }
+}

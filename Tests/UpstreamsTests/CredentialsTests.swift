@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+@testable import Upstreams
+
+@Suite struct CredentialsTests {
+    @Test func tokenFromEnvironment() async throws {
+        let credentials = try Credentials(options: ["tokenEnv": "TM_TOKEN"], environment: ["TM_TOKEN": " abc \n"])
+        #expect(try await credentials.resolve() == .bearer("abc"))
+        #expect(credentials.redact("Bearer abc failed") == "Bearer *** failed")
+    }
+
+    @Test func missingVariableIsNamed() async throws {
+        let credentials = try Credentials(options: ["tokenEnv": "TM_MISSING_VAR"], environment: [:])
+        let error = await upstreamError { _ = try await credentials.resolve() }
+        guard case .credentials(let message)? = error else { Issue.record("wrong error \(String(describing: error))"); return }
+        #expect(message.contains("TM_MISSING_VAR"))
+        #expect(message.contains("tokenEnv"))
+    }
+
+    @Test func basicFromTwoVariables() async throws {
+        let credentials = try Credentials(options: ["basicEnv": "WP_USER:WP_PASS"],
+                                          environment: ["WP_USER": "admin", "WP_PASS": canary])
+        let credential = try await credentials.resolve()
+        #expect(credential == .basic(user: "admin", password: canary))
+        let header = credential?.authorizationHeader ?? ""
+        #expect(header == "Basic " + Data("admin:\(canary)".utf8).base64EncodedString())
+        #expect(!credentials.redact("sent \(header) with \(canary)").contains(canary))
+        #expect(!credentials.redact(header).contains(String(header.dropFirst(6))))
+    }
+
+    @Test func malformedBasicEnvIsRefused() {
+        #expect(throws: UpstreamError.self) { try Credentials(options: ["basicEnv": "ONLYONE"], environment: [:]) }
+        #expect(throws: UpstreamError.self) {
+            try Credentials(options: ["tokenEnv": "A", "tokenCommand": "echo b"], environment: [:])
+        }
+    }
+
+    @Test func tokenCommandPrintsToken() async throws {
+        let credentials = try Credentials(options: ["tokenCommand": "printf 'tok-123\\n'"])
+        #expect(try await credentials.resolve() == .bearer("tok-123"))
+    }
+
+    @Test func tokenCommandFailureHidesOutput() async throws {
+        let credentials = try Credentials(options: ["tokenCommand": "echo \(canary); exit 3"])
+        let error = await upstreamError { _ = try await credentials.resolve() }
+        guard case .credentials(let message)? = error else { Issue.record("wrong error \(String(describing: error))"); return }
+        #expect(message.contains("exit status 3"))
+        #expect(!message.contains(canary))
+    }
+
+    @Test func tokenCommandTimesOut() async throws {
+        let credentials = try Credentials(options: ["tokenCommand": "sleep 5"], commandTimeout: 0.3)
+        let (error, seconds) = await timed { await upstreamError { _ = try await credentials.resolve() } }
+        guard case .credentials(let message)? = error else { Issue.record("wrong error \(String(describing: error))"); return }
+        #expect(message.contains("did not finish"))
+        #expect(seconds < 3)
+    }
+
+    @Test func tokenCommandWithNoOutputFails() async throws {
+        let credentials = try Credentials(options: ["tokenCommand": "true"])
+        let error = await upstreamError { _ = try await credentials.resolve() }
+        #expect(error?.description.contains("printed no token") == true)
+    }
+}
+
+@Suite struct CredentialsSingleFlightTests {
+    @Test func tokenCommandRunsOnceForConcurrentRequests() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tm-count-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let credentials = try Credentials(options: ["tokenCommand": "echo x >> '\(file.path)'; sleep 0.2; echo tok"])
+        try await withThrowingTaskGroup(of: Credential?.self) { group in
+            for _ in 0..<5 { group.addTask { try await credentials.resolve() } }
+            for try await credential in group { #expect(credential == .bearer("tok")) }
+        }
+        let runs = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").count
+        #expect(runs == 1)
+    }
+}

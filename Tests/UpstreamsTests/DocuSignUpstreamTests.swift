@@ -1,0 +1,270 @@
+import Foundation
+import Testing
+import TidemarkFixtures
+@testable import Upstreams
+
+@Suite struct DocuSignUpstreamTests {
+    static let account = "/restapi/v2.1/accounts/8f2c"
+
+    func upstream(_ server: FixtureServer, base: String? = nil, settings: HTTPSettings = fastSettings,
+                  token: String? = canary) throws -> DocuSignUpstream {
+        try DocuSignUpstream(
+            UpstreamConfiguration(spec: "docusign:" + (base ?? server.baseURL + Self.account),
+                                  options: token == nil ? [:] : ["tokenEnv": "DS_TOKEN"]),
+            settings: settings, environment: token.map { ["DS_TOKEN": $0] } ?? [:])
+    }
+
+    @Test func fullListingOverSeveralPagesAndBodies() async throws {
+        try await withFixture(items: 230, token: canary) { server in
+            try await using(try upstream(server)) { docusign in
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                #expect(listing.isComplete)
+                #expect(listing.requests == 3)
+                #expect(Set(listing.idStrings) == Set(server.ids(.docusign)))
+                #expect(listing.items.count == 230)
+                let first = try #require(listing.items.first)
+                #expect(first.lastModified.raw.count == "2018-03-26T03:54:40.4470000Z".count)
+                #expect(listing.items.map(\.lastModified) == listing.items.map(\.lastModified).sorted())
+
+                guard case .body(let data, let etag) = try await docusign.fetch(collection: "templates", item: first, cachedETag: nil)
+                else { Issue.record("expected a body"); return }
+                let json = try JSONValue.parse(data)
+                #expect(json.at(pointer: "/templateId") == .string(first.id.description))
+                #expect(json.at(pointer: "/recipients/signers/0/roleName") == .string("Signer"))
+                let tag = try #require(etag)
+                // Conditional request: unchanged → 304; changed → new body.
+                guard case .notModified = try await docusign.fetch(collection: "templates", item: first, cachedETag: tag) else {
+                    Issue.record("expected 304"); return
+                }
+                server.modify(.docusign, id: first.id.description)
+                guard case .body(_, let newTag) = try await docusign.fetch(collection: "templates", item: first, cachedETag: tag)
+                else { Issue.record("expected a new body"); return }
+                #expect(newTag != tag)
+                #expect(docusign.statistics.notModified == 1)
+                #expect(server.requests.allSatisfy { $0.authorization == "Bearer " + canary })
+            }
+        }
+    }
+
+    @Test func changesShowInTheNextListing() async throws {
+        try await withFixture(items: 20, token: canary) { server in
+            try await using(try upstream(server)) { docusign in
+                let before = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                let ids = server.ids(.docusign)
+                server.modify(.docusign, id: ids[0])
+                server.trash(.docusign, id: ids[1])
+                server.purge(.docusign, id: ids[2])
+                let added = server.create(.docusign)
+                let after = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                #expect(after.isComplete)
+                let versions = Dictionary(uniqueKeysWithValues: after.items.map { ($0.id.description, $0.lastModified) })
+                let old = Dictionary(uniqueKeysWithValues: before.items.map { ($0.id.description, $0.lastModified) })
+                #expect(try #require(versions[ids[0]]) > (try #require(old[ids[0]])))
+                #expect(versions[ids[1]] == nil)
+                #expect(versions[ids[2]] == nil)
+                #expect(versions[added] != nil)
+                #expect(after.items.count == 19)
+            }
+        }
+    }
+
+    @Test func retriesA503ThenSucceeds() async throws {
+        try await withFixture(items: 5, token: canary) { server in
+            server.inject(FixtureFault(status: 503, pathPrefix: Self.account, count: 2))
+            try await using(try upstream(server)) { docusign in
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                #expect(listing.items.count == 5)
+                #expect(docusign.statistics.retries == 2)
+                #expect(server.requestCount(prefix: Self.account) == 3)
+            }
+        }
+    }
+
+    @Test func a503BeyondTheBudgetNamesTheURLAndNotTheToken() async throws {
+        try await withFixture(items: 5, token: canary) { server in
+            server.inject(FixtureFault(status: 503))
+            try await using(try upstream(server)) { docusign in
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                guard case .http(let status, let url, let message)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(status == 503)
+                #expect(url.contains("/restapi/v2.1/accounts/8f2c/templates"))
+                #expect(message.contains("gave up after 3 attempts"))
+                #expect(!(error?.description.contains(canary) ?? true))
+                #expect(server.requestCount() == 3)
+            }
+        }
+    }
+
+    @Test func wrongTokenIsAnHTTPErrorWithoutTheToken() async throws {
+        try await withFixture(items: 1, token: "right-token") { server in
+            try await using(try upstream(server)) { docusign in
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                guard case .http(401, _, let message)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(message.contains("USER_AUTHENTICATION_FAILED"))
+                #expect(!(error?.description.contains(canary) ?? true))
+                #expect(server.requestCount() == 1)  // 401 is not retried
+            }
+        }
+    }
+
+    @Test func malformedJSONIsAListingError() async throws {
+        try await withFixture(items: 5, token: canary) { server in
+            server.inject(FixtureFault(body: .malformed))
+            try await using(try upstream(server)) { docusign in
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                guard case .malformedListing(let collection, let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(collection == "templates")
+                #expect(reason.contains("not valid JSON"))
+            }
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"templateId": "t-1"}"#, "t-1", "'lastModified' is missing"),
+        (#"{"templateId": "t-1", "lastModified": 17}"#, "t-1", "'lastModified' is a number"),
+        (#"{"templateId": "t-1", "lastModified": "yesterday"}"#, "t-1", "'lastModified' is not a date-time"),
+        (#"{"lastModified": "2018-03-26T03:54:40.4470000Z"}"#, "#1", "'templateId' is missing"),
+        (#"{"templateId": 12, "lastModified": "2018-03-26T03:54:40.4470000Z"}"#, "#1", "'templateId' is a number"),
+    ])
+    func malformedItemsAreNamed(_ row: String, _ item: String, _ reason: String) async throws {
+        try await withFixture(token: canary) { server in
+            let body = #"{"resultSetSize":"2","startPosition":"0","totalSetSize":"2","envelopeTemplates":["#
+                + #"{"templateId":"ok","lastModified":"2018-03-26T03:54:40.4470000Z"},"# + row + "]}"
+            server.inject(FixtureFault(replacementBody: body))
+            try await using(try upstream(server)) { docusign in
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                guard case .malformedItem("templates", let named, let why)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(named.contains(item))
+                #expect(why.contains(reason))
+            }
+        }
+    }
+
+    @Test func duplicateIDsAcrossPages() async throws {
+        try await withFixture(items: 4, token: canary) { server in
+            let ids = server.ids(.docusign)
+            let page2 = #"{"resultSetSize":"2","startPosition":"2","totalSetSize":"4","envelopeTemplates":["#
+                + #"{"templateId":"\#(ids[0])","lastModified":"2030-01-01T00:00:00.0000000Z"},"#
+                + #"{"templateId":"\#(ids[3])","lastModified":"2030-01-01T00:00:00.0000000Z"}]}"#
+            server.inject(FixtureFault(queryContains: "start_position=2", replacementBody: page2))
+            let docusign = try DocuSignUpstream(
+                UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
+                                      options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"]),
+                settings: fastSettings, environment: ["DS_TOKEN": canary])
+            try await using(docusign) { docusign in
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                guard case .duplicateID("templates", let item)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(item.contains(ids[0]))
+            }
+        }
+    }
+
+    @Test func sameIDAndVersionTwiceIsDeduplicated() async throws {
+        try await withFixture(items: 4, token: canary) { server in
+            // Page 2 repeats page 1 (as when an item moves while paging): no error, but the
+            // listing no longer adds up to totalSetSize, so it is not complete.
+            let docusign = try DocuSignUpstream(
+                UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
+                                      options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"]),
+                settings: fastSettings, environment: ["DS_TOKEN": canary])
+            try await using(docusign) { docusign in
+                let all = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                let rows = all.items.prefix(2).map {
+                    #"{"templateId":"\#($0.id)","lastModified":"\#($0.lastModified.raw)"}"#
+                }.joined(separator: ",")
+                server.inject(FixtureFault(
+                    queryContains: "start_position=2",
+                    replacementBody: #"{"resultSetSize":"2","startPosition":"2","totalSetSize":"4","envelopeTemplates":[\#(rows)]}"#))
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                #expect(listing.items.count == 2)
+                #expect(!listing.isComplete)
+            }
+        }
+    }
+
+    @Test func tokenIsNotSentToAForeignNextURI() async throws {
+        try await withFixture(items: 150, seed: 9, token: canary) { server in
+            try await withFixture(items: 150, seed: 9) { foreign in
+                server.setForeignNextOrigin(foreign.baseURL)
+                try await using(try upstream(server)) { docusign in
+                    let listing = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                    #expect(listing.items.count == 150)
+                    #expect(foreign.requestCount() == 1)
+                    #expect(foreign.requests.allSatisfy { $0.authorization == nil })
+                    #expect(server.requests.allSatisfy { $0.authorization == "Bearer " + canary })
+                }
+            }
+        }
+    }
+
+    @Test func retryAfterSecondsIsHonoured() async throws {
+        try await withFixture(items: 3, token: canary) { server in
+            server.inject(FixtureFault(status: 429, retryAfter: .seconds(1), count: 1))
+            try await using(try upstream(server)) { docusign in
+                let (listing, seconds) = try await timed { try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                #expect(listing.items.count == 3)
+                #expect(seconds >= 0.95)
+            }
+        }
+    }
+
+    @Test func retryAfterHTTPDateIsHonoured() async throws {
+        try await withFixture(items: 3, token: canary) { server in
+            server.inject(FixtureFault(status: 429, retryAfter: .httpDate(secondsFromNow: 1), count: 1))
+            try await using(try upstream(server)) { docusign in
+                let (listing, seconds) = try await timed { try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                #expect(listing.items.count == 3)
+                #expect(seconds >= 0.95)
+            }
+        }
+    }
+
+    @Test func retryAfterBeyondTheCapFailsClearly() async throws {
+        try await withFixture(items: 3, token: canary) { server in
+            server.inject(FixtureFault(status: 429, retryAfter: .seconds(3600), count: 1))
+            try await using(try upstream(server)) { docusign in
+                let (error, seconds) = await timed {
+                    await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                }
+                #expect(error?.description.contains("retry after 3600 s") == true)
+                #expect(seconds < 2)
+            }
+        }
+    }
+
+    @Test func exhaustedRateLimitWaitsForTheReset() async throws {
+        try await withFixture(items: 4, token: canary) { server in
+            server.setRateLimit(remaining: 1, resetIn: 1)
+            let docusign = try DocuSignUpstream(
+                UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
+                                      options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"]),
+                settings: fastSettings, environment: ["DS_TOKEN": canary])
+            try await using(docusign) { docusign in
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                #expect(listing.items.count == 4)
+                #expect(docusign.statistics.waitedSeconds > 0)
+                #expect(docusign.statistics.retries == 0)
+            }
+            server.setRateLimit(remaining: 1, resetIn: 600)
+            try await using(try upstream(server)) { docusign in
+                _ = try await docusign.fetch(collection: "templates", item: ListedItem(id: ItemID(server.ids(.docusign)[0]),
+                                                                                        lastModified: Timestamp(seconds: 0)), cachedETag: nil)
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                #expect(error?.description.contains("rate limit exhausted") == true)
+            }
+        }
+    }
+
+    @Test func specAndCollectionAreValidated() async throws {
+        #expect(throws: UpstreamError.self) {
+            try DocuSignUpstream(UpstreamConfiguration(spec: "docusign:https://demo.docusign.net/x?access_token=\(canary)"))
+        }
+        #expect(throws: UpstreamError.self) {
+            try DocuSignUpstream(UpstreamConfiguration(spec: "docusign:https://demo.docusign.net/x", collections: ["envelopes"]))
+        }
+        #expect(UpstreamFactory.kinds.contains("docusign"))
+        let made = try UpstreamFactory.make(UpstreamConfiguration(spec: "docusign:https://demo.docusign.net/restapi/v2.1/accounts/1"))
+        #expect(made.collections == ["templates"])
+        await made.shutdown()
+    }
+}

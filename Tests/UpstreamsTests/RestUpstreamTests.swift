@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+import TidemarkFixtures
+@testable import Upstreams
+
+@Suite struct RestUpstreamTests {
+    func upstream(_ server: FixtureServer, path: String = "/rest/items", options: [String: String] = [:],
+                  settings: HTTPSettings = fastSettings) throws -> RestUpstream {
+        try RestUpstream(UpstreamConfiguration(spec: "rest:" + server.baseURL + path, options: options),
+                         settings: settings, environment: ["REST_TOKEN": canary])
+    }
+
+    @Test func unpagedListingCarriesBodies() async throws {
+        try await withFixture(items: 25) { server in
+            try await using(try upstream(server)) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: [:])
+                #expect(listing.isComplete)
+                #expect(listing.requests == 1)
+                #expect(listing.idStrings == server.ids(.rest))
+                let item = try #require(listing.items.first)
+                guard case .body(let data, _) = try await rest.fetch(collection: "items", item: item, cachedETag: nil)
+                else { Issue.record("expected a body"); return }
+                #expect(try JSONValue.parse(data).at(pointer: "/id") == .string(item.id.description))
+                #expect(String(decoding: data, as: UTF8.self).hasPrefix(#"{"id":"#))  // sorted keys
+                #expect(server.requestCount() == 1)  // no download for a body the listing carried
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ("page", "/rest/items", [:], 4),
+        ("offset", "/rest/items", [:], 4),
+        ("link", "/rest/items?page=1&per_page=10", [:], 3),
+        ("next-field:/links/next", "/rest/envelope?limit=10", ["itemsPath": "/data/items"], 3),
+    ])
+    func pagingModes(_ paging: String, _ path: String, _ extra: [String: String], _ requests: Int) async throws {
+        try await withFixture(items: 25) { server in
+            var options = extra
+            options["paging"] = paging
+            options["pageSize"] = "10"
+            try await using(try upstream(server, path: path, options: options)) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: [:])
+                #expect(listing.idStrings == server.ids(.rest))
+                #expect(listing.requests == requests)
+                #expect(listing.isComplete)
+            }
+        }
+    }
+
+    @Test func itemURLConditionalFetch() async throws {
+        try await withFixture(items: 5, token: canary) { server in
+            let options = ["itemURL": server.baseURL + "/rest/items/{id}", "tokenEnv": "REST_TOKEN"]
+            try await using(try upstream(server, options: options)) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: [:])
+                let item = try #require(listing.items.first)
+                #expect(item.body == nil)
+                guard case .body(_, let etag?) = try await rest.fetch(collection: "items", item: item, cachedETag: nil)
+                else { Issue.record("expected a body with an ETag"); return }
+                guard case .notModified = try await rest.fetch(collection: "items", item: item, cachedETag: etag)
+                else { Issue.record("expected 304"); return }
+                #expect(server.requests.last?.headers["if-none-match"] == etag)
+                server.modify(.rest, id: item.id.description)
+                guard case .body = try await rest.fetch(collection: "items", item: item, cachedETag: etag)
+                else { Issue.record("expected a new body"); return }
+            }
+        }
+    }
+
+    @Test func changesAndIncrementalListing() async throws {
+        try await withFixture(items: 12) { server in
+            try await using(try upstream(server, options: ["sinceParam": "modified_since"])) { rest in
+                let before = try await rest.list(collection: "items", since: nil, cached: [:])
+                #expect(before.isComplete)
+                let watermark = try #require(before.items.map(\.lastModified).max())
+                let ids = server.ids(.rest)
+                server.modify(.rest, id: ids[3])
+                server.purge(.rest, id: ids[4])
+                let added = server.create(.rest)
+
+                let incremental = try await rest.list(collection: "items", since: watermark, cached: [:])
+                #expect(!incremental.isComplete)
+                #expect(Set(incremental.idStrings) == [ids[3], added])
+                #expect(server.requests.last?.query.contains("modified_since=") == true)
+
+                let full = try await rest.list(collection: "items", since: nil, cached: [:])
+                #expect(full.isComplete)
+                #expect(Set(full.idStrings) == Set(ids).subtracting([ids[4]]).union([added]))
+            }
+        }
+    }
+
+    @Test func missingFieldsAreNamed() async throws {
+        try await withFixture(items: 3) { server in
+            try await using(try upstream(server, options: ["idField": "uuid"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: [:]) }
+                #expect(error == .malformedItem(collection: "items", item: "#0", reason: "field 'uuid' is missing"))
+            }
+            try await using(try upstream(server, options: ["modifiedField": "name"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: [:]) }
+                guard case .malformedItem("items", "item-00001", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(reason.contains("'name' is not a date-time"))
+            }
+            try await using(try upstream(server, options: ["itemsPath": "/data"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: [:]) }
+                guard case .malformedListing? = error else { Issue.record("\(String(describing: error))"); return }
+            }
+        }
+    }
+
+    @Test func numericIDsBecomeDecimalStrings() async throws {
+        try await withFixture { server in
+            server.inject(FixtureFault(replacementBody: #"[{"id": 42, "lastModified": "2024-05-01T10:00:00Z"}]"#))
+            try await using(try upstream(server)) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: [:])
+                #expect(listing.idStrings == ["42"])
+            }
+        }
+    }
+
+    @Test func truncatedBodyAndDroppedConnectionAreRetried() async throws {
+        try await withFixture(items: 50) { server in
+            server.inject(FixtureFault(body: .truncated, count: 1))
+            server.inject(FixtureFault(body: .drop, count: 1))
+            try await using(try upstream(server)) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: [:])
+                #expect(listing.items.count == 50)
+                #expect(rest.statistics.retries == 2)
+                #expect(server.requestCount() == 3)
+            }
+        }
+    }
+
+    @Test func dropsBeyondTheBudgetFailWithTheURL() async throws {
+        try await withFixture(items: 5) { server in
+            server.inject(FixtureFault(body: .drop))
+            try await using(try upstream(server, options: ["tokenEnv": "REST_TOKEN"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: [:]) }
+                guard case .http(0, let url, let message)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(url.contains("/rest/items"))
+                #expect(message.contains("gave up after 3 attempts"))
+                #expect(!(error?.description.contains(canary) ?? true))
+            }
+        }
+    }
+
+    @Test func bodiesOverTheSizeLimitAreRefused() async throws {
+        try await withFixture(items: 50) { server in
+            var settings = fastSettings
+            settings.maxBodyBytes = 1000
+            try await using(try upstream(server, settings: settings)) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: [:]) }
+                #expect(error?.description.contains("larger than the 1000-byte limit") == true)
+                #expect(server.requestCount() == 1)
+            }
+        }
+    }
+
+    @Test func slowResponsesTimeOut() async throws {
+        try await withFixture(items: 2) { server in
+            server.inject(FixtureFault(delay: 2, count: 1))
+            var settings = fastSettings
+            settings.requestTimeout = 0.3
+            try await using(try upstream(server, settings: settings)) { rest in
+                let (listing, seconds) = try await timed { try await rest.list(collection: "items", since: nil, cached: [:]) }
+                #expect(listing.items.count == 2)
+                #expect(rest.statistics.retries == 1)
+                #expect(seconds < 1.5)
+            }
+        }
+    }
+
+    @Test func optionsAreValidated() {
+        for options in [["paging": "cursor"], ["itemsPath": "data"], ["itemURL": "https://h/items"], ["pageSize": "0"],
+                        ["paging": "next-field:links"]] {
+            #expect(throws: UpstreamError.self) {
+                try RestUpstream(UpstreamConfiguration(spec: "rest:https://h/items", options: options))
+            }
+        }
+    }
+}

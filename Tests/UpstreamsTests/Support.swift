@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+import TidemarkFixtures
+@testable import Upstreams
+
+/// HTTP settings with tiny backoff delays so retry tests stay fast.
+let fastSettings = HTTPSettings(
+    connectTimeout: 2, readTimeout: 5, requestTimeout: 10, maxAttempts: 3, baseDelay: 0.01, maxDelay: 0.05,
+    maxRetryAfter: 5)
+
+let canary = "CANARY-7f3a9c-SECRET"
+
+/// Starts a fixture, runs `body`, stops the fixture even when `body` throws.
+func withFixture<T>(
+    items: Int = 0, seed: UInt64 = 1, token: String? = nil, basic: (user: String, password: String)? = nil,
+    _ body: (FixtureServer) async throws -> T
+) async throws -> T {
+    let server = try await FixtureServer.start(items: items, seed: seed, token: token, basic: basic)
+    do {
+        let result = try await body(server)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
+
+/// Runs `body` with an upstream and shuts it down afterwards.
+func using<U: Upstream, T>(_ upstream: U, _ body: (U) async throws -> T) async throws -> T {
+    do {
+        let result = try await body(upstream)
+        await upstream.shutdown()
+        return result
+    } catch {
+        await upstream.shutdown()
+        throw error
+    }
+}
+
+/// The error `body` throws, or a test failure if it throws none.
+func upstreamError(_ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async -> UpstreamError? {
+    do {
+        try await body()
+        Issue.record("expected an UpstreamError, got success", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as UpstreamError {
+        return error
+    } catch {
+        Issue.record("expected an UpstreamError, got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
+
+extension Listing {
+    var idStrings: [String] { items.map(\.id.description) }
+}
+
+/// Seconds elapsed while running `body`.
+func timed<T>(_ body: () async throws -> T) async rethrows -> (T, Double) {
+    let start = Date()
+    let value = try await body()
+    return (value, Date().timeIntervalSince(start))
+}

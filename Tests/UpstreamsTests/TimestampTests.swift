@@ -1,0 +1,30 @@
+import Testing
+@testable import Upstreams
+
+@Suite struct TimestampTests {
+    @Test func docuSignSevenDigitsKeepRawAndParse() throws {
+        let t = try #require(Timestamp("2018-03-26T03:54:40.4470000Z"))
+        #expect(t.raw == "2018-03-26T03:54:40.4470000Z")
+        #expect(t.nanoseconds == 447_000_000)
+        #expect(t == Timestamp("2018-03-26T03:54:40.447Z"))
+    }
+
+    @Test func wordPressWithoutOffsetIsUTC() {
+        #expect(Timestamp("2018-03-26T03:54:40") == Timestamp("2018-03-26T03:54:40Z"))
+        #expect(Timestamp("2018-03-26T05:54:40+02:00") == Timestamp("2018-03-26T03:54:40Z"))
+        #expect(Timestamp("2018-03-26T01:54:40-0200") == Timestamp("2018-03-26T03:54:40Z"))
+    }
+
+    @Test func orderFollowsInstantNotText() throws {
+        let a = try #require(Timestamp("2018-03-26T03:54:40.9Z"))
+        let b = try #require(Timestamp("2018-03-26T03:54:41.0000001Z"))
+        #expect(a < b)
+        #expect(try #require(Timestamp("2018-03-26T03:54:40.1234567891Z")).nanoseconds == 123_456_789)
+    }
+
+    @Test(arguments: ["", "2018-03-26", "2018-03-26T03:54", "2018-13-01T00:00:00Z", "2018-03-26T03:54:40.Z",
+                      "2018-03-26T03:54:40+2", "2018-03-26T03:54:40Zjunk", "not a date"])
+    func garbageIsRejected(_ text: String) {
+        #expect(Timestamp(text) == nil)
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+import TidemarkFixtures
+@testable import Upstreams
+
+@Suite struct WordPressUpstreamTests {
+    static let credentials = (user: "editor", password: canary)
+    static let environment = ["WP_USER": "editor", "WP_PASS": canary]
+
+    func upstream(_ server: FixtureServer, collections: [String] = [], authenticated: Bool = false,
+                  options: [String: String] = [:]) throws -> WordPressUpstream {
+        var all = options
+        if authenticated { all["basicEnv"] = "WP_USER:WP_PASS" }
+        return try WordPressUpstream(
+            UpstreamConfiguration(spec: "wordpress:" + server.baseURL + "/", collections: collections, options: all),
+            settings: fastSettings, environment: Self.environment)
+    }
+
+    static let visible: Set<String> = ["publish", "future", "draft", "pending", "private"]
+
+    @Test func anonymousListingSeesPublishedPostsOverSeveralPages() async throws {
+        try await withFixture(items: 300, basic: Self.credentials) { server in
+            try await using(try upstream(server)) { wordpress in
+                let listing = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                let published = server.ids(.wordpress, statuses: ["publish"])
+                #expect(published.count > 200)
+                #expect(published.count < server.ids(.wordpress).count)  // some drafts exist
+                #expect(Set(listing.idStrings) == Set(published))
+                #expect(listing.isComplete)
+                #expect(listing.deleted.isEmpty)
+                // Discovery + pages, and no credentials sent.
+                #expect(listing.requests == 1 + (published.count + 99) / 100)
+                #expect(server.requests.allSatisfy { $0.authorization == nil })
+                #expect(listing.items.allSatisfy { !$0.lastModified.raw.hasSuffix("Z") })
+
+                let pages = try await wordpress.list(collection: "pages", since: nil, cached: [:])
+                #expect(Set(pages.idStrings) == Set(server.ids(.wordpress, type: "pages", statuses: ["publish"])))
+
+                let item = try #require(listing.items.last)
+                guard case .body(let data, _) = try await wordpress.fetch(collection: "posts", item: item, cachedETag: nil)
+                else { Issue.record("expected a body"); return }
+                let json = try JSONValue.parse(data)
+                #expect(json.at(pointer: "/id") == .integer(Int64(item.id.description) ?? -1))
+                #expect(json.at(pointer: "/modified_gmt") == .string(item.lastModified.raw))
+                #expect(server.requests.last?.query.contains("context=view") == true)
+            }
+        }
+    }
+
+    @Test func authenticatedListingCoversAllStatusesAndReportsTrash() async throws {
+        try await withFixture(items: 120, basic: Self.credentials) { server in
+            try await using(try upstream(server, authenticated: true)) { wordpress in
+                let ids = server.ids(.wordpress, statuses: Self.visible)
+                let before = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                #expect(Set(before.idStrings) == Set(ids))
+                #expect(before.isComplete)
+
+                server.modify(.wordpress, id: ids[0])
+                server.trash(.wordpress, id: ids[1])
+                server.purge(.wordpress, id: ids[2])
+                let added = server.create(.wordpress)
+                let after = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                let versions = Dictionary(uniqueKeysWithValues: after.items.map { ($0.id.description, $0.lastModified) })
+                let old = Dictionary(uniqueKeysWithValues: before.items.map { ($0.id.description, $0.lastModified) })
+                #expect(try #require(versions[ids[0]]) > (try #require(old[ids[0]])))
+                #expect(versions[ids[1]] == nil)
+                #expect(after.deleted.map(\.description) == [ids[1]])
+                #expect(versions[ids[2]] == nil)
+                #expect(versions[added] != nil)
+                #expect(after.isComplete)
+
+                let basic = "Basic " + Data("editor:\(canary)".utf8).base64EncodedString()
+                #expect(server.requests.allSatisfy { $0.authorization == basic })
+                _ = try await wordpress.fetch(collection: "posts", item: try #require(after.items.first), cachedETag: nil)
+                #expect(server.requests.last?.query.contains("context=edit") == true)
+
+                // A purged post is a 404 naming the post's URL.
+                let error = await upstreamError {
+                    _ = try await wordpress.fetch(collection: "posts", item: ListedItem(id: ItemID(ids[2]), lastModified: Timestamp(seconds: 0)),
+                                                  cachedETag: nil)
+                }
+                guard case .http(404, let url, let message)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(url.contains("/wp/v2/posts/\(ids[2])"))
+                #expect(message.contains("rest_post_invalid_id"))
+                #expect(!(error?.description.contains(canary) ?? true))
+            }
+        }
+    }
+
+    @Test func plainPermalinksFallBackToRestRoute() async throws {
+        try await withFixture(items: 30) { server in
+            server.setPrettyPermalinks(false)
+            try await using(try upstream(server)) { wordpress in
+                let listing = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                #expect(Set(listing.idStrings) == Set(server.ids(.wordpress, statuses: ["publish"])))
+                #expect(server.requests.last?.path == "/")
+                #expect(server.requests.last?.query.contains("rest_route=/wp/v2/posts") == true)
+            }
+        }
+    }
+
+    @Test func pastTheEndPageIsNotAnErrorButNotComplete() async throws {
+        try await withFixture(items: 30) { server in
+            server.inject(FixtureFault(
+                status: 400, queryContains: "page=2",
+                replacementBody: #"{"code":"rest_post_invalid_page_number","message":"The page number requested is larger than the number of pages available.","data":{"status":400}}"#))
+            try await using(try upstream(server, options: ["pageSize": "10"])) { wordpress in
+                let listing = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                #expect(listing.items.count == 10)
+                #expect(!listing.isComplete)
+            }
+        }
+    }
+
+    @Test func missingOrWrongFieldsAreNamed() async throws {
+        try await withFixture(items: 3) { server in
+            try await using(try upstream(server)) { wordpress in
+                server.inject(FixtureFault(count: 1, queryContains: "per_page", replacementBody: #"[{"id": 7}]"#))
+                let missing = await upstreamError { _ = try await wordpress.list(collection: "posts", since: nil, cached: [:]) }
+                #expect(missing == .malformedItem(collection: "posts", item: "7", reason: "field 'modified_gmt' is missing"))
+
+                server.inject(FixtureFault(count: 1, queryContains: "per_page",
+                                           replacementBody: #"[{"id": "7", "modified_gmt": "2020-01-01T00:00:00"}]"#))
+                let wrongID = await upstreamError { _ = try await wordpress.list(collection: "posts", since: nil, cached: [:]) }
+                guard case .malformedItem("posts", "#0", let reason)? = wrongID else { Issue.record("\(String(describing: wrongID))"); return }
+                #expect(reason.contains("'id' is a string"))
+            }
+        }
+    }
+
+    @Test func duplicateIDsAcrossPagesAreAnError() async throws {
+        try await withFixture(items: 30) { server in
+            try await using(try upstream(server, options: ["pageSize": "10"])) { wordpress in
+                let all = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                let first = try #require(all.items.first)
+                server.inject(FixtureFault(
+                    queryContains: "page=2",
+                    replacementBody: #"[{"id": \#(first.id), "modified_gmt": "2031-01-01T00:00:00"}]"#))
+                let error = await upstreamError { _ = try await wordpress.list(collection: "posts", since: nil, cached: [:]) }
+                guard case .duplicateID("posts", let item)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(item.hasPrefix(first.id.description + " "))
+            }
+        }
+    }
+
+    @Test func credentialsAreNotSentToAForeignNextLink() async throws {
+        try await withFixture(items: 40, seed: 4, basic: Self.credentials) { server in
+            try await withFixture(items: 40, seed: 4, basic: Self.credentials) { foreign in
+                server.setForeignNextOrigin(foreign.baseURL)
+                try await using(try upstream(server, options: ["pageSize": "10"])) { wordpress in
+                    _ = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                    #expect(foreign.requestCount() >= 1)
+                    #expect(foreign.requests.allSatisfy { $0.authorization == nil })
+                }
+                foreign.resetCounts()
+                try await using(try upstream(server, authenticated: true, options: ["pageSize": "10"])) { wordpress in
+                    // The foreign pages refuse non-public statuses without credentials: an error,
+                    // and still no credentials leaked.
+                    let error = await upstreamError { _ = try await wordpress.list(collection: "posts", since: nil, cached: [:]) }
+                    #expect(error?.description.contains(canary) == false)
+                    #expect(foreign.requestCount() >= 1)
+                    #expect(foreign.requests.allSatisfy { $0.authorization == nil })
+                }
+            }
+        }
+    }
+
+    @Test func collectionNamesAreValidated() throws {
+        for bad in ["../users", "Posts", "", "a/b", "pöst"] {
+            #expect(throws: UpstreamError.self) {
+                try WordPressUpstream(UpstreamConfiguration(spec: "wordpress:https://example.org", collections: [bad]))
+            }
+        }
+    }
+}
