@@ -57,7 +57,10 @@ extension Mirror {
     }
 
     func fetchLocked(_ options: FetchOptions) async throws(MirrorError) -> FetchReport {
-        let upstream = try makeUpstream()
+        try await withUpstream { (upstream) async throws(MirrorError) in try await fetchLocked(options, from: upstream) }
+    }
+
+    func fetchLocked(_ options: FetchOptions, from upstream: any Upstream) async throws(MirrorError) -> FetchReport {
         let head = try headCommit()
         let previous = try upstreamCommit()
         let base = previous ?? head

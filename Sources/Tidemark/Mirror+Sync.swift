@@ -74,7 +74,10 @@ extension Mirror {
 
     /// A dry run: lists upstream and compares, but writes nothing (no objects, no refs).
     func planSync(_ options: SyncOptions) async throws(MirrorError) -> SyncReport {
-        let upstream = try makeUpstream()
+        try await withUpstream { (upstream) async throws(MirrorError) in try await planSync(options, from: upstream) }
+    }
+
+    func planSync(_ options: SyncOptions, from upstream: any Upstream) async throws(MirrorError) -> SyncReport {
         let head = try headCommit()
         let base = try upstreamCommit() ?? head
         var counts = ChangeCounts()

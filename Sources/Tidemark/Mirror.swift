@@ -54,6 +54,21 @@ public actor Mirror {
         return Mirror(repository: repository, settings: settings, upstream: upstream)
     }
 
+    /// Runs `body` with the adapter, then releases the adapter's connections (an app's own
+    /// adapter stays the app's to shut down).
+    func withUpstream<R>(_ body: (any Upstream) async throws(MirrorError) -> R) async throws(MirrorError) -> R {
+        let upstream = try makeUpstream()
+        let owned = customUpstream == nil
+        do {
+            let result = try await body(upstream)
+            if owned { await upstream.shutdown() }
+            return result
+        } catch {
+            if owned { await upstream.shutdown() }
+            throw error
+        }
+    }
+
     /// The adapter this mirror reads from.
     func makeUpstream() throws(MirrorError) -> any Upstream {
         if let customUpstream { return customUpstream }

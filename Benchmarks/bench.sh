@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# make bench: tidemark against git on the same data, same run. Figures are ratios (tidemark/baseline).
+# BENCH_ITEMS (default 100000), BENCH_RUNS (default 3) and BENCH_DIR may be set.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+items="${BENCH_ITEMS:-100000}"
+runs="${BENCH_RUNS:-3}"
+work="${BENCH_DIR:-$here/Benchmarks/work}"
+tidemark="$here/.build/release/tidemark"
+changed=$(( items / 100 ))
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
+
+echo "Generating $items items of ~1 KB (100 shards)..." >&2
+python3 - "$items" <<'PY'
+import json, os, sys
+n = int(sys.argv[1])
+for i in range(n):
+    shard = f"up/{i % 100:02d}"
+    if i < 100: os.makedirs(shard, exist_ok=True)
+    body = {"id": f"item-{i:06d}", "lastModified": "2024-01-01T00:00:00Z", "name": f"Item {i}",
+            "text": ("lorem ipsum dolor sit amet " * 34)[:900]}
+    with open(f"{shard}/item-{i:06d}.json", "w") as f: json.dump(body, f, indent=2, sort_keys=True); f.write("\n")
+PY
+
+# time_cmd <label> <command...>: wall seconds and peak KB of one run, appended to times.tsv
+time_cmd() {
+  local label="$1"; shift
+  /usr/bin/time -f "%e %M" -o time.out "$@" >/dev/null 2>cmd.err || { cat cmd.err >&2; exit 1; }
+  read -r secs kb < time.out
+  printf '%s\t%s\t%s\n' "$label" "$secs" "$kb" >> times.tsv
+}
+median() { awk -F'\t' -v l="$1" '$1==l{print $2}' times.tsv | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+peak() { awk -F'\t' -v l="$1" '$1==l && $3>m{m=$3} END{print int(m/1024)}' times.tsv; }
+: > times.tsv
+
+change_items() {  # change 1% of the items upstream, with a new lastModified ($1 = round)
+  python3 - "$items" "$changed" "$1" <<'PY'
+import json, sys
+n, k, r = map(int, sys.argv[1:4])
+changed = open("changed.txt", "w")
+for j in range(k):
+    i = (j * 97 + r) % n
+    p = f"up/{i % 100:02d}/item-{i:06d}.json"
+    d = json.load(open(p)); d["lastModified"] = f"2025-01-{1 + r:02d}T00:00:{j % 60:02d}Z"; d["rev"] = r
+    with open(p, "w") as f: json.dump(d, f, indent=2, sort_keys=True); f.write("\n")
+    changed.write(p + "\n")
+PY
+}
+
+for run in $(seq 1 "$runs"); do
+  echo "Run $run/$runs" >&2
+  rm -rf mirror baseline
+  # W1: tidemark clone. B1: git fast-import of the same files, then checkout.
+  time_cmd W1 "$tidemark" clone -q dir:up mirror
+  time_cmd B1 bash -c 'git init -q baseline && cd baseline && python3 - ../up <<"PY" | git fast-import --quiet && git checkout -q main
+import os, sys
+root = sys.argv[1]
+out = sys.stdout.buffer
+out.write(b"commit refs/heads/main\ncommitter bench <bench@localhost> 1700000000 +0000\ndata 5\nbulk\n")
+for shard in sorted(os.listdir(root)):
+    for name in sorted(os.listdir(os.path.join(root, shard))):
+        data = open(os.path.join(root, shard, name), "rb").read()
+        out.write(b"M 100644 inline items/%s\ndata %d\n" % (name.encode(), len(data)) + data + b"\n")
+PY'
+  # W3: fetch with nothing changed. B4: git status on the mirror.
+  time_cmd W3 "$tidemark" -C mirror fetch -q
+  time_cmd B4 git -C mirror status --porcelain
+  # W2: 1% changed upstream, then sync. B2: the same files written into the checkout, add -A, commit.
+  change_items "$run"
+  time_cmd W2 "$tidemark" -C mirror sync -q
+  time_cmd B2 bash -c 'xargs cp -t baseline/items < changed.txt && git -C baseline add -A && git -C baseline commit -qm sync'
+  # W4: status with 1% behind upstream.
+  change_items $(( run + 10 ))
+  "$tidemark" -C mirror fetch -q
+  time_cmd W4 "$tidemark" -C mirror status --porcelain
+  time_cmd B4s git -C mirror status --porcelain
+done
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+{
+  echo "| figure | tidemark (s) | baseline (s) | ratio | target | peak MB |"
+  echo "|---|---|---|---|---|---|"
+  echo "| W1 clone $items items vs B1 fast-import + checkout | $(median W1) | $(median B1) | $(ratio "$(median W1)" "$(median B1)") | ≤ 1.0 | $(peak W1) |"
+  echo "| W2 sync 1% changed vs B2 write + add -A + commit | $(median W2) | $(median B2) | $(ratio "$(median W2)" "$(median B2)") | ≤ 0.25 | $(peak W2) |"
+  echo "| W3 fetch, nothing changed vs B4 git status | $(median W3) | $(median B4) | $(ratio "$(median W3)" "$(median B4)") | < 0.5 | $(peak W3) |"
+  echo "| W4 status, 1% behind vs B4 git status | $(median W4) | $(median B4s) | $(ratio "$(median W4)" "$(median B4s)") | ≤ 1.0 | $(peak W4) |"
+} > table.md
+{
+  echo "# Benchmark results"
+  echo
+  echo "\`make bench\` (BENCH_ITEMS=$items, median of $runs runs, release build), $(date -u +%Y-%m-%d), $(nproc) cores."
+  echo
+  cat table.md
+} > "$here/Benchmarks/RESULTS.md"
+cat table.md

@@ -1,1 +1,0 @@
-// The fixture server lives on the http branch until merged.
