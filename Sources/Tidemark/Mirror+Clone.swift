@@ -48,6 +48,7 @@ extension Mirror {
         }
         configuration.spec = upstream.spec
         configuration.collections = upstream.collections
+        if custom == nil { await upstream.shutdown() }
         for name in configuration.collections where !CollectionName.isValid(name) {
             throw .unsafeName("invalid collection name '\(Quoting.cQuoted(Array(name.utf8)))'")
         }
