@@ -54,9 +54,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "GitStoreTests", dependencies: ["GitStore"]),
+        // Helpers shared by the test targets (scratch folders, running git to prove interoperability).
+        .target(name: "TestSupport", path: "Sources/TestSupport"),
+        .testTarget(name: "GitStoreTests", dependencies: ["GitStore", "TestSupport"]),
         .testTarget(name: "UpstreamsTests", dependencies: ["Upstreams", "TidemarkFixtures"]),
-        .testTarget(name: "TidemarkTests", dependencies: ["Tidemark", "GitStore", "Upstreams"]),
+        .testTarget(name: "TidemarkTests", dependencies: ["Tidemark", "GitStore", "Upstreams", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TidemarkFixtures"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 import Foundation
 import GitStore
 import Testing
+import TestSupport
 
 @Suite("GitStore: repository, objects, trees, commits")
 struct RepositoryTests {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A fresh temporary folder for one test, removed afterwards.
-func withScratch<R>(_ body: (String) async throws -> R) async rethrows -> R {
+public func withScratch<R>(_ body: (String) async throws -> R) async rethrows -> R {
     let path = NSTemporaryDirectory() + "tidemark-test-" + UUID().uuidString
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: path) }
@@ -10,7 +10,7 @@ func withScratch<R>(_ body: (String) async throws -> R) async rethrows -> R {
 
 /// Runs `git` (tests only: to prove interoperability) and returns its stdout; fails on non-zero exit.
 @discardableResult
-func git(_ arguments: [String], in directory: String) throws -> String {
+public func git(_ arguments: [String], in directory: String) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = ["git"] + arguments
