@@ -79,13 +79,7 @@ extension Mirror {
             let baseManifest = try manifest(collection, in: base?.tree)
             let baseByID = baseManifest.byID()
             let previousWatermark = baseMessage?.watermark(of: collection).flatMap(Timestamp.init)
-            var cached: [ItemID: CachedVersion] = [:]
-            cached.reserveCapacity(baseByID.count)
-            for entry in baseManifest.entries {
-                if let time = Timestamp(entry.lastModified) {
-                    cached[entry.id] = CachedVersion(lastModified: time, etag: entry.etag.isEmpty ? nil : entry.etag)
-                }
-            }
+            let cached = ManifestEntry.cachedVersions(baseManifest.entries)
             progress?(.listing(collection: collection, items: 0))
             let listing: Listing
             do {
@@ -195,6 +189,19 @@ extension Mirror {
         if let oldBlob, oldBlob == blob { return ChangeCounts() }
         let old = oldBlob == nil ? [:] : try self.manifest(collection, blob: oldBlob!).byID()
         return ChangeCounts.between(old, manifest)
+    }
+}
+
+extension ManifestEntry {
+    /// The versions an adapter may treat as already cached (entries whose date parses).
+    static func cachedVersions<S: Sequence>(_ entries: S) -> [ItemID: CachedVersion] where S.Element == ManifestEntry {
+        var cached: [ItemID: CachedVersion] = [:]
+        for entry in entries {
+            if let time = Timestamp(entry.lastModified) {
+                cached[entry.id] = CachedVersion(lastModified: time, etag: entry.etag.isEmpty ? nil : entry.etag)
+            }
+        }
+        return cached
     }
 }
 

@@ -86,12 +86,7 @@ extension Mirror {
         for collection in settings.collections {
             let headByID = try manifest(collection, in: head?.tree).byID()
             let baseByID = try manifest(collection, in: base?.tree).byID()
-            var cached: [ItemID: CachedVersion] = [:]
-            for entry in baseByID.values {
-                if let time = Timestamp(entry.lastModified) {
-                    cached[entry.id] = CachedVersion(lastModified: time, etag: entry.etag.isEmpty ? nil : entry.etag)
-                }
-            }
+            let cached = ManifestEntry.cachedVersions(baseByID.values)
             let listing: Listing
             do {
                 listing = try await upstream.list(collection: collection, since: nil, cached: cached)
