@@ -10,6 +10,33 @@ let fastSettings = HTTPSettings(
 
 let canary = "CANARY-7f3a9c-SECRET"
 
+/// A clock that never sleeps: each wait is recorded and moves its time forward, so tests check
+/// the exact waits the HTTP layer asked for, however loaded the machine is.
+final class VirtualClock: HTTPClock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var offset: Double = 0
+    private var recorded: [Double] = []
+
+    /// The waits asked for so far, in order.
+    var sleeps: [Double] { lock.withLock { recorded } }
+    var now: Date { lock.withLock { Date().addingTimeInterval(offset) } }
+    func sleep(seconds: Double) async throws {
+        try Task.checkCancellation()
+        lock.withLock {
+            recorded.append(seconds)
+            offset += max(0, seconds)
+        }
+    }
+}
+
+/// `fastSettings` on a fresh virtual clock.
+func virtualSettings() -> (HTTPSettings, VirtualClock) {
+    let clock = VirtualClock()
+    var settings = fastSettings
+    settings.clock = clock
+    return (settings, clock)
+}
+
 /// Starts a fixture, runs `body`, stops the fixture even when `body` throws.
 func withFixture<T>(
     items: Int = 0, seed: UInt64 = 1, token: String? = nil, basic: (user: String, password: String)? = nil,

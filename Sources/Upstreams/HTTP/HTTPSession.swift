@@ -105,7 +105,7 @@ public final class HTTPSession: Sendable {
                 }
                 failure = "\(response.status.reasonPhrase)" + (result.errorCode.map { " (\($0))" } ?? "")
                 if let value = result.header("Retry-After") {
-                    retryAfter = Self.retryAfterSeconds(value, serverDate: result.header("Date"))
+                    retryAfter = Self.retryAfterSeconds(value, serverDate: result.header("Date"), now: settings.clock.now)
                 }
             } catch let error as UpstreamError {
                 throw error
@@ -138,17 +138,17 @@ public final class HTTPSession: Sendable {
             } else {
                 delay = settings.backoff(attempt: attempt)
             }
-            try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+            try await settings.clock.sleep(seconds: delay)
         }
     }
 
     /// Seconds to wait for a `Retry-After` value: delay-seconds, or an HTTP-date measured against
     /// the response's `Date` header when present (so local clock skew does not matter).
-    static func retryAfterSeconds(_ value: String, serverDate: String?) -> Double? {
+    static func retryAfterSeconds(_ value: String, serverDate: String?, now localNow: Date = Date()) -> Double? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if let seconds = Int(trimmed) { return Double(max(0, seconds)) }
         guard let date = HTTPDate.parse(trimmed) else { return nil }
-        let now = serverDate.flatMap(HTTPDate.parse)?.date ?? Date()
+        let now = serverDate.flatMap(HTTPDate.parse)?.date ?? localNow
         return max(0, date.date.timeIntervalSince(now))
     }
 
@@ -163,14 +163,15 @@ public final class HTTPSession: Sendable {
         guard let reset = result.header("X-RateLimit-Reset").flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) })
         else { return }
         // Measure the wait against the server's clock, then apply it to ours.
-        let serverNow = result.header("Date").flatMap(HTTPDate.parse)?.date ?? Date()
-        state.rateLimitReset = Date().addingTimeInterval(max(0, reset - serverNow.timeIntervalSince1970))
+        let localNow = settings.clock.now
+        let serverNow = result.header("Date").flatMap(HTTPDate.parse)?.date ?? localNow
+        state.rateLimitReset = localNow.addingTimeInterval(max(0, reset - serverNow.timeIntervalSince1970))
     }
 
     /// Waits until the announced rate-limit reset, or fails when it is too far away.
     private func waitForRateLimit(url: String) async throws {
         guard let reset = state.rateLimitReset else { return }
-        let wait = reset.timeIntervalSinceNow
+        let wait = reset.timeIntervalSince(settings.clock.now)
         guard wait > 0 else {
             state.rateLimitReset = nil
             return
@@ -182,7 +183,7 @@ public final class HTTPSession: Sendable {
                     + "more than the \(formatSeconds(settings.maxRetryAfter)) s this run waits; try again after the reset")
         }
         state.update { $0.waitedSeconds += wait }
-        try await Task.sleep(nanoseconds: UInt64(wait * 1e9))
+        try await settings.clock.sleep(seconds: wait)
     }
 
     /// A one-line description of a transport error.

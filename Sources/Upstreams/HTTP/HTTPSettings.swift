@@ -1,5 +1,5 @@
 /// Tunables of the HTTP layer. Defaults suit real services; tests shrink the delays.
-public struct HTTPSettings: Sendable, Equatable {
+public struct HTTPSettings: Sendable {
     /// Time allowed to open a TCP (and TLS) connection, in seconds.
     public var connectTimeout: Double
     /// Time allowed between two reads on a connection, in seconds.
@@ -17,11 +17,13 @@ public struct HTTPSettings: Sendable, Equatable {
     /// Largest `Retry-After` (or rate-limit reset) wait honoured, in seconds. A server asking for a
     /// longer wait gets an error instead of a retry storm.
     public var maxRetryAfter: Double
+    /// Where time is read and waits happen; tests put a virtual clock here.
+    public var clock: any HTTPClock
 
     public init(
         connectTimeout: Double = 10, readTimeout: Double = 30, requestTimeout: Double = 120,
         maxBodyBytes: Int = 32 << 20, maxAttempts: Int = 5, baseDelay: Double = 0.5,
-        maxDelay: Double = 30, maxRetryAfter: Double = 60
+        maxDelay: Double = 30, maxRetryAfter: Double = 60, clock: any HTTPClock = SystemHTTPClock()
     ) {
         self.connectTimeout = connectTimeout
         self.readTimeout = readTimeout
@@ -31,6 +33,7 @@ public struct HTTPSettings: Sendable, Equatable {
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
         self.maxRetryAfter = maxRetryAfter
+        self.clock = clock
     }
 
     /// The backoff before retry number `attempt` (1 = first retry): exponential, capped, with
