@@ -22,8 +22,11 @@ let package = Package(
             pkgConfig: "libgit2",
             providers: [.apt(["libgit2-dev"]), .brew(["libgit2"])]
         ),
+        // The pack file format's small pieces libgit2 does not export: entry encoding (zlib) and
+        // the SHA-1 trailer. GitStore hands the packs it builds to libgit2's indexer.
+        .target(name: "CPackFormat", linkerSettings: [.linkedLibrary("z")]),
         // Thin, safe wrapper over the libgit2 calls tidemark uses.
-        .target(name: "GitStore", dependencies: ["CLibGit2"]),
+        .target(name: "GitStore", dependencies: ["CLibGit2", "CPackFormat"]),
         // Upstream protocol and adapters (dir, docusign, wordpress, rest).
         .target(
             name: "Upstreams",
@@ -56,7 +59,7 @@ let package = Package(
         ),
         // Helpers shared by the test targets (scratch folders, running git to prove interoperability).
         .target(name: "TestSupport", path: "Sources/TestSupport"),
-        .testTarget(name: "GitStoreTests", dependencies: ["GitStore", "TestSupport"]),
+        .testTarget(name: "GitStoreTests", dependencies: ["GitStore", "CPackFormat", "TestSupport"]),
         .testTarget(name: "UpstreamsTests", dependencies: ["Upstreams", "TidemarkFixtures"]),
         .testTarget(name: "TidemarkTests", dependencies: ["Tidemark", "GitStore", "Upstreams", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TidemarkFixtures"]),

@@ -55,7 +55,7 @@ extension Repository {
 
     /// Sets `name` to `value` in the repository's own config file (`.git/config`).
     public func setConfig(_ name: String, _ value: String) throws(GitError) {
-        try withConfig(snapshot: false) { (config) throws(GitError) in
+        _ = try withConfig(snapshot: false) { (config) throws(GitError) in
             try check(git_config_set_string(config, name, value), "setting config \(name)")
         }
     }

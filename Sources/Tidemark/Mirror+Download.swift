@@ -63,15 +63,16 @@ extension Mirror {
         return FetchPlan(downloads: downloads, deletions: deletions)
     }
 
-    /// Downloads bodies with at most `settings.jobs` requests at once, canonicalises them in
-    /// parallel and writes them as blobs. Failures are collected, not thrown.
+    /// Downloads bodies with at most `settings.jobs` requests at once, canonicalises, hashes and
+    /// compresses them in parallel and adds them to `batch`. Failures are collected, not thrown.
     func download(_ downloads: [(item: ListedItem, path: String)], collection: String,
-                  from upstream: any Upstream, cached: [ItemID: ManifestEntry]) async -> DownloadOutcome {
+                  from upstream: any Upstream, cached: [ItemID: ManifestEntry],
+                  into batch: ObjectBatch) async -> DownloadOutcome {
         var outcome = DownloadOutcome()
         guard !downloads.isEmpty else { return outcome }
         let total = downloads.count
         let jobs = settings.jobs
-        typealias Result = (index: Int, body: Swift.Result<(Data, String?)?, UpstreamError>)
+        typealias Result = (index: Int, body: Swift.Result<(PreparedObject, String?)?, UpstreamError>)
         await withTaskGroup(of: Result.self) { group in
             var next = 0
             func enqueue() {
@@ -86,7 +87,8 @@ extension Mirror {
                             return (index, .success(nil))
                         case .body(let data, let etag):
                             do {
-                                return (index, .success((try CanonicalJSON.canonicalize(data), etag)))
+                                let canonical = try CanonicalJSON.canonicalize(data)
+                                return (index, .success((PreparedObject.blob(canonical), etag)))
                             } catch {
                                 return (index, .failure(.malformedItem(
                                     collection: collection, item: Quoting.display(item.id),
@@ -117,12 +119,12 @@ extension Mirror {
                     outcome.notModified += 1
                     outcome.stored.append((ManifestEntry(id: item.id, lastModified: item.lastModified.raw,
                                                          etag: item.etag ?? old.etag, path: path), nil))
-                case .success(let .some((data, etag))):
+                case .success(let .some((object, etag))):
                     do {
-                        let blob = try repository.writeBlob(data)
+                        try batch.add(object)
                         outcome.downloaded += 1
                         outcome.stored.append((ManifestEntry(id: item.id, lastModified: item.lastModified.raw,
-                                                             etag: item.etag ?? etag ?? "", path: path), blob))
+                                                             etag: item.etag ?? etag ?? "", path: path), object.id))
                     } catch {
                         outcome.failures.append("\(collection)/\(Quoting.display(item.id)): cannot store: \(error)")
                     }

@@ -74,6 +74,7 @@ extension Mirror {
         var manifests: [String: (manifest: Manifest, blob: ObjectID?)] = [:]
         var perCollection: [String: ChangeCounts] = [:]
         var itemCount = 0
+        let batch = ObjectBatch(repository: repository)
 
         for collection in settings.collections {
             let baseManifest = try manifest(collection, in: base?.tree)
@@ -92,7 +93,8 @@ extension Mirror {
             progress?(.listing(collection: collection, items: listing.items.count))
 
             let plan = try plan(collection: collection, listing: listing, base: baseByID, options: options)
-            let outcome = await download(plan.downloads, collection: collection, from: upstream, cached: baseByID)
+            let outcome = await download(plan.downloads, collection: collection, from: upstream, cached: baseByID,
+                                         into: batch)
             var entries = baseByID
             for stored in outcome.stored {
                 entries[stored.entry.id] = stored.entry
@@ -118,7 +120,7 @@ extension Mirror {
             var newManifest = baseManifest
             if !outcome.stored.isEmpty || !deletions.isEmpty || manifestBlob == nil {
                 newManifest = Manifest(entries: Array(entries.values))
-                manifestBlob = try mirrorErrors { try repository.writeBlob(newManifest.serialized()) }
+                manifestBlob = try mirrorErrors { try batch.add(blob: newManifest.serialized()) }
                 updates.append(.upsert(path: Mirror.manifestPath(collection), blob: manifestBlob!))
             }
             manifests[collection] = (newManifest, manifestBlob)
@@ -129,6 +131,8 @@ extension Mirror {
                 name: collection, listed: listing.items.count, downloaded: outcome.downloaded,
                 notModified: outcome.notModified, behind: behind, listingRequests: listing.requests))
         }
+        // Blobs first (one pack, or loose for small batches), then trees, commit and ref.
+        try mirrorErrors { try batch.flush() }
         crashPoint("after-objects")
 
         let tree = try mirrorErrors { try repository.updateTree(base?.tree, updates.sorted { $0.path < $1.path }) }

@@ -31,6 +31,9 @@ public actor Mirror {
     let customUpstream: (any Upstream)?
 
     init(repository: Repository, settings: MirrorSettings, upstream: (any Upstream)? = nil) {
+        // A snapshot a ref points to must be on disk: objects, packs, refs and reflogs are
+        // fsynced before being renamed into place (the index is not; it is rebuilt from HEAD).
+        Library.enableFsync()
         self.repository = repository
         self.settings = settings
         self.customUpstream = upstream

@@ -40,21 +40,20 @@ public struct DirectoryUpstream: Upstream {
 
     public func list(collection: String, since: Timestamp?, cached: [ItemID: CachedVersion]) async throws -> Listing {
         let base = folder(for: collection)
-        var files: [(ItemID, String)] = []
+        var files: [ListedFile] = []
         try DirectoryUpstream.walk(base.path, into: &files)
         var items: [ListedItem] = []
         items.reserveCapacity(files.count)
         var seen: [ItemID: String] = [:]
+        seen.reserveCapacity(files.count)
         var reads = 0
         var carried = 0
-        for (id, path) in files {
-            if let other = seen[id] {
+        for file in files {
+            let (id, path, info) = (file.id, file.path, file.info)
+            if let other = seen.updateValue(path, forKey: id) {
                 throw UpstreamError.duplicateID(
                     collection: collection, item: "\(id) (\(other) and \(path))")
             }
-            seen[id] = path
-            var info = stat()
-            guard lstat(path, &info) == 0 else { throw UpstreamError.unreachable("cannot stat '\(path)'") }
             let mtimeNanos = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
             let etag = "\(info.st_size)-\(mtimeNanos)-\(info.st_ino)"
             if let known = cached[id], known.etag == etag {
@@ -107,12 +106,21 @@ public struct DirectoryUpstream: Upstream {
         return timestamp
     }
 
-    /// Collects `*.json` regular files below `path` (following no symlinks), with their ids.
-    static func walk(_ path: String, into files: inout [(ItemID, String)]) throws {
+    /// A `*.json` file found by ``walk(_:into:)``, with the `lstat` taken while walking.
+    struct ListedFile {
+        let id: ItemID
+        let path: String
+        let info: stat
+    }
+
+    /// Collects `*.json` regular files below `path` (following no symlinks), with their ids and
+    /// one `lstat` each (taken relative to the open folder, so the kernel does not walk the path).
+    static func walk(_ path: String, into files: inout [ListedFile]) throws {
         guard let dir = opendir(path) else {
             throw UpstreamError.unreachable("cannot read upstream folder '\(path)'")
         }
         defer { closedir(dir) }
+        let fd = dirfd(dir)
         var names: [[UInt8]] = []
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
@@ -122,20 +130,20 @@ public struct DirectoryUpstream: Upstream {
             names.append(name)
         }
         names.sort { $0.lexicographicallyPrecedes($1) }
+        let suffix = Array(".json".utf8)
         for name in names {
             guard let text = String(validating: name, as: UTF8.self) else {
                 throw UpstreamError.unreachable(
                     "upstream folder '\(path)' holds a file name that is not UTF-8: \(String(decoding: name, as: UTF8.self))")
             }
-            let full = path + "/" + text
             var info = stat()
-            guard lstat(full, &info) == 0 else { continue }
+            guard fstatat(fd, text, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
             let kind = info.st_mode & S_IFMT
             if kind == S_IFDIR {
                 if name.first == 46 { continue }  // hidden folders are not shards
-                try walk(full, into: &files)
-            } else if kind == S_IFREG, name.count > 5, Array(name.suffix(5)) == Array(".json".utf8) {
-                files.append((ItemID(bytes: Array(name.dropLast(5))), full))
+                try walk(path + "/" + text, into: &files)
+            } else if kind == S_IFREG, name.count > 5, name.suffix(5).elementsEqual(suffix) {
+                files.append(ListedFile(id: ItemID(bytes: Array(name.dropLast(5))), path: path + "/" + text, info: info))
             }
         }
     }

@@ -1,0 +1,27 @@
+#ifndef TIDEMARK_PACK_FORMAT_H
+#define TIDEMARK_PACK_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Incremental SHA-1 (FIPS 180-4), for the trailer of a pack file.
+typedef struct {
+    uint32_t state[5];
+    uint64_t length;
+    uint8_t buffer[64];
+    size_t used;
+} tidemark_sha1;
+
+void tidemark_sha1_init(tidemark_sha1 *ctx);
+void tidemark_sha1_update(tidemark_sha1 *ctx, const void *data, size_t length);
+void tidemark_sha1_final(tidemark_sha1 *ctx, uint8_t digest[20]);
+
+/// The most bytes `tidemark_pack_entry` writes for `length` bytes of object data.
+size_t tidemark_pack_entry_bound(size_t length);
+
+/// Writes one undeltified pack entry: the type-and-size header, then the object data as a zlib
+/// stream compressed at `level` (0-9). Returns the bytes written, or 0 when `capacity` is too small
+/// or zlib fails.
+size_t tidemark_pack_entry(int type, const void *data, size_t length, uint8_t *out, size_t capacity, int level);
+
+#endif

@@ -1,0 +1,92 @@
+import CPackFormat
+import Foundation
+import GitStore
+import Testing
+import TestSupport
+
+@Suite("GitStore: objects written in bulk as packs")
+struct ObjectBatchTests {
+    func sha1(_ bytes: [UInt8], chunk: Int = .max) -> String {
+        var context = tidemark_sha1()
+        tidemark_sha1_init(&context)
+        var offset = 0
+        while offset < bytes.count {
+            let length = min(chunk, bytes.count - offset)
+            bytes.withUnsafeBytes { tidemark_sha1_update(&context, $0.baseAddress! + offset, length) }
+            offset += length
+        }
+        var digest = [UInt8](repeating: 0, count: 20)
+        tidemark_sha1_final(&context, &digest)
+        return digest.map { String(format: "%02x", $0) }.joined()
+    }
+
+    @Test func sha1MatchesTheStandardVectors() {
+        #expect(sha1([]) == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        #expect(sha1(Array("abc".utf8)) == "a9993e364706816aba3e25717850c26c9cd0d89d")
+        let twoBlocks = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
+        #expect(sha1(twoBlocks) == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
+        let million = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
+        #expect(sha1(million, chunk: 997) == "34aa973cd4c4daa4f61eeb2bdbad27316534016f")
+        // Every length around the padding boundary agrees whether fed at once or byte by byte.
+        for length in 50...70 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            #expect(sha1(bytes) == sha1(bytes, chunk: 1))
+        }
+    }
+
+    @Test func aLargeBatchBecomesOnePackThatGitAccepts() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path + "/repo")
+            let batch = ObjectBatch(repository: repository)
+            var ids: [ObjectID: Data] = [:]
+            for i in 0..<300 {
+                let data = Data("{\"i\": \(i), \"text\": \"\(String(repeating: "x", count: i * 7))\"}\n".utf8)
+                ids[try batch.add(blob: data)] = data
+            }
+            try batch.add(blob: ids.values.first!)  // a duplicate is stored once
+            #expect(!repository.contains(ids.keys.first!))  // nothing is visible before flush
+            try batch.flush()
+            #expect(batch.packsWritten == 1)
+            #expect(batch.objectsWritten == 300)
+            for (id, data) in ids { #expect(try repository.readBlob(id) == data) }
+            let counts = try git(["count-objects", "-v"], in: path + "/repo")
+            #expect(counts.contains("count: 0\n"))
+            #expect(counts.contains("in-pack: 300\n"))
+            try git(["fsck", "--strict", "--no-dangling"], in: path + "/repo")
+            let packs = try FileManager.default.contentsOfDirectory(atPath: path + "/repo/.git/objects/pack")
+            #expect(packs.filter { $0.hasSuffix(".pack") }.count == 1)
+            #expect(packs.filter { $0.hasSuffix(".idx") }.count == 1)
+        }
+    }
+
+    @Test func aSmallBatchIsWrittenLoose() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path + "/repo")
+            let batch = ObjectBatch(repository: repository)
+            let ids = try (0..<(ObjectBatch.looseLimit - 1)).map { try batch.add(blob: Data("item \($0)\n".utf8)) }
+            try batch.flush()
+            #expect(batch.packsWritten == 0)
+            #expect(try repository.readBlob(ids[5]) == Data("item 5\n".utf8))
+            let counts = try git(["count-objects", "-v"], in: path + "/repo")
+            #expect(counts.contains("count: \(ObjectBatch.looseLimit - 1)\n"))
+            #expect(counts.contains("in-pack: 0\n"))
+        }
+    }
+
+    @Test func theSizeLimitSplitsABatchIntoSeveralPacks() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path + "/repo")
+            let batch = ObjectBatch(repository: repository, maxPackBytes: 20_000)
+            var generator = SystemRandomNumberGenerator()
+            var ids: [ObjectID] = []
+            for _ in 0..<400 {  // incompressible, so each entry is ~200 bytes
+                ids.append(try batch.add(blob: Data((0..<200).map { _ in UInt8.random(in: 0...255, using: &generator) })))
+            }
+            try batch.flush()
+            #expect(batch.packsWritten >= 4)
+            #expect(batch.objectsWritten == 400)
+            for id in ids { #expect(repository.contains(id)) }
+            try git(["fsck", "--strict", "--no-dangling"], in: path + "/repo")
+        }
+    }
+}
