@@ -121,6 +121,7 @@ extension Mirror {
             if !outcome.stored.isEmpty || !deletions.isEmpty || manifestBlob == nil {
                 newManifest = Manifest(entries: Array(entries.values))
                 manifestBlob = try mirrorErrors { try batch.add(blob: newManifest.serialized()) }
+                remember(newManifest, blob: manifestBlob!)
                 updates.append(.upsert(path: Mirror.manifestPath(collection), blob: manifestBlob!))
             }
             manifests[collection] = (newManifest, manifestBlob)

@@ -184,17 +184,18 @@ extension Mirror {
         guard !paths.isEmpty else { return [] }
         let wanted = Set(paths)
         let deltas = try mirrorErrors {
-            try repository.diffTreeToWorkdir(tree, paths: paths.count <= 512 ? paths : []).deltas
+            // Exact paths: libgit2's iterators then skip folders and files that hold none of them.
+            try repository.diffTreeToWorkdir(tree, paths: paths).deltas
         }
         let edited = deltas.map(\.path).filter { wanted.contains($0) }
         return try describe(paths: edited, in: tree)
     }
 
-    /// Writes `tree` into the working tree, only at `paths` when they are few.
+    /// Writes `tree` into the working tree at `paths` (all paths that differ when empty).
     func checkout(_ tree: ObjectID, baseline: ObjectID?, paths: [String], force: Bool) throws(MirrorError) {
         progress?(.checkingOut(files: paths.count))
         do {
-            try repository.checkout(tree: tree, baseline: baseline, paths: paths.count <= 512 ? paths : [],
+            try repository.checkout(tree: tree, baseline: baseline, paths: paths,
                                     strategy: force ? .force : .safe)
         } catch let error where error.code == .conflict {
             throw .localEdits(["(\(error.message))"])

@@ -29,6 +29,8 @@ public actor Mirror {
     var progress: (@Sendable (ProgressEvent) -> Void)?
     /// An upstream supplied by the app instead of the one the settings name.
     let customUpstream: (any Upstream)?
+    /// Parsed manifests by blob id (blobs never change, so entries never go stale).
+    var manifestCache: [ObjectID: Manifest] = [:]
 
     init(repository: Repository, settings: MirrorSettings, upstream: (any Upstream)? = nil) {
         // A snapshot a ref points to must be on disk: objects, packs, refs and reflogs are
@@ -121,12 +123,22 @@ public actor Mirror {
     }
 
     func manifest(_ collection: String, blob: ObjectID) throws(MirrorError) -> Manifest {
+        if let cached = manifestCache[blob] { return cached }
         let data = try mirrorErrors { try repository.readBlob(blob) }
         do {
-            return try Manifest.parse(data)
+            let manifest = try Manifest.parse(data)
+            remember(manifest, blob: blob)
+            return manifest
         } catch {
             throw .corruptManifest(collection: collection, reason: error.description)
         }
+    }
+
+    /// Keeps a parsed manifest for the rest of this operation: a sync reads the same manifests
+    /// (HEAD's, the upstream snapshot's) several times, and each is 100k lines on large mirrors.
+    func remember(_ manifest: Manifest, blob: ObjectID) {
+        if manifestCache.count >= 8 { manifestCache.removeAll() }
+        manifestCache[blob] = manifest
     }
 
     /// Resolves a revision; `upstream` names the upstream-tracking ref.

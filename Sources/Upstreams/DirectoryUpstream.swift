@@ -40,8 +40,7 @@ public struct DirectoryUpstream: Upstream {
 
     public func list(collection: String, since: Timestamp?, cached: [ItemID: CachedVersion]) async throws -> Listing {
         let base = folder(for: collection)
-        var files: [ListedFile] = []
-        try DirectoryUpstream.walk(base.path, into: &files)
+        let files = try await DirectoryUpstream.walkInParallel(base.path)
         var items: [ListedItem] = []
         items.reserveCapacity(files.count)
         var seen: [ItemID: String] = [:]
@@ -107,15 +106,45 @@ public struct DirectoryUpstream: Upstream {
     }
 
     /// A `*.json` file found by ``walk(_:into:)``, with the `lstat` taken while walking.
-    struct ListedFile {
+    struct ListedFile: Sendable {
         let id: ItemID
         let path: String
         let info: stat
     }
 
+    /// ``walk(_:into:)`` with the top folder's subfolders (shards) walked on all cores at once:
+    /// a listing is one `lstat` per file, and the kernel serves those in parallel.
+    static func walkInParallel(_ path: String) async throws -> [ListedFile] {
+        var top: [ListedFile] = []
+        var found: [String] = []
+        try walk(path, into: &top, descend: { found.append($0) })
+        let folders = found
+        guard !folders.isEmpty else { return top }
+        let workers = max(1, min(folders.count, ProcessInfo.processInfo.activeProcessorCount))
+        let walked = try await withThrowingTaskGroup(of: [(Int, [ListedFile])].self) { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    try stride(from: worker, to: folders.count, by: workers).map { index in
+                        var files: [ListedFile] = []
+                        try walk(folders[index], into: &files)
+                        return (index, files)
+                    }
+                }
+            }
+            // Put each folder's files back in name order, whichever worker walked it.
+            var byFolder = [[ListedFile]](repeating: [], count: folders.count)
+            for try await part in group {
+                for (index, files) in part { byFolder[index] = files }
+            }
+            return byFolder
+        }
+        return top + walked.joined()
+    }
+
     /// Collects `*.json` regular files below `path` (following no symlinks), with their ids and
     /// one `lstat` each (taken relative to the open folder, so the kernel does not walk the path).
-    static func walk(_ path: String, into files: inout [ListedFile]) throws {
+    /// With `descend`, subfolders are handed to it instead of being walked.
+    static func walk(_ path: String, into files: inout [ListedFile], descend: ((String) -> Void)? = nil) throws {
         guard let dir = opendir(path) else {
             throw UpstreamError.unreachable("cannot read upstream folder '\(path)'")
         }
@@ -141,7 +170,7 @@ public struct DirectoryUpstream: Upstream {
             let kind = info.st_mode & S_IFMT
             if kind == S_IFDIR {
                 if name.first == 46 { continue }  // hidden folders are not shards
-                try walk(path + "/" + text, into: &files)
+                if let descend { descend(path + "/" + text) } else { try walk(path + "/" + text, into: &files) }
             } else if kind == S_IFREG, name.count > 5, name.suffix(5).elementsEqual(suffix) {
                 files.append(ListedFile(id: ItemID(bytes: Array(name.dropLast(5))), path: path + "/" + text, info: info))
             }

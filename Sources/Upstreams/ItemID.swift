@@ -15,7 +15,13 @@ public struct ItemID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public var description: String { String(decoding: bytes, as: UTF8.self) }
 
     public static func < (lhs: ItemID, rhs: ItemID) -> Bool {
-        lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+        lhs.bytes.withUnsafeBytes { a in
+            rhs.bytes.withUnsafeBytes { b in
+                let common = min(a.count, b.count)
+                let order = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
+                return order != 0 ? order < 0 : a.count < b.count
+            }
+        }
     }
 
     // Hashing and equality over the contiguous bytes: mirrors keep 100k ids in dictionaries, and
