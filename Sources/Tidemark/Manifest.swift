@@ -49,6 +49,34 @@ public struct Manifest: Sendable, Equatable {
         public var description: String { "line \(line): \(reason)" }
     }
 
+    /// This manifest with `upserts` put in (replacing entries of the same id) and the ids in
+    /// `removing` taken out: one merge pass over the sorted entries, so a sync that changes 1,000
+    /// of 100,000 items sorts 1,000 entries, not 100,000.
+    public func updating(_ upserts: [ManifestEntry], removing: Set<ItemID> = []) -> Manifest {
+        guard !upserts.isEmpty || !removing.isEmpty else { return self }
+        let incoming = upserts.sorted { $0.id < $1.id }
+        var merged: [ManifestEntry] = []
+        merged.reserveCapacity(entries.count + incoming.count)
+        var i = 0, j = 0
+        while i < entries.count || j < incoming.count {
+            let take: ManifestEntry
+            if j == incoming.count || (i < entries.count && entries[i].id < incoming[j].id) {
+                take = entries[i]
+                i += 1
+            } else {
+                if i < entries.count && entries[i].id == incoming[j].id { i += 1 }  // replaced
+                // The last of several upserts of one id wins (the sort is stable).
+                while j + 1 < incoming.count && incoming[j + 1].id == incoming[j].id { j += 1 }
+                take = incoming[j]
+                j += 1
+            }
+            if !removing.contains(take.id) { merged.append(take) }
+        }
+        var manifest = Manifest()
+        manifest.entries = merged
+        return manifest
+    }
+
     /// Entries by id.
     public func byID() -> [ItemID: ManifestEntry] {
         Dictionary(entries.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -58,6 +86,7 @@ public struct Manifest: Sendable, Equatable {
     public static func parse(_ data: Data) throws(ParseError) -> Manifest {
         var entries: [ManifestEntry] = []
         let bytes = [UInt8](data)
+        entries.reserveCapacity(bytes.count / 80)
         var lineNumber = 0
         var start = 0
         var previous: ItemID?
@@ -74,12 +103,19 @@ public struct Manifest: Sendable, Equatable {
                 }
                 continue
             }
-            let fields = line.split(separator: 9, omittingEmptySubsequences: false)
+            var fields: [ArraySlice<UInt8>] = []
+            fields.reserveCapacity(4)
+            var fieldStart = line.startIndex
+            for index in line.indices where line[index] == 9 {
+                fields.append(line[fieldStart..<index])
+                fieldStart = index + 1
+            }
+            fields.append(line[fieldStart..<line.endIndex])
             guard fields.count == 4 else {
                 throw ParseError(line: lineNumber, reason: "expected 4 tab-separated fields, found \(fields.count)")
             }
-            guard let id = unescape(fields[0]), let modified = unescape(fields[1]),
-                  let etag = unescape(fields[2]), let path = unescape(fields[3]) else {
+            guard let id = unescape(fields[0]), let modified = unescapedString(fields[1]),
+                  let etag = unescapedString(fields[2]), let path = unescapedString(fields[3]) else {
                 throw ParseError(line: lineNumber, reason: "invalid %-escape")
             }
             guard !id.isEmpty, !path.isEmpty else { throw ParseError(line: lineNumber, reason: "empty id or path") }
@@ -88,9 +124,7 @@ public struct Manifest: Sendable, Equatable {
                 throw ParseError(line: lineNumber, reason: "ids are not sorted or repeat")
             }
             previous = itemID
-            entries.append(ManifestEntry(id: itemID, lastModified: String(decoding: modified, as: UTF8.self),
-                                         etag: String(decoding: etag, as: UTF8.self),
-                                         path: String(decoding: path, as: UTF8.self)))
+            entries.append(ManifestEntry(id: itemID, lastModified: modified, etag: etag, path: path))
         }
         var manifest = Manifest()
         manifest.entries = entries
@@ -123,6 +157,12 @@ public struct Manifest: Sendable, Equatable {
                 out.append(byte)
             }
         }
+    }
+
+    /// A field as text (fields other than the id are UTF-8 text).
+    static func unescapedString(_ field: ArraySlice<UInt8>) -> String? {
+        guard field.contains(37) else { return String(decoding: field, as: UTF8.self) }
+        return unescape(field).map { String(decoding: $0, as: UTF8.self) }
     }
 
     static func unescape(_ field: ArraySlice<UInt8>) -> [UInt8]? {

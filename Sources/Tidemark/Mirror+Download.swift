@@ -22,17 +22,17 @@ extension Mirror {
     func plan(collection: String, listing: Listing, base: [ItemID: ManifestEntry],
               options: FetchOptions) throws(MirrorError) -> FetchPlan {
         let fanout = settings.fanout ?? (base.first.map { $0.value.path.contains("/") } ?? (listing.items.count > 10_000))
-        var seen: [ItemID: ListedItem] = [:]
+        var seen: [ItemID: Int] = [:]  // index in the listing
         seen.reserveCapacity(listing.items.count)
         var downloads: [(item: ListedItem, path: String)] = []
         var newPaths: [String: ItemID] = [:]
-        for item in listing.items {
-            if let prior = seen[item.id] {
+        for (index, item) in listing.items.enumerated() {
+            if let priorIndex = seen.updateValue(index, forKey: item.id) {
+                let prior = listing.items[priorIndex]
                 // The same version listed twice (pages shifted while listing) is harmless.
                 if prior.lastModified == item.lastModified && prior.etag == item.etag { continue }
                 throw .upstream(.duplicateID(collection: collection, item: Quoting.display(item.id)))
             }
-            seen[item.id] = item
             if let old = base[item.id] {
                 if old.lastModified == item.lastModified.raw || Timestamp(old.lastModified) == item.lastModified,
                    item.etag == nil || item.etag == old.etag {

@@ -95,18 +95,14 @@ extension Mirror {
             let plan = try plan(collection: collection, listing: listing, base: baseByID, options: options)
             let outcome = await download(plan.downloads, collection: collection, from: upstream, cached: baseByID,
                                          into: batch)
-            var entries = baseByID
             for stored in outcome.stored {
-                entries[stored.entry.id] = stored.entry
                 if let blob = stored.blob { updates.append(.upsert(path: "\(collection)/\(stored.entry.path)", blob: blob)) }
             }
             failures += outcome.failures
             // Like rclone: after a failed download, infer no deletions this run.
             let deletions = outcome.failures.isEmpty ? plan.deletions : []
             for id in deletions {
-                if let entry = entries.removeValue(forKey: id) {
-                    updates.append(.remove(path: "\(collection)/\(entry.path)"))
-                }
+                if let entry = baseByID[id] { updates.append(.remove(path: "\(collection)/\(entry.path)")) }
             }
             // The watermark advances only when every listed item is stored, and never goes back.
             var watermark = previousWatermark
@@ -119,7 +115,7 @@ extension Mirror {
             var manifestBlob = try manifestBlob(collection, in: base?.tree)
             var newManifest = baseManifest
             if !outcome.stored.isEmpty || !deletions.isEmpty || manifestBlob == nil {
-                newManifest = Manifest(entries: Array(entries.values))
+                newManifest = baseManifest.updating(outcome.stored.map(\.entry), removing: Set(deletions))
                 manifestBlob = try mirrorErrors { try batch.add(blob: newManifest.serialized()) }
                 remember(newManifest, blob: manifestBlob!)
                 updates.append(.upsert(path: Mirror.manifestPath(collection), blob: manifestBlob!))
@@ -192,7 +188,7 @@ extension Mirror {
     func changes(_ collection: String, from tree: ObjectID?, to manifest: Manifest, blob: ObjectID?) throws(MirrorError) -> ChangeCounts {
         let oldBlob = try manifestBlob(collection, in: tree)
         if let oldBlob, oldBlob == blob { return ChangeCounts() }
-        let old = oldBlob == nil ? [:] : try self.manifest(collection, blob: oldBlob!).byID()
+        let old = oldBlob == nil ? Manifest() : try self.manifest(collection, blob: oldBlob!)
         return ChangeCounts.between(old, manifest)
     }
 }
@@ -211,19 +207,25 @@ extension ManifestEntry {
 }
 
 extension ChangeCounts {
-    /// Counts items new, changed (another version) and deleted from `old` to `new`.
-    static func between(_ old: [ItemID: ManifestEntry], _ new: Manifest) -> ChangeCounts {
+    /// Counts items new, changed (another version) and deleted from `old` to `new`: one merge
+    /// pass over both manifests' sorted entries.
+    static func between(_ old: Manifest, _ new: Manifest) -> ChangeCounts {
         var counts = ChangeCounts()
-        var kept = 0
-        for entry in new.entries {
-            if let before = old[entry.id] {
-                kept += 1
-                if !before.sameVersion(as: entry) { counts.changed += 1 }
-            } else {
+        let a = old.entries, b = new.entries
+        var i = 0, j = 0
+        while i < a.count || j < b.count {
+            if j == b.count || (i < a.count && a[i].id < b[j].id) {
+                counts.deleted += 1
+                i += 1
+            } else if i == a.count || b[j].id < a[i].id {
                 counts.added += 1
+                j += 1
+            } else {
+                if !a[i].sameVersion(as: b[j]) { counts.changed += 1 }
+                i += 1
+                j += 1
             }
         }
-        counts.deleted = old.count - kept
         return counts
     }
 }

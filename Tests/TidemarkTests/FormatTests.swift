@@ -54,6 +54,29 @@ struct FormatTests {
         #expect(!text.contains(0) && !text.contains(13))
     }
 
+    @Test func updatingAManifestMergesLikeRebuildingIt() throws {
+        func entry(_ id: String, _ version: String) -> ManifestEntry {
+            ManifestEntry(id: ItemID(id), lastModified: version, etag: "", path: id + ".json")
+        }
+        let base = Manifest(entries: (0..<50).map { entry(String(format: "item-%02d", $0 * 2), "v1") })
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let upserts = (0..<Int.random(in: 0...8, using: &generator)).map { _ in
+                entry(String(format: "item-%02d", Int.random(in: 0..<100, using: &generator)), "v\(Int.random(in: 2...9, using: &generator))")
+            }
+            let removing = Set((0..<Int.random(in: 0...4, using: &generator)).map { _ in
+                ItemID(String(format: "item-%02d", Int.random(in: 0..<100, using: &generator)))
+            })
+            // The reference: a dictionary rebuilt from scratch, later upserts winning.
+            var expected = base.byID()
+            for upsert in upserts { expected[upsert.id] = upsert }
+            for id in removing { expected[id] = nil }
+            let updated = base.updating(upserts, removing: removing)
+            #expect(updated == Manifest(entries: Array(expected.values)))
+            #expect(try Manifest.parse(updated.serialized()) == updated)
+        }
+    }
+
     @Test func corruptManifestsAreRejected() {
         let header = Manifest.header + "\n"
         for body in ["a\tb\n", "b\t1\t\tb.json\na\t1\t\ta.json\n", "a\t1\t\t\n", "%zz\t1\t\ta.json\n"] {
