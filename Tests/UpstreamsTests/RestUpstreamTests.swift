@@ -157,15 +157,15 @@ import TidemarkFixtures
 
     @Test func slowResponsesTimeOut() async throws {
         try await withFixture(items: 2) { server in
-            // The first response is held 12 s; a 1 s request timeout must give up and retry long before.
-            server.inject(FixtureFault(delay: 12, count: 1))
+            // The first response is held 60 s; a 1 s request timeout must give up and retry long before.
+            server.inject(FixtureFault(delay: 60, count: 1))
             var settings = fastSettings
             settings.requestTimeout = 1
             try await using(try upstream(server, settings: settings)) { rest in
                 let (listing, seconds) = try await timed { try await rest.list(collection: "items", since: nil, cached: [:]) }
                 #expect(listing.items.count == 2)
                 #expect(rest.statistics.retries >= 1)  // more if the loaded machine misses 1 s again
-                #expect(seconds < 10)
+                #expect(seconds < 30)
             }
         }
     }
