@@ -245,10 +245,12 @@ import TidemarkFixtures
             // whole seconds, measured against the response's Date header (hummingbird's per-second
             // cache, which may lag under load), so the wait is well above 0 s and bounded.
             server.setRateLimit(remaining: 1, resetIn: 6)
+            var patient = fastSettings
+            patient.maxRetryAfter = 30
             let docusign = try DocuSignUpstream(
                 UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
                                       options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"]),
-                settings: fastSettings, environment: ["DS_TOKEN": canary])
+                settings: patient, environment: ["DS_TOKEN": canary])
             try await using(docusign) { docusign in
                 let listing = try await docusign.list(collection: "templates", since: nil, cached: [:])
                 #expect(listing.items.count == 4)
