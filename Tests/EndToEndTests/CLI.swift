@@ -23,33 +23,71 @@ enum CLI {
     }()
 
     /// Runs a program; output goes to files, so large output can never block the child.
+    ///
+    /// Blocks the calling thread until the child exits: never use it for a child that talks to a
+    /// fixture server running in this process (use ``runAsync(_:_:in:environment:)``), or tests
+    /// running in parallel can starve the server of threads.
     static func run(_ executable: String, _ arguments: [String], in directory: String,
                     environment: [String: String] = [:]) throws -> Result {
+        let child = try Child(executable, arguments, in: directory, environment: environment)
+        try child.process.run()
+        child.process.waitUntilExit()
+        return child.result()
+    }
+
+    /// Runs a program like ``run(_:_:in:environment:)``, suspending (not blocking a thread) until
+    /// it exits.
+    static func runAsync(_ executable: String, _ arguments: [String], in directory: String,
+                         environment: [String: String] = [:]) async throws -> Result {
+        let child = try Child(executable, arguments, in: directory, environment: environment)
+        let (exits, continuation) = AsyncStream<Void>.makeStream()
+        child.process.terminationHandler = { _ in
+            continuation.yield()
+            continuation.finish()
+        }
+        try child.process.run()
+        for await _ in exits { break }
+        return child.result()
+    }
+
+    /// Runs `tidemark` with `arguments` in `directory`, suspending until it exits.
+    static func tidemarkAsync(_ arguments: [String], in directory: String,
+                              environment: [String: String] = [:]) async throws -> Result {
+        try await runAsync(tidemark, arguments, in: directory, environment: environment)
+    }
+
+    /// A configured child process whose output goes to two temporary files.
+    private final class Child {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        var env = ProcessInfo.processInfo.environment
-        env["NO_COLOR"] = "1"
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
         let base = NSTemporaryDirectory() + "tidemark-e2e-" + UUID().uuidString
-        FileManager.default.createFile(atPath: base + ".out", contents: nil)
-        FileManager.default.createFile(atPath: base + ".err", contents: nil)
-        defer {
-            try? FileManager.default.removeItem(atPath: base + ".out")
-            try? FileManager.default.removeItem(atPath: base + ".err")
+
+        init(_ executable: String, _ arguments: [String], in directory: String, environment: [String: String]) throws {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            process.currentDirectoryURL = URL(fileURLWithPath: directory)
+            var env = ProcessInfo.processInfo.environment
+            env["NO_COLOR"] = "1"
+            for (key, value) in environment { env[key] = value }
+            process.environment = env
+            FileManager.default.createFile(atPath: base + ".out", contents: nil)
+            FileManager.default.createFile(atPath: base + ".err", contents: nil)
+            process.standardOutput = FileHandle(forWritingAtPath: base + ".out")
+            process.standardError = FileHandle(forWritingAtPath: base + ".err")
+            process.standardInput = FileHandle.nullDevice
         }
-        process.standardOutput = FileHandle(forWritingAtPath: base + ".out")
-        process.standardError = FileHandle(forWritingAtPath: base + ".err")
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        func read(_ path: String) -> String {
-            String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
+
+        /// The outcome; removes the output files.
+        func result() -> Result {
+            func read(_ path: String) -> String {
+                String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
+            }
+            defer {
+                try? FileManager.default.removeItem(atPath: base + ".out")
+                try? FileManager.default.removeItem(atPath: base + ".err")
+            }
+            return Result(status: process.terminationStatus, stdout: read(base + ".out"), stderr: read(base + ".err"),
+                          signalled: process.terminationReason == .uncaughtSignal)
         }
-        return Result(status: process.terminationStatus, stdout: read(base + ".out"), stderr: read(base + ".err"),
-                      signalled: process.terminationReason == .uncaughtSignal)
     }
 
     /// Runs `tidemark` with `arguments` in `directory`.
