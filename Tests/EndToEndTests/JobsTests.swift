@@ -43,4 +43,13 @@ struct JobsTests {
             #expect(notANumber.status == 129 && notANumber.stderr.contains("jobs"), "\(notANumber.stderr)")
         }
     }
+
+    @Test func cloneRejectsUnknownOptionKeys() async throws {
+        try await withScratch { root in
+            let bad = try await CLI.tidemarkAsync(["clone", "rest:http://127.0.0.1:9/items", "m", "--option", "itemPath=/x"], in: root)
+            #expect(bad.status == 129)
+            #expect(bad.stderr.contains("unknown key 'itemPath'") && bad.stderr.contains("itemsPath"), "\(bad.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: root + "/m"))
+        }
+    }
 }
