@@ -11,7 +11,7 @@ struct FixtureExecutableTests {
         #expect(FileManager.default.isExecutableFile(atPath: Self.executable), "\(Self.executable)")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = ["--port", "0", "--items", "17", "--seed", "4"]
+        process.arguments = ["--port", "0", "--items", "17", "--seed", "4", "--burst-limit", "500"]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -38,6 +38,9 @@ struct FixtureExecutableTests {
         #expect(Set(items.compactMap { $0["id"] as? String }).count == 17)
         let templates = try #require(get("/restapi/v2.1/accounts/1/templates?count=100") as? [String: Any])
         #expect(templates["totalSetSize"] as? String == "17")
+        let burst = try CLI.run("/usr/bin/curl", ["-fsS", "-D", "-", "-o", "/dev/null", "--max-time", "30",
+                                                  base + "/restapi/v2.1/accounts/1/templates"], in: NSTemporaryDirectory())
+        #expect(burst.stdout.lowercased().contains("x-burstlimit-remaining: 498"), "\(burst.stdout)")
         let posts = try #require(get("/wp-json/wp/v2/posts?per_page=100&status=publish") as? [[String: Any]])
         #expect(!posts.isEmpty && posts.count <= 17)
 
