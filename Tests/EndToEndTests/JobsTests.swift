@@ -34,6 +34,14 @@ struct JobsTests {
             #expect(server.maxConcurrentRequests == 3)
             #expect(try CLI.git(["config", "tidemark.jobs"], in: mirror) == "8\n")
 
+            // More than async-http-client's default of 8 connections per host.
+            for id in ids[0..<12] { server.modify(.rest, id: id) }
+            server.resetCounts()
+            let wide = try await CLI.tidemarkAsync(["fetch", "--jobs", "12"], in: mirror)
+            #expect(wide.status == 0, "\(wide.stderr)")
+            #expect(server.requests.filter { $0.path.hasPrefix("/rest/items/") }.count == 12)
+            #expect(server.maxConcurrentRequests > 8 && server.maxConcurrentRequests <= 12, "\(server.maxConcurrentRequests)")
+
             for arguments in [["fetch", "--jobs", "0"], ["sync", "--jobs=-2"], ["fetch", "--jobs", "257"], ["clone", "dir:x", "--jobs", "0"]] {
                 let bad = try await CLI.tidemarkAsync(arguments, in: mirror)
                 #expect(bad.status == 129, "\(arguments): \(bad.stderr)")

@@ -33,6 +33,9 @@ public final class HTTPSession: Sendable {
                 connect: .milliseconds(Int64(settings.connectTimeout * 1000)),
                 read: .milliseconds(Int64(settings.readTimeout * 1000))))
         configuration.httpVersion = .automatic
+        // The engine bounds downloads by `--jobs` (at most 256); the pool must not cap them at
+        // its default of 8 connections per host.
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
