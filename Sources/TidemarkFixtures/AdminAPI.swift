@@ -7,7 +7,8 @@ import Foundation
 /// - `/_admin/fault?status=503&retryAfter=1&retryAfterDate=1&delay=0.5&body=truncated|malformed|drop&prefix=/x&count=K&probability=p&query=TEXT&replace=JSON`
 /// - `/_admin/faults/clear`, `/_admin/foreign-next?origin=http://...` (no origin: off)
 /// - `/_admin/permalinks?pretty=0|1|pathinfo&advertise=0|1`, `/_admin/timezone?offset=SECONDS`, `/_admin/ratelimit?remaining=N&reset=SECONDS`
-/// - `/_admin/burstlimit?limit=N&window=SECONDS&remaining=N&reset=SECONDS` (no limit: off)
+/// - `/_admin/burstlimit?limit=N&window=SECONDS[&remaining=N&reset=SECONDS]` (no limit: off; no reset: the
+///   next request opens a window)
 /// - `/_admin/requests[?prefix=/wp-json&last=N]` → `{"count": n, "last": [{method, path, query, authorization}],
 ///   "maxConcurrent": m}`
 /// - `/_admin/reset-counts`
@@ -102,7 +103,7 @@ enum AdminAPI {
                 store.burstLimit = limit
                 store.burstWindow = max(1, window)
                 store.burstRemaining = request.query("remaining").flatMap(Int.init) ?? limit ?? 0
-                store.burstReset = Int64(Date().timeIntervalSince1970) + (request.query("reset").flatMap(Int64.init) ?? window)
+                store.burstReset = request.query("reset").flatMap(Int64.init).map { Int64(Date().timeIntervalSince1970) + $0 } ?? 0
             }
             return .json(["ok": true])
         case "requests":

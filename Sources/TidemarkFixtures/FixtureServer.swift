@@ -153,14 +153,15 @@ public final class FixtureServer: Sendable {
     }
 
     /// Turns on the DocuSign burst limit (`X-BurstLimit-Limit/-Remaining/-Reset`, the reset in epoch
-    /// seconds): `limit` requests per `window` seconds, of which `remaining` are left in the current
-    /// window, which ends `resetIn` seconds from now. A request beyond it gets 429. `nil` turns it off.
+    /// seconds): `limit` requests per `window` seconds; a request beyond them gets 429. The next
+    /// request opens a fresh window, unless `resetIn` is given: then the current window ends that
+    /// many seconds from now with `remaining` requests left. `nil` turns the limit off.
     public func setBurstLimit(_ limit: Int?, window: Int = 30, remaining: Int? = nil, resetIn: Int? = nil) {
         store.withLock {
             store.burstLimit = limit
             store.burstWindow = Int64(max(1, window))
             store.burstRemaining = remaining ?? limit ?? 0
-            store.burstReset = Int64(Date().timeIntervalSince1970) + Int64(resetIn ?? window)
+            store.burstReset = resetIn.map { Int64(Date().timeIntervalSince1970) + Int64($0) } ?? 0
         }
     }
 

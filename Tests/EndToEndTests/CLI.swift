@@ -24,21 +24,10 @@ enum CLI {
 
     /// Runs a program; output goes to files, so large output can never block the child.
     ///
-    /// Blocks the calling thread until the child exits: never use it for a child that talks to a
-    /// fixture server running in this process (use ``runAsync(_:_:in:environment:)``), or tests
-    /// running in parallel can starve the server of threads.
+    /// Suspends until the child exits instead of blocking a thread: the fixture servers of tests
+    /// running in parallel live in this process and must not be starved of threads.
     static func run(_ executable: String, _ arguments: [String], in directory: String,
-                    environment: [String: String] = [:]) throws -> Result {
-        let child = try Child(executable, arguments, in: directory, environment: environment)
-        try child.process.run()
-        child.process.waitUntilExit()
-        return child.result()
-    }
-
-    /// Runs a program like ``run(_:_:in:environment:)``, suspending (not blocking a thread) until
-    /// it exits.
-    static func runAsync(_ executable: String, _ arguments: [String], in directory: String,
-                         environment: [String: String] = [:]) async throws -> Result {
+                    environment: [String: String] = [:]) async throws -> Result {
         let child = try Child(executable, arguments, in: directory, environment: environment)
         let (exits, continuation) = AsyncStream<Void>.makeStream()
         child.process.terminationHandler = { _ in
@@ -48,12 +37,6 @@ enum CLI {
         try child.process.run()
         for await _ in exits { break }
         return child.result()
-    }
-
-    /// Runs `tidemark` with `arguments` in `directory`, suspending until it exits.
-    static func tidemarkAsync(_ arguments: [String], in directory: String,
-                              environment: [String: String] = [:]) async throws -> Result {
-        try await runAsync(tidemark, arguments, in: directory, environment: environment)
     }
 
     /// A configured child process whose output goes to two temporary files.
@@ -91,21 +74,21 @@ enum CLI {
     }
 
     /// Runs `tidemark` with `arguments` in `directory`.
-    static func tidemark(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> Result {
-        try run(tidemark, arguments, in: directory, environment: environment)
+    static func tidemark(_ arguments: [String], in directory: String, environment: [String: String] = [:]) async throws -> Result {
+        try await run(tidemark, arguments, in: directory, environment: environment)
     }
 
     /// Runs `git`, failing the test when it fails.
     @discardableResult
-    static func git(_ arguments: [String], in directory: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-        let result = try run("/usr/bin/git", arguments, in: directory)
+    static func git(_ arguments: [String], in directory: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let result = try await run("/usr/bin/git", arguments, in: directory)
         #expect(result.status == 0, "git \(arguments.joined(separator: " ")): \(result.stderr)", sourceLocation: sourceLocation)
         return result.stdout
     }
 
     /// `git fsck --strict` passes.
-    static func expectClean(_ directory: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let result = try run("/usr/bin/git", ["fsck", "--strict", "--no-dangling"], in: directory)
+    static func expectClean(_ directory: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let result = try await run("/usr/bin/git", ["fsck", "--strict", "--no-dangling"], in: directory)
         #expect(result.status == 0 && result.stderr.isEmpty, "fsck: \(result.stdout)\(result.stderr)", sourceLocation: sourceLocation)
     }
 }

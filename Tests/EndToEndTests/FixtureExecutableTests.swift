@@ -28,20 +28,20 @@ struct FixtureExecutableTests {
         #expect(port > 0 && port != 0)
         let base = "http://127.0.0.1:\(port)"
 
-        func get(_ path: String) throws -> Any? {
-            let result = try CLI.run("/usr/bin/curl", ["-fsS", "--max-time", "30", base + path], in: NSTemporaryDirectory())
+        func get(_ path: String) async throws -> Any? {
+            let result = try await CLI.run("/usr/bin/curl", ["-fsS", "--max-time", "30", base + path], in: NSTemporaryDirectory())
             #expect(result.status == 0, "\(path): \(result.stderr)")
             return try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
         }
-        let items = try #require(get("/rest/items") as? [[String: Any]])
+        let items = try #require(try await get("/rest/items") as? [[String: Any]])
         #expect(items.count == 17)
         #expect(Set(items.compactMap { $0["id"] as? String }).count == 17)
-        let templates = try #require(get("/restapi/v2.1/accounts/1/templates?count=100") as? [String: Any])
+        let templates = try #require(try await get("/restapi/v2.1/accounts/1/templates?count=100") as? [String: Any])
         #expect(templates["totalSetSize"] as? String == "17")
-        let burst = try CLI.run("/usr/bin/curl", ["-fsS", "-D", "-", "-o", "/dev/null", "--max-time", "30",
+        let burst = try await CLI.run("/usr/bin/curl", ["-fsS", "-D", "-", "-o", "/dev/null", "--max-time", "30",
                                                   base + "/restapi/v2.1/accounts/1/templates"], in: NSTemporaryDirectory())
         #expect(burst.stdout.lowercased().contains("x-burstlimit-remaining: 498"), "\(burst.stdout)")
-        let posts = try #require(get("/wp-json/wp/v2/posts?per_page=100&status=publish") as? [[String: Any]])
+        let posts = try #require(try await get("/wp-json/wp/v2/posts?per_page=100&status=publish") as? [[String: Any]])
         #expect(!posts.isEmpty && posts.count <= 17)
 
         // Same seed, same data: a second run would serve the same ids (the first id is stable).

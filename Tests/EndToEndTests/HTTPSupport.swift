@@ -11,7 +11,7 @@ final class Transcript {
 
     /// Runs `tidemark` in `directory` with the credentials environment.
     func tidemark(_ arguments: [String], in directory: String) async throws -> CLI.Result {
-        let result = try await CLI.tidemarkAsync(arguments, in: directory, environment: environment)
+        let result = try await CLI.tidemark(arguments, in: directory, environment: environment)
         outputs += [result.stdout, result.stderr]
         return result
     }
@@ -34,7 +34,7 @@ final class Transcript {
 /// Calls the fixture's admin API over HTTP (`/_admin/<path>`) and returns its JSON answer.
 @discardableResult
 func admin(_ server: FixtureServer, _ path: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any] {
-    let result = try await CLI.runAsync("/usr/bin/curl", ["-sS", "--max-time", "30", "-X", "POST", "\(server.baseURL)/_admin/\(path)"],
+    let result = try await CLI.run("/usr/bin/curl", ["-sS", "--max-time", "30", "-X", "POST", "\(server.baseURL)/_admin/\(path)"],
                              in: NSTemporaryDirectory())
     #expect(result.status == 0, "admin \(path): \(result.stderr)", sourceLocation: sourceLocation)
     let object = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
@@ -53,8 +53,8 @@ func requestsByPath(_ server: FixtureServer) -> [String: Int] {
 }
 
 /// The `Tidemark-Watermark` trailer recorded for `collection` in the message of `revision`.
-func watermark(_ collection: String, at revision: String, in mirror: String) throws -> String? {
-    let message = try CLI.git(["log", "-1", "--format=%B", revision], in: mirror)
+func watermark(_ collection: String, at revision: String, in mirror: String) async throws -> String? {
+    let message = try await CLI.git(["log", "-1", "--format=%B", revision], in: mirror)
     let lines = message.split(separator: "\n").map(String.init)
     guard let index = lines.firstIndex(of: "Tidemark-Collection: \(collection)"), index + 1 < lines.count,
           lines[index + 1].hasPrefix("Tidemark-Watermark: ")
@@ -65,8 +65,8 @@ func watermark(_ collection: String, at revision: String, in mirror: String) thr
 /// Fails when any of `secrets` occurs in the repository's objects (as git prints them), in any
 /// file under `.git/`, or in any output the transcript kept.
 func expectNoSecrets(_ secrets: [String], mirror: String, transcript: Transcript,
-                     sourceLocation: SourceLocation = #_sourceLocation) throws {
-    let objects = try CLI.run("/usr/bin/git", ["cat-file", "--batch-all-objects", "--batch"], in: mirror)
+                     sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let objects = try await CLI.run("/usr/bin/git", ["cat-file", "--batch-all-objects", "--batch"], in: mirror)
     #expect(objects.status == 0 && !objects.stdout.isEmpty, sourceLocation: sourceLocation)
     var files: [String] = []
     if let walker = FileManager.default.enumerator(atPath: mirror + "/.git") {

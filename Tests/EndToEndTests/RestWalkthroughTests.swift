@@ -21,9 +21,9 @@ struct RestWalkthroughTests {
             #expect(clone.status == 0, "\(clone.stderr)")
             #expect(clone.stdout.hasPrefix("Cloned 40 items (40 downloaded)"), "\(clone.stdout)")
             let mirror = root + "/m"
-            try CLI.expectClean(mirror)
+            try await CLI.expectClean(mirror)
             #expect(try FileManager.default.contentsOfDirectory(atPath: mirror + "/items").count == 40)
-            #expect(try CLI.git(["config", "tidemark.paging"], in: mirror) == "next-field:/links/next\n")
+            #expect(try await CLI.git(["config", "tidemark.paging"], in: mirror) == "next-field:/links/next\n")
 
             let ids = server.ids(.rest)
             let (first, second, deleted) = (ids[3], ids[9], ids[20])
@@ -48,7 +48,7 @@ struct RestWalkthroughTests {
             #expect(try await run.porcelain(in: mirror).isEmpty)
             let body = try String(contentsOfFile: mirror + "/items/\(added).json", encoding: .utf8)
             #expect(body.contains("\"id\" : \"\(added)\"") || body.contains("\"id\": \"\(added)\""), "\(body)")
-            try CLI.expectClean(mirror)
+            try await CLI.expectClean(mirror)
 
             server.resetCounts()
             #expect(try await run.tidemark(["fetch"], in: mirror).status == 0)
@@ -56,7 +56,7 @@ struct RestWalkthroughTests {
 
             // One item answers 503 past the retry budget.
             let (stored, failing) = (ids[11], ids[12])
-            let before = try #require(try watermark("items", at: "refs/tidemark/upstream", in: mirror))
+            let before = try #require(try await watermark("items", at: "refs/tidemark/upstream", in: mirror))
             try await admin(server, "rest/modify?id=\(stored)")
             try await admin(server, "rest/modify?id=\(failing)")
             try await admin(server, "fault?status=503&prefix=/rest/items/\(failing)")
@@ -67,7 +67,7 @@ struct RestWalkthroughTests {
             #expect(failed.stderr.contains("items/\(failing): HTTP 503"), "\(failed.stderr)")
             #expect(requestsByPath(server)["/rest/items/\(failing)"] == 2)
             #expect(requestsByPath(server)["/rest/items/\(stored)"] == 1)
-            #expect(try watermark("items", at: "refs/tidemark/upstream", in: mirror) == before)
+            #expect(try await watermark("items", at: "refs/tidemark/upstream", in: mirror) == before)
             #expect(try await run.porcelain(in: mirror) == ["M  items/\(stored)"])
 
             try await admin(server, "faults/clear")
@@ -76,12 +76,12 @@ struct RestWalkthroughTests {
             #expect(retry.status == 0, "\(retry.stderr)")
             #expect(retried?["downloaded"] as? Int == 1)
             #expect(requestsByPath(server) == ["/rest/envelope": 4, "/rest/items/\(failing)": 1])
-            #expect(try #require(try watermark("items", at: "refs/tidemark/upstream", in: mirror)) > before)
+            #expect(try #require(try await watermark("items", at: "refs/tidemark/upstream", in: mirror)) > before)
             let second2 = try await run.tidemark(["sync"], in: mirror)
             #expect(second2.status == 0 && second2.stdout.contains("2 changed, 0 new, 0 deleted"), "\(second2.stdout)\(second2.stderr)")
-            try CLI.expectClean(mirror)
+            try await CLI.expectClean(mirror)
 
-            try expectNoSecrets([Self.token], mirror: mirror, transcript: run)
+            try await expectNoSecrets([Self.token], mirror: mirror, transcript: run)
         }
     }
 
@@ -100,7 +100,7 @@ struct RestWalkthroughTests {
             #expect(clone.status == 0, "\(clone.stderr)")
             #expect(clone.stdout.hasPrefix("Cloned 30 items (30 downloaded)"), "\(clone.stdout)")
             let mirror = root + "/inc"
-            let mark = try #require(try watermark("items", at: "HEAD", in: mirror))
+            let mark = try #require(try await watermark("items", at: "HEAD", in: mirror))
 
             let ids = server.ids(.rest)
             try await admin(server, "rest/modify?id=\(ids[4])")
@@ -122,7 +122,7 @@ struct RestWalkthroughTests {
             #expect(try await run.porcelain(in: mirror) == ["M  items/\(ids[4])", "A  items/\(added)"])
             let sync = try await run.tidemark(["sync"], in: mirror)
             #expect(sync.status == 0 && sync.stdout.contains("1 changed, 1 new, 0 deleted"), "\(sync.stdout)\(sync.stderr)")
-            try expectNoSecrets([Self.token], mirror: mirror, transcript: run)
+            try await expectNoSecrets([Self.token], mirror: mirror, transcript: run)
         }
     }
 }

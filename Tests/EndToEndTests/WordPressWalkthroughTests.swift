@@ -23,10 +23,10 @@ struct WordPressWalkthroughTests {
             // Drafts and private posts are mirrored too: the credentials reached the listing.
             #expect(posts.count > server.ids(.wordpress, type: "posts", statuses: ["publish"]).count)
             let mirror = root + "/m"
-            try CLI.expectClean(mirror)
+            try await CLI.expectClean(mirror)
             #expect(try FileManager.default.contentsOfDirectory(atPath: mirror + "/posts").count == posts.count)
             #expect(try FileManager.default.contentsOfDirectory(atPath: mirror + "/pages").count == pages.count)
-            #expect(try CLI.git(["config", "tidemark.basicEnv"], in: mirror) == "WP_USER:WP_PASS\n")
+            #expect(try await CLI.git(["config", "tidemark.basicEnv"], in: mirror) == "WP_USER:WP_PASS\n")
 
             // Upstream changes, through the fixture's admin API over HTTP.
             let (changedPost, trashed, purged, changedPage) = (posts[2], posts[5], posts[7], pages[1])
@@ -58,7 +58,7 @@ struct WordPressWalkthroughTests {
             #expect(try await run.porcelain(in: mirror).isEmpty)
             #expect(!FileManager.default.fileExists(atPath: mirror + "/posts/\(trashed).json"))
             #expect(FileManager.default.fileExists(atPath: mirror + "/pages/\(newPage).json"))
-            try CLI.expectClean(mirror)
+            try await CLI.expectClean(mirror)
 
             // An unchanged upstream costs only the listing.
             server.resetCounts()
@@ -68,7 +68,7 @@ struct WordPressWalkthroughTests {
             // One item answers 503 past the retry budget (maxAttempts=2): the fetch names it,
             // stores the other change, keeps the watermark, and the next fetch retries it.
             let (stored, failing) = (posts[10], posts[11])  // the failing id is the larger: no shared prefix
-            let before = try watermark("posts", at: "refs/tidemark/upstream", in: mirror)
+            let before = try await watermark("posts", at: "refs/tidemark/upstream", in: mirror)
             #expect(before != nil)
             try await admin(server, "wordpress/modify?id=\(stored)")
             try await admin(server, "wordpress/modify?id=\(failing)")
@@ -81,7 +81,7 @@ struct WordPressWalkthroughTests {
             #expect(!failed.stderr.contains("posts/\(stored):"))
             #expect(requestsByPath(server)["/wp-json/wp/v2/posts/\(failing)"] == 2)
             #expect(requestsByPath(server)["/wp-json/wp/v2/posts/\(stored)"] == 1)
-            #expect(try watermark("posts", at: "refs/tidemark/upstream", in: mirror) == before)
+            #expect(try await watermark("posts", at: "refs/tidemark/upstream", in: mirror) == before)
             #expect(try await run.porcelain(in: mirror) == ["M  posts/\(stored)"])
 
             try await admin(server, "faults/clear")
@@ -91,19 +91,19 @@ struct WordPressWalkthroughTests {
             #expect(retried?["downloaded"] as? Int == 1)
             #expect(server.requests.filter { $0.path.contains("/v2/posts/") || $0.path.contains("/v2/pages/") }.map(\.path)
                 == ["/wp-json/wp/v2/posts/\(failing)"])
-            let after = try #require(try watermark("posts", at: "refs/tidemark/upstream", in: mirror))
+            let after = try #require(try await watermark("posts", at: "refs/tidemark/upstream", in: mirror))
             #expect(after > (before ?? ""))
             #expect(try await run.porcelain(in: mirror) == ["M  posts/\(stored)", "M  posts/\(failing)"])
             let second = try await run.tidemark(["sync"], in: mirror)
             #expect(second.status == 0 && second.stdout.contains("2 changed, 0 new, 0 deleted"), "\(second.stdout)\(second.stderr)")
-            try CLI.expectClean(mirror)
+            try await CLI.expectClean(mirror)
 
             // Without the credentials' variables the fetch fails, naming the variable, not a secret.
-            let bare = try CLI.tidemark(["fetch"], in: mirror)
+            let bare = try await CLI.tidemark(["fetch"], in: mirror)
             #expect(bare.status == 128 && bare.stderr.contains("WP_"), "\(bare.stderr)")
 
             let basic = Data("editor:\(Self.password)".utf8).base64EncodedString()
-            try expectNoSecrets([Self.password, basic], mirror: mirror, transcript: run)
+            try await expectNoSecrets([Self.password, basic], mirror: mirror, transcript: run)
         }
     }
 }

@@ -38,9 +38,9 @@ import TidemarkFixtures
 
     @Test func exhaustedBurstWaitsForTheResetInsteadOfHittingTheLimit() async throws {
         try await withFixture(items: 4, token: canary) { server in
-            // Real waiting: the fixture's window runs on the wall clock. One request left, the
-            // window ends 2 s from now; the listing needs two pages.
-            server.setBurstLimit(3, window: 30, remaining: 1, resetIn: 2)
+            // Real waiting: the fixture's window runs on the wall clock. One request per 2-second
+            // window, opened by the first request; the listing needs two pages.
+            server.setBurstLimit(1, window: 2)
             try await using(try upstream(server, settings: fastSettings)) { docusign in
                 let listing = try await docusign.list(collection: "templates", since: nil, cached: [:])
                 #expect(listing.items.count == 4)
@@ -55,12 +55,12 @@ import TidemarkFixtures
 
     @Test func burstResetBeyondTheCapFailsClearlyWithoutWaiting() async throws {
         try await withFixture(items: 4, token: canary) { server in
-            server.setBurstLimit(5, window: 600, remaining: 1, resetIn: 600)
+            server.setBurstLimit(1, window: 600)
             let (settings, clock) = virtualSettings()
             try await using(try upstream(server, settings: settings)) { docusign in
                 let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
                 let text = error?.description ?? ""
-                #expect(text.contains("burst limit exhausted (X-BurstLimit-Remaining: 0)"), "\(text)")
+                #expect(text.contains("burst limit exhausted (X-BurstLimit-Remaining: 0) for another 60"), "\(text)")
                 #expect(text.contains("more than the 5 s this run waits"), "\(text)")
                 #expect(clock.sleeps.isEmpty)
                 #expect(server.requestCount() == 1)
@@ -72,16 +72,18 @@ import TidemarkFixtures
     @Test func burstWaitIsMeasuredOnTheSessionClock() async throws {
         try await withFixture(items: 4, token: canary) { server in
             // Virtual clock: the wait is recorded, not slept. The fixture still enforces its
-            // window on the wall clock, so the request after the (virtual) wait is refused and
-            // refused; what is checked is the wait asked for: the reset, about 4 s away.
-            server.setBurstLimit(3, window: 30, remaining: 1, resetIn: 4)
+            // 20-second window on the wall clock, so the request after the (virtual) wait is
+            // refused; what is checked is the wait asked for: the reset, 20 s after the first request.
+            server.setBurstLimit(1, window: 20)
             var (settings, clock) = virtualSettings()
             settings.maxAttempts = 1
+            settings.maxRetryAfter = 60
             try await using(try upstream(server, settings: settings)) { docusign in
-                _ = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
-                let first = try #require(clock.sleeps.first)
-                #expect(first > 3 && first <= 6, "\(clock.sleeps)")
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                let first = try #require(clock.sleeps.first, "\(String(describing: error))")
+                #expect(first > 17 && first <= 22, "\(clock.sleeps)")
                 #expect(docusign.statistics.waitedSeconds == first)
+                #expect(error?.description.contains("BURST_APIINVOCATION_LIMIT_EXCEEDED") == true)
             }
             #expect(server.burstRejections == 1)
         }

@@ -157,15 +157,16 @@ import TidemarkFixtures
 
     @Test func slowResponsesTimeOut() async throws {
         try await withFixture(items: 2) { server in
-            // The first response is held 6 s; a 0.3 s request timeout must give up and retry long before.
+            // The first response is held 6 s; a 1 s request timeout (a loopback answer takes
+            // milliseconds, but the suite runs loaded) must give up and retry before.
             server.inject(FixtureFault(delay: 6, count: 1))
             var settings = fastSettings
-            settings.requestTimeout = 0.3
+            settings.requestTimeout = 1
             try await using(try upstream(server, settings: settings)) { rest in
                 let (listing, seconds) = try await timed { try await rest.list(collection: "items", since: nil, cached: [:]) }
                 #expect(listing.items.count == 2)
-                #expect(rest.statistics.retries == 1)
-                #expect(seconds < 5)
+                #expect(rest.statistics.retries >= 1)
+                #expect(seconds < 5.5)
             }
         }
     }

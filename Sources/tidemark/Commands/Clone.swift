@@ -16,7 +16,10 @@ extension TidemarkCommand {
 
                 Examples:
                   tidemark clone dir:./templates cache
-                  tidemark clone wordpress:https://example.org --collection posts --collection pages
+                  tidemark clone wordpress:https://example.org --collection posts --collection pages \\
+                      --basic-env WP_USER:WP_APP_PASSWORD
+                  tidemark clone rest:https://api.example.org/things --token-env API_TOKEN \\
+                      --option itemsPath=/data --option itemURL=https://api.example.org/things/{id}
                 """)
 
         @ParentCommand var root: TidemarkCommand
