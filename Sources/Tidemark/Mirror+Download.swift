@@ -63,15 +63,15 @@ extension Mirror {
         return FetchPlan(downloads: downloads, deletions: deletions)
     }
 
-    /// Downloads bodies with at most `settings.jobs` requests at once, canonicalises, hashes and
+    /// Downloads bodies with at most `jobs` requests at once, canonicalises, hashes and
     /// compresses them in parallel and adds them to `batch`. Failures are collected, not thrown.
     func download(_ downloads: [(item: ListedItem, path: String)], collection: String,
-                  from upstream: any Upstream, cached: [ItemID: ManifestEntry],
+                  from upstream: any Upstream, cached: [ItemID: ManifestEntry], jobs: Int,
                   into batch: ObjectBatch) async -> DownloadOutcome {
         var outcome = DownloadOutcome()
         guard !downloads.isEmpty else { return outcome }
         let total = downloads.count
-        let jobs = settings.jobs
+        let jobs = max(1, jobs)
         typealias Result = (index: Int, body: Swift.Result<(PreparedObject, String?)?, UpstreamError>)
         await withTaskGroup(of: Result.self) { group in
             var next = 0
@@ -110,7 +110,7 @@ extension Mirror {
                 let (item, path) = downloads[result.index]
                 switch result.body {
                 case .failure(let error):
-                    outcome.failures.append(error.description)
+                    outcome.failures.append(Mirror.describeFailure(error, collection: collection, item: item.id))
                 case .success(nil):
                     guard let old = cached[item.id] else {
                         outcome.failures.append("\(collection)/\(Quoting.display(item.id)): server answered 304 for an item not in the cache")
@@ -133,5 +133,13 @@ extension Mirror {
             }
         }
         return outcome
+    }
+
+    /// A failed download as `collection/id: reason`, so every failure names its item (HTTP errors
+    /// alone name only the URL).
+    static func describeFailure(_ error: UpstreamError, collection: String, item: ItemID) -> String {
+        let name = "\(collection)/\(Quoting.display(item))"
+        let text = error.description
+        return text.hasPrefix(name + ":") ? text : "\(name): \(text)"
     }
 }

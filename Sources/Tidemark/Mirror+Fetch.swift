@@ -6,7 +6,12 @@ import Upstreams
 public struct FetchOptions: Sendable {
     /// Accept a listing that deletes every item or more than half of a collection.
     public var allowMassDelete: Bool
-    public init(allowMassDelete: Bool = false) { self.allowMassDelete = allowMassDelete }
+    /// Item downloads at once for this run (1-256); nil uses `tidemark.jobs`.
+    public var jobs: Int?
+    public init(allowMassDelete: Bool = false, jobs: Int? = nil) {
+        self.allowMassDelete = allowMassDelete
+        self.jobs = jobs
+    }
 }
 
 /// What one fetch did, per collection and in total.
@@ -51,9 +56,17 @@ extension Mirror {
         let lock = try lock()
         defer { withExtendedLifetime(lock) {} }
         try recoverInterruptedSync()
+        try Mirror.checkJobs(options.jobs)
         let report = try await fetchLocked(options)
         if !report.failures.isEmpty { throw .incompleteFetch(report.failures) }
         return report
+    }
+
+    /// Rejects a per-run `jobs` outside 1...256.
+    static func checkJobs(_ jobs: Int?) throws(MirrorError) {
+        if let jobs, !(1...256).contains(jobs) {
+            throw .invalidArgument("--jobs must be a whole number from 1 to 256, not \(jobs)")
+        }
     }
 
     func fetchLocked(_ options: FetchOptions) async throws(MirrorError) -> FetchReport {
@@ -94,7 +107,7 @@ extension Mirror {
 
             let plan = try plan(collection: collection, listing: listing, base: baseByID, options: options)
             let outcome = await download(plan.downloads, collection: collection, from: upstream, cached: baseByID,
-                                         into: batch)
+                                         jobs: options.jobs ?? settings.jobs, into: batch)
             for stored in outcome.stored {
                 if let blob = stored.blob { updates.append(.upsert(path: "\(collection)/\(stored.entry.path)", blob: blob)) }
             }

@@ -52,6 +52,7 @@ extension Mirror {
     /// possible) and updates the working tree. Refuses to overwrite local edits unless
     /// `options.force`.
     public func sync(_ options: SyncOptions = SyncOptions()) async throws(MirrorError) -> SyncReport {
+        try Mirror.checkJobs(options.fetch.jobs)
         if let seconds = options.ifStaleSeconds, let last = lastActivity().sync,
            Date().timeIntervalSince(last) < seconds, last.timeIntervalSinceNow <= 60 {
             return SyncReport(outcome: .fresh(lastSync: last), fetch: nil, counts: ChangeCounts(), paths: [],

@@ -6,8 +6,11 @@ import Foundation
 /// - `/_admin/{api}/ids[?type=]` → `{"ids": [...]}`
 /// - `/_admin/fault?status=503&retryAfter=1&retryAfterDate=1&delay=0.5&body=truncated|malformed|drop&prefix=/x&count=K&probability=p&query=TEXT&replace=JSON`
 /// - `/_admin/faults/clear`, `/_admin/foreign-next?origin=http://...` (no origin: off)
-/// - `/_admin/permalinks?pretty=0|1`, `/_admin/timezone?offset=SECONDS`, `/_admin/ratelimit?remaining=N&reset=SECONDS`
-/// - `/_admin/requests[?prefix=/wp-json&last=N]` → `{"count": n, "last": [{method, path, query, authorization}]}`
+/// - `/_admin/permalinks?pretty=0|1|pathinfo&advertise=0|1`, `/_admin/timezone?offset=SECONDS`, `/_admin/ratelimit?remaining=N&reset=SECONDS`
+/// - `/_admin/burstlimit?limit=N&window=SECONDS[&remaining=N&reset=SECONDS]` (no limit: off; no reset: the
+///   next request opens a window)
+/// - `/_admin/requests[?prefix=/wp-json&last=N]` → `{"count": n, "last": [{method, path, query, authorization}],
+///   "maxConcurrent": m}`
 /// - `/_admin/reset-counts`
 enum AdminAPI {
     static func handle(_ request: FixtureRequest, server store: FixtureStore) -> FixtureReply {
@@ -71,7 +74,16 @@ enum AdminAPI {
             store.withLock { store.foreignOrigin = request.query("origin").flatMap { $0.isEmpty ? nil : $0 } }
             return .json(["ok": true])
         case "permalinks":
-            store.withLock { store.prettyPermalinks = request.query("pretty") != "0" }
+            let root: WordPressRoot
+            switch request.query("pretty") {
+            case "0": root = .plain
+            case "pathinfo": root = .pathInfo
+            default: root = .wpJSON
+            }
+            store.withLock {
+                store.wordPressRoot = root
+                store.advertisesRoot = request.query("advertise") != "0"
+            }
             return .json(["ok": true])
         case "timezone":
             store.withLock { store.timezoneOffset = request.query("offset").flatMap(Int64.init) ?? 0 }
@@ -84,6 +96,16 @@ enum AdminAPI {
                 store.rateReset = Int64(Date().timeIntervalSince1970) + reset
             }
             return .json(["ok": true])
+        case "burstlimit":
+            let limit = request.query("limit").flatMap(Int.init)
+            let window = request.query("window").flatMap(Int64.init) ?? 30
+            store.withLock {
+                store.burstLimit = limit
+                store.burstWindow = max(1, window)
+                store.burstRemaining = request.query("remaining").flatMap(Int.init) ?? limit ?? 0
+                store.burstReset = request.query("reset").flatMap(Int64.init).map { Int64(Date().timeIntervalSince1970) + $0 } ?? 0
+            }
+            return .json(["ok": true])
         case "requests":
             let prefix = request.query("prefix") ?? "/"
             let last = request.query("last").flatMap(Int.init) ?? 20
@@ -91,9 +113,13 @@ enum AdminAPI {
             let shown: [[String: Any]] = matching.suffix(last).map {
                 ["method": $0.method, "path": $0.path, "query": $0.query, "authorization": $0.authorization != nil]
             }
-            return .json(["count": matching.count, "last": shown])
+            let concurrent = store.withLock { store.maxInFlight }
+            return .json(["count": matching.count, "last": shown, "maxConcurrent": concurrent])
         case "reset-counts":
-            store.withLock { store.requests.removeAll() }
+            store.withLock {
+                store.requests.removeAll()
+                store.maxInFlight = store.inFlight
+            }
             return .json(["ok": true])
         default:
             return .json(["error": "unknown admin endpoint"], status: 404)

@@ -17,12 +17,21 @@ enum DocuSignAPI {
                 store.rateReset = (now / 3600 + 1) * 3600
                 store.rateRemaining = store.rateLimit
             }
+            if let limit = store.burstLimit, store.burstReset <= now {
+                store.burstReset = now + store.burstWindow
+                store.burstRemaining = limit
+            }
             var reply: FixtureReply
             if store.rateRemaining <= 0 {
                 reply = .docuSignError(429, "HOURLY_APIINVOCATION_LIMIT_EXCEEDED",
                                        "The maximum number of hourly API invocations has been exceeded.")
+            } else if store.burstLimit != nil, store.burstRemaining <= 0 {
+                store.burstRejections += 1
+                reply = .docuSignError(429, "BURST_APIINVOCATION_LIMIT_EXCEEDED",
+                                       "The maximum number of API invocations per burst window has been exceeded.")
             } else {
                 store.rateRemaining -= 1
+                if store.burstLimit != nil { store.burstRemaining -= 1 }
                 reply = s.count == 5
                     ? list(request, store: store, account: s[3], origin: origin)
                     : template(request, store: store, account: s[3], id: s[5])
@@ -30,6 +39,11 @@ enum DocuSignAPI {
             reply.headers += [("X-RateLimit-Limit", String(store.rateLimit)),
                               ("X-RateLimit-Remaining", String(max(0, store.rateRemaining))),
                               ("X-RateLimit-Reset", String(store.rateReset))]
+            if let limit = store.burstLimit {
+                reply.headers += [("X-BurstLimit-Limit", String(limit)),
+                                  ("X-BurstLimit-Remaining", String(max(0, store.burstRemaining))),
+                                  ("X-BurstLimit-Reset", String(store.burstReset))]
+            }
             return reply
         }
         reply.headers.append(("Date", FixtureTime.httpDate(Int64(Date().timeIntervalSince1970))))

@@ -58,6 +58,26 @@ public struct FixtureFault: Sendable, Equatable {
     }
 }
 
+/// Where the emulated WordPress site serves its REST API (it always answers `?rest_route=` too).
+public enum WordPressRoot: String, Sendable, CaseIterable {
+    /// Pretty permalinks: `/wp-json/`.
+    case wpJSON = "wp-json"
+    /// PATHINFO permalinks: `/index.php/wp-json/`; `/wp-json/` is a 404, so only the home page's
+    /// `Link` header finds it.
+    case pathInfo = "index.php/wp-json"
+    /// Plain permalinks: only `/?rest_route=`.
+    case plain
+
+    /// The path segments before the route, nil for plain permalinks.
+    var prefix: [String]? {
+        switch self {
+        case .wpJSON: return ["wp-json"]
+        case .pathInfo: return ["index.php", "wp-json"]
+        case .plain: return nil
+        }
+    }
+}
+
 /// A request the fixture received.
 public struct RecordedRequest: Sendable, Equatable {
     public var method: String

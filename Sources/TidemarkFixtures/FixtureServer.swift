@@ -130,7 +130,16 @@ public final class FixtureServer: Sendable {
     public func setForeignNextOrigin(_ origin: String?) { store.withLock { store.foreignOrigin = origin } }
 
     /// When false, `/wp-json/` answers 404 as on a site without pretty permalinks.
-    public func setPrettyPermalinks(_ enabled: Bool) { store.withLock { store.prettyPermalinks = enabled } }
+    public func setPrettyPermalinks(_ enabled: Bool) { setWordPressRoot(enabled ? .wpJSON : .plain) }
+
+    /// Where the WordPress REST API is served, and whether the home page advertises it in a
+    /// `Link: <root>; rel="https://api.w.org/"` header (`<origin>/?rest_route=/` for plain permalinks).
+    public func setWordPressRoot(_ root: WordPressRoot, advertised: Bool = true) {
+        store.withLock {
+            store.wordPressRoot = root
+            store.advertisesRoot = advertised
+        }
+    }
 
     /// The WordPress site's time zone, in seconds east of UTC (for `modified_after` without offset).
     public func setTimezoneOffset(_ seconds: Int) { store.withLock { store.timezoneOffset = Int64(seconds) } }
@@ -143,7 +152,26 @@ public final class FixtureServer: Sendable {
         }
     }
 
+    /// Turns on the DocuSign burst limit (`X-BurstLimit-Limit/-Remaining/-Reset`, the reset in epoch
+    /// seconds): `limit` requests per `window` seconds; a request beyond them gets 429. The next
+    /// request opens a fresh window, unless `resetIn` is given: then the current window ends that
+    /// many seconds from now with `remaining` requests left. `nil` turns the limit off.
+    public func setBurstLimit(_ limit: Int?, window: Int = 30, remaining: Int? = nil, resetIn: Int? = nil) {
+        store.withLock {
+            store.burstLimit = limit
+            store.burstWindow = Int64(max(1, window))
+            store.burstRemaining = remaining ?? limit ?? 0
+            store.burstReset = resetIn.map { Int64(Date().timeIntervalSince1970) + Int64($0) } ?? 0
+        }
+    }
+
+    /// DocuSign requests refused because the burst window was used up.
+    public var burstRejections: Int { store.withLock { store.burstRejections } }
+
     // MARK: Observation
+
+    /// The most requests the fixture was answering at once since the counts were last reset.
+    public var maxConcurrentRequests: Int { store.withLock { store.maxInFlight } }
 
     /// Requests received (admin requests excluded), oldest first.
     public var requests: [RecordedRequest] { store.withLock { store.requests } }
@@ -154,7 +182,12 @@ public final class FixtureServer: Sendable {
     }
 
     /// Forgets the recorded requests.
-    public func resetCounts() { store.withLock { store.requests.removeAll() } }
+    public func resetCounts() {
+        store.withLock {
+            store.requests.removeAll()
+            store.maxInFlight = store.inFlight
+        }
+    }
 }
 
 /// Errors of the fixture itself.
@@ -198,6 +231,11 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
         if incoming.segments.first == "_admin" {
             return Self.response(AdminAPI.handle(incoming, server: store))
         }
+        store.withLock {
+            store.inFlight += 1
+            store.maxInFlight = max(store.maxInFlight, store.inFlight)
+        }
+        defer { store.withLock { store.inFlight -= 1 } }
         let fault = store.withLock { () -> FixtureFault? in
             if store.requests.count >= 100_000 { store.requests.removeFirst(50_000) }
             store.requests.append(RecordedRequest(
@@ -243,20 +281,24 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
         let s = request.segments
         if s.first == "restapi" { return DocuSignAPI.handle(request, store: store, origin: origin) }
         if s.first == "rest" { return RestAPI.handle(request, store: store, origin: origin) }
-        if s.first == "wp-json" {
-            guard store.withLock({ store.prettyPermalinks }) else {
-                return FixtureReply(status: 404, headers: [("Content-Type", "text/html")], body: Data("<html>Not Found</html>".utf8))
-            }
-            let route = "/" + request.path.split(separator: "/").dropFirst().joined(separator: "/")
-            return WordPressAPI.handle(request, route: route, plain: false, store: store, origin: origin)
+        let (root, advertised) = store.withLock { (store.wordPressRoot, store.advertisesRoot) }
+        if let prefix = root.prefix, s.starts(with: prefix) {
+            let route = "/" + request.path.split(separator: "/").dropFirst(prefix.count).joined(separator: "/")
+            return WordPressAPI.handle(request, route: route, prefix: prefix.joined(separator: "/"), store: store, origin: origin)
+        }
+        if s.first == "wp-json" || s.starts(with: ["index.php", "wp-json"]) {
+            return FixtureReply(status: 404, headers: [("Content-Type", "text/html")], body: Data("<html>Not Found</html>".utf8))
         }
         if s.isEmpty, let route = request.query("rest_route") {
-            return WordPressAPI.handle(request, route: route, plain: true, store: store, origin: origin)
+            return WordPressAPI.handle(request, route: route, prefix: nil, store: store, origin: origin)
         }
         if s.isEmpty {
-            return FixtureReply(status: 200, headers: [("Content-Type", "text/html"),
-                                                      ("Link", "<\(origin)/wp-json/>; rel=\"https://api.w.org/\"")],
-                                body: Data("<html>Tidemark fixture</html>".utf8))
+            var headers = [("Content-Type", "text/html")]
+            if advertised {
+                let link = root.prefix.map { "\(origin)/\($0.joined(separator: "/"))/" } ?? "\(origin)/?rest_route=/"
+                headers.append(("Link", "<\(link)>; rel=\"https://api.w.org/\""))
+            }
+            return FixtureReply(status: 200, headers: headers, body: Data("<html>Tidemark fixture</html>".utf8))
         }
         return .notFound(request.path)
     }

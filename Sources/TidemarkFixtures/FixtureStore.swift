@@ -15,12 +15,25 @@ final class FixtureStore: @unchecked Sendable {
     var faults: [FixtureFault] = []
     var requests: [RecordedRequest] = []
     var foreignOrigin: String?
-    var prettyPermalinks = true
+    /// Where the WordPress REST API is served besides `?rest_route=`.
+    var wordPressRoot: WordPressRoot = .wpJSON
+    /// Whether the home page advertises the REST root in a `Link: rel="https://api.w.org/"` header.
+    var advertisesRoot = true
     /// Seconds east of UTC of the emulated WordPress site.
     var timezoneOffset: Int64 = 0
     var rateLimit = 3000
     var rateRemaining = 3000
     var rateReset: Int64 = 0
+    /// DocuSign burst limit: requests per `burstWindow` seconds; nil sends no `X-BurstLimit-*`.
+    var burstLimit: Int?
+    var burstWindow: Int64 = 30
+    var burstRemaining = 0
+    var burstReset: Int64 = 0
+    /// DocuSign requests refused with 429 because the burst window was used up.
+    var burstRejections = 0
+    /// Requests being answered now, and the most at once since the counts were reset.
+    var inFlight = 0
+    var maxInFlight = 0
 
     let token: String?
     let basic: (user: String, password: String)?

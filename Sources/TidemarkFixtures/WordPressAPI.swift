@@ -1,12 +1,12 @@
 import Foundation
 
-/// Emulation of the WordPress REST API (`wp/v2` posts, pages), reached as `/wp-json/<route>` or
-/// `/?rest_route=<route>`.
+/// Emulation of the WordPress REST API (`wp/v2` posts, pages), reached as `/<prefix>/<route>`
+/// (`wp-json` or `index.php/wp-json`) or `/?rest_route=<route>`.
 enum WordPressAPI {
     static let knownStatuses: Set<String> = ["publish", "future", "draft", "pending", "private", "trash"]
 
-    /// Handles REST route `route` (e.g. `/wp/v2/posts`).
-    static func handle(_ request: FixtureRequest, route: String, plain: Bool, store: FixtureStore, origin: String) -> FixtureReply {
+    /// Handles REST route `route` (e.g. `/wp/v2/posts`) reached under `prefix` (nil: `?rest_route=`).
+    static func handle(_ request: FixtureRequest, route: String, prefix: String?, store: FixtureStore, origin: String) -> FixtureReply {
         var authenticated = false
         if let header = request.headers["authorization"] {
             let bearerOK = store.token.map { header == "Bearer " + $0 } ?? false
@@ -30,14 +30,14 @@ enum WordPressAPI {
         }
         return store.withLock {
             parts.count == 3
-                ? list(request, type: parts[2], route: route, plain: plain, authenticated: authenticated, store: store, origin: origin)
+                ? list(request, type: parts[2], route: route, prefix: prefix, authenticated: authenticated, store: store, origin: origin)
                 : single(request, type: parts[2], id: parts[3], authenticated: authenticated, store: store)
         }
     }
 
     /// Caller holds the lock.
     private static func list(
-        _ request: FixtureRequest, type: String, route: String, plain: Bool, authenticated: Bool, store: FixtureStore,
+        _ request: FixtureRequest, type: String, route: String, prefix: String?, authenticated: Bool, store: FixtureStore,
         origin: String
     ) -> FixtureReply {
         func invalid(_ name: String, _ message: String) -> FixtureReply {
@@ -90,7 +90,8 @@ enum WordPressAPI {
             var items = request.queryItems.filter { $0.0 != "page" && $0.0 != "rest_route" }
             items.append(("page", String(target)))
             let query = items.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0.1)" }
-            return plain ? "/?rest_route=\(route)&" + query.joined(separator: "&") : "/wp-json\(route)?" + query.joined(separator: "&")
+            guard let prefix else { return "/?rest_route=\(route)&" + query.joined(separator: "&") }
+            return "/\(prefix)\(route)?" + query.joined(separator: "&")
         }
         var links: [String] = []
         if page > 1 { links.append("<\(origin)\(link(page - 1))>; rel=\"prev\"") }

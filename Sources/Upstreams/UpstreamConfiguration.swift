@@ -38,11 +38,11 @@ public enum UpstreamFactory {
         case "dir":
             return try DirectoryUpstream(configuration)
         case "docusign":
-            return try DocuSignUpstream(configuration)
+            return try DocuSignUpstream(configuration, settings: try HTTPSettings(options: configuration.options))
         case "wordpress":
-            return try WordPressUpstream(configuration)
+            return try WordPressUpstream(configuration, settings: try HTTPSettings(options: configuration.options))
         case "rest":
-            return try RestUpstream(configuration)
+            return try RestUpstream(configuration, settings: try HTTPSettings(options: configuration.options))
         default:
             throw UpstreamError.invalidConfiguration(
                 "unknown upstream kind '\(configuration.kind)' in '\(configuration.spec)' (known: \(kinds.joined(separator: ", ")))")

@@ -6,7 +6,8 @@ import Foundation
 /// custom types), matching `^[a-z0-9_-]+$`. Credentials (optional): `basicEnv` with an application
 /// password, or a bearer token.
 ///
-/// The REST root is discovered once: `<site>/wp-json/`, else `<site>/?rest_route=/` (sites without
+/// The REST root is discovered once: `<site>/wp-json/`, else the root the home page advertises in
+/// its `Link: <...>; rel="https://api.w.org/"` header, else `<site>/?rest_route=/` (sites without
 /// pretty permalinks). Every listing is a full id listing (`_fields=id,modified_gmt`, 100 per
 /// page, ordered by `modified` ascending), paged by `Link rel="next"` or `X-WP-TotalPages`, and
 /// cross-checked against `X-WP-Total`. With credentials it covers the statuses
@@ -155,28 +156,76 @@ public struct WordPressUpstream: Upstream {
         case .pretty(let root):
             let url = URL(string: root.absoluteString + route.dropFirst()) ?? root
             return query.isEmpty ? url : URLSafety.setting(query, in: url)
-        case .plain:
-            return URLSafety.setting([("rest_route", route)] + query, in: URL(string: site.absoluteString + "/") ?? site)
+        case .plain(let base):
+            return URLSafety.setting([("rest_route", route)] + query, in: base)
         }
     }
 
-    enum Root: Sendable { case pretty(URL), plain }
+    /// Where the REST API lives: a root URL ending in `/` that routes are appended to, or a page
+    /// that takes the route in `?rest_route=`.
+    enum Root: Sendable, Equatable { case pretty(URL), plain(URL) }
 
-    /// Finds the REST root once: `<site>/wp-json/` when it answers with the API index, else
-    /// `<site>/?rest_route=`.
+    /// The REST root as discovered (once per upstream), for tests.
+    var discoveredRoot: Root? { root.value }
+
+    /// Finds the REST root once, as WordPress clients do:
+    /// 1. `<site>/wp-json/` when it answers with the API index (`namespaces` or `routes`);
+    /// 2. else the home page's `Link: <root>; rel="https://api.w.org/"` header (same origin only,
+    ///    so credentials never leave the site): a `?rest_route=` link is used as is, another root
+    ///    when it answers with the API index (e.g. `/index.php/wp-json/` on PATHINFO permalinks);
+    /// 3. else `<site>/?rest_route=` (plain permalinks).
+    /// A 4xx, a body that is not the index, or a request failing after its retries moves on to
+    /// the next step.
     private func discoverRoot() async throws -> Root {
         if let known = root.value { return known }
         let pretty = URL(string: site.absoluteString + "/wp-json/") ?? site
-        let result = try await session.get(pretty, acceptStatuses: Set(400..<500))
-        let found: Root
-        if result.status == 200, case .object(let index)? = try? JSONValue.parse(result.body),
-           index["namespaces"] != nil || index["routes"] != nil {
+        var found: Root = .plain(URL(string: site.absoluteString + "/") ?? site)
+        if try await isIndex(pretty) {
             found = .pretty(pretty)
-        } else {
-            found = .plain
+        } else if let advertised = try await advertisedRoot() {
+            switch advertised {
+            case .plain: found = advertised
+            case .pretty(let url): if url != pretty, try await isIndex(url) { found = advertised }
+            }
         }
         root.value = found
         return found
+    }
+
+    /// Whether `url` answers 200 with the REST API index.
+    private func isIndex(_ url: URL) async throws -> Bool {
+        let result: HTTPResult
+        do {
+            result = try await session.get(url, acceptStatuses: Set(400..<500))
+        } catch UpstreamError.http {
+            return false
+        }
+        guard result.status == 200, case .object(let index)? = try? JSONValue.parse(result.body) else { return false }
+        return index["namespaces"] != nil || index["routes"] != nil
+    }
+
+    /// The root the home page advertises in its `Link: <...>; rel="https://api.w.org/"` header.
+    private func advertisedRoot() async throws -> Root? {
+        let home = URL(string: site.absoluteString + "/") ?? site
+        let result: HTTPResult
+        do {
+            result = try await session.get(home, acceptStatuses: Set(400..<500))
+        } catch UpstreamError.http {
+            return nil
+        }
+        guard let target = LinkHeader.target(in: result.headerValues("Link"), relation: "https://api.w.org/"),
+              let url = URL(string: target, relativeTo: home)?.absoluteURL,
+              Origin(url) == session.origin,
+              var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else { return nil }
+        if components.queryItems?.contains(where: { $0.name == "rest_route" }) == true {
+            components.query = nil
+            components.fragment = nil
+            return components.url.map(Root.plain)
+        }
+        components.fragment = nil
+        if !components.path.hasSuffix("/") { components.path += "/" }
+        return components.url.map(Root.pretty)
     }
 
     private final class RootBox: @unchecked Sendable {

@@ -14,6 +14,16 @@ struct FixtureCommand: AsyncParsableCommand {
     @Option(help: "Bearer token the APIs require (DocuSign, REST) or accept (WordPress).") var token: String?
     @Option(help: "WordPress application password credentials, USER:PASSWORD.") var basic: String?
     @Option(help: "WordPress site time zone, in seconds east of UTC.") var timezone: Int = 0
+    @Option(help: "DocuSign burst limit: requests per 30 s, sent as X-BurstLimit-* (default: off).") var burstLimit: Int?
+    @Option(help: "Where the WordPress REST API lives: wp-json, pathinfo (/index.php/wp-json/, found through the home page's Link header) or plain (?rest_route= only).")
+    var wordpressRoot: String = "wp-json"
+
+    func validate() throws {
+        guard ["wp-json", "pathinfo", "plain"].contains(wordpressRoot) else {
+            throw ValidationError("--wordpress-root takes wp-json, pathinfo or plain")
+        }
+        if let burstLimit, burstLimit < 1 { throw ValidationError("--burst-limit must be at least 1") }
+    }
 
     func run() async throws {
         var credentials: (user: String, password: String)?
@@ -24,6 +34,8 @@ struct FixtureCommand: AsyncParsableCommand {
         }
         let server = try await FixtureServer.start(port: port, items: items, seed: seed, token: token, basic: credentials)
         server.setTimezoneOffset(timezone)
+        server.setBurstLimit(burstLimit)
+        server.setWordPressRoot(wordpressRoot == "pathinfo" ? .pathInfo : wordpressRoot == "plain" ? .plain : .wpJSON)
         FileHandle.standardOutput.write(Data("listening on \(server.baseURL)\n".utf8))
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)

@@ -23,51 +23,72 @@ enum CLI {
     }()
 
     /// Runs a program; output goes to files, so large output can never block the child.
+    ///
+    /// Suspends until the child exits instead of blocking a thread: the fixture servers of tests
+    /// running in parallel live in this process and must not be starved of threads.
     static func run(_ executable: String, _ arguments: [String], in directory: String,
-                    environment: [String: String] = [:]) throws -> Result {
+                    environment: [String: String] = [:]) async throws -> Result {
+        let child = try Child(executable, arguments, in: directory, environment: environment)
+        let (exits, continuation) = AsyncStream<Void>.makeStream()
+        child.process.terminationHandler = { _ in
+            continuation.yield()
+            continuation.finish()
+        }
+        try child.process.run()
+        for await _ in exits { break }
+        return child.result()
+    }
+
+    /// A configured child process whose output goes to two temporary files.
+    private final class Child {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        var env = ProcessInfo.processInfo.environment
-        env["NO_COLOR"] = "1"
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
         let base = NSTemporaryDirectory() + "tidemark-e2e-" + UUID().uuidString
-        FileManager.default.createFile(atPath: base + ".out", contents: nil)
-        FileManager.default.createFile(atPath: base + ".err", contents: nil)
-        defer {
-            try? FileManager.default.removeItem(atPath: base + ".out")
-            try? FileManager.default.removeItem(atPath: base + ".err")
+
+        init(_ executable: String, _ arguments: [String], in directory: String, environment: [String: String]) throws {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            process.currentDirectoryURL = URL(fileURLWithPath: directory)
+            var env = ProcessInfo.processInfo.environment
+            env["NO_COLOR"] = "1"
+            for (key, value) in environment { env[key] = value }
+            process.environment = env
+            FileManager.default.createFile(atPath: base + ".out", contents: nil)
+            FileManager.default.createFile(atPath: base + ".err", contents: nil)
+            process.standardOutput = FileHandle(forWritingAtPath: base + ".out")
+            process.standardError = FileHandle(forWritingAtPath: base + ".err")
+            process.standardInput = FileHandle.nullDevice
         }
-        process.standardOutput = FileHandle(forWritingAtPath: base + ".out")
-        process.standardError = FileHandle(forWritingAtPath: base + ".err")
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        func read(_ path: String) -> String {
-            String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
+
+        /// The outcome; removes the output files.
+        func result() -> Result {
+            func read(_ path: String) -> String {
+                String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
+            }
+            defer {
+                try? FileManager.default.removeItem(atPath: base + ".out")
+                try? FileManager.default.removeItem(atPath: base + ".err")
+            }
+            return Result(status: process.terminationStatus, stdout: read(base + ".out"), stderr: read(base + ".err"),
+                          signalled: process.terminationReason == .uncaughtSignal)
         }
-        return Result(status: process.terminationStatus, stdout: read(base + ".out"), stderr: read(base + ".err"),
-                      signalled: process.terminationReason == .uncaughtSignal)
     }
 
     /// Runs `tidemark` with `arguments` in `directory`.
-    static func tidemark(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> Result {
-        try run(tidemark, arguments, in: directory, environment: environment)
+    static func tidemark(_ arguments: [String], in directory: String, environment: [String: String] = [:]) async throws -> Result {
+        try await run(tidemark, arguments, in: directory, environment: environment)
     }
 
     /// Runs `git`, failing the test when it fails.
     @discardableResult
-    static func git(_ arguments: [String], in directory: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-        let result = try run("/usr/bin/git", arguments, in: directory)
+    static func git(_ arguments: [String], in directory: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let result = try await run("/usr/bin/git", arguments, in: directory)
         #expect(result.status == 0, "git \(arguments.joined(separator: " ")): \(result.stderr)", sourceLocation: sourceLocation)
         return result.stdout
     }
 
     /// `git fsck --strict` passes.
-    static func expectClean(_ directory: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let result = try run("/usr/bin/git", ["fsck", "--strict", "--no-dangling"], in: directory)
+    static func expectClean(_ directory: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let result = try await run("/usr/bin/git", ["fsck", "--strict", "--no-dangling"], in: directory)
         #expect(result.status == 0 && result.stderr.isEmpty, "fsck: \(result.stdout)\(result.stderr)", sourceLocation: sourceLocation)
     }
 }

@@ -11,30 +11,30 @@ struct CrashTests {
             let upstream = root + "/up"
             try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
             for index in 1...20 { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z") }
-            #expect(try CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
+            #expect(try await CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
             let mirror = root + "/m"
-            let before = try CLI.git(["rev-parse", "HEAD"], in: mirror)
+            let before = try await CLI.git(["rev-parse", "HEAD"], in: mirror)
             for index in 1...5 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
             try writeItem(upstream, "i21", lastModified: "2021-06-02T00:00:00Z")
             try FileManager.default.removeItem(atPath: upstream + "/i20.json")
 
-            let killed = try CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": step])
+            let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": step])
             #expect(killed.signalled && killed.status == 9, "\(step): \(killed.status) \(killed.stderr)")
-            try CLI.expectClean(mirror)
-            let afterKill = try CLI.git(["rev-parse", "HEAD"], in: mirror)
-            let upstreamTip = try CLI.run("/usr/bin/git", ["rev-parse", "tidemark/upstream"], in: mirror).stdout
+            try await CLI.expectClean(mirror)
+            let afterKill = try await CLI.git(["rev-parse", "HEAD"], in: mirror)
+            let upstreamTip = try await CLI.run("/usr/bin/git", ["rev-parse", "tidemark/upstream"], in: mirror).stdout
             #expect(afterKill == before || afterKill == upstreamTip, "main is the old or the new snapshot")
 
-            let rerun = try CLI.tidemark(["sync"], in: mirror)
+            let rerun = try await CLI.tidemark(["sync"], in: mirror)
             #expect(rerun.status == 0, "\(step): \(rerun.stderr)")
-            try CLI.expectClean(mirror)
-            #expect(try CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
-            #expect(try CLI.git(["status", "--porcelain"], in: mirror) == "")
+            try await CLI.expectClean(mirror)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
 
             // The result equals an uninterrupted clone of the same upstream.
-            #expect(try CLI.tidemark(["clone", "dir:up", "reference"], in: root).status == 0)
-            let tree = try CLI.git(["rev-parse", "HEAD^{tree}"], in: mirror)
-            #expect(tree == (try CLI.git(["rev-parse", "HEAD^{tree}"], in: root + "/reference")))
+            #expect(try await CLI.tidemark(["clone", "dir:up", "reference"], in: root).status == 0)
+            let tree = try await CLI.git(["rev-parse", "HEAD^{tree}"], in: mirror)
+            #expect(tree == (try await CLI.git(["rev-parse", "HEAD^{tree}"], in: root + "/reference")))
         }
     }
 }

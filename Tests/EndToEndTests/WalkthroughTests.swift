@@ -10,13 +10,13 @@ struct WalkthroughTests {
             for index in 1...50 {
                 try writeItem(upstream, String(format: "tpl-%02d", index), lastModified: "2018-03-26T03:54:40.4470000Z")
             }
-            let clone = try CLI.tidemark(["clone", "dir:upstream", "cache"], in: root)
+            let clone = try await CLI.tidemark(["clone", "dir:upstream", "cache"], in: root)
             #expect(clone.status == 0, "\(clone.stderr)")
             #expect(clone.stdout.hasPrefix("Cloned 50 items"))
             let mirror = root + "/cache"
-            try CLI.expectClean(mirror)
-            #expect(try CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
-            let trailers = try CLI.git(["log", "-1", "--format=%(trailers:key=Tidemark-Watermark,valueonly)"], in: mirror)
+            try await CLI.expectClean(mirror)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            let trailers = try await CLI.git(["log", "-1", "--format=%(trailers:key=Tidemark-Watermark,valueonly)"], in: mirror)
             #expect(trailers.trimmingCharacters(in: .whitespacesAndNewlines) == "2018-03-26T03:54:40.4470000Z")
 
             // Upstream: 3 changed, 1 new, 2 deleted.
@@ -27,11 +27,11 @@ struct WalkthroughTests {
             try FileManager.default.removeItem(atPath: upstream + "/tpl-07.json")
             try FileManager.default.removeItem(atPath: upstream + "/tpl-20.json")
 
-            let fetch = try CLI.tidemark(["fetch"], in: mirror)
+            let fetch = try await CLI.tidemark(["fetch"], in: mirror)
             #expect(fetch.status == 0, "\(fetch.stderr)")
             #expect(fetch.stdout.contains("downloaded 4; behind: 3 changed, 1 new, 2 deleted"))
-            try CLI.expectClean(mirror)
-            let porcelain = try CLI.tidemark(["status", "--porcelain"], in: mirror)
+            try await CLI.expectClean(mirror)
+            let porcelain = try await CLI.tidemark(["status", "--porcelain"], in: mirror)
             #expect(porcelain.stdout == """
                 M  items/tpl-03
                 D  items/tpl-07
@@ -41,68 +41,68 @@ struct WalkthroughTests {
                 A  items/tpl-51
 
                 """)
-            #expect(try CLI.tidemark(["status", "--exit-code"], in: mirror).status == 1)
-            let human = try CLI.tidemark(["status"], in: mirror).stdout
+            #expect(try await CLI.tidemark(["status", "--exit-code"], in: mirror).status == 1)
+            let human = try await CLI.tidemark(["status"], in: mirror).stdout
             #expect(human.contains("behind 'tidemark/upstream' by 6 items (3 changed, 1 new, 2 deleted)"))
-            #expect(try CLI.tidemark(["status", "--porcelain", "-z"], in: mirror).stdout.split(separator: "\0").count == 6)
+            #expect(try await CLI.tidemark(["status", "--porcelain", "-z"], in: mirror).stdout.split(separator: "\0").count == 6)
 
             // tidemark diff --stat agrees with git's own diff of the same refs.
-            let ours = try CLI.tidemark(["diff", "--stat"], in: mirror).stdout
-            let theirs = try CLI.git(["diff", "main", "tidemark/upstream", "--stat"], in: mirror)
+            let ours = try await CLI.tidemark(["diff", "--stat"], in: mirror).stdout
+            let theirs = try await CLI.git(["diff", "main", "tidemark/upstream", "--stat"], in: mirror)
             #expect(Self.statSummary(ours) == Self.statSummary(theirs))
             #expect(Self.statFiles(ours) == Self.statFiles(theirs))
             #expect(Self.statFiles(ours).count == 7)  // 6 items and the manifest
-            let nameStatus = try CLI.tidemark(["diff", "--name-status"], in: mirror).stdout
-            #expect(nameStatus == (try CLI.git(["diff", "--name-status", "main", "tidemark/upstream"], in: mirror)))
-            let one = try CLI.tidemark(["diff", "--", "items/tpl-03"], in: mirror).stdout
+            let nameStatus = try await CLI.tidemark(["diff", "--name-status"], in: mirror).stdout
+            #expect(nameStatus == (try await CLI.git(["diff", "--name-status", "main", "tidemark/upstream"], in: mirror)))
+            let one = try await CLI.tidemark(["diff", "--", "items/tpl-03"], in: mirror).stdout
             #expect(one.contains("+  \"edited\": true,") && !one.contains("tpl-10"))
 
-            let sync = try CLI.tidemark(["sync"], in: mirror)
+            let sync = try await CLI.tidemark(["sync"], in: mirror)
             #expect(sync.status == 0, "\(sync.stderr)")
             #expect(sync.stdout.contains("Synced: 3 changed, 1 new, 2 deleted"))
-            #expect(try CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
-            #expect(try CLI.tidemark(["status", "--exit-code"], in: mirror).status == 0)
-            #expect(try CLI.git(["status", "--porcelain"], in: mirror) == "")
-            try CLI.expectClean(mirror)
-            let parsed = try CLI.git(["log", "-1", "--format=%B"], in: mirror)
-            let interpreted = try CLI.run("/bin/sh", ["-c", "git log -1 --format=%B | git interpret-trailers --parse"], in: mirror).stdout
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            #expect(try await CLI.tidemark(["status", "--exit-code"], in: mirror).status == 0)
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            try await CLI.expectClean(mirror)
+            let parsed = try await CLI.git(["log", "-1", "--format=%B"], in: mirror)
+            let interpreted = try await CLI.run("/bin/sh", ["-c", "git log -1 --format=%B | git interpret-trailers --parse"], in: mirror).stdout
             #expect(parsed.hasPrefix("Sync items: 3 changed, 1 new, 2 deleted\n"))
             #expect(interpreted.contains("Tidemark-Watermark: 2018-10-30T15:05:22Z"))
             #expect(interpreted.contains("Tidemark-Upstream: dir:\(upstream)"))
 
-            let log = try CLI.tidemark(["log", "--json"], in: mirror)
+            let log = try await CLI.tidemark(["log", "--json"], in: mirror)
             let snapshots = try JSONSerialization.jsonObject(with: Data(log.stdout.utf8)) as? [[String: Any]]
             #expect(snapshots?.count == 2)
             #expect(snapshots?.first?["changed"] as? Int == 3 && snapshots?.first?["items"] as? Int == 49)
 
-            let rollback = try CLI.tidemark(["rollback", "HEAD~1"], in: mirror)
+            let rollback = try await CLI.tidemark(["rollback", "HEAD~1"], in: mirror)
             #expect(rollback.status == 0, "\(rollback.stderr)")
-            #expect(try CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == porcelain.stdout)
-            try CLI.expectClean(mirror)
-            #expect(try CLI.git(["log", "--format=%s"], in: mirror).hasPrefix("Roll back to "))
-            #expect(try CLI.git(["show", "HEAD:items/tpl-07.json"], in: mirror).contains("tpl-07"))
-            let resync = try CLI.tidemark(["sync"], in: mirror)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == porcelain.stdout)
+            try await CLI.expectClean(mirror)
+            #expect(try await CLI.git(["log", "--format=%s"], in: mirror).hasPrefix("Roll back to "))
+            #expect(try await CLI.git(["show", "HEAD:items/tpl-07.json"], in: mirror).contains("tpl-07"))
+            let resync = try await CLI.tidemark(["sync"], in: mirror)
             #expect(resync.stdout.contains("(0 downloaded)"))
-            #expect(try CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
-            try CLI.expectClean(mirror)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            try await CLI.expectClean(mirror)
         }
     }
 
     @Test func exitCodesFollowGit() async throws {
         try await withScratch { root in
-            let usage = try CLI.tidemark(["frobnicate"], in: root)
+            let usage = try await CLI.tidemark(["frobnicate"], in: root)
             #expect(usage.status == 129)
-            let fatal = try CLI.tidemark(["status"], in: root)
+            let fatal = try await CLI.tidemark(["status"], in: root)
             #expect(fatal.status == 128)
             #expect(fatal.stderr.hasPrefix("fatal: not a tidemark mirror"))
-            let missing = try CLI.tidemark(["clone", "dir:nowhere", "x"], in: root)
+            let missing = try await CLI.tidemark(["clone", "dir:nowhere", "x"], in: root)
             #expect(missing.status == 128 && missing.stderr.contains("nowhere' does not exist"))
             #expect(!FileManager.default.fileExists(atPath: root + "/x"))
-            let unknownKind = try CLI.tidemark(["clone", "ftp:server", "y"], in: root)
+            let unknownKind = try await CLI.tidemark(["clone", "ftp:server", "y"], in: root)
             #expect(unknownKind.status == 128 && unknownKind.stderr.contains("unknown upstream kind 'ftp'"))
-            let badDuration = try CLI.tidemark(["sync", "--if-stale", "soon"], in: root)
+            let badDuration = try await CLI.tidemark(["sync", "--if-stale", "soon"], in: root)
             #expect(badDuration.status == 129 && badDuration.stderr.contains("--if-stale"))
-            let help = try CLI.tidemark(["help", "status"], in: root)
+            let help = try await CLI.tidemark(["help", "status"], in: root)
             #expect(help.status == 0 && help.stdout.contains("--porcelain"))
         }
     }
@@ -112,19 +112,19 @@ struct WalkthroughTests {
             let upstream = root + "/up"
             try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
             try writeItem(upstream, "a", lastModified: "2020-01-01T00:00:00Z")
-            #expect(try CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
+            #expect(try await CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
             try Data("{\"local\": 1}\n".utf8).write(to: URL(fileURLWithPath: root + "/m/items/a.json"))
             try writeItem(upstream, "a", lastModified: "2020-02-01T00:00:00Z")
-            let refused = try CLI.tidemark(["-C", "m", "sync"], in: root)
+            let refused = try await CLI.tidemark(["-C", "m", "sync"], in: root)
             #expect(refused.status == 1)
             #expect(refused.stderr.hasPrefix("error: your local changes to the following items would be overwritten by sync:\n\titems/a\n"))
             #expect(FileManager.default.contents(atPath: root + "/m/items/a.json") == Data("{\"local\": 1}\n".utf8))
-            #expect(try CLI.tidemark(["-C", "m", "status", "--porcelain"], in: root).stdout == "MM items/a\n")
-            let dry = try CLI.tidemark(["-C", "m", "sync", "--dry-run"], in: root)
+            #expect(try await CLI.tidemark(["-C", "m", "status", "--porcelain"], in: root).stdout == "MM items/a\n")
+            let dry = try await CLI.tidemark(["-C", "m", "sync", "--dry-run"], in: root)
             #expect(dry.status == 0 && dry.stdout.contains("Would apply: 1 changed, 0 new, 0 deleted"))
-            #expect(try CLI.tidemark(["-C", "m", "sync", "--force"], in: root).status == 0)
-            #expect(try CLI.tidemark(["-C", "m", "status", "--porcelain"], in: root).stdout == "")
-            let fresh = try CLI.tidemark(["-C", "m", "sync", "--if-stale", "1h"], in: root)
+            #expect(try await CLI.tidemark(["-C", "m", "sync", "--force"], in: root).status == 0)
+            #expect(try await CLI.tidemark(["-C", "m", "status", "--porcelain"], in: root).stdout == "")
+            let fresh = try await CLI.tidemark(["-C", "m", "sync", "--if-stale", "1h"], in: root)
             #expect(fresh.stdout.hasPrefix("Cache is fresh"))
         }
     }

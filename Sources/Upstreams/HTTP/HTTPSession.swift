@@ -33,6 +33,9 @@ public final class HTTPSession: Sendable {
                 connect: .milliseconds(Int64(settings.connectTimeout * 1000)),
                 read: .milliseconds(Int64(settings.readTimeout * 1000))))
         configuration.httpVersion = .automatic
+        // The engine bounds downloads by `--jobs` (at most 256); the pool must not cap them at
+        // its default of 8 connections per host.
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -51,8 +54,8 @@ public final class HTTPSession: Sendable {
     ///
     /// Retries connection errors, timeouts, 5xx and 429 up to `settings.maxAttempts` attempts,
     /// waiting `Retry-After` when given (seconds or HTTP-date) and an exponential backoff with
-    /// jitter otherwise. When `X-RateLimit-Remaining` reached 0, later requests wait for
-    /// `X-RateLimit-Reset` (capped by `settings.maxRetryAfter`, else they fail).
+    /// jitter otherwise. When `X-RateLimit-Remaining` or `X-BurstLimit-Remaining` reached 0, later
+    /// requests wait for the matching `-Reset` (capped by `settings.maxRetryAfter`, else they fail).
     /// - Parameter ifNoneMatch: an ETag for a conditional request (304 → status 304, empty body).
     /// - Throws: ``UpstreamError/http(status:url:message:)`` naming the URL with secrets redacted
     ///   (status 0 when no response arrived), or ``UpstreamError/credentials(_:)``.
@@ -152,34 +155,43 @@ public final class HTTPSession: Sendable {
         return max(0, date.date.timeIntervalSince(now))
     }
 
-    /// Records `X-RateLimit-Remaining: 0` with its `X-RateLimit-Reset` (epoch seconds).
+    /// The rate-limit header pairs honoured: DocuSign's hourly `X-RateLimit-*` and its 30-second
+    /// `X-BurstLimit-*`.
+    static let limitHeaders = ["X-RateLimit", "X-BurstLimit"]
+
+    /// Records `<limit>-Remaining: 0` with its `<limit>-Reset` (epoch seconds) for each limit pair;
+    /// a positive `Remaining` clears that limit.
     private func noteRateLimit(_ result: HTTPResult) {
-        guard let remaining = result.header("X-RateLimit-Remaining").flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) })
-        else { return }
-        guard remaining <= 0 else {
-            state.rateLimitReset = nil
-            return
+        for limit in Self.limitHeaders {
+            guard let remaining = result.header(limit + "-Remaining")
+                .flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) })
+            else { continue }
+            guard remaining <= 0 else {
+                state.setLimitReset(limit, nil)
+                continue
+            }
+            guard let reset = result.header(limit + "-Reset").flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) })
+            else { continue }
+            // Measure the wait against the server's clock, then apply it to ours.
+            let localNow = settings.clock.now
+            let serverNow = result.header("Date").flatMap(HTTPDate.parse)?.date ?? localNow
+            state.setLimitReset(limit, localNow.addingTimeInterval(max(0, reset - serverNow.timeIntervalSince1970)))
         }
-        guard let reset = result.header("X-RateLimit-Reset").flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) })
-        else { return }
-        // Measure the wait against the server's clock, then apply it to ours.
-        let localNow = settings.clock.now
-        let serverNow = result.header("Date").flatMap(HTTPDate.parse)?.date ?? localNow
-        state.rateLimitReset = localNow.addingTimeInterval(max(0, reset - serverNow.timeIntervalSince1970))
     }
 
-    /// Waits until the announced rate-limit reset, or fails when it is too far away.
+    /// Waits until every announced limit reset has passed, or fails when one is too far away.
     private func waitForRateLimit(url: String) async throws {
-        guard let reset = state.rateLimitReset else { return }
+        guard let (limit, reset) = state.latestLimitReset else { return }
         let wait = reset.timeIntervalSince(settings.clock.now)
         guard wait > 0 else {
-            state.rateLimitReset = nil
+            for name in Self.limitHeaders { state.setLimitReset(name, nil) }
             return
         }
         guard wait <= settings.maxRetryAfter else {
+            let kind = limit == "X-BurstLimit" ? "burst limit" : "rate limit"
             throw UpstreamError.http(
                 status: 429, url: url,
-                message: "rate limit exhausted (X-RateLimit-Remaining: 0) for another \(formatSeconds(wait.rounded(.up))) s, "
+                message: "\(kind) exhausted (\(limit)-Remaining: 0) for another \(formatSeconds(wait.rounded(.up))) s, "
                     + "more than the \(formatSeconds(settings.maxRetryAfter)) s this run waits; try again after the reset")
         }
         state.update { $0.waitedSeconds += wait }

@@ -36,6 +36,16 @@ public struct HTTPSettings: Sendable {
         self.clock = clock
     }
 
+    /// The defaults, with the upstream options `maxAttempts` (1-20) and `timeout` (seconds allowed
+    /// for one request, 1-3600) applied.
+    /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` naming the option when a value is out of range.
+    public init(options: [String: String]) throws {
+        self.init()
+        maxAttempts = try positiveOption(options, "maxAttempts", default: maxAttempts, max: 20)
+        requestTimeout = Double(try positiveOption(options, "timeout", default: Int(requestTimeout), max: 3600))
+        readTimeout = min(readTimeout, requestTimeout)
+    }
+
     /// The backoff before retry number `attempt` (1 = first retry): exponential, capped, with
     /// "equal jitter" (between half and all of the exponential value).
     func backoff(attempt: Int) -> Double {

@@ -21,16 +21,19 @@ public struct HTTPStatistics: Sendable, Equatable {
 final class SessionState: @unchecked Sendable {
     private let lock = NSLock()
     private var statistics = HTTPStatistics()
-    /// When the server said the rate limit is exhausted: the instant (local monotonic-ish clock)
-    /// it resets.
-    private var rateLimitedUntil: Date?
+    /// For each exhausted limit (`X-RateLimit`, `X-BurstLimit`): the instant (on the session's
+    /// clock) it resets.
+    private var limitedUntil: [String: Date] = [:]
 
     func read() -> HTTPStatistics { lock.withLock { statistics } }
     func update(_ change: (inout HTTPStatistics) -> Void) { lock.withLock { change(&statistics) } }
     func reset() { lock.withLock { statistics = HTTPStatistics() } }
 
-    var rateLimitReset: Date? {
-        get { lock.withLock { rateLimitedUntil } }
-        set { lock.withLock { rateLimitedUntil = newValue } }
+    /// Sets (or with nil clears) when the limit named by header prefix `limit` resets.
+    func setLimitReset(_ limit: String, _ date: Date?) { lock.withLock { limitedUntil[limit] = date } }
+
+    /// The exhausted limit that resets last, if any.
+    var latestLimitReset: (limit: String, until: Date)? {
+        lock.withLock { limitedUntil.max { $0.value < $1.value }.map { ($0.key, $0.value) } }
     }
 }

@@ -16,7 +16,10 @@ extension TidemarkCommand {
 
                 Examples:
                   tidemark clone dir:./templates cache
-                  tidemark clone wordpress:https://example.org --collection posts --collection pages
+                  tidemark clone wordpress:https://example.org --collection posts --collection pages \\
+                      --basic-env WP_USER:WP_APP_PASSWORD
+                  tidemark clone rest:https://api.example.org/things --token-env API_TOKEN \\
+                      --option itemsPath=/data --option itemURL=https://api.example.org/things/{id}
                 """)
 
         @ParentCommand var root: TidemarkCommand
@@ -46,21 +49,28 @@ extension TidemarkCommand {
         @Option(help: "HTTP Basic credentials from two environment variables: USER_VAR:PASS_VAR.")
         var basicEnv: String?
 
-        @Option(name: .customLong("option"), help: ArgumentHelp("An upstream option key=value (itemsPath, idField, modifiedField, itemURL, paging, sinceParam).", valueName: "key=value"))
+        @Option(name: .customLong("option"), help: ArgumentHelp("An upstream option key=value (itemsPath, idField, modifiedField, itemURL, paging, pageSize, sinceParam, maxAttempts, timeout).", valueName: "key=value"))
         var options: [String] = []
 
         @Flag(help: "Print a JSON report on stdout.")
         var json = false
 
         func validate() throws {
+            try validateJobs(jobs)
             guard upstream.contains(":") else {
                 throw ValidationError("the upstream must be <kind>:<location>, e.g. dir:./items")
             }
             guard ["auto", "true", "false"].contains(fanout) else {
                 throw ValidationError("--fanout takes true, false or auto")
             }
-            for option in options where !option.contains("=") {
-                throw ValidationError("--option takes key=value, not '\(option)'")
+            for option in options {
+                guard let equals = option.firstIndex(of: "=") else {
+                    throw ValidationError("--option takes key=value, not '\(option)'")
+                }
+                let key = String(option[..<equals])
+                guard MirrorSettings.adapterOptionKeys.contains(key) else {
+                    throw ValidationError("--option: unknown key '\(key)' (known: \(MirrorSettings.adapterOptionKeys.joined(separator: ", ")))")
+                }
             }
         }
 

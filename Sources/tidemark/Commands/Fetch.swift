@@ -18,13 +18,20 @@ extension TidemarkCommand {
         @Flag(help: "Accept a listing that deletes all items, or more than half of a collection.")
         var allowMassDelete = false
 
+        @Option(help: "Item downloads at once for this run (1-256; default: tidemark.jobs).")
+        var jobs: Int?
+
         @Flag(help: "Print a JSON report on stdout.")
         var json = false
+
+        func validate() throws {
+            try validateJobs(jobs)
+        }
 
         func run() async throws {
             let mirror = try root.openMirror()
             let report = try await engine { () async throws(MirrorError) in
-                try await mirror.fetch(FetchOptions(allowMassDelete: allowMassDelete))
+                try await mirror.fetch(FetchOptions(allowMassDelete: allowMassDelete, jobs: jobs))
             }
             if json {
                 emitJSON(FetchJSON(report))

@@ -31,10 +31,14 @@ extension TidemarkCommand {
         @Flag(help: "Accept a listing that deletes all items, or more than half of a collection.")
         var allowMassDelete = false
 
+        @Option(help: "Item downloads at once for this run (1-256; default: tidemark.jobs).")
+        var jobs: Int?
+
         @Flag(help: "Print a JSON report on stdout.")
         var json = false
 
         func validate() throws {
+            try validateJobs(jobs)
             if let ifStale, ifStale != "auto", Duration.seconds(ifStale) == nil {
                 throw ValidationError("--if-stale takes a duration like 30s, 15m, 6h or 1d (or auto), not '\(ifStale)'")
             }
@@ -50,7 +54,7 @@ extension TidemarkCommand {
                 staleSeconds = seconds
             }
             let options = SyncOptions(dryRun: dryRun, ifStaleSeconds: staleSeconds, force: force, offline: offline,
-                                      fetch: FetchOptions(allowMassDelete: allowMassDelete))
+                                      fetch: FetchOptions(allowMassDelete: allowMassDelete, jobs: jobs))
             let report = try await engine { () async throws(MirrorError) in try await mirror.sync(options) }
             if json { emitJSON(SyncJSON(report)); return }
             guard !output.quiet else { return }
@@ -79,5 +83,12 @@ enum Duration {
         if let unit = units[last], let value = Double(text.dropLast()), value >= 0 { return value * unit }
         if let value = Double(text), value >= 0 { return value }
         return nil
+    }
+}
+
+/// `--jobs N` must be 1...256 (a usage error otherwise, exit 129).
+func validateJobs(_ jobs: Int?) throws {
+    if let jobs, !(1...256).contains(jobs) {
+        throw ValidationError("--jobs must be a whole number from 1 to 256, not \(jobs)")
     }
 }

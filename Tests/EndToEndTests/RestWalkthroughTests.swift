@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+import TidemarkFixtures
+
+@Suite("End to end: the tidemark binary against the fixture generic REST API over loopback", .serialized)
+struct RestWalkthroughTests {
+    static let token = "CANARY-rest-e2e-8d02fe-SECRET"
+
+    /// A collection wrapped in an envelope (`{"data": {"items": [...]}, "links": {"next": ...}}`),
+    /// bodies from an item URL, full listings (so deletions are seen).
+    @Test func envelopeCollectionWithItemURLAndBearerToken() async throws {
+        let server = try await FixtureServer.start(items: 40, seed: 5, token: Self.token)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let run = Transcript(environment: ["REST_TOKEN": Self.token])
+            let clone = try await run.tidemark(
+                ["clone", "rest:\(server.baseURL)/rest/envelope", "m", "--token-env", "REST_TOKEN",
+                 "--option", "itemsPath=/data/items", "--option", "idField=id", "--option", "modifiedField=lastModified",
+                 "--option", "paging=next-field:/links/next", "--option", "itemURL=\(server.baseURL)/rest/items/{id}",
+                 "--option", "maxAttempts=2", "--jobs", "4"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            #expect(clone.stdout.hasPrefix("Cloned 40 items (40 downloaded)"), "\(clone.stdout)")
+            let mirror = root + "/m"
+            try await CLI.expectClean(mirror)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: mirror + "/items").count == 40)
+            #expect(try await CLI.git(["config", "tidemark.paging"], in: mirror) == "next-field:/links/next\n")
+
+            let ids = server.ids(.rest)
+            let (first, second, deleted) = (ids[3], ids[9], ids[20])
+            try await admin(server, "rest/modify?id=\(first)")
+            try await admin(server, "rest/modify?id=\(second)")
+            let added = createdID(try await admin(server, "rest/create"))
+            try await admin(server, "rest/delete?id=\(deleted)")
+            server.resetCounts()
+
+            let (fetch, report) = try await run.fetchJSON(in: mirror)
+            #expect(fetch.status == 0, "\(fetch.stderr)")
+            #expect(report?["downloaded"] as? Int == 3)
+            // Per route: four envelope pages of ten, and exactly the three changed or new items.
+            #expect(requestsByPath(server) == [
+                "/rest/envelope": 4, "/rest/items/\(first)": 1, "/rest/items/\(second)": 1, "/rest/items/\(added)": 1,
+            ])
+            #expect(try await run.porcelain(in: mirror) == [
+                "M  items/\(first)", "M  items/\(second)", "A  items/\(added)", "D  items/\(deleted)",
+            ])
+            let sync = try await run.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0 && sync.stdout.contains("2 changed, 1 new, 1 deleted"), "\(sync.stdout)\(sync.stderr)")
+            #expect(try await run.porcelain(in: mirror).isEmpty)
+            let body = try String(contentsOfFile: mirror + "/items/\(added).json", encoding: .utf8)
+            #expect(body.contains("\"id\" : \"\(added)\"") || body.contains("\"id\": \"\(added)\""), "\(body)")
+            try await CLI.expectClean(mirror)
+
+            server.resetCounts()
+            #expect(try await run.tidemark(["fetch"], in: mirror).status == 0)
+            #expect(requestsByPath(server) == ["/rest/envelope": 4])
+
+            // One item answers 503 past the retry budget.
+            let (stored, failing) = (ids[11], ids[12])
+            let before = try #require(try await watermark("items", at: "refs/tidemark/upstream", in: mirror))
+            try await admin(server, "rest/modify?id=\(stored)")
+            try await admin(server, "rest/modify?id=\(failing)")
+            try await admin(server, "fault?status=503&prefix=/rest/items/\(failing)")
+            server.resetCounts()
+            let failed = try await run.tidemark(["fetch"], in: mirror)
+            #expect(failed.status == 128)
+            #expect(failed.stderr.contains("1 item(s) could not be downloaded"), "\(failed.stderr)")
+            #expect(failed.stderr.contains("items/\(failing): HTTP 503"), "\(failed.stderr)")
+            #expect(requestsByPath(server)["/rest/items/\(failing)"] == 2)
+            #expect(requestsByPath(server)["/rest/items/\(stored)"] == 1)
+            #expect(try await watermark("items", at: "refs/tidemark/upstream", in: mirror) == before)
+            #expect(try await run.porcelain(in: mirror) == ["M  items/\(stored)"])
+
+            try await admin(server, "faults/clear")
+            server.resetCounts()
+            let (retry, retried) = try await run.fetchJSON(in: mirror)
+            #expect(retry.status == 0, "\(retry.stderr)")
+            #expect(retried?["downloaded"] as? Int == 1)
+            #expect(requestsByPath(server) == ["/rest/envelope": 4, "/rest/items/\(failing)": 1])
+            #expect(try #require(try await watermark("items", at: "refs/tidemark/upstream", in: mirror)) > before)
+            let second2 = try await run.tidemark(["sync"], in: mirror)
+            #expect(second2.status == 0 && second2.stdout.contains("2 changed, 0 new, 0 deleted"), "\(second2.stdout)\(second2.stderr)")
+            try await CLI.expectClean(mirror)
+
+            try await expectNoSecrets([Self.token], mirror: mirror, transcript: run)
+        }
+    }
+
+    /// `page`/`per_page` paging with `sinceParam`: after the first fetch the listing asks only for
+    /// items changed since the watermark (minus the overlap). Such a listing cannot show
+    /// deletions, so a deleted item stays until a full listing.
+    @Test func incrementalListingWithSinceParam() async throws {
+        let server = try await FixtureServer.start(items: 30, seed: 9, token: Self.token)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let run = Transcript(environment: ["REST_TOKEN": Self.token])
+            let clone = try await run.tidemark(
+                ["clone", "rest:\(server.baseURL)/rest/items", "inc", "--token-env", "REST_TOKEN",
+                 "--option", "paging=page", "--option", "pageSize=12", "--option", "sinceParam=modified_since",
+                 "--option", "itemURL=\(server.baseURL)/rest/items/{id}"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            #expect(clone.stdout.hasPrefix("Cloned 30 items (30 downloaded)"), "\(clone.stdout)")
+            let mirror = root + "/inc"
+            let mark = try #require(try await watermark("items", at: "HEAD", in: mirror))
+
+            let ids = server.ids(.rest)
+            try await admin(server, "rest/modify?id=\(ids[4])")
+            let added = createdID(try await admin(server, "rest/create"))
+            try await admin(server, "rest/delete?id=\(ids[8])")
+            server.resetCounts()
+            let (fetch, report) = try await run.fetchJSON(in: mirror)
+            #expect(fetch.status == 0, "\(fetch.stderr)")
+            // The two changes, plus unchanged items within the 60 s overlap before the watermark.
+            let listed = try #require(report?["listed"] as? Int)
+            #expect(listed >= 2 && listed < 12)
+            #expect(report?["downloaded"] as? Int == 2)
+            let listings = server.requests.filter { $0.path == "/rest/items" }
+            #expect(listings.count == 2)  // one page of two items, then the empty page
+            #expect(listings.allSatisfy { $0.query.contains("modified_since=") && $0.query.contains("per_page=12") })
+            #expect(mark.hasPrefix("20"))  // the clone recorded a watermark
+            #expect(Set(server.requests.filter { $0.path.hasPrefix("/rest/items/") }.map(\.path))
+                == ["/rest/items/\(ids[4])", "/rest/items/\(added)"])
+            #expect(try await run.porcelain(in: mirror) == ["M  items/\(ids[4])", "A  items/\(added)"])
+            let sync = try await run.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0 && sync.stdout.contains("1 changed, 1 new, 0 deleted"), "\(sync.stdout)\(sync.stderr)")
+            try await expectNoSecrets([Self.token], mirror: mirror, transcript: run)
+        }
+    }
+}

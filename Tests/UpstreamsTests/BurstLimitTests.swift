@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+import TidemarkFixtures
+@testable import Upstreams
+
+/// DocuSign's burst limit (`X-BurstLimit-Limit/-Remaining/-Reset`), honoured like the hourly
+/// `X-RateLimit-*` pair.
+@Suite struct BurstLimitTests {
+    static let account = "/restapi/v2.1/accounts/8f2c"
+
+    func upstream(_ server: FixtureServer, settings: HTTPSettings) throws -> DocuSignUpstream {
+        try DocuSignUpstream(
+            UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
+                                  options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"]),
+            settings: settings, environment: ["DS_TOKEN": canary])
+    }
+
+    @Test func fixtureSendsBurstHeadersOnlyWhenEnabled() async throws {
+        try await withFixture(items: 2, token: canary) { server in
+            let session = try HTTPSession(
+                base: URL(string: server.baseURL)!,
+                credentials: Credentials(options: ["tokenEnv": "DS_TOKEN"], environment: ["DS_TOKEN": canary]))
+            let url = URL(string: server.baseURL + Self.account + "/templates")!
+            #expect(try await session.get(url).header("X-BurstLimit-Remaining") == nil)
+            server.setBurstLimit(200)
+            let now = Int64(Date().timeIntervalSince1970)
+            let page = try await session.get(url)
+            #expect(page.header("X-BurstLimit-Limit") == "200")
+            #expect(page.header("X-BurstLimit-Remaining") == "199")
+            let reset = try #require(page.header("X-BurstLimit-Reset").flatMap { Int64($0) })
+            #expect(reset >= now + 29 && reset <= now + 32)
+            #expect(page.header("X-RateLimit-Remaining") != nil)
+            server.setBurstLimit(nil)
+            #expect(try await session.get(url).header("X-BurstLimit-Remaining") == nil)
+            await session.shutdown()
+        }
+    }
+
+    @Test func exhaustedBurstWaitsForTheResetInsteadOfHittingTheLimit() async throws {
+        try await withFixture(items: 4, token: canary) { server in
+            // Real waiting: the fixture's window runs on the wall clock. One request per 2-second
+            // window, opened by the first request; the listing needs two pages.
+            server.setBurstLimit(1, window: 2)
+            try await using(try upstream(server, settings: fastSettings)) { docusign in
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                #expect(listing.items.count == 4)
+                #expect(listing.requests == 2)
+                #expect(docusign.statistics.retries == 0)
+                #expect(docusign.statistics.waitedSeconds > 0.5)
+                #expect(docusign.statistics.waitedSeconds <= 10)
+            }
+            #expect(server.burstRejections == 0)
+        }
+    }
+
+    @Test func burstResetBeyondTheCapFailsClearlyWithoutWaiting() async throws {
+        try await withFixture(items: 4, token: canary) { server in
+            server.setBurstLimit(1, window: 600)
+            let (settings, clock) = virtualSettings()
+            try await using(try upstream(server, settings: settings)) { docusign in
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                let text = error?.description ?? ""
+                #expect(text.contains("burst limit exhausted (X-BurstLimit-Remaining: 0) for another 60"), "\(text)")
+                #expect(text.contains("more than the 5 s this run waits"), "\(text)")
+                #expect(clock.sleeps.isEmpty)
+                #expect(server.requestCount() == 1)
+            }
+            #expect(server.burstRejections == 0)
+        }
+    }
+
+    @Test func burstWaitIsMeasuredOnTheSessionClock() async throws {
+        try await withFixture(items: 4, token: canary) { server in
+            // Virtual clock: the wait is recorded, not slept. The fixture still enforces its
+            // 20-second window on the wall clock, so the request after the (virtual) wait is
+            // refused; what is checked is the wait asked for: the reset, 20 s after the first request.
+            server.setBurstLimit(1, window: 20)
+            var (settings, clock) = virtualSettings()
+            settings.maxAttempts = 1
+            settings.maxRetryAfter = 60
+            try await using(try upstream(server, settings: settings)) { docusign in
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                let first = try #require(clock.sleeps.first, "\(String(describing: error))")
+                #expect(first > 17 && first <= 22, "\(clock.sleeps)")
+                #expect(docusign.statistics.waitedSeconds == first)
+                #expect(error?.description.contains("BURST_APIINVOCATION_LIMIT_EXCEEDED") == true)
+            }
+            #expect(server.burstRejections == 1)
+        }
+    }
+}
