@@ -35,7 +35,7 @@ public actor Mirror {
     init(repository: Repository, settings: MirrorSettings, upstream: (any Upstream)? = nil) {
         // A snapshot a ref points to must be on disk: objects, packs, refs and reflogs are
         // fsynced before being renamed into place (the index is not; it is rebuilt from HEAD).
-        Library.enableFsync(ProcessInfo.processInfo.environment["TM_NOFSYNC"] == nil)
+        Library.enableFsync()
         self.repository = repository
         self.settings = settings
         self.customUpstream = upstream
