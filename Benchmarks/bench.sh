@@ -77,6 +77,53 @@ PY'
   time_cmd B4s git -C mirror status --porcelain
 done
 
+# W5: the same over HTTP. The fixture emulates DocuSign (100 templates per listing page); a clone of
+# http_items, then 1% changed upstream and a sync. Requests and bytes come from `--json`; the
+# fixture's own request count must agree. Minimum requests = listing pages + changed items.
+http_items="${BENCH_HTTP_ITEMS:-20000}"
+http_changed=$(( http_items / 100 ))
+"$here/.build/release/tidemark-fixture" --port 0 --items "$http_items" --token bench-token > fixture.log 2>&1 &
+fixture_pid=$!
+trap 'kill $fixture_pid 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do grep -q "listening on" fixture.log && break; sleep 0.1; done
+base_url=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' fixture.log | head -1)
+export BENCH_TOKEN=bench-token
+rm -rf http-mirror
+/usr/bin/time -f "%e %M" -o time.out "$tidemark" clone --json --token-env BENCH_TOKEN \
+  "docusign:$base_url/restapi/v2.1/accounts/bench" http-mirror > w5-clone.json
+read -r w5_clone_secs w5_clone_kb < time.out
+python3 - "$base_url" "$http_changed" <<'PY'
+import json, sys, urllib.request
+base, k = sys.argv[1], int(sys.argv[2])
+ids = json.load(urllib.request.urlopen(base + "/_admin/docusign/ids"))["ids"]
+for i in range(k):
+    urllib.request.urlopen(base + "/_admin/docusign/modify?id=" + ids[(i * 97) % len(ids)]).read()
+urllib.request.urlopen(base + "/_admin/reset-counts").read()
+PY
+/usr/bin/time -f "%e %M" -o time.out "$tidemark" -C http-mirror sync --json > w5-sync.json
+read -r w5_sync_secs w5_sync_kb < time.out
+fixture_sync_requests=$(python3 -c "import json,urllib.request; print(json.load(urllib.request.urlopen('$base_url/_admin/requests?prefix=/restapi'))['count'])")
+kill $fixture_pid 2>/dev/null || true
+w5_row() {  # label, json file, seconds, KB, items changed
+  python3 - "$@" "$http_items" <<'PY'
+import json, math, sys
+label, path, secs, kb, changed, items = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+fetch = json.load(open(path))["fetch"]
+pages = math.ceil(items / 100)
+minimum = pages + changed
+print(f"| {label} | {secs} | {fetch['requests']} | {minimum} ({pages} pages + {changed} items) | "
+      f"{fetch['downloaded']} | {fetch['bytesReceived'] / 1e6:.1f} | {kb // 1024} |")
+PY
+}
+{
+  echo "| W5 over HTTP ($http_items DocuSign templates) | seconds | requests | minimum | bodies downloaded | MB received | peak MB |"
+  echo "|---|---|---|---|---|---|---|"
+  w5_row "clone" w5-clone.json "$w5_clone_secs" "$w5_clone_kb" "$http_items"
+  w5_row "sync, 1% changed" w5-sync.json "$w5_sync_secs" "$w5_sync_kb" "$http_changed"
+  echo
+  echo "The fixture counted $fixture_sync_requests requests during the sync."
+} > http-table.md
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 {
   echo "| figure | tidemark (s) | baseline (s) | ratio | target | peak MB |"
@@ -92,5 +139,9 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a / b; else 
   echo "\`make bench\` (BENCH_ITEMS=$items, median of $runs runs, release build), $(date -u +%Y-%m-%d), $(nproc) cores."
   echo
   cat table.md
+  echo
+  cat http-table.md
 } > "$here/Benchmarks/RESULTS.md"
 cat table.md
+echo
+cat http-table.md

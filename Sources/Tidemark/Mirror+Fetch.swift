@@ -36,6 +36,10 @@ public struct FetchReport: Sendable {
     public var current: ObjectID?
     /// Items that could not be downloaded, as `collection/id: reason`.
     public var failures: [String]
+    /// Requests made to upstream (listing pages, item bodies, retries) and body bytes received;
+    /// zero for the `dir` upstream.
+    public var requests = 0
+    public var bytesReceived = 0
 
     /// Changes against HEAD in all collections.
     public var behind: ChangeCounts { collections.map(\.behind).reduce(ChangeCounts(), +) }
@@ -79,6 +83,7 @@ extension Mirror {
         let base = previous ?? head
         let baseMessage = base.flatMap { SnapshotMessage.parse($0.message) }
         let listedAt = Timestamp(date: Date()).raw
+        let trafficBefore = upstream.statistics
 
         var updates: [TreeUpdate] = []
         var collections: [FetchReport.Collection] = []
@@ -168,7 +173,11 @@ extension Mirror {
             crashPoint("after-upstream-ref")
         }
         if failures.isEmpty { try writeState("last-fetch", listedAt + "\n") }
-        return FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)
+        var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)
+        let traffic = upstream.statistics
+        report.requests = traffic.requests - trafficBefore.requests
+        report.bytesReceived = traffic.bytesReceived - trafficBefore.bytesReceived
+        return report
     }
 
     /// Moves a ref with compare-and-swap, keeping a reflog; a concurrent move becomes

@@ -32,6 +32,10 @@ struct HTTPWalkthroughTests {
             // Requests: listing pages plus exactly the three changed or new templates.
             let itemRequests = server.requests.filter { $0.path.contains("/templates/") }.count
             #expect(itemRequests == 3)
+            // The report's traffic agrees with what the server saw: 3 listing pages + 3 items.
+            #expect(report?["requests"] as? Int == server.requests.count)
+            #expect(server.requests.count == 6)
+            #expect((report?["bytesReceived"] as? Int ?? 0) > 0)
             let porcelain = try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout
             #expect(Set(porcelain.split(separator: "\n").map(String.init)) == [
                 "M  templates/\(ids[3])", "M  templates/\(ids[9])", "A  templates/\(added)", "D  templates/\(ids[20])",

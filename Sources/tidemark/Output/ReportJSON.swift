@@ -65,6 +65,8 @@ struct FetchJSON: Encodable {
     var behind: CountsJSON
     var collections: [Collection]
     var failures: [String]
+    var requests: Int
+    var bytesReceived: Int
 
     init(_ report: FetchReport) {
         previous = report.previous?.hex
@@ -78,6 +80,8 @@ struct FetchJSON: Encodable {
                        listingRequests: $0.listingRequests, behind: CountsJSON($0.behind))
         }
         failures = report.failures
+        requests = report.requests
+        bytesReceived = report.bytesReceived
     }
 }
 
