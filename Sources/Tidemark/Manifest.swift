@@ -103,32 +103,37 @@ public struct Manifest: Sendable, Equatable {
                 }
                 continue
             }
-            var fields: [ArraySlice<UInt8>] = []
-            fields.reserveCapacity(4)
-            var fieldStart = line.startIndex
-            for index in line.indices where line[index] == 9 {
-                fields.append(line[fieldStart..<index])
-                fieldStart = index + 1
-            }
-            fields.append(line[fieldStart..<line.endIndex])
-            guard fields.count == 4 else {
-                throw ParseError(line: lineNumber, reason: "expected 4 tab-separated fields, found \(fields.count)")
-            }
-            guard let id = unescape(fields[0]), let modified = unescapedString(fields[1]),
-                  let etag = unescapedString(fields[2]), let path = unescapedString(fields[3]) else {
-                throw ParseError(line: lineNumber, reason: "invalid %-escape")
-            }
-            guard !id.isEmpty, !path.isEmpty else { throw ParseError(line: lineNumber, reason: "empty id or path") }
-            let itemID = ItemID(bytes: id)
-            if let previous, !(previous < itemID) {
+            let entry = try parseLine(line, number: lineNumber)
+            if let previous, !(previous < entry.id) {
                 throw ParseError(line: lineNumber, reason: "ids are not sorted or repeat")
             }
-            previous = itemID
-            entries.append(ManifestEntry(id: itemID, lastModified: modified, etag: etag, path: path))
+            previous = entry.id
+            entries.append(entry)
         }
         var manifest = Manifest()
         manifest.entries = entries
         return manifest
+    }
+
+    /// One entry line: `id TAB lastModified TAB etag TAB path`.
+    static func parseLine(_ line: ArraySlice<UInt8>, number lineNumber: Int) throws(ParseError) -> ManifestEntry {
+        var fields: [ArraySlice<UInt8>] = []
+        fields.reserveCapacity(4)
+        var fieldStart = line.startIndex
+        for index in line.indices where line[index] == 9 {
+            fields.append(line[fieldStart..<index])
+            fieldStart = index + 1
+        }
+        fields.append(line[fieldStart..<line.endIndex])
+        guard fields.count == 4 else {
+            throw ParseError(line: lineNumber, reason: "expected 4 tab-separated fields, found \(fields.count)")
+        }
+        guard let id = unescape(fields[0]), let modified = unescapedString(fields[1]),
+              let etag = unescapedString(fields[2]), let path = unescapedString(fields[3]) else {
+            throw ParseError(line: lineNumber, reason: "invalid %-escape")
+        }
+        guard !id.isEmpty, !path.isEmpty else { throw ParseError(line: lineNumber, reason: "empty id or path") }
+        return ManifestEntry(id: ItemID(bytes: id), lastModified: modified, etag: etag, path: path)
     }
 
     /// The manifest as file contents.

@@ -199,9 +199,9 @@ extension Mirror {
     func changes(from old: ObjectID?, to new: ObjectID) throws(MirrorError) -> ChangeCounts {
         var counts = ChangeCounts()
         for collection in settings.collections {
-            let blob = try manifestBlob(collection, in: new)
-            let manifest = try blob.map { (id) throws(MirrorError) in try self.manifest(collection, blob: id) } ?? Manifest()
-            counts = counts + (try changes(collection, from: old, to: manifest, blob: blob))
+            let changes = try manifestChanges(collection, from: try manifestBlob(collection, in: old),
+                                              to: try manifestBlob(collection, in: new))
+            counts = counts + ChangeCounts(changes)
         }
         return counts
     }

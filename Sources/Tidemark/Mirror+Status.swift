@@ -59,34 +59,25 @@ extension Mirror {
         var statuses: [ItemID: ItemStatus] = [:]
         var ordered: [String: [ItemID: ItemStatus]] = [:]
         var others: [String] = []
-        var headManifests: [String: [ItemID: ManifestEntry]] = [:]
 
         for collection in settings.collections {
             statuses = [:]
             let headBlob = try manifestBlob(collection, in: head?.tree)
             let upstreamBlob = try manifestBlob(collection, in: upstream?.tree)
             guard upstream != nil, headBlob != upstreamBlob else { ordered[collection] = [:]; continue }
-            let headByID = headBlob == nil ? [:] : try manifest(collection, blob: headBlob!).byID()
-            headManifests[collection] = headByID
-            let theirs = upstreamBlob == nil ? Manifest() : try manifest(collection, blob: upstreamBlob!)
-            var seen = 0
-            for entry in theirs.entries {
-                if let mine = headByID[entry.id] {
-                    seen += 1
-                    if !mine.sameVersion(as: entry) {
-                        statuses[entry.id] = ItemStatus(collection: collection, id: entry.id, path: "\(collection)/\(mine.path)",
-                                                        upstream: .changed, local: .unchanged)
-                    }
-                } else {
-                    statuses[entry.id] = ItemStatus(collection: collection, id: entry.id, path: "\(collection)/\(entry.path)",
-                                                    upstream: .added, local: .unchanged)
-                }
-            }
-            if seen < headByID.count {
-                let upstreamIDs = Set(theirs.entries.map(\.id))
-                for (id, mine) in headByID where !upstreamIDs.contains(id) {
-                    statuses[id] = ItemStatus(collection: collection, id: id, path: "\(collection)/\(mine.path)",
-                                              upstream: .deleted, local: .unchanged)
+            for change in try manifestChanges(collection, from: headBlob, to: upstreamBlob) {
+                switch (change.old, change.new) {
+                case (let mine?, _?):
+                    statuses[mine.id] = ItemStatus(collection: collection, id: mine.id, path: "\(collection)/\(mine.path)",
+                                                   upstream: .changed, local: .unchanged)
+                case (nil, let theirs?):
+                    statuses[theirs.id] = ItemStatus(collection: collection, id: theirs.id, path: "\(collection)/\(theirs.path)",
+                                                     upstream: .added, local: .unchanged)
+                case (let mine?, nil):
+                    statuses[mine.id] = ItemStatus(collection: collection, id: mine.id, path: "\(collection)/\(mine.path)",
+                                                   upstream: .deleted, local: .unchanged)
+                case (nil, nil):
+                    break
                 }
             }
             ordered[collection] = statuses
@@ -104,12 +95,7 @@ extension Mirror {
                 }
                 let collection = parts[0]
                 if byPath[collection] == nil {
-                    var entries: [ManifestEntry]
-                    if let known = headManifests[collection] {
-                        entries = Array(known.values)
-                    } else {
-                        entries = try manifest(collection, in: head.tree).entries
-                    }
+                    let entries = try manifest(collection, in: head.tree).entries
                     byPath[collection] = Dictionary(entries.map { ($0.path, $0.id) }, uniquingKeysWith: { a, _ in a })
                 }
                 guard let id = byPath[collection]?[parts[1]] else { others.append(delta.path); continue }

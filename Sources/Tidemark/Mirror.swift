@@ -134,6 +134,19 @@ public actor Mirror {
         }
     }
 
+    /// The items whose versions differ between two manifest blobs (nil: no manifest), found
+    /// by comparing lines, without parsing the unchanged ones.
+    func manifestChanges(_ collection: String, from old: ObjectID?, to new: ObjectID?) throws(MirrorError) -> [ManifestChange] {
+        if old == new { return [] }
+        let before = try old.map { (id) throws(MirrorError) in try mirrorErrors { try repository.readBlob(id) } } ?? Data()
+        let after = try new.map { (id) throws(MirrorError) in try mirrorErrors { try repository.readBlob(id) } } ?? Data()
+        do {
+            return try Manifest.changes(from: before, to: after)
+        } catch {
+            throw .corruptManifest(collection: collection, reason: error.description)
+        }
+    }
+
     /// Keeps a parsed manifest for the rest of this operation: a sync reads the same manifests
     /// (HEAD's, the upstream snapshot's) several times, and each is 100k lines on large mirrors.
     func remember(_ manifest: Manifest, blob: ObjectID) {

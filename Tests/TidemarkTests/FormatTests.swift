@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Tidemark
+@testable import Tidemark
 
 @Suite("Canonical JSON, manifests, trailers, timestamps")
 struct FormatTests {
@@ -74,6 +74,38 @@ struct FormatTests {
             let updated = base.updating(upserts, removing: removing)
             #expect(updated == Manifest(entries: Array(expected.values)))
             #expect(try Manifest.parse(updated.serialized()) == updated)
+        }
+    }
+
+    @Test func lineDiffOfManifestsFindsExactlyTheVersionChanges() throws {
+        var generator = SystemRandomNumberGenerator()
+        func random(_ range: Range<Int>) -> Int { Int.random(in: range, using: &generator) }
+        for _ in 0..<100 {
+            func manifest() -> Manifest {
+                Manifest(entries: (0..<random(0..<40)).map { _ in
+                    let id = "id-\(random(0..<60))" + (random(0..<10) == 0 ? "\t%" : "")  // some need escaping
+                    let version = ["2024-01-01T00:00:00Z", "2024-01-01T00:00:00.000Z", "2024-02-01T00:00:00Z"][random(0..<3)]
+                    return ManifestEntry(id: ItemID(id), lastModified: version, etag: ["", "e1"][random(0..<2)], path: "p/\(id)")
+                }).updating([])
+            }
+            // Duplicate ids collapse, as manifests never repeat one.
+            let old = Manifest(entries: Array(manifest().byID().values)), new = Manifest(entries: Array(manifest().byID().values))
+            let changes = try Manifest.changes(from: old.serialized(), to: new.serialized())
+            let before = old.byID(), after = new.byID()
+            var expected: [ManifestChange] = []
+            for id in Set(before.keys).union(after.keys).sorted() {
+                switch (before[id], after[id]) {
+                case (let a?, let b?) where !a.sameVersion(as: b): expected.append(ManifestChange(old: a, new: b))
+                case (nil, let b?): expected.append(ManifestChange(old: nil, new: b))
+                case (let a?, nil): expected.append(ManifestChange(old: a, new: nil))
+                default: break
+                }
+            }
+            #expect(changes == expected)
+            #expect(ChangeCounts(changes) == ChangeCounts.between(old, new))
+        }
+        #expect(throws: Manifest.ParseError.self) {
+            try Manifest.changes(from: Data("# other format\n".utf8), to: Manifest().serialized())
         }
     }
 
