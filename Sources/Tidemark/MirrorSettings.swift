@@ -23,7 +23,7 @@ public struct MirrorSettings: Sendable, Equatable {
     /// Option keys passed through to upstream adapters.
     public static let adapterOptionKeys = [
         "tokenEnv", "tokenCommand", "basicEnv", "itemsPath", "idField", "modifiedField",
-        "itemURL", "paging", "sinceParam", "maxAttempts", "timeout",
+        "itemURL", "paging", "sinceParam", "pageSize", "maxAttempts", "timeout",
     ]
 
     public init(upstream: String, collections: [String], jobs: Int = 8, fanout: Bool? = nil,
@@ -42,6 +42,27 @@ public struct MirrorSettings: Sendable, Equatable {
         UpstreamConfiguration(spec: upstream, collections: collections, options: options, jobs: jobs)
     }
 
+    /// The HTTP tunables the options `maxAttempts` (attempts per request, 1-20) and `timeout`
+    /// (seconds per request) ask for, with `requestObserver` attached.
+    /// - Throws: ``MirrorError/invalidArgument(_:)`` naming the config key of a bad value.
+    func httpSettings(requestObserver: HTTPRequestObserver? = nil) throws(MirrorError) -> HTTPSettings {
+        var http = HTTPSettings(requestObserver: requestObserver)
+        if let text = options["maxAttempts"] {
+            guard let attempts = Int(text), (1...20).contains(attempts) else {
+                throw .invalidArgument("config tidemark.maxAttempts must be a number from 1 to 20, not '\(text)'")
+            }
+            http.maxAttempts = attempts
+        }
+        if let text = options["timeout"] {
+            guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
+                throw .invalidArgument("config tidemark.timeout must be a number of seconds from 0 to 3600, not '\(text)'")
+            }
+            http.requestTimeout = seconds
+            http.readTimeout = min(http.readTimeout, seconds)
+        }
+        return http
+    }
+
     /// Reads the settings of `repository`.
     /// - Throws: ``MirrorError/notAMirror(_:)`` when `tidemark.upstream` is not set.
     static func load(from repository: Repository) throws(MirrorError) -> MirrorSettings {
@@ -57,7 +78,10 @@ public struct MirrorSettings: Sendable, Equatable {
             guard let jobs = Int(jobsText ?? "8"), (1...256).contains(jobs) else {
                 throw MirrorError.invalidArgument("config tidemark.jobs must be a number from 1 to 256, not '\(jobsText ?? "")'")
             }
-            let overlap = Int64(try repository.configString("tidemark.overlap") ?? "60") ?? 60
+            let overlapText = try repository.configString("tidemark.overlap")
+            guard let overlap = Int64(overlapText ?? "60"), overlap >= 0 else {
+                throw MirrorError.invalidArgument("config tidemark.overlap must be a number of seconds (0 or more), not '\(overlapText ?? "")'")
+            }
             return MirrorSettings(
                 upstream: upstream,
                 collections: try repository.configValues("tidemark.collection"),

@@ -7,7 +7,7 @@ import Foundation
 /// - `/_admin/fault?status=503&retryAfter=1&retryAfterDate=1&delay=0.5&body=truncated|malformed|drop&prefix=/x&count=K&probability=p&query=TEXT&replace=JSON`
 /// - `/_admin/faults/clear`, `/_admin/foreign-next?origin=http://...` (no origin: off)
 /// - `/_admin/permalinks?pretty=0|1`, `/_admin/timezone?offset=SECONDS`, `/_admin/ratelimit?remaining=N&reset=SECONDS`
-/// - `/_admin/requests[?prefix=/wp-json&last=N]` → `{"count": n, "last": [{method, path, query, authorization}]}`
+/// - `/_admin/requests[?prefix=/wp-json&last=N]` → `{"count": n, "maxInFlight": m, "last": [{method, path, query, authorization}]}`
 /// - `/_admin/reset-counts`
 enum AdminAPI {
     static func handle(_ request: FixtureRequest, server store: FixtureStore) -> FixtureReply {
@@ -91,9 +91,13 @@ enum AdminAPI {
             let shown: [[String: Any]] = matching.suffix(last).map {
                 ["method": $0.method, "path": $0.path, "query": $0.query, "authorization": $0.authorization != nil]
             }
-            return .json(["count": matching.count, "last": shown])
+            let maxInFlight = store.withLock { store.maxInFlight }
+            return .json(["count": matching.count, "maxInFlight": maxInFlight, "last": shown])
         case "reset-counts":
-            store.withLock { store.requests.removeAll() }
+            store.withLock {
+                store.requests.removeAll()
+                store.maxInFlight = store.inFlight
+            }
             return .json(["ok": true])
         default:
             return .json(["error": "unknown admin endpoint"], status: 404)

@@ -153,8 +153,17 @@ public final class FixtureServer: Sendable {
         store.withLock { store.requests.filter { $0.path.hasPrefix(prefix) }.count }
     }
 
-    /// Forgets the recorded requests.
-    public func resetCounts() { store.withLock { store.requests.removeAll() } }
+    /// The most requests answered at once since the start or the last ``resetCounts()`` (admin
+    /// requests excluded): shows a client's concurrency limit at work.
+    public var maxInFlight: Int { store.withLock { store.maxInFlight } }
+
+    /// Forgets the recorded requests and the concurrency high-water mark.
+    public func resetCounts() {
+        store.withLock {
+            store.requests.removeAll()
+            store.maxInFlight = store.inFlight
+        }
+    }
 }
 
 /// Errors of the fixture itself.
@@ -198,6 +207,11 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
         if incoming.segments.first == "_admin" {
             return Self.response(AdminAPI.handle(incoming, server: store))
         }
+        store.withLock {
+            store.inFlight += 1
+            store.maxInFlight = max(store.maxInFlight, store.inFlight)
+        }
+        defer { store.withLock { store.inFlight -= 1 } }
         let fault = store.withLock { () -> FixtureFault? in
             if store.requests.count >= 100_000 { store.requests.removeFirst(50_000) }
             store.requests.append(RecordedRequest(

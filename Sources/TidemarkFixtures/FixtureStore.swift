@@ -14,6 +14,9 @@ final class FixtureStore: @unchecked Sendable {
 
     var faults: [FixtureFault] = []
     var requests: [RecordedRequest] = []
+    /// Requests being answered now, and the most at once since the last reset (admin excluded).
+    var inFlight = 0
+    var maxInFlight = 0
     var foreignOrigin: String?
     var prettyPermalinks = true
     /// Seconds east of UTC of the emulated WordPress site.

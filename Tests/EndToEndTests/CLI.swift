@@ -23,8 +23,38 @@ enum CLI {
     }()
 
     /// Runs a program; output goes to files, so large output can never block the child.
+    ///
+    /// Blocks the calling thread: a test that also serves HTTP in-process (a `FixtureServer`)
+    /// must use ``runAsync(_:_:in:environment:)``, or the server may starve for threads.
     static func run(_ executable: String, _ arguments: [String], in directory: String,
                     environment: [String: String] = [:]) throws -> Result {
+        let (process, base) = prepare(executable, arguments, in: directory, environment: environment)
+        defer { cleanUp(base) }
+        try process.run()
+        process.waitUntilExit()
+        return result(process, base)
+    }
+
+    /// Like ``run(_:_:in:environment:)``, but waits without holding a thread of the cooperative
+    /// pool, so an in-process fixture server keeps answering while the child runs.
+    static func runAsync(_ executable: String, _ arguments: [String], in directory: String,
+                         environment: [String: String] = [:]) async throws -> Result {
+        let (process, base) = prepare(executable, arguments, in: directory, environment: environment)
+        defer { cleanUp(base) }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in continuation.resume() }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        return result(process, base)
+    }
+
+    private static func prepare(_ executable: String, _ arguments: [String], in directory: String,
+                                environment: [String: String]) -> (Process, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -36,15 +66,13 @@ enum CLI {
         let base = NSTemporaryDirectory() + "tidemark-e2e-" + UUID().uuidString
         FileManager.default.createFile(atPath: base + ".out", contents: nil)
         FileManager.default.createFile(atPath: base + ".err", contents: nil)
-        defer {
-            try? FileManager.default.removeItem(atPath: base + ".out")
-            try? FileManager.default.removeItem(atPath: base + ".err")
-        }
         process.standardOutput = FileHandle(forWritingAtPath: base + ".out")
         process.standardError = FileHandle(forWritingAtPath: base + ".err")
         process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
+        return (process, base)
+    }
+
+    private static func result(_ process: Process, _ base: String) -> Result {
         func read(_ path: String) -> String {
             String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
         }
@@ -52,9 +80,29 @@ enum CLI {
                       signalled: process.terminationReason == .uncaughtSignal)
     }
 
+    private static func cleanUp(_ base: String) {
+        try? FileManager.default.removeItem(atPath: base + ".out")
+        try? FileManager.default.removeItem(atPath: base + ".err")
+    }
+
     /// Runs `tidemark` with `arguments` in `directory`.
     static func tidemark(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> Result {
         try run(tidemark, arguments, in: directory, environment: environment)
+    }
+
+    /// Runs `tidemark` without blocking a cooperative thread (for tests with a fixture server).
+    static func tidemarkAsync(_ arguments: [String], in directory: String,
+                              environment: [String: String] = [:]) async throws -> Result {
+        try await runAsync(tidemark, arguments, in: directory, environment: environment)
+    }
+
+    /// Runs `git` without blocking a cooperative thread, failing the test when it fails.
+    @discardableResult
+    static func gitAsync(_ arguments: [String], in directory: String,
+                         sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let result = try await runAsync("/usr/bin/git", arguments, in: directory)
+        #expect(result.status == 0, "git \(arguments.joined(separator: " ")): \(result.stderr)", sourceLocation: sourceLocation)
+        return result.stdout
     }
 
     /// Runs `git`, failing the test when it fails.

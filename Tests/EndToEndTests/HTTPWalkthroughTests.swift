@@ -11,7 +11,7 @@ struct HTTPWalkthroughTests {
         try await withScratch { root in
             let spec = "docusign:\(server.baseURL)/restapi/v2.1/accounts/demo-account"
             let env = ["TIDEMARK_TEST_TOKEN": token]
-            let clone = try CLI.tidemark(["clone", spec, "m", "--token-env", "TIDEMARK_TEST_TOKEN", "--jobs", "4"],
+            let clone = try await CLI.tidemarkAsync(["clone", spec, "m", "--token-env", "TIDEMARK_TEST_TOKEN", "--jobs", "4"],
                                          in: root, environment: env)
             #expect(clone.status == 0, "\(clone.stderr)")
             #expect(clone.stdout.hasPrefix("Cloned 250 items (250 downloaded)"))
@@ -25,31 +25,31 @@ struct HTTPWalkthroughTests {
             let added = server.create(.docusign)
             #expect(server.purge(.docusign, id: ids[20]))
             server.resetCounts()
-            let fetch = try CLI.tidemark(["fetch", "--json"], in: mirror, environment: env)
+            let fetch = try await CLI.tidemarkAsync(["fetch", "--json"], in: mirror, environment: env)
             #expect(fetch.status == 0, "\(fetch.stderr)")
             let report = try JSONSerialization.jsonObject(with: Data(fetch.stdout.utf8)) as? [String: Any]
             #expect(report?["downloaded"] as? Int == 3)
             // Requests: listing pages plus exactly the three changed or new templates.
             let itemRequests = server.requests.filter { $0.path.contains("/templates/") }.count
             #expect(itemRequests == 3)
-            let porcelain = try CLI.tidemark(["status", "--porcelain"], in: mirror).stdout
+            let porcelain = try await CLI.tidemarkAsync(["status", "--porcelain"], in: mirror).stdout
             #expect(Set(porcelain.split(separator: "\n").map(String.init)) == [
                 "M  templates/\(ids[3])", "M  templates/\(ids[9])", "A  templates/\(added)", "D  templates/\(ids[20])",
             ])
-            let sync = try CLI.tidemark(["sync"], in: mirror, environment: env)
+            let sync = try await CLI.tidemarkAsync(["sync"], in: mirror, environment: env)
             #expect(sync.status == 0 && sync.stdout.contains("2 changed, 1 new, 1 deleted"), "\(sync.stderr)")
-            #expect(try CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            #expect(try await CLI.tidemarkAsync(["status", "--porcelain"], in: mirror).stdout == "")
             try CLI.expectClean(mirror)
 
             // An unchanged upstream costs only the listing.
             server.resetCounts()
-            #expect(try CLI.tidemark(["fetch"], in: mirror, environment: env).status == 0)
+            #expect(try await CLI.tidemarkAsync(["fetch"], in: mirror, environment: env).status == 0)
             #expect(server.requests.filter { $0.path.contains("/templates/") }.isEmpty)
 
             // The token never reaches the repository or the config.
-            let objects = try CLI.run("/bin/sh", ["-c", "git cat-file --batch-all-objects --batch; cat .git/config; git reflog --all"], in: mirror)
+            let objects = try await CLI.runAsync("/bin/sh", ["-c", "git cat-file --batch-all-objects --batch; cat .git/config; git reflog --all"], in: mirror)
             #expect(!objects.stdout.contains(token) && objects.stdout.contains("tokenEnv = TIDEMARK_TEST_TOKEN"))
-            let noToken = try CLI.tidemark(["fetch"], in: mirror)
+            let noToken = try await CLI.tidemarkAsync(["fetch"], in: mirror)
             #expect(noToken.status == 128 && noToken.stderr.contains("TIDEMARK_TEST_TOKEN"))
         }
     }

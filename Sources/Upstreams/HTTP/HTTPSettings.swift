@@ -19,11 +19,14 @@ public struct HTTPSettings: Sendable {
     public var maxRetryAfter: Double
     /// Where time is read and waits happen; tests put a virtual clock here.
     public var clock: any HTTPClock
+    /// Told about every request once it ends (`tidemark -v`); nil: nobody listens.
+    public var requestObserver: HTTPRequestObserver?
 
     public init(
         connectTimeout: Double = 10, readTimeout: Double = 30, requestTimeout: Double = 120,
         maxBodyBytes: Int = 32 << 20, maxAttempts: Int = 5, baseDelay: Double = 0.5,
-        maxDelay: Double = 30, maxRetryAfter: Double = 60, clock: any HTTPClock = SystemHTTPClock()
+        maxDelay: Double = 30, maxRetryAfter: Double = 60, clock: any HTTPClock = SystemHTTPClock(),
+        requestObserver: HTTPRequestObserver? = nil
     ) {
         self.connectTimeout = connectTimeout
         self.readTimeout = readTimeout
@@ -34,6 +37,7 @@ public struct HTTPSettings: Sendable {
         self.maxDelay = maxDelay
         self.maxRetryAfter = maxRetryAfter
         self.clock = clock
+        self.requestObserver = requestObserver
     }
 
     /// The backoff before retry number `attempt` (1 = first retry): exponential, capped, with
