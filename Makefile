@@ -47,12 +47,13 @@ completions: build
 	$(BIN)/tidemark --generate-completion-script fish > .build/completions/tidemark.fish
 	@echo "wrote .build/completions/{tidemark.bash,_tidemark,tidemark.fish}"
 
-## man: man pages (tidemark.1, one per command) in .build/man/, by argument-parser's
-## generate-manual plugin (runs offline once the package is resolved)
+## man: man pages (tidemark.1 and tidemark.<command>.1) in .build/man/, by argument-parser's
+## generate-manual plugin (runs offline once the package is resolved; debug build)
 man: build
-	@mkdir -p .build/man
-	$(SWIFT) package --allow-writing-to-directory .build/man generate-manual --multi-page --output-directory .build/man --product tidemark
-	@ls .build/man
+	$(SWIFT) package generate-manual --configuration debug --multi-page
+	@rm -rf .build/man && mkdir -p .build/man
+	cp .build/plugins/GenerateManual/outputs/tidemark/*.1 .build/man/
+	@echo "wrote .build/man/ (try: man -l .build/man/tidemark.sync.1)"
 
 ## bench: the benchmark of Benchmarks/ (writes Benchmarks/RESULTS.md)
 bench: deps

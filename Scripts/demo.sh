@@ -20,7 +20,18 @@ export PATH="$bin:$PATH" NO_COLOR=1 GIT_PAGER=cat
 cd "$work"
 
 bold() { if [ -t 1 ]; then printf '\033[1m%s\033[0m\n' "$*"; else printf '%s\n' "$*"; fi; }
-step() { printf '\n'; bold "\$ $*"; "$@"; }
+# Shows a command the way a user would type it (arguments with spaces or specials single-quoted).
+shown() {
+    local out="" arg
+    for arg in "$@"; do
+        case "$arg" in
+            *[!A-Za-z0-9_./:=@~+-]*) out+="'${arg//\'/\'\\\'\'}' " ;;
+            *) out+="$arg " ;;
+        esac
+    done
+    printf '%s' "${out% }"
+}
+step() { printf '\n'; bold "\$ $(shown "$@")"; "$@"; }
 note() { printf '\n# %s\n' "$*"; }
 
 # The "upstream": a DocuSign-compatible API on 127.0.0.1 with 20 templates, requiring a token.
@@ -36,7 +47,7 @@ for _ in $(seq 1 100); do
 done
 [ -n "$base" ] || { echo "demo: the fixture server did not start" >&2; cat "$work/fixture.log" >&2; exit 1; }
 account="$base/restapi/v2.1/accounts/demo-account"
-admin() { curl -fsS -X POST "$base/_admin/docusign/$1" >/dev/null; }
+admin() { step curl -fsS -X POST "$base/_admin/docusign/$1"; echo; }
 ids() { curl -fsS "$base/_admin/docusign/ids" | grep -o '[0-9a-f]\{8\}-[0-9a-f-]\{27\}'; }
 
 note "A DocuSign-compatible server runs at $base with 20 templates."
@@ -66,10 +77,10 @@ step tidemark status
 step tidemark log
 note "Plain git reads the same history."
 step git log --oneline --all
-note "Roll back to the first snapshot; status shows what is behind again, and the next sync"
-note "re-uses the objects already stored instead of downloading them."
+note "Roll back to the first snapshot: status shows what is behind again, and the next sync
+# re-uses the objects already stored instead of downloading them (\"downloaded\" : 0)."
 step tidemark rollback HEAD~1
 step tidemark status --porcelain
 step tidemark sync --json
 step git fsck --strict
-note "Done. The server is stopped and the demo folder $work removed."
+note "Done. Stopping the server and removing the demo folder $work."

@@ -12,8 +12,8 @@ extension TidemarkCommand {
                 tidemark diff                     HEAD against upstream (what sync would do)
                 tidemark diff <rev>               <rev> against the working tree
                 tidemark diff <rev> <rev>         the first against the second
-                'upstream' names refs/tidemark/upstream; any git revision works (HEAD~2,
-                main@{1}).
+                The name upstream means refs/tidemark/upstream; any git revision works
+                (HEAD~2, main@{1}).
                 Limit to items with: -- templates/<id> ...
 
                 Examples:

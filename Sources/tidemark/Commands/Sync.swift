@@ -10,8 +10,8 @@ extension TidemarkCommand {
             discussion: """
                 Refuses (exit 1, nothing changed) when items it would overwrite are edited
                 locally, unless --force. --if-stale skips everything when the last sync is
-                younger than the duration (e.g. 30s, 15m, 6h, 1d); without a duration (or with
-                'auto') it uses tidemark.refreshInterval.
+                younger than the duration (e.g. 30s, 15m, 6h, 1d); without a duration (or
+                with auto) it uses tidemark.refreshInterval.
 
                 Examples:
                   tidemark sync
