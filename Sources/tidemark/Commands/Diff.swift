@@ -9,12 +9,13 @@ extension TidemarkCommand {
             commandName: "diff",
             abstract: "Show changes between snapshots, the upstream-tracking ref and the working tree.",
             discussion: """
-                tidemark diff                     HEAD against upstream (what sync would do)
-                tidemark diff <rev>               <rev> against the working tree
-                tidemark diff <rev> <rev>         the first against the second
+                Forms:
+                  tidemark diff                   HEAD against upstream (what sync would do)
+                  tidemark diff <rev>             <rev> against the working tree
+                  tidemark diff <rev> <rev>       the first against the second
+
                 The name upstream means refs/tidemark/upstream; any git revision works
-                (HEAD~2, main@{1}).
-                Limit to items with: -- templates/<id> ...
+                (HEAD~2, main@{1}). Limit to items with: -- templates/<id> ...
 
                 Examples:
                   tidemark diff
