@@ -26,7 +26,7 @@ do {
         mirror = created
         print("cloned \(report.fetch?.listed ?? 0) items into \(folder)")
     }
-    let collection = arguments.count > 3 ? arguments[3] : mirror.settings.collections[0]
+    let collection = arguments.count > 3 ? arguments[3] : mirror.settings.collections.first ?? "items"
 
     // 2. Ask upstream what changed; only changed items are downloaded (onto refs/tidemark/upstream).
     let fetch = try await mirror.fetch()
