@@ -3,7 +3,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BIN := .build/debug
 
-.PHONY: deps build release test demo bench fuzz clean
+.PHONY: deps build release test demo demo-dir completions man bench fuzz clean
 
 ## deps: install libgit2-dev and pkg-config when pkg-config cannot find libgit2
 deps:
@@ -17,6 +17,7 @@ deps:
 		echo "libgit2 not found: install libgit2 development files and pkg-config"; exit 1; \
 	fi
 	@command -v git >/dev/null || { $(SUDO) apt-get install -y -qq git; }
+	@command -v curl >/dev/null || { $(SUDO) apt-get install -y -qq curl; }
 
 build: deps
 	$(SWIFT) build
@@ -29,9 +30,30 @@ test: deps
 	$(SWIFT) build
 	$(SWIFT) test
 
-## demo: a guided walk through clone, upstream change, status, diff, sync, log, rollback
-demo: build
+## demo: a guided walk against a local DocuSign-compatible server: clone, upstream changes,
+## status, diff, sync, log, rollback (starts and stops the fixture server)
+demo: deps build
 	@bash Scripts/demo.sh
+
+## demo-dir: the same walk on the bundled folder upstream (Demo/templates)
+demo-dir: deps build
+	@bash Scripts/demo-dir.sh
+
+## completions: bash, zsh and fish completion scripts in .build/completions/
+completions: build
+	@mkdir -p .build/completions
+	$(BIN)/tidemark --generate-completion-script bash > .build/completions/tidemark.bash
+	$(BIN)/tidemark --generate-completion-script zsh > .build/completions/_tidemark
+	$(BIN)/tidemark --generate-completion-script fish > .build/completions/tidemark.fish
+	@echo "wrote .build/completions/{tidemark.bash,_tidemark,tidemark.fish}"
+
+## man: man pages (tidemark.1 and tidemark.<command>.1) in .build/man/, by argument-parser's
+## generate-manual plugin (runs offline once the package is resolved; debug build)
+man: build
+	$(SWIFT) package generate-manual --configuration debug --multi-page
+	@rm -rf .build/man && mkdir -p .build/man
+	cp .build/plugins/GenerateManual/outputs/tidemark/*.1 .build/man/
+	@echo "wrote .build/man/ (try: man -l .build/man/tidemark.sync.1)"
 
 ## bench: the benchmark of Benchmarks/ (writes Benchmarks/RESULTS.md)
 bench: deps

@@ -57,6 +57,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The library example of Examples/OfflineCache (built by `swift build`, run by the tests).
+        .executableTarget(name: "tidemark-example", dependencies: ["Tidemark"], path: "Examples/OfflineCache"),
         // Helpers shared by the test targets (scratch folders, running git to prove interoperability).
         .target(name: "TestSupport", path: "Sources/TestSupport"),
         .testTarget(name: "GitStoreTests", dependencies: ["GitStore", "CPackFormat", "TestSupport"]),

@@ -1,52 +1,86 @@
 #!/usr/bin/env bash
-# make demo: a guided walk through tidemark on the bundled folder upstream (Demo/templates).
+# make demo: a guided walk through tidemark against a local server emulating the DocuSign
+# eSignature API (tidemark-fixture): clone, upstream changes, status, diff, sync, log, rollback.
 # Each step prints the command a user would type, then its output.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 bin="$here/.build/debug"
+for tool in tidemark tidemark-fixture; do
+    [ -x "$bin/$tool" ] || { echo "demo: $bin/$tool is missing; run 'make build' first" >&2; exit 1; }
+done
+command -v curl >/dev/null || { echo "demo: curl is needed (apt-get install curl)" >&2; exit 1; }
 work="$(mktemp -d "${TMPDIR:-/tmp}/tidemark-demo.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+server_pid=""
+cleanup() {
+    if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
 export PATH="$bin:$PATH" NO_COLOR=1 GIT_PAGER=cat
 cd "$work"
-cp -R "$here/Demo/templates" upstream
 
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+bold() { if [ -t 1 ]; then printf '\033[1m%s\033[0m\n' "$*"; else printf '%s\n' "$*"; fi; }
+# Shows a command the way a user would type it (arguments with spaces or specials single-quoted).
+shown() {
+    local out="" arg
+    for arg in "$@"; do
+        case "$arg" in
+            *[!A-Za-z0-9_./:=@~+-]*) out+="'${arg//\'/\'\\\'\'}' " ;;
+            *) out+="$arg " ;;
+        esac
+    done
+    printf '%s' "${out% }"
+}
+step() { printf '\n'; bold "\$ $(shown "$@")"; "$@"; }
 note() { printf '\n# %s\n' "$*"; }
 
-note "A folder of DocuSign-style templates is our upstream (one JSON file per item)."
-step ls upstream
-step tidemark clone dir:upstream cache
-cd cache
+# The "upstream": a DocuSign-compatible API on 127.0.0.1 with 20 templates, requiring a token.
+export DOCUSIGN_TOKEN="demo-token-$RANDOM$RANDOM"
+tidemark-fixture --port 0 --items 20 --token "$DOCUSIGN_TOKEN" >"$work/fixture.log" 2>&1 &
+server_pid=$!
+base=""
+for _ in $(seq 1 100); do
+    base="$(sed -n 's/^listening on \(http:\/\/127\.0\.0\.1:[0-9]*\).*/\1/p' "$work/fixture.log")"
+    [ -n "$base" ] && break
+    kill -0 "$server_pid" 2>/dev/null || { cat "$work/fixture.log" >&2; exit 1; }
+    sleep 0.1
+done
+[ -n "$base" ] || { echo "demo: the fixture server did not start" >&2; cat "$work/fixture.log" >&2; exit 1; }
+account="$base/restapi/v2.1/accounts/demo-account"
+admin() { step curl -fsS -X POST "$base/_admin/docusign/$1"; echo; }
+ids() { curl -fsS "$base/_admin/docusign/ids" | grep -o '[0-9a-f]\{8\}-[0-9a-f-]\{27\}'; }
+
+note "A DocuSign-compatible server runs at $base with 20 templates."
+note "The bearer token is in \$DOCUSIGN_TOKEN; tidemark stores only the variable's name."
+step tidemark clone "docusign:$account" templates-cache --token-env DOCUSIGN_TOKEN
+cd templates-cache
+step tidemark config
 step tidemark status
 step git log --format='%h %s%n%(trailers:key=Tidemark-Watermark)' -1
 
-note "Upstream changes: one template edited, one added, one deleted."
-cd ..
-python3 - <<'PY'
-import json
-p = "upstream/3f1c2a9e-8b1d-4c55-9a0e-1d2b3c4d5e01.json"
-d = json.load(open(p)); d["name"] = "NDA - Mutual (2026 revision)"; d["lastModified"] = "2026-11-20T09:15:00.1230000Z"
-open(p, "w").write(json.dumps(d, indent=2) + "\n")
-new = {"templateId": "e6f7a8b9-c0d1-4e2f-8a3b-4c5d6e7f8a07", "name": "Data Processing Agreement",
-       "lastModified": "2026-11-20T09:20:00.0000000Z", "documents": []}
-open("upstream/e6f7a8b9-c0d1-4e2f-8a3b-4c5d6e7f8a07.json", "w").write(json.dumps(new, indent=2) + "\n")
-PY
-rm upstream/c8d9e0f1-a2b3-4c4d-8e5f-6a7b8c9d0e05.json
-cd cache
-step tidemark fetch
+note "Upstream changes (through the server's admin API): two templates edited, one added, one deleted."
+first="$(ids | sed -n 1p)"; second="$(ids | sed -n 2p)"; third="$(ids | sed -n 3p)"
+admin "modify?id=$first"
+admin "modify?id=$second"
+admin "purge?id=$third"
+admin create
+
+note "fetch lists upstream and downloads only what changed; -v logs each request (token never shown)."
+step tidemark fetch -v
 step tidemark status
 step tidemark status --porcelain
 step tidemark diff --stat
-step tidemark diff -- items/3f1c2a9e-8b1d-4c55-9a0e-1d2b3c4d5e01
+step tidemark diff -- "templates/$first"
 step tidemark sync --dry-run
 step tidemark sync
 step tidemark status
 step tidemark log
 note "Plain git reads the same history."
 step git log --oneline --all
-note "Roll back to the first snapshot; status shows what is behind again."
+note "Roll back to the first snapshot: status shows what is behind again, and the next sync
+# re-uses the objects already stored instead of downloading them (\"downloaded\" : 0)."
 step tidemark rollback HEAD~1
 step tidemark status --porcelain
-step tidemark sync
+step tidemark sync --json
 step git fsck --strict
-note "Done. The demo mirror lived in $work and is removed now."
+note "Done. Stopping the server and removing the demo folder $work."

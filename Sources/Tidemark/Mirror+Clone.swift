@@ -24,10 +24,14 @@ extension Mirror {
     /// Creates a mirror of `spec` in `destination` (created; must be missing or empty): lists
     /// the whole collection, downloads every item, commits a first snapshot and checks it out.
     /// On failure the destination is removed again, as `git clone` does.
-    /// - Parameter upstream: an adapter of the app's own; `spec` then only names it in the config.
+    /// - Parameters:
+    ///   - upstream: an adapter of the app's own; `spec` then only names it in the config.
+    ///   - progress: receives progress events (see ``setProgressHandler(_:)``).
+    ///   - requestObserver: receives every HTTP request (see ``setRequestObserver(_:)``).
     public static func clone(_ spec: String, to destination: String, options: CloneOptions = CloneOptions(),
                              upstream custom: (any Upstream)? = nil,
-                             progress: (@Sendable (ProgressEvent) -> Void)? = nil) async throws(MirrorError) -> (Mirror, SyncReport) {
+                             progress: (@Sendable (ProgressEvent) -> Void)? = nil,
+                             requestObserver: HTTPRequestObserver? = nil) async throws(MirrorError) -> (Mirror, SyncReport) {
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
         let existed = fileManager.fileExists(atPath: destination, isDirectory: &isDirectory)
@@ -59,6 +63,7 @@ extension Mirror {
             try settings.save(to: repository)
             let mirror = Mirror(repository: repository, settings: settings, upstream: custom)
             await mirror.setProgressHandler(progress)
+            await mirror.setRequestObserver(requestObserver)
             let report = try await mirror.sync(SyncOptions(fetch: options.fetch))
             return (mirror, report)
         } catch {

@@ -129,7 +129,7 @@ extension Mirror {
                         outcome.failures.append("\(collection)/\(Quoting.display(item.id)): cannot store: \(error)")
                     }
                 }
-                if done % 64 == 0 || done == total { progress?(.downloading(collection: collection, done: done, total: total)) }
+                progress?(.downloading(collection: collection, done: done, total: total))
             }
         }
         return outcome

@@ -27,6 +27,8 @@ public actor Mirror {
     public nonisolated let gitDirectory: String
     /// Receives progress events of long operations.
     var progress: (@Sendable (ProgressEvent) -> Void)?
+    /// Told about every HTTP request the upstream adapter makes.
+    var requestObserver: HTTPRequestObserver?
     /// An upstream supplied by the app instead of the one the settings name.
     let customUpstream: (any Upstream)?
     /// Parsed manifests by blob id (blobs never change, so entries never go stale).
@@ -78,15 +80,26 @@ public actor Mirror {
     func makeUpstream() throws(MirrorError) -> any Upstream {
         if let customUpstream { return customUpstream }
         do {
-            return try UpstreamFactory.make(settings.upstreamConfiguration)
+            return try UpstreamFactory.make(settings.upstreamConfiguration,
+                                            settings: HTTPSettings(requestObserver: requestObserver))
+        } catch let error as MirrorError {
+            throw error
         } catch {
             throw .upstream(error as? UpstreamError ?? .invalidConfiguration(String(describing: error)))
         }
     }
 
-    /// Sets the receiver of progress events.
+    /// Sets the receiver of progress events. It is called on the mirror's executor, possibly once
+    /// per downloaded item: keep it cheap and throttle any drawing yourself.
     public func setProgressHandler(_ handler: (@Sendable (ProgressEvent) -> Void)?) {
         progress = handler
+    }
+
+    /// Sets the receiver of a record for every HTTP request the configured upstream makes (method,
+    /// redacted URL, status, bytes, time; never credentials). It is called from concurrent tasks.
+    /// An app's own ``Upstream`` passed to ``open(at:upstream:)`` is not observed.
+    public func setRequestObserver(_ observer: HTTPRequestObserver?) {
+        requestObserver = observer
     }
 
     // MARK: - Reading snapshots
@@ -210,10 +223,11 @@ public actor Mirror {
 }
 
 /// Progress of a long operation, for a progress line.
-public enum ProgressEvent: Sendable {
-    /// Listing a collection: pages or items seen so far.
+public enum ProgressEvent: Sendable, Equatable {
+    /// Listing a collection: sent with 0 items when the listing starts, then with the number of
+    /// items it found.
     case listing(collection: String, items: Int)
-    /// Downloading item bodies: done of total.
+    /// Downloading item bodies: done of total, sent after each item.
     case downloading(collection: String, done: Int, total: Int)
     /// Updating the working tree.
     case checkingOut(files: Int)

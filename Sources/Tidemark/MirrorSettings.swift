@@ -57,7 +57,10 @@ public struct MirrorSettings: Sendable, Equatable {
             guard let jobs = Int(jobsText ?? "8"), (1...256).contains(jobs) else {
                 throw MirrorError.invalidArgument("config tidemark.jobs must be a number from 1 to 256, not '\(jobsText ?? "")'")
             }
-            let overlap = Int64(try repository.configString("tidemark.overlap") ?? "60") ?? 60
+            let overlapText = try repository.configString("tidemark.overlap")
+            guard let overlap = Int64(overlapText ?? "60"), overlap >= 0 else {
+                throw MirrorError.invalidArgument("config tidemark.overlap must be a number of seconds (0 or more), not '\(overlapText ?? "")'")
+            }
             return MirrorSettings(
                 upstream: upstream,
                 collections: try repository.configValues("tidemark.collection"),

@@ -11,3 +11,7 @@ public typealias Timestamp = Upstreams.Timestamp
 public typealias ObjectID = GitStore.ObjectID
 /// A place items come from; implement it to mirror a source of your own.
 public typealias Upstream = Upstreams.Upstream
+/// One HTTP request as an upstream adapter made it (secrets redacted), for request observers.
+public typealias HTTPRequestRecord = Upstreams.HTTPRequestRecord
+/// Receives an ``HTTPRequestRecord`` after each request; see ``Mirror/setRequestObserver(_:)``.
+public typealias HTTPRequestObserver = Upstreams.HTTPRequestObserver

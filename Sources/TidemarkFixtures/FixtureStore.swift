@@ -14,6 +14,9 @@ final class FixtureStore: @unchecked Sendable {
 
     var faults: [FixtureFault] = []
     var requests: [RecordedRequest] = []
+    /// Requests being answered now, and the most at once since the last reset (admin excluded).
+    var inFlight = 0
+    var maxInFlight = 0
     var foreignOrigin: String?
     /// Where the WordPress REST API is served besides `?rest_route=`.
     var wordPressRoot: WordPressRoot = .wpJSON
@@ -31,9 +34,6 @@ final class FixtureStore: @unchecked Sendable {
     var burstReset: Int64 = 0
     /// DocuSign requests refused with 429 because the burst window was used up.
     var burstRejections = 0
-    /// Requests being answered now, and the most at once since the counts were reset.
-    var inFlight = 0
-    var maxInFlight = 0
 
     let token: String?
     let basic: (user: String, password: String)?

@@ -32,17 +32,20 @@ public enum UpstreamFactory {
     public static let kinds = ["dir", "docusign", "wordpress", "rest"]
 
     /// Makes the adapter for `configuration`.
+    /// - Parameter settings: HTTP tunables and the request observer of the HTTP adapters
+    ///   (`dir` makes no requests and ignores them).
     /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` for an unknown kind or bad options.
-    public static func make(_ configuration: UpstreamConfiguration) throws -> any Upstream {
+    public static func make(_ configuration: UpstreamConfiguration,
+                            settings: HTTPSettings = HTTPSettings()) throws -> any Upstream {
         switch configuration.kind {
         case "dir":
             return try DirectoryUpstream(configuration)
         case "docusign":
-            return try DocuSignUpstream(configuration, settings: try HTTPSettings(options: configuration.options))
+            return try DocuSignUpstream(configuration, settings: try settings.applying(configuration.options))
         case "wordpress":
-            return try WordPressUpstream(configuration, settings: try HTTPSettings(options: configuration.options))
+            return try WordPressUpstream(configuration, settings: try settings.applying(configuration.options))
         case "rest":
-            return try RestUpstream(configuration, settings: try HTTPSettings(options: configuration.options))
+            return try RestUpstream(configuration, settings: try settings.applying(configuration.options))
         default:
             throw UpstreamError.invalidConfiguration(
                 "unknown upstream kind '\(configuration.kind)' in '\(configuration.spec)' (known: \(kinds.joined(separator: ", ")))")

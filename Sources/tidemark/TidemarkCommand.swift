@@ -8,15 +8,23 @@ struct TidemarkCommand: AsyncParsableCommand {
         commandName: "tidemark",
         abstract: "Mirror a remote collection into a git repository, and tell which cached items are behind upstream.",
         discussion: """
-            A mirror is a git repository whose working tree caches an upstream collection (a folder of
-            JSON files, DocuSign templates, WordPress posts, a JSON REST collection). Every sync is a
-            commit; plain git (git log, git diff, tig) reads the history.
+            A mirror is a git repository whose working tree caches an upstream collection
+            (a folder of JSON files, DocuSign templates, WordPress posts, a JSON REST
+            collection). Every sync is a commit; plain git (git log, git diff, tig) reads
+            the history.
 
-            Exit status: 0 on success, 1 when a command refuses (local edits) or --exit-code finds
-            differences, 128 for errors (printed as 'fatal: ...'), 129 for usage errors.
+            Exit status: 0 on success, 1 when a command refuses (local edits) or
+            --exit-code finds differences, 128 for errors (printed as 'fatal: ...'), 129
+            for usage errors.
+
+            Examples:
+              tidemark clone dir:./templates cache
+              tidemark -C cache status
+              tidemark help sync
+              tidemark --generate-completion-script bash > /etc/bash_completion.d/tidemark
             """,
         version: "0.1.0",
-        subcommands: [Clone.self, Fetch.self, Status.self, DiffCommand.self, Sync.self, Log.self, Rollback.self]
+        subcommands: [Clone.self, Fetch.self, Status.self, DiffCommand.self, Sync.self, Log.self, Rollback.self, Config.self]
     )
 
     @Option(name: .customShort("C"), help: ArgumentHelp("Run as if tidemark was started in <path>.", valueName: "path"))
@@ -25,7 +33,7 @@ struct TidemarkCommand: AsyncParsableCommand {
     /// Parses the command line, runs the command, and exits like git does.
     static func runMain() async {
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(defaultingIfStale(Array(CommandLine.arguments.dropFirst())))
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -44,6 +52,21 @@ struct TidemarkCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
             Foundation.exit(129)
         }
+    }
+
+    /// `--if-stale` without a duration (last, or before another option) means `--if-stale auto`:
+    /// argument-parser options cannot have an optional value.
+    static func defaultingIfStale(_ arguments: [String]) -> [String] {
+        var result: [String] = []
+        for (index, argument) in arguments.enumerated() {
+            result.append(argument)
+            if argument == "--" { return result + arguments[(index + 1)...] }
+            if argument == "--if-stale" {
+                let next = index + 1 < arguments.count ? arguments[index + 1] : nil
+                if next == nil || next!.hasPrefix("-") { result.append("auto") }
+            }
+        }
+        return result
     }
 
     /// The mirror the command works on: the one containing `-C <path>` or the current folder.

@@ -85,6 +85,14 @@ public final class HTTPSession: Sendable {
             let failure: String
             var retryAfter: Double?
             var status = 0
+            let started = ContinuousClock.now
+            let observe = { (status: Int, bytes: Int, failure: String?) in
+                guard let observer = self.settings.requestObserver else { return }
+                let elapsed = ContinuousClock.now - started
+                let ms = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+                observer(HTTPRequestRecord(method: "GET", url: self.credentials.redact(shownURL), status: status,
+                                           bytes: bytes, milliseconds: ms, attempt: attempt, failure: failure))
+            }
             do {
                 let response = try await client.execute(
                     request, timeout: .milliseconds(Int64(settings.requestTimeout * 1000)))
@@ -93,6 +101,7 @@ public final class HTTPSession: Sendable {
                 let body = Data(buffer.readableBytesView)
                 let headers = response.headers.map { ($0.name, $0.value) }
                 state.update { $0.bytesReceived += body.count }
+                observe(status, body.count, nil)
                 let result = HTTPResult(url: url, status: status, headers: headers, body: body)
                 noteRateLimit(result)
                 if (200..<300).contains(status) || acceptStatuses.contains(status) { return result }
@@ -116,11 +125,13 @@ public final class HTTPSession: Sendable {
                 throw CancellationError()
             } catch let error as NIOTooManyBytesError {
                 _ = error
+                observe(status, 0, "body over the size limit")
                 throw UpstreamError.http(
                     status: status, url: shownURL,
                     message: "response body larger than the \(settings.maxBodyBytes)-byte limit")
             } catch {
                 failure = credentials.redact(Self.describe(error))
+                observe(status, 0, failure)
             }
 
             guard attempt < settings.maxAttempts else {

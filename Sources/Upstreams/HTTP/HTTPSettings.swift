@@ -19,11 +19,14 @@ public struct HTTPSettings: Sendable {
     public var maxRetryAfter: Double
     /// Where time is read and waits happen; tests put a virtual clock here.
     public var clock: any HTTPClock
+    /// Told about every request once it ends (`tidemark -v`); nil: nobody listens.
+    public var requestObserver: HTTPRequestObserver?
 
     public init(
         connectTimeout: Double = 10, readTimeout: Double = 30, requestTimeout: Double = 120,
         maxBodyBytes: Int = 32 << 20, maxAttempts: Int = 5, baseDelay: Double = 0.5,
-        maxDelay: Double = 30, maxRetryAfter: Double = 60, clock: any HTTPClock = SystemHTTPClock()
+        maxDelay: Double = 30, maxRetryAfter: Double = 60, clock: any HTTPClock = SystemHTTPClock(),
+        requestObserver: HTTPRequestObserver? = nil
     ) {
         self.connectTimeout = connectTimeout
         self.readTimeout = readTimeout
@@ -34,16 +37,23 @@ public struct HTTPSettings: Sendable {
         self.maxDelay = maxDelay
         self.maxRetryAfter = maxRetryAfter
         self.clock = clock
+        self.requestObserver = requestObserver
     }
 
-    /// The defaults, with the upstream options `maxAttempts` (1-20) and `timeout` (seconds allowed
+    /// The defaults, with the upstream options `maxAttempts` and `timeout` applied.
+    public init(options: [String: String]) throws {
+        self = try HTTPSettings().applying(options)
+    }
+
+    /// These settings with the upstream options `maxAttempts` (1-20) and `timeout` (seconds allowed
     /// for one request, 1-3600) applied.
     /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` naming the option when a value is out of range.
-    public init(options: [String: String]) throws {
-        self.init()
-        maxAttempts = try positiveOption(options, "maxAttempts", default: maxAttempts, max: 20)
-        requestTimeout = Double(try positiveOption(options, "timeout", default: Int(requestTimeout), max: 3600))
-        readTimeout = min(readTimeout, requestTimeout)
+    public func applying(_ options: [String: String]) throws -> HTTPSettings {
+        var settings = self
+        settings.maxAttempts = try positiveOption(options, "maxAttempts", default: maxAttempts, max: 20)
+        settings.requestTimeout = Double(try positiveOption(options, "timeout", default: Int(requestTimeout), max: 3600))
+        settings.readTimeout = min(readTimeout, settings.requestTimeout)
+        return settings
     }
 
     /// The backoff before retry number `attempt` (1 = first retry): exponential, capped, with

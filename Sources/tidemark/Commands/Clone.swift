@@ -9,13 +9,19 @@ extension TidemarkCommand {
             abstract: "Create a mirror of an upstream collection.",
             discussion: """
                 Upstream specs:
-                  dir:<folder>              a folder of *.json files (id = file name without .json)
+                  dir:<folder>              a folder of *.json files (id: file name)
                   docusign:<account url>    DocuSign eSignature v2.1 templates
-                  wordpress:<site url>      WordPress posts (or --collection pages, any post type)
+                  wordpress:<site url>      WordPress posts (--collection pages, any type)
                   rest:<list url>           a JSON REST collection
+
+                Settings given here are stored under [tidemark] in the new mirror's
+                .git/config (see 'tidemark config'); credentials never are, only where to get
+                them.
 
                 Examples:
                   tidemark clone dir:./templates cache
+                  tidemark clone docusign:$ACCOUNT_URL --token-env DOCUSIGN_TOKEN
+                  tidemark clone rest:https://api.example.org/items --option paging=link
                   tidemark clone wordpress:https://example.org --collection posts --collection pages \\
                       --basic-env WP_USER:WP_APP_PASSWORD
                   tidemark clone rest:https://api.example.org/things --token-env API_TOKEN \\
@@ -24,6 +30,7 @@ extension TidemarkCommand {
 
         @ParentCommand var root: TidemarkCommand
         @OptionGroup var output: OutputOptions
+        @OptionGroup var transfer: TransferOptions
 
         @Argument(help: "The upstream: <kind>:<location>.")
         var upstream: String
@@ -91,9 +98,19 @@ extension TidemarkCommand {
             if !output.quiet && !json {
                 FileHandle.standardError.write(Data("Cloning into '\(destination ?? Clone.defaultDestination(for: upstream))'...\n".utf8))
             }
-            let (_, report) = try await engine { () async throws(MirrorError) in
-                try await Mirror.clone(spec, to: target, options: cloneOptions)
+            let reporter = transfer.reporter(output)
+            defer { reporter?.finish() }
+            var progress: (@Sendable (ProgressEvent) -> Void)?
+            var requestObserver: HTTPRequestObserver?
+            if let reporter {
+                progress = { (event: ProgressEvent) in reporter.handle(event) }
+                requestObserver = { (record: HTTPRequestRecord) in reporter.handle(record) }
             }
+            let (_, report) = try await engine { [progress, requestObserver] () async throws(MirrorError) in
+                try await Mirror.clone(spec, to: target, options: cloneOptions,
+                                       progress: progress, requestObserver: requestObserver)
+            }
+            reporter?.finish()
             if json {
                 emitJSON(SyncJSON(report))
             } else if !output.quiet {

@@ -9,11 +9,20 @@ extension TidemarkCommand {
             commandName: "diff",
             abstract: "Show changes between snapshots, the upstream-tracking ref and the working tree.",
             discussion: """
-                tidemark diff                     HEAD against upstream (what a sync would change)
-                tidemark diff <rev>               <rev> against the working tree
-                tidemark diff <rev> <rev>         the first against the second
-                'upstream' names refs/tidemark/upstream; any git revision works (HEAD~2, main@{1}).
-                Limit to items with: -- templates/<id> ...
+                Forms:
+                  tidemark diff                   HEAD against upstream (what sync would do)
+                  tidemark diff <rev>             <rev> against the working tree
+                  tidemark diff <rev> <rev>       the first against the second
+
+                The name upstream means refs/tidemark/upstream; any git revision works
+                (HEAD~2, main@{1}). Limit to items with: -- templates/<id> ...
+
+                Examples:
+                  tidemark diff
+                  tidemark diff --stat HEAD~1 HEAD
+                  tidemark diff --stat --json
+                  tidemark diff HEAD -- templates/3f1c2a9e-8b1d-4c55-9a0e-1d2b3c4d5e01
+                  tidemark diff --exit-code --name-status upstream
                 """)
 
         @ParentCommand var root: TidemarkCommand

@@ -8,12 +8,18 @@ extension TidemarkCommand {
         static let configuration = CommandConfiguration(
             abstract: "List upstream and download the items that changed, onto refs/tidemark/upstream.",
             discussion: """
-                Touches neither the branch nor the working tree. Afterwards 'tidemark status' tells
-                what is behind and 'git diff main tidemark/upstream' shows it.
+                Touches neither the branch nor the working tree. Afterwards 'tidemark status'
+                tells what is behind and 'git diff main tidemark/upstream' shows it.
+
+                Examples:
+                  tidemark fetch
+                  tidemark fetch --json | jq .behind
+                  tidemark fetch -v                 # log every HTTP request (secrets redacted)
                 """)
 
         @ParentCommand var root: TidemarkCommand
         @OptionGroup var output: OutputOptions
+        @OptionGroup var transfer: TransferOptions
 
         @Flag(help: "Accept a listing that deletes all items, or more than half of a collection.")
         var allowMassDelete = false
@@ -30,9 +36,13 @@ extension TidemarkCommand {
 
         func run() async throws {
             let mirror = try root.openMirror()
+            let reporter = transfer.reporter(output)
+            defer { reporter?.finish() }
+            await mirror.report(to: reporter)
             let report = try await engine { () async throws(MirrorError) in
                 try await mirror.fetch(FetchOptions(allowMassDelete: allowMassDelete, jobs: jobs))
             }
+            reporter?.finish()
             if json {
                 emitJSON(FetchJSON(report))
             } else if !output.quiet {

@@ -6,7 +6,17 @@ extension TidemarkCommand {
     /// `tidemark log`
     struct Log: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show snapshots with their change counts and watermarks.")
+            abstract: "Show snapshots with their change counts and watermarks.",
+            discussion: """
+                Follows first parents from HEAD (or the given revision), newest first. The
+                counts and watermarks come from each snapshot's trailers, which plain git
+                shows too (git log --format='%h %s%n%(trailers)').
+
+                Examples:
+                  tidemark log
+                  tidemark log -n 3
+                  tidemark log upstream --json
+                """)
 
         @ParentCommand var root: TidemarkCommand
         @OptionGroup var output: OutputOptions

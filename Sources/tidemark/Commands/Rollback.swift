@@ -8,10 +8,16 @@ extension TidemarkCommand {
         static let configuration = CommandConfiguration(
             abstract: "Restore an earlier snapshot.",
             discussion: """
-                By default the snapshot is restored as a new commit (history kept); --hard resets
-                the branch to it (the reflog keeps the old tip: main@{1}). The upstream-tracking ref
-                is untouched: 'tidemark status' then shows what is behind, and the next sync re-uses
-                objects already stored instead of downloading them again.
+                By default the snapshot is restored as a new commit (history kept); --hard
+                resets the branch to it (the reflog keeps the old tip: main@{1}). The
+                upstream-tracking ref is untouched: 'tidemark status' then shows what is
+                behind, and the next sync re-uses objects already stored instead of
+                downloading them again.
+
+                Examples:
+                  tidemark rollback HEAD~1
+                  tidemark rollback main@{2} --hard
+                  tidemark rollback 1a2b3c4 --force
                 """)
 
         @ParentCommand var root: TidemarkCommand
@@ -26,12 +32,17 @@ extension TidemarkCommand {
         @Flag(help: "Overwrite local edits.")
         var force = false
 
+        @Flag(help: "Print a JSON report on stdout.")
+        var json = false
+
         func run() async throws {
             let mirror = try root.openMirror()
             let report = try await engine { () async throws(MirrorError) in
                 try await mirror.rollback(to: revision, hard: hard, force: force)
             }
-            if !output.quiet {
+            if json {
+                emitJSON(RollbackJSON(report, hard: hard))
+            } else if !output.quiet {
                 let how = hard ? "Reset" : "Restored"
                 emit("\(how) snapshot \(report.restored.short()) (\(report.paths.count) files changed); now at \(report.current.short()).\n")
             }

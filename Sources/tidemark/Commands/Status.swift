@@ -8,13 +8,20 @@ extension TidemarkCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show which cached items are behind upstream and which are edited locally.",
             discussion: """
-                Never contacts upstream: it compares HEAD with refs/tidemark/upstream (as of the last
-                fetch) and the working tree with HEAD.
+                Never contacts upstream: it compares HEAD with refs/tidemark/upstream (as of
+                the last fetch) and the working tree with HEAD.
 
                 --porcelain prints one line per item, 'XY <collection>/<id>':
-                  X (upstream side): M changed upstream, A new upstream, D deleted upstream, ' ' same
-                  Y (local side):    M edited in the working tree, D deleted locally, ' ' same
-                Unusual ids are quoted like git quotes paths; -z ends lines with NUL and never quotes.
+                  X (upstream side): M changed, A new, D deleted upstream, ' ' same
+                  Y (local side):    M edited in the working tree, D deleted, ' ' same
+                Unusual ids are quoted like git quotes paths; -z ends lines with NUL and never
+                quotes.
+
+                Examples:
+                  tidemark status
+                  tidemark status --porcelain
+                  tidemark status --json | jq '.items[] | select(.upstream == "changed") | .id'
+                  tidemark status --exit-code >/dev/null || tidemark sync
                 """)
 
         @ParentCommand var root: TidemarkCommand

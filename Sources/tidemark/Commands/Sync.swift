@@ -8,18 +8,27 @@ extension TidemarkCommand {
         static let configuration = CommandConfiguration(
             abstract: "Fetch, then move the branch to the new snapshot and update the working tree.",
             discussion: """
-                Refuses (exit 1, nothing changed) when items it would overwrite are edited locally,
-                unless --force. --if-stale skips everything when the last sync is younger than the
-                duration (e.g. 30s, 15m, 6h, 1d; 'auto' reads tidemark.refreshInterval).
+                Refuses (exit 1, nothing changed) when items it would overwrite are edited
+                locally, unless --force. --if-stale skips everything when the last sync is
+                younger than the duration (e.g. 30s, 15m, 6h, 1d); without a duration (or
+                with auto) it uses tidemark.refreshInterval.
+
+                Examples:
+                  tidemark sync
+                  tidemark sync --dry-run
+                  tidemark sync --if-stale 6h
+                  git config tidemark.refreshInterval 6h && tidemark sync --if-stale
+                  tidemark sync --force --json
                 """)
 
         @ParentCommand var root: TidemarkCommand
         @OptionGroup var output: OutputOptions
+        @OptionGroup var transfer: TransferOptions
 
         @Flag(help: "Print the plan and the number of requests it would make; change nothing.")
         var dryRun = false
 
-        @Option(help: ArgumentHelp("Do nothing when the last sync is younger than this.", valueName: "duration"))
+        @Option(help: ArgumentHelp("Do nothing when the last sync is younger than this (alone: tidemark.refreshInterval).", valueName: "duration"))
         var ifStale: String?
 
         @Flag(help: "Overwrite local edits.")
@@ -39,23 +48,30 @@ extension TidemarkCommand {
 
         func validate() throws {
             try validateJobs(jobs)
-            if let ifStale, ifStale != "auto", Duration.seconds(ifStale) == nil {
+            if let ifStale, ifStale != "auto", DurationText.seconds(ifStale) == nil {
                 throw ValidationError("--if-stale takes a duration like 30s, 15m, 6h or 1d (or auto), not '\(ifStale)'")
             }
         }
 
         func run() async throws {
             let mirror = try root.openMirror()
-            var staleSeconds = ifStale.flatMap(Duration.seconds)
+            var staleSeconds = ifStale.flatMap(DurationText.seconds)
             if ifStale == "auto" {
-                guard let interval = mirror.settings.refreshInterval, let seconds = Duration.seconds(interval) else {
-                    throw CommandFailure.fatal("--if-stale auto needs a duration in tidemark.refreshInterval (git config tidemark.refreshInterval 6h)")
+                guard let interval = mirror.settings.refreshInterval else {
+                    throw CommandFailure.fatal("--if-stale without a duration needs tidemark.refreshInterval (git config tidemark.refreshInterval 6h)")
+                }
+                guard let seconds = DurationText.seconds(interval) else {
+                    throw CommandFailure.fatal("config tidemark.refreshInterval must be a duration like 30s, 15m, 6h or 1d, not '\(interval)'")
                 }
                 staleSeconds = seconds
             }
             let options = SyncOptions(dryRun: dryRun, ifStaleSeconds: staleSeconds, force: force, offline: offline,
                                       fetch: FetchOptions(allowMassDelete: allowMassDelete, jobs: jobs))
+            let reporter = transfer.reporter(output)
+            defer { reporter?.finish() }
+            await mirror.report(to: reporter)
             let report = try await engine { () async throws(MirrorError) in try await mirror.sync(options) }
+            reporter?.finish()
             if json { emitJSON(SyncJSON(report)); return }
             guard !output.quiet else { return }
             switch report.outcome {
@@ -76,7 +92,7 @@ extension TidemarkCommand {
 }
 
 /// Parses durations like `90`, `30s`, `15m`, `6h`, `2d`.
-enum Duration {
+enum DurationText {
     static func seconds(_ text: String) -> Double? {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
         guard let last = text.last else { return nil }

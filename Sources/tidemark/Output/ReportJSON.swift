@@ -124,3 +124,18 @@ struct DiffJSON: Encodable {
         deletions = result.deletions
     }
 }
+
+struct RollbackJSON: Encodable {
+    var restored: String
+    var previous: String
+    var current: String
+    var hard: Bool
+    var paths: [String]
+    init(_ report: RollbackReport, hard: Bool) {
+        restored = report.restored.hex
+        previous = report.previous.hex
+        current = report.current.hex
+        self.hard = hard
+        paths = report.paths
+    }
+}

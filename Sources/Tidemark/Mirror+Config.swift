@@ -1,0 +1,78 @@
+import GitStore
+import Upstreams
+
+/// One effective setting of a mirror, as `tidemark config` lists it.
+public struct EffectiveSetting: Sendable, Equatable, Codable {
+    /// The git config key, e.g. `tidemark.jobs`.
+    public var key: String
+    /// The value in use; nil when the key is unset and has no default (e.g. no `tokenEnv`).
+    public var value: String?
+    /// True when the key is not set in git config and `value` is tidemark's default.
+    public var isDefault: Bool
+
+    public init(key: String, value: String?, isDefault: Bool) {
+        self.key = key
+        self.value = value
+        self.isDefault = isDefault
+    }
+}
+
+extension Mirror {
+    /// Options that only mean something for some upstream kinds, with their defaults.
+    private static let optionDefaults: [(key: String, kinds: Set<String>, value: String?)] = [
+        ("tokenEnv", ["docusign", "wordpress", "rest"], nil),
+        ("tokenCommand", ["docusign", "wordpress", "rest"], nil),
+        ("basicEnv", ["wordpress", "rest"], nil),
+        ("pageSize", ["docusign", "wordpress", "rest"], "100"),
+        ("maxAttempts", ["docusign", "wordpress", "rest"], "5"),
+        ("timeout", ["docusign", "wordpress", "rest"], "120"),
+        ("itemsPath", ["rest"], ""),
+        ("idField", ["rest"], "id"),
+        ("modifiedField", ["rest"], "lastModified"),
+        ("itemURL", ["rest"], nil),
+        ("paging", ["rest"], "none"),
+        ("sinceParam", ["rest"], nil),
+    ]
+
+    /// The collection an upstream kind mirrors when none is configured.
+    static func defaultCollection(kind: String) -> String? {
+        ["dir": "items", "docusign": "templates", "wordpress": "posts", "rest": "items"][kind]
+    }
+
+    /// Every setting ``MirrorSettings`` reads, in a fixed order, with the value in use and
+    /// whether it is a default. Adapter options are listed when set, or when they apply to the
+    /// mirror's upstream kind.
+    ///
+    /// ```swift
+    /// for setting in try await mirror.effectiveSettings() where !setting.isDefault {
+    ///     print(setting.key, setting.value ?? "")
+    /// }
+    /// ```
+    public func effectiveSettings() throws(MirrorError) -> [EffectiveSetting] {
+        func isSet(_ key: String) throws(MirrorError) -> Bool {
+            try mirrorErrors { try repository.configString("tidemark.\(key)") != nil }
+        }
+        let kind = settings.upstreamConfiguration.kind
+        var result = [EffectiveSetting(key: "tidemark.upstream", value: settings.upstream, isDefault: false)]
+        if settings.collections.isEmpty {
+            result.append(EffectiveSetting(key: "tidemark.collection", value: Mirror.defaultCollection(kind: kind), isDefault: true))
+        } else {
+            result += settings.collections.map { EffectiveSetting(key: "tidemark.collection", value: $0, isDefault: false) }
+        }
+        result.append(EffectiveSetting(key: "tidemark.jobs", value: String(settings.jobs), isDefault: !(try isSet("jobs"))))
+        result.append(EffectiveSetting(key: "tidemark.fanout", value: settings.fanout.map { $0 ? "true" : "false" } ?? "auto",
+                                       isDefault: !(try isSet("fanout"))))
+        result.append(EffectiveSetting(key: "tidemark.refreshInterval", value: settings.refreshInterval,
+                                       isDefault: settings.refreshInterval == nil))
+        result.append(EffectiveSetting(key: "tidemark.overlap", value: String(settings.overlapSeconds),
+                                       isDefault: !(try isSet("overlap"))))
+        for option in Mirror.optionDefaults {
+            if let value = settings.options[option.key] {
+                result.append(EffectiveSetting(key: "tidemark.\(option.key)", value: value, isDefault: false))
+            } else if option.kinds.contains(kind) {
+                result.append(EffectiveSetting(key: "tidemark.\(option.key)", value: option.value, isDefault: true))
+            }
+        }
+        return result
+    }
+}

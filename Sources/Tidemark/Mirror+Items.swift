@@ -1,0 +1,51 @@
+import Foundation
+import GitStore
+import Upstreams
+
+/// One item as the current snapshot (HEAD) caches it.
+public struct CachedItem: Sendable, Equatable {
+    public var collection: String
+    public var id: ItemID
+    /// The upstream `lastModified` of the cached version, as upstream wrote it.
+    public var lastModified: String
+    /// The item's file, relative to the working tree (`templates/3f1c2a9e-....json`).
+    public var path: String
+}
+
+extension Mirror {
+    /// The items the current snapshot holds, sorted by collection and id (empty before the
+    /// first sync). Reads the manifests only, never the item files.
+    /// - Parameter collection: only this collection; nil: every configured collection.
+    public func cachedItems(in collection: String? = nil) throws(MirrorError) -> [CachedItem] {
+        let tree = try headCommit()?.tree
+        var items: [CachedItem] = []
+        for name in settings.collections where collection == nil || collection == name {
+            items += try manifest(name, in: tree).entries.map {
+                CachedItem(collection: name, id: $0.id, lastModified: $0.lastModified, path: "\(name)/\($0.path)")
+            }
+        }
+        return items
+    }
+
+    /// The cached JSON body of an item, as the current snapshot (HEAD) holds it: canonical
+    /// JSON, unaffected by edits in the working tree. Nil when the snapshot has no such item.
+    ///
+    /// ```swift
+    /// if let data = try await mirror.cachedContents(of: "3f1c2a9e", in: "templates") {
+    ///     let template = try JSONDecoder().decode(Template.self, from: data)
+    /// }
+    /// ```
+    public func cachedContents(of id: ItemID, in collection: String) throws(MirrorError) -> Data? {
+        guard let tree = try headCommit()?.tree else { return nil }
+        guard let entry = try manifest(collection, in: tree).byID()[id] else { return nil }
+        return try mirrorErrors {
+            guard let blob = try repository.treeEntry(at: "\(collection)/\(entry.path)", in: tree)?.id else { return nil }
+            return try repository.readBlob(blob)
+        }
+    }
+
+    /// ``cachedContents(of:in:)`` for an id given as text.
+    public func cachedContents(of id: String, in collection: String) throws(MirrorError) -> Data? {
+        try cachedContents(of: ItemID(id), in: collection)
+    }
+}

@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+import Tidemark
+
+extension TidemarkCommand {
+    /// `tidemark config [<key>]`
+    struct Config: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the mirror's effective settings, defaults marked.",
+            discussion: """
+                Settings live under [tidemark] in .git/config: set them with plain git config.
+                Every key tidemark reads is listed with the value in use; '(default)' marks
+                keys that are not set, '(unset)' keys with no default. Credentials are never
+                stored, only where to get them (tokenEnv, tokenCommand, basicEnv).
+
+                Examples:
+                  tidemark config
+                  tidemark config tidemark.jobs
+                  git config tidemark.jobs 4
+                  git config tidemark.refreshInterval 6h   # for 'sync --if-stale'
+                  tidemark config --json
+                """)
+
+        @ParentCommand var root: TidemarkCommand
+        @OptionGroup var output: OutputOptions
+
+        @Argument(help: "Print only this key's value (tidemark.jobs or jobs); exit 1 when it has none.")
+        var key: String?
+
+        @Flag(help: "Print a JSON report.")
+        var json = false
+
+        func run() async throws {
+            let mirror = try root.openMirror()
+            var settings = try await engine { () async throws(MirrorError) in try await mirror.effectiveSettings() }
+            if let key {
+                let full = key.hasPrefix("tidemark.") ? key : "tidemark." + key
+                settings = settings.filter { $0.key.lowercased() == full.lowercased() }
+                if !json {
+                    let values = settings.compactMap(\.value)
+                    guard !values.isEmpty else { throw CommandFailure.silent(1) }
+                    emit(values.map { $0 + "\n" }.joined())
+                    return
+                }
+            }
+            if json {
+                emitJSON(ConfigJSON(settings))
+                return
+            }
+            for setting in settings {
+                switch (setting.value, setting.isDefault) {
+                case (nil, _): emit("\(setting.key) (unset)\n")
+                case (let value?, true): emit("\(setting.key) = \(value) (default)\n")
+                case (let value?, false): emit("\(setting.key) = \(value)\n")
+                }
+            }
+        }
+    }
+}
+
+/// `tidemark config --json`.
+struct ConfigJSON: Encodable {
+    struct Setting: Encodable {
+        var key: String
+        var value: String?
+        var `default`: Bool
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(key, forKey: .key)
+            try container.encode(value, forKey: .value)   // null when unset
+            try container.encode(`default`, forKey: .default)
+        }
+        enum CodingKeys: String, CodingKey { case key, value, `default` }
+    }
+    var settings: [Setting]
+    init(_ settings: [EffectiveSetting]) {
+        self.settings = settings.map { Setting(key: $0.key, value: $0.value, default: $0.isDefault) }
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+
+@Suite("End to end: help with examples, shell completions")
+struct HelpTests {
+    static let commands = ["clone", "fetch", "status", "diff", "sync", "log", "rollback", "config"]
+
+    @Test(arguments: commands)
+    func helpShowsExamples(_ command: String) async throws {
+        let help = try await CLI.tidemark(["help", command], in: NSTemporaryDirectory())
+        #expect(help.status == 0, "\(help.stderr)")
+        let lines = help.stdout.components(separatedBy: "\n")
+        let header = try #require(lines.firstIndex { $0.trimmingCharacters(in: .whitespaces) == "Examples:" },
+                                  "no Examples: in help \(command)")
+        let examples = lines[(header + 1)...].prefix { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        #expect(!examples.isEmpty)
+        #expect(examples.contains { $0.contains("tidemark \(command)") }, "\(examples)")
+        #expect(help.stdout.contains("USAGE: tidemark \(command)"))
+    }
+
+    @Test(arguments: ["bash", "zsh", "fish"])
+    func completionScriptGenerates(_ shell: String) async throws {
+        let script = try await CLI.tidemark(["--generate-completion-script", shell], in: NSTemporaryDirectory())
+        #expect(script.status == 0, "\(script.stderr)")
+        for command in Self.commands { #expect(script.stdout.contains(command)) }
+        #expect(script.stdout.contains("if-stale") && script.stdout.contains("progress"))
+    }
+
+    @Test func bashCompletionScriptIsValidBash() async throws {
+        let script = try await CLI.tidemark(["--generate-completion-script", "bash"], in: NSTemporaryDirectory())
+        let path = NSTemporaryDirectory() + "tidemark-completion-\(UUID().uuidString).bash"
+        try Data(script.stdout.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let check = try await CLI.run("/bin/bash", ["-n", path], in: NSTemporaryDirectory())
+        #expect(check.status == 0, "\(check.stderr)")
+    }
+}
