@@ -79,7 +79,10 @@ public struct Manifest: Sendable, Equatable {
 
     /// Entries by id.
     public func byID() -> [ItemID: ManifestEntry] {
-        Dictionary(entries.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var byID: [ItemID: ManifestEntry] = [:]
+        byID.reserveCapacity(entries.count)
+        for entry in entries where byID[entry.id] == nil { byID[entry.id] = entry }
+        return byID
     }
 
     /// Parses manifest text. Rejects unknown versions, short lines, bad escapes, and ids out of order.

@@ -219,6 +219,7 @@ extension ManifestEntry {
     /// The versions an adapter may treat as already cached (entries whose date parses).
     static func cachedVersions<S: Sequence>(_ entries: S) -> [ItemID: CachedVersion] where S.Element == ManifestEntry {
         var cached: [ItemID: CachedVersion] = [:]
+        cached.reserveCapacity(entries.underestimatedCount)
         for entry in entries {
             if let time = Timestamp(entry.lastModified) {
                 cached[entry.id] = CachedVersion(lastModified: time, etag: entry.etag.isEmpty ? nil : entry.etag)
