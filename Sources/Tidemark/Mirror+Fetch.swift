@@ -166,7 +166,7 @@ extension Mirror {
         } catch let error where error.code == .modified || error.code == .exists {
             throw .concurrentUpdate(ref: name)
         } catch let error where error.code == .locked {
-            throw .invalidArgument("cannot lock ref '\(name)': \(error.message)")
+            throw .gitLocked(gitDirectory + name + ".lock")
         } catch {
             throw .git(error)
         }

@@ -168,14 +168,31 @@ extension Mirror {
             let edited = try localEdits(in: head.tree, among: changed)
             if !edited.isEmpty { throw .localEdits(edited) }
         }
+        try checkGitLocks(index: true, refs: [branch])
         try writeState("sync-journal", "\(head?.id.hex ?? "none") \(target.hex) \(branch)\n")
         crashPoint("after-journal")
         try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)
         crashPoint("after-checkout")
-        try updateRef(branch, to: target, expected: head?.id, message: reflog)
+        do {
+            try updateRef(branch, to: target, expected: head?.id, message: reflog)
+        } catch {
+            // The branch moved under us (a commit made during the sync) or its lock is taken:
+            // put back the files this sync wrote, so the working tree and index match the
+            // branch again, and leave the branch alone.
+            undoCheckout(of: targetCommit.tree, back: head?.tree, paths: changed)
+            removeState("sync-journal")
+            throw error
+        }
         crashPoint("after-branch")
         removeState("sync-journal")
         return changed
+    }
+
+    /// Best effort after a refused branch update: files that still hold what `tree` gave them
+    /// return to `old` (safe checkout: anything edited since is left as it is).
+    func undoCheckout(of tree: ObjectID, back old: ObjectID?, paths: [String]) {
+        guard let old, !paths.isEmpty else { return }
+        try? repository.checkout(tree: old, baseline: tree, paths: paths.count <= 512 ? paths : [], strategy: .safe)
     }
 
     /// Items (as `collection/id`, or paths outside collections) edited in the working tree among

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// Runs the built `tidemark` binary (and `git`, to prove interoperability) in end-to-end tests.
@@ -50,6 +53,74 @@ enum CLI {
         }
         return Result(status: process.terminationStatus, stdout: read(base + ".out"), stderr: read(base + ".err"),
                       signalled: process.terminationReason == .uncaughtSignal)
+    }
+
+    /// A program started in the background (output to files), to be killed or waited for.
+    final class Spawned {
+        let process = Process()
+        private let base = NSTemporaryDirectory() + "tidemark-e2e-" + UUID().uuidString
+
+        init(_ executable: String, _ arguments: [String], in directory: String, environment: [String: String]) throws {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            process.currentDirectoryURL = URL(fileURLWithPath: directory)
+            var env = ProcessInfo.processInfo.environment
+            env["NO_COLOR"] = "1"
+            for (key, value) in environment { env[key] = value }
+            process.environment = env
+            FileManager.default.createFile(atPath: base + ".out", contents: nil)
+            FileManager.default.createFile(atPath: base + ".err", contents: nil)
+            process.standardOutput = FileHandle(forWritingAtPath: base + ".out")
+            process.standardError = FileHandle(forWritingAtPath: base + ".err")
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+        }
+
+        var pid: Int32 { process.processIdentifier }
+
+        /// Sends SIGKILL if the process still runs; true when it was still running.
+        func kill() -> Bool {
+            guard process.isRunning else { return false }
+            return Glibc.kill(process.processIdentifier, SIGKILL) == 0
+        }
+
+        /// Waits for the process to end and returns its result.
+        func wait() -> Result {
+            process.waitUntilExit()
+            func read(_ path: String) -> String {
+                String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
+            }
+            let result = Result(status: process.terminationStatus, stdout: read(base + ".out"), stderr: read(base + ".err"),
+                                signalled: process.terminationReason == .uncaughtSignal)
+            try? FileManager.default.removeItem(atPath: base + ".out")
+            try? FileManager.default.removeItem(atPath: base + ".err")
+            return result
+        }
+    }
+
+    /// Starts `tidemark` in the background.
+    static func spawnTidemark(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> Spawned {
+        try Spawned(tidemark, arguments, in: directory, environment: environment)
+    }
+
+    /// Waits (polling, at most `seconds`) until `path` exists; true when it does.
+    static func waitForFile(_ path: String, seconds: Double = 120) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !FileManager.default.fileExists(atPath: path) {
+            if Date() > deadline { return false }
+            usleep(10_000)
+        }
+        return true
+    }
+
+    /// True when nobody holds the mirror's run lock (`.git/tidemark.lock`).
+    static func runLockIsFree(_ mirror: String) -> Bool {
+        let fd = open(mirror + "/.git/tidemark.lock", O_RDWR | O_CREAT, 0o644)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return false }
+        flock(fd, LOCK_UN)
+        return true
     }
 
     /// Runs `tidemark` with `arguments` in `directory`.

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+
+@Suite("Reliability: concurrent runs, commits during a sync, stale git locks", .serialized)
+struct ConcurrencyTests {
+    /// A mirror of a 20-item folder upstream, with 5 items changed upstream since.
+    static func mirrorBehindUpstream(_ root: String) throws -> String {
+        let upstream = root + "/up"
+        try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+        for index in 1...20 { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z") }
+        #expect(try CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
+        for index in 1...5 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
+        return root + "/m"
+    }
+
+    static func rev(_ name: String, in mirror: String) throws -> String {
+        try CLI.git(["rev-parse", name], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func aSecondSyncFailsAtOnceWithThePidAndTheFirstSucceeds() async throws {
+        try await withScratch { root in
+            let mirror = try Self.mirrorBehindUpstream(root)
+            let go = root + "/go"
+            let first = try CLI.spawnTidemark(["sync"], in: mirror,
+                                              environment: ["TIDEMARK_PAUSE_AT": "after-lock", "TIDEMARK_PAUSE_FILE": go])
+            #expect(CLI.waitForFile(go + ".reached"))
+            let second = try CLI.tidemark(["sync"], in: mirror)
+            #expect(second.status == 128)
+            #expect(second.stderr.hasPrefix("fatal: another tidemark process (pid \(first.pid)) is running"), "\(second.stderr)")
+            let fetch = try CLI.tidemark(["fetch"], in: mirror)
+            #expect(fetch.status == 128 && fetch.stderr.contains("(pid \(first.pid))"))
+            _ = FileManager.default.createFile(atPath: go, contents: nil)
+            let done = first.wait()
+            #expect(done.status == 0 && done.stdout.contains("Synced: 5 changed"), "\(done.stderr)")
+            #expect(try CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            try CLI.expectClean(mirror)
+            #expect(CLI.runLockIsFree(mirror))
+        }
+    }
+
+    /// The user commits on main while a sync is between its checkout and its branch update: the
+    /// compare-and-swap refuses, the files the sync wrote are put back, the commit survives.
+    /// The rerun then makes a snapshot equal to upstream on top of the user's commit (a mirror's
+    /// snapshots hold what upstream holds: a file the user added outside the collections is
+    /// removed from the new snapshot, and stays in the history).
+    @Test func aCommitDuringASyncSurvivesAndTheSyncRefuses() async throws {
+        try await withScratch { root in
+            let mirror = try Self.mirrorBehindUpstream(root)
+            let before = try Self.rev("HEAD", in: mirror)
+            let go = root + "/go"
+            let sync = try CLI.spawnTidemark(["sync"], in: mirror,
+                                             environment: ["TIDEMARK_PAUSE_AT": "after-journal", "TIDEMARK_PAUSE_FILE": go])
+            #expect(CLI.waitForFile(go + ".reached"))
+            try Data("my notes\n".utf8).write(to: URL(fileURLWithPath: mirror + "/NOTES.md"))
+            try CLI.git(["add", "NOTES.md"], in: mirror)
+            try CLI.git(["-c", "user.name=User", "-c", "user.email=user@example.org", "commit", "-q", "-m", "My notes"], in: mirror)
+            let users = try Self.rev("HEAD", in: mirror)
+            _ = FileManager.default.createFile(atPath: go, contents: nil)
+            let refused = sync.wait()
+            #expect(refused.status == 128)
+            #expect(refused.stderr.hasPrefix("fatal: refs/heads/main changed while tidemark was working"), "\(refused.stderr)")
+            #expect(try Self.rev("HEAD", in: mirror) == users)
+            #expect(try Self.rev("HEAD~1", in: mirror) == before)
+            // The working tree and index match the user's commit again.
+            #expect(try CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(FileManager.default.contents(atPath: mirror + "/items/i1.json").map { !String(decoding: $0, as: UTF8.self).contains("\"v\"") } == true)
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/sync-journal"))
+            try CLI.expectClean(mirror)
+
+            let rerun = try CLI.tidemark(["sync"], in: mirror)
+            #expect(rerun.status == 0, "\(rerun.stderr)")
+            #expect(try Self.rev("HEAD~1", in: mirror) == users)
+            #expect(try CLI.git(["show", "HEAD~1:NOTES.md"], in: mirror) == "my notes\n")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/NOTES.md"))
+            #expect(try CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(try CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            try CLI.expectClean(mirror)
+            #expect(try CLI.tidemark(["clone", "dir:up", "reference"], in: root).status == 0)
+            #expect(try Self.rev("HEAD^{tree}", in: mirror) == (try Self.rev("HEAD^{tree}", in: root + "/reference")))
+        }
+    }
+
+    @Test(arguments: ["index.lock", "refs/heads/main.lock", "refs/tidemark/upstream.lock"])
+    func aStaleGitLockIsNamedAndNotDeleted(_ lock: String) async throws {
+        try await withScratch { root in
+            let mirror = try Self.mirrorBehindUpstream(root)
+            let before = try Self.rev("HEAD", in: mirror)
+            let path = mirror + "/.git/" + lock
+            _ = FileManager.default.createFile(atPath: path, contents: Data())
+            let sync = try CLI.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 128)
+            #expect(sync.stderr.hasPrefix("fatal: unable to create '\(path)': file exists"), "\(sync.stderr)")
+            #expect(FileManager.default.fileExists(atPath: path))
+            #expect(try Self.rev("HEAD", in: mirror) == before)
+            #expect(try CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(CLI.runLockIsFree(mirror))
+            try FileManager.default.removeItem(atPath: path)
+            let rerun = try CLI.tidemark(["sync"], in: mirror)
+            #expect(rerun.status == 0 && rerun.stdout.contains("Synced: 5 changed"), "\(rerun.stderr)")
+            try CLI.expectClean(mirror)
+            #expect(try CLI.git(["status", "--porcelain"], in: mirror) == "")
+        }
+    }
+}

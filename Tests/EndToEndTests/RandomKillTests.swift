@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+import TidemarkFixtures
+
+/// A seeded generator (SplitMix64), so a failing kill schedule can be replayed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("Reliability: SIGKILL at random moments of a 2,000-item HTTP sync", .serialized)
+struct RandomKillTests {
+    static let kills = 10
+    static let seed: UInt64 = 0x7D3_2026
+
+    /// Where a kill landed, from what it left behind.
+    enum Landing: String, CaseIterable {
+        case beforeUpstreamRef = "before the upstream ref moved"
+        case betweenRefs = "after the upstream ref, before main"
+        case afterMain = "after main moved"
+        case afterExit = "after the run had ended"
+    }
+
+    @Test func randomKillsLeaveTheOldOrNewSnapshotAndTheRerunEqualsAFreshClone() async throws {
+        let token = "CANARY-kill-5c1e-SECRET"
+        let server = try await FixtureServer.start(items: 2000, seed: 23, token: token)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let spec = "docusign:\(server.baseURL)/restapi/v2.1/accounts/kill-account"
+            let env = ["TIDEMARK_TEST_TOKEN": token]
+            let clone = try CLI.tidemark(["clone", spec, "m", "--token-env", "TIDEMARK_TEST_TOKEN", "--jobs", "8"],
+                                         in: root, environment: env)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            let mirror = root + "/m"
+
+            // About 200 items change upstream (modified, new, deleted).
+            let ids = server.ids(.docusign).sorted()
+            for id in ids.prefix(180) { server.modify(.docusign, id: id) }
+            for _ in 0..<10 { server.create(.docusign) }
+            for id in ids.suffix(10) { server.purge(.docusign, id: id) }
+
+            // Measure an uninterrupted run on a copy, to spread the kills over its length.
+            _ = try CLI.run("/bin/cp", ["-a", mirror, root + "/measure"], in: root)
+            let started = Date()
+            let measured = try CLI.tidemark(["sync"], in: root + "/measure", environment: env)
+            let runTime = max(Date().timeIntervalSince(started), 0.05)
+            #expect(measured.status == 0, "\(measured.stderr)")
+
+            var generator = SeededGenerator(seed: Self.seed)
+            var landings: [Landing: Int] = [:]
+            var snapshots = [try Self.rev("HEAD", in: mirror)]
+            for round in 1...Self.kills {
+                let oldMain = try Self.rev("HEAD", in: mirror)
+                let oldUpstream = try Self.rev("refs/tidemark/upstream", in: mirror)
+                let delay = runTime * Double.random(in: 0.02...1.0, using: &generator)
+                let run = try CLI.spawnTidemark(["sync"], in: mirror, environment: env)
+                usleep(UInt32(delay * 1_000_000))
+                let killed = run.kill()
+                let result = run.wait()
+                let main = try Self.rev("HEAD", in: mirror)
+                let upstream = try Self.rev("refs/tidemark/upstream", in: mirror)
+                if killed {
+                    #expect(result.signalled, "round \(round): \(result.stderr)")
+                } else {
+                    #expect(result.status == 0, "round \(round) ended by itself: \(result.stderr)")
+                }
+                let landing: Landing = !killed ? .afterExit
+                    : main != oldMain ? .afterMain
+                    : upstream != oldUpstream ? .betweenRefs : .beforeUpstreamRef
+                landings[landing, default: 0] += 1
+
+                try CLI.expectClean(mirror)
+                // main is the old snapshot or the new one (the upstream snapshot), nothing else.
+                #expect(main == oldMain || main == upstream, "round \(round): main is a third state")
+                #expect(CLI.runLockIsFree(mirror), "round \(round): run lock still held")
+                let stray = Self.strayLockFiles(mirror)
+                #expect(stray.isEmpty, "round \(round): git lock files left: \(stray)")
+                if main != oldMain { snapshots.append(main) }
+                if !killed || main != oldMain {
+                    // The work is done: give the next kills something to interrupt.
+                    for id in ids.dropFirst(200 + round * 20).prefix(20) { server.modify(.docusign, id: id) }
+                }
+            }
+
+            let final = try CLI.tidemark(["sync"], in: mirror, environment: env)
+            #expect(final.status == 0, "\(final.stderr)")
+            try CLI.expectClean(mirror)
+            #expect(try CLI.tidemark(["status", "--porcelain"], in: mirror, environment: env).stdout == "")
+            #expect(try CLI.git(["status", "--porcelain"], in: mirror) == "")
+            // Every snapshot main ever pointed to is still in its history.
+            let history = Set(try CLI.git(["rev-list", "HEAD"], in: mirror).split(separator: "\n").map(String.init))
+            #expect(snapshots.allSatisfy { history.contains($0) })
+
+            let reference = try CLI.tidemark(["clone", spec, "reference", "--token-env", "TIDEMARK_TEST_TOKEN", "--jobs", "8"],
+                                             in: root, environment: env)
+            #expect(reference.status == 0, "\(reference.stderr)")
+            #expect(try Self.rev("HEAD^{tree}", in: mirror) == (try Self.rev("HEAD^{tree}", in: root + "/reference")))
+
+            let midRun = landings.filter { $0.key != .afterExit }.values.reduce(0, +)
+            let detail = Landing.allCases.map { "\(landings[$0] ?? 0) \($0.rawValue)" }.joined(separator: ", ")
+            print("random-kill loop: \(Self.kills) kills (seed \(Self.seed)), \(midRun) mid-run; \(detail); uninterrupted run \(String(format: "%.2f", runTime)) s")
+            #expect(midRun >= 1, "no kill landed during a run: \(detail)")
+        }
+    }
+
+    static func rev(_ name: String, in mirror: String) throws -> String {
+        try CLI.run("/usr/bin/git", ["rev-parse", "-q", "--verify", name], in: mirror).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// git lock files left in the repository (a SIGKILL never lets libgit2 remove its own).
+    static func strayLockFiles(_ mirror: String) -> [String] {
+        let git = mirror + "/.git/"
+        let enumerator = FileManager.default.enumerator(atPath: git)
+        var found: [String] = []
+        while let path = enumerator?.nextObject() as? String {
+            if path.hasSuffix(".lock"), path != "tidemark.lock" { found.append(path) }
+        }
+        return found
+    }
+}
