@@ -23,7 +23,7 @@ public struct MirrorSettings: Sendable, Equatable {
     /// Option keys passed through to upstream adapters.
     public static let adapterOptionKeys = [
         "tokenEnv", "tokenCommand", "basicEnv", "itemsPath", "idField", "modifiedField",
-        "itemURL", "paging", "sinceParam", "maxAttempts", "timeout",
+        "itemURL", "paging", "sinceParam", "pageSize", "maxAttempts", "timeout",
     ]
 
     public init(upstream: String, collections: [String], jobs: Int = 8, fanout: Bool? = nil,

@@ -138,10 +138,11 @@ struct FaultTests {
                     #expect(try Self.rev("tidemark/upstream", in: mirror) == upstreamBefore, "\(fault): upstream ref moved")
                 }
                 for id in failed {
-                    #expect(try Self.manifestLine(id, at: "tidemark/upstream", in: mirror)
-                            == (try Self.manifestLine(id, at: mainBefore, in: mirror)), "\(fault): \(id) stored")
-                    #expect(try CLI.git(["rev-parse", "tidemark/upstream:templates/\(id)"], in: mirror)
-                            == (try CLI.git(["rev-parse", "\(mainBefore):templates/\(id)"], in: mirror)))
+                    let line = try Self.manifestLine(id, at: mainBefore, in: mirror)
+                    #expect(try Self.manifestLine(id, at: "tidemark/upstream", in: mirror) == line, "\(fault): \(id) stored")
+                    let path = "templates/" + (line?.split(separator: "\t").last.map(String.init) ?? id)
+                    #expect(try CLI.git(["rev-parse", "tidemark/upstream:\(path)"], in: mirror)
+                            == (try CLI.git(["rev-parse", "\(mainBefore):\(path)"], in: mirror)), "\(fault): \(path) changed")
                 }
             } else {
                 #expect(try Self.watermark(mirror) >= watermarkBefore)
