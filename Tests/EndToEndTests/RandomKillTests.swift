@@ -17,7 +17,7 @@ struct SeededGenerator: RandomNumberGenerator {
 
 @Suite("Reliability: SIGKILL at random moments of a 2,000-item HTTP sync", .serialized)
 struct RandomKillTests {
-    static let kills = 10
+    static let kills = 8
     static let seed: UInt64 = 0x7D3_2026
 
     /// Where a kill landed, from what it left behind.
@@ -32,6 +32,8 @@ struct RandomKillTests {
         let token = "CANARY-kill-5c1e-SECRET"
         let server = try await FixtureServer.start(items: 2000, seed: 23, token: token)
         defer { Task { await server.stop() } }
+        // DocuSign's hourly call limit (3,000 in the fixture) is not what this test is about.
+        server.setRateLimit(remaining: 1_000_000, resetIn: 3600)
         try await withScratch { root in
             let spec = "docusign:\(server.baseURL)/restapi/v2.1/accounts/kill-account"
             let env = ["TIDEMARK_TEST_TOKEN": token]
@@ -84,8 +86,9 @@ struct RandomKillTests {
                 #expect(stray.isEmpty, "round \(round): git lock files left: \(stray)")
                 if main != oldMain { snapshots.append(main) }
                 if !killed || main != oldMain {
-                    // The work is done: give the next kills something to interrupt.
-                    for id in ids.dropFirst(200 + round * 20).prefix(20) { server.modify(.docusign, id: id) }
+                    // The run finished: give the next kills as much to interrupt as the measured run had.
+                    let start = (round * 200) % 1800
+                    for id in ids[start..<start + 200] { server.modify(.docusign, id: id) }
                 }
             }
 

@@ -67,7 +67,7 @@ struct SecretsCanaryTests {
             #expect(missing.status == 128)
             server.inject(FixtureFault(body: .malformed, count: 1))
             #expect(try run(["sync"], in: mirror).status == 128)
-            let badCommand = try run(["clone", spec, "d", "--token-command", "echo \(Self.wrongCanary) >&2; exit 3"],
+            let badCommand = try run(["clone", spec, "d", "--token-command", "echo \(Self.wrongCanary); exit 3"],
                                      in: root, environment: [:])
             #expect(badCommand.status == 128)
             let wrongClone = try run(["clone", spec, "e", "--token-env", "TIDEMARK_TEST_TOKEN"], in: root,
