@@ -164,6 +164,7 @@ extension Mirror {
     func moveBranch(_ branch: String, from head: Commit?, to target: ObjectID, force: Bool, reflog: String) throws(MirrorError) -> [String] {
         let targetCommit = try mirrorErrors { try repository.commit(target) }
         let changed = try mirrorErrors { try repository.diffTrees(head?.tree, targetCommit.tree).deltas.map(\.path) }
+        try checkNoSymlinks(changed)
         if !force, let head {
             let edited = try localEdits(in: head.tree, among: changed)
             if !edited.isEmpty { throw .localEdits(edited) }
@@ -191,7 +192,7 @@ extension Mirror {
     /// Best effort after a refused branch update: files that still hold what `tree` gave them
     /// return to `old` (safe checkout: anything edited since is left as it is).
     func undoCheckout(of tree: ObjectID, back old: ObjectID?, paths: [String]) {
-        guard let old, !paths.isEmpty else { return }
+        guard let old, !paths.isEmpty, (try? checkNoSymlinks(paths)) != nil else { return }
         try? repository.checkout(tree: old, baseline: tree, paths: paths.count <= 512 ? paths : [], strategy: .safe)
     }
 
@@ -203,12 +204,34 @@ extension Mirror {
         let deltas = try mirrorErrors {
             try repository.diffTreeToWorkdir(tree, paths: paths.count <= 512 ? paths : []).deltas
         }
-        let edited = deltas.map(\.path).filter { wanted.contains($0) }
+        var seen = Set<String>()
+        let edited = deltas.map(\.path).filter { wanted.contains($0) && seen.insert($0).inserted }
         return try describe(paths: edited, in: tree)
+    }
+
+    /// Throws ``MirrorError/symlinkInWorkingTree(path:target:)`` when one of `paths`, a folder on
+    /// the way to one, a collection folder or `.tidemark` is a symbolic link in the working tree.
+    /// Snapshots never hold links (every entry is a 100644 file), so a link there was planted,
+    /// and libgit2's checkout would write through it, outside the mirror.
+    func checkNoSymlinks(_ paths: [String]) throws(MirrorError) {
+        var checked = Set<String>()
+        for path in settings.collections + [Mirror.metadataFolder] + paths {
+            var prefix = ""
+            for component in path.split(separator: "/") {
+                prefix += prefix.isEmpty ? String(component) : "/" + component
+                guard checked.insert(prefix).inserted else { continue }
+                var info = stat()
+                if lstat(workingTree + prefix, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
+                    let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: workingTree + prefix)) ?? "?"
+                    throw .symlinkInWorkingTree(path: prefix, target: target)
+                }
+            }
+        }
     }
 
     /// Writes `tree` into the working tree, only at `paths` when they are few.
     func checkout(_ tree: ObjectID, baseline: ObjectID?, paths: [String], force: Bool) throws(MirrorError) {
+        try checkNoSymlinks(paths)
         progress?(.checkingOut(files: paths.count))
         do {
             try repository.checkout(tree: tree, baseline: baseline, paths: paths.count <= 512 ? paths : [],
