@@ -230,8 +230,8 @@ extension Mirror {
     }
 
     /// Writes `tree` into the working tree, only at `paths` when they are few.
+    /// Callers check the paths with ``checkNoSymlinks(_:)`` first.
     func checkout(_ tree: ObjectID, baseline: ObjectID?, paths: [String], force: Bool) throws(MirrorError) {
-        try checkNoSymlinks(paths)
         progress?(.checkingOut(files: paths.count))
         do {
             try repository.checkout(tree: tree, baseline: baseline, paths: paths.count <= 512 ? paths : [],
@@ -301,6 +301,7 @@ extension Mirror {
             remaining.append(path)
         }
         if !remaining.isEmpty {
+            try checkNoSymlinks(remaining)
             try checkout(targetCommit.tree, baseline: oldTree, paths: remaining, force: false)
         }
         try mirrorErrors { try repository.resetIndex(to: targetCommit.tree) }

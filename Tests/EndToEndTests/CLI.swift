@@ -143,12 +143,28 @@ enum CLI {
     }
 }
 
-/// A fresh temporary folder for one test, removed afterwards.
-func withScratch<R>(_ body: (String) async throws -> R) async rethrows -> R {
+/// A fresh temporary folder for one test, removed afterwards. The body runs on
+/// ``ProcessWaitExecutor``: end-to-end tests block their thread while a child process runs, and
+/// on Swift's cooperative pool (2 threads on a 2-core machine) two such tests would starve every
+/// other test of the process (timeouts and retries in the adapter tests, a stalled fixture).
+func withScratch<R>(_ body: (String) async throws -> R) async throws -> R {
     let path = NSTemporaryDirectory() + "tidemark-e2e-" + UUID().uuidString
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: path) }
-    return try await body(path)
+    return try await withTaskExecutorPreference(ProcessWaitExecutor.shared) { try await body(path) }
+}
+
+/// Runs jobs on a private dispatch queue, whose threads may block (waiting for a child
+/// process) without taking a thread from Swift's cooperative pool.
+final class ProcessWaitExecutor: TaskExecutor, @unchecked Sendable {
+    static let shared = ProcessWaitExecutor()
+    private let queue = DispatchQueue(label: "tidemark-e2e-process-wait", attributes: .concurrent)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
 }
 
 /// Writes a `dir` upstream item.
