@@ -3,7 +3,7 @@ import Testing
 
 @Suite("End to end: a sync killed at each step leaves a valid mirror that the next run completes", .serialized)
 struct CrashTests {
-    static let steps = ["after-objects", "after-commit", "after-upstream-ref", "after-journal", "after-checkout", "after-branch"]
+    static let steps = ["after-lock", "after-objects", "after-commit", "after-upstream-ref", "after-journal", "after-checkout", "after-branch"]
 
     @Test(arguments: steps)
     func killedSyncRecovers(_ step: String) async throws {

@@ -61,7 +61,9 @@ struct RandomKillTests {
             for round in 1...Self.kills {
                 let oldMain = try Self.rev("HEAD", in: mirror)
                 let oldUpstream = try Self.rev("refs/tidemark/upstream", in: mirror)
-                let delay = runTime * Double.random(in: 0.02...1.0, using: &generator)
+                // Odd rounds anywhere in the run; even rounds near its end (the branch update).
+                let range = round % 2 == 1 ? 0.02...1.0 : 0.75...1.05
+                let delay = runTime * Double.random(in: range, using: &generator)
                 let run = try CLI.spawnTidemark(["sync"], in: mirror, environment: env)
                 usleep(UInt32(delay * 1_000_000))
                 let killed = run.kill()
