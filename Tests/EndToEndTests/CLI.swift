@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import Testing
+import TidemarkFixtures
 
 /// Runs the built `tidemark` binary (and `git`, to prove interoperability) in end-to-end tests.
 enum CLI {
@@ -29,8 +30,7 @@ enum CLI {
     static func run(_ executable: String, _ arguments: [String], in directory: String,
                     environment: [String: String] = [:]) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        (process.executableURL, process.arguments) = lowPriority(executable, arguments)
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         var env = ProcessInfo.processInfo.environment
         env["NO_COLOR"] = "1"
@@ -55,14 +55,23 @@ enum CLI {
                       signalled: process.terminationReason == .uncaughtSignal)
     }
 
+    /// Children run under `nice` (which execs them, so the pid is theirs): end-to-end tests start
+    /// many CPU-heavy processes, and on a 2-core machine the unit tests running at the same time
+    /// in this process (some with wall-clock bounds) must still get the CPU.
+    static func lowPriority(_ executable: String, _ arguments: [String]) -> (URL, [String]) {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/nice") else {
+            return (URL(fileURLWithPath: executable), arguments)
+        }
+        return (URL(fileURLWithPath: "/usr/bin/nice"), ["-n", "15", executable] + arguments)
+    }
+
     /// A program started in the background (output to files), to be killed or waited for.
     final class Spawned {
         let process = Process()
         private let base = NSTemporaryDirectory() + "tidemark-e2e-" + UUID().uuidString
 
         init(_ executable: String, _ arguments: [String], in directory: String, environment: [String: String]) throws {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
+            (process.executableURL, process.arguments) = CLI.lowPriority(executable, arguments)
             process.currentDirectoryURL = URL(fileURLWithPath: directory)
             var env = ProcessInfo.processInfo.environment
             env["NO_COLOR"] = "1"
@@ -143,28 +152,18 @@ enum CLI {
     }
 }
 
+/// Threads on which end-to-end test bodies may block waiting for child processes.
+let processWaitExecutor = ThreadPoolExecutor(threads: 8, name: "tidemark-e2e")
+
 /// A fresh temporary folder for one test, removed afterwards. The body runs on
-/// ``ProcessWaitExecutor``: end-to-end tests block their thread while a child process runs, and
+/// ``processWaitExecutor``: end-to-end tests block their thread while a child process runs, and
 /// on Swift's cooperative pool (2 threads on a 2-core machine) two such tests would starve every
 /// other test of the process (timeouts and retries in the adapter tests, a stalled fixture).
 func withScratch<R>(_ body: (String) async throws -> R) async throws -> R {
     let path = NSTemporaryDirectory() + "tidemark-e2e-" + UUID().uuidString
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: path) }
-    return try await withTaskExecutorPreference(ProcessWaitExecutor.shared) { try await body(path) }
-}
-
-/// Runs jobs on a private dispatch queue, whose threads may block (waiting for a child
-/// process) without taking a thread from Swift's cooperative pool.
-final class ProcessWaitExecutor: TaskExecutor, @unchecked Sendable {
-    static let shared = ProcessWaitExecutor()
-    private let queue = DispatchQueue(label: "tidemark-e2e-process-wait", attributes: .concurrent)
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let executor = asUnownedTaskExecutor()
-        queue.async { job.runSynchronously(on: executor) }
-    }
+    return try await withTaskExecutorPreference(processWaitExecutor) { try await body(path) }
 }
 
 /// Writes a `dir` upstream item.
