@@ -273,6 +273,15 @@ extension Mirror {
         return ObjectID.hashBlob(data) == entry.id
     }
 
+    /// True when the working-tree file at `path` is a strict prefix of its contents in `tree`: a
+    /// write that a crash cut short.
+    func isTornWrite(_ path: String, of tree: ObjectID) throws(MirrorError) -> Bool {
+        guard let entry = try mirrorErrors({ try repository.treeEntry(at: path, in: tree) }),
+              let data = FileManager.default.contents(atPath: workingTree + path) else { return false }
+        let blob = try mirrorErrors { try repository.readBlob(entry.id) }
+        return data.count < blob.count && blob.starts(with: data)
+    }
+
     /// Finishes a sync a crash interrupted: its journal names the old and new snapshot.
     func recoverInterruptedSync() throws(MirrorError) {
         guard let journal = readState("sync-journal") else { return }
@@ -295,13 +304,19 @@ extension Mirror {
         }
         let oldTree = try old.map { id throws(MirrorError) in try mirrorErrors { try repository.commit(id).tree } }
         let changed = try mirrorErrors { try repository.diffTrees(oldTree, targetCommit.tree).deltas.map(\.path) }
-        // Files the interrupted checkout already wrote are left alone; the rest are updated safely.
+        // Files the interrupted checkout already wrote are left alone; a file it was writing when
+        // it died (libgit2 writes in place, so it holds a strict prefix of the new contents) is
+        // rewritten; the rest are updated safely (an edit made since is never overwritten).
         var remaining: [String] = []
+        var torn: [String] = []
         for path in changed where try !workingTreeMatches(path, in: targetCommit.tree) {
-            remaining.append(path)
+            if try isTornWrite(path, of: targetCommit.tree) { torn.append(path) } else { remaining.append(path) }
+        }
+        try checkNoSymlinks(remaining + torn)
+        if !torn.isEmpty {
+            try checkout(targetCommit.tree, baseline: oldTree, paths: torn, force: true)
         }
         if !remaining.isEmpty {
-            try checkNoSymlinks(remaining)
             try checkout(targetCommit.tree, baseline: oldTree, paths: remaining, force: false)
         }
         try mirrorErrors { try repository.resetIndex(to: targetCommit.tree) }
