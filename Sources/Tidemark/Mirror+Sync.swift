@@ -193,7 +193,9 @@ extension Mirror {
     /// return to `old` (safe checkout: anything edited since is left as it is).
     func undoCheckout(of tree: ObjectID, back old: ObjectID?, paths: [String]) {
         guard let old, !paths.isEmpty, (try? checkNoSymlinks(paths)) != nil else { return }
-        try? repository.checkout(tree: old, baseline: tree, paths: paths.count <= 512 ? paths : [], strategy: .safe)
+        _ = try? withLockNote { () throws(MirrorError) in
+            try mirrorErrors { try repository.checkout(tree: old, baseline: tree, paths: paths.count <= 512 ? paths : [], strategy: .safe) }
+        }
     }
 
     /// Items (as `collection/id`, or paths outside collections) edited in the working tree among
@@ -233,6 +235,10 @@ extension Mirror {
     /// Callers check the paths with ``checkNoSymlinks(_:)`` first.
     func checkout(_ tree: ObjectID, baseline: ObjectID?, paths: [String], force: Bool) throws(MirrorError) {
         progress?(.checkingOut(files: paths.count))
+        try withLockNote { () throws(MirrorError) in try checkoutNoted(tree, baseline: baseline, paths: paths, force: force) }
+    }
+
+    private func checkoutNoted(_ tree: ObjectID, baseline: ObjectID?, paths: [String], force: Bool) throws(MirrorError) {
         do {
             try repository.checkout(tree: tree, baseline: baseline, paths: paths.count <= 512 ? paths : [],
                                     strategy: force ? .force : .safe)
@@ -319,7 +325,7 @@ extension Mirror {
         if !remaining.isEmpty {
             try checkout(targetCommit.tree, baseline: oldTree, paths: remaining, force: false)
         }
-        try mirrorErrors { try repository.resetIndex(to: targetCommit.tree) }
+        try withLockNote { () throws(MirrorError) in try mirrorErrors { try repository.resetIndex(to: targetCommit.tree) } }
         try updateRef(branch, to: target, expected: old, message: "tidemark: finish interrupted sync")
         removeState("sync-journal")
     }

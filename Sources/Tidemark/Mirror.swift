@@ -167,6 +167,7 @@ public actor Mirror {
 
     func lock() throws(MirrorError) -> RunLock {
         let lock = try RunLock(gitDirectory: gitDirectory)
+        removeOwnStaleGitLock()
         crashPoint("after-lock")
         return lock
     }

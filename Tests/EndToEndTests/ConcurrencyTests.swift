@@ -101,4 +101,39 @@ struct ConcurrencyTests {
             #expect(try CLI.git(["status", "--porcelain"], in: mirror) == "")
         }
     }
+
+    /// A lock file that a killed tidemark run left (its note names it, its pid is gone) is
+    /// removed by the next run; with a live pid, or without a note, it is reported and kept.
+    @Test func aLockFileLeftByAKilledTidemarkIsRemovedOnlyWhenItsNoteSaysSo() async throws {
+        try await withScratch { root in
+            let mirror = try Self.mirrorBehindUpstream(root)
+            let gone = try CLI.spawnTidemark(["--version"], in: root)
+            let deadPid = gone.pid
+            _ = gone.wait()
+            let lock = mirror + "/.git/refs/tidemark/upstream.lock"
+            let note = mirror + "/.git/tidemark/locks"
+            try FileManager.default.createDirectory(atPath: mirror + "/.git/tidemark", withIntermediateDirectories: true)
+
+            // A live pid (this test process): not ours to remove.
+            _ = FileManager.default.createFile(atPath: lock, contents: Data())
+            try Data("ref refs/tidemark/upstream - \(getpid())\n".utf8).write(to: URL(fileURLWithPath: note))
+            let refused = try CLI.tidemark(["sync"], in: mirror)
+            #expect(refused.status == 128 && refused.stderr.contains(lock), "\(refused.stderr)")
+            #expect(FileManager.default.fileExists(atPath: lock))
+
+            // The lock holds another id than the killed run was writing: not ours either.
+            try Data("ref refs/tidemark/upstream 0123456789abcdef0123456789abcdef01234567 \(deadPid)\n".utf8).write(to: URL(fileURLWithPath: note))
+            try Data("fedcba9876543210fedcba9876543210fedcba98\n".utf8).write(to: URL(fileURLWithPath: lock))
+            #expect(try CLI.tidemark(["sync"], in: mirror).status == 128)
+            #expect(FileManager.default.fileExists(atPath: lock))
+
+            // Empty, noted by a run that is gone: removed, and the sync completes.
+            _ = FileManager.default.createFile(atPath: lock, contents: Data())
+            try Data("ref refs/tidemark/upstream - \(deadPid)\n".utf8).write(to: URL(fileURLWithPath: note))
+            let sync = try CLI.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0, "\(sync.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: lock) && !FileManager.default.fileExists(atPath: note))
+            try CLI.expectClean(mirror)
+        }
+    }
 }

@@ -57,6 +57,7 @@ struct RandomKillTests {
 
             var generator = SeededGenerator(seed: Self.seed)
             var landings: [Landing: Int] = [:]
+            var strayLocks = 0
             var snapshots = [try Self.rev("HEAD", in: mirror)]
             for round in 1...Self.kills {
                 let oldMain = try Self.rev("HEAD", in: mirror)
@@ -84,8 +85,13 @@ struct RandomKillTests {
                 // main is the old snapshot or the new one (the upstream snapshot), nothing else.
                 #expect(main == oldMain || main == upstream, "round \(round): main is a third state")
                 #expect(CLI.runLockIsFree(mirror), "round \(round): run lock still held")
+                // A kill inside a ref or index write leaves libgit2's lock file; the run noted it
+                // first, so the next run removes it (and nothing else).
                 let stray = Self.strayLockFiles(mirror)
-                #expect(stray.isEmpty, "round \(round): git lock files left: \(stray)")
+                if !stray.isEmpty {
+                    strayLocks += stray.count
+                    #expect(FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/locks"), "round \(round): \(stray) not noted")
+                }
                 if main != oldMain { snapshots.append(main) }
                 if !killed || main != oldMain {
                     // The run finished: give the next kills as much to interrupt as the measured run had.
@@ -97,6 +103,7 @@ struct RandomKillTests {
             let final = try CLI.tidemark(["sync"], in: mirror, environment: env)
             #expect(final.status == 0, "\(final.stderr)")
             try CLI.expectClean(mirror)
+            #expect(Self.strayLockFiles(mirror).isEmpty)
             #expect(try CLI.tidemark(["status", "--porcelain"], in: mirror, environment: env).stdout == "")
             #expect(try CLI.git(["status", "--porcelain"], in: mirror) == "")
             // Every snapshot main ever pointed to is still in its history.
@@ -110,7 +117,7 @@ struct RandomKillTests {
 
             let midRun = landings.filter { $0.key != .afterExit }.values.reduce(0, +)
             let detail = Landing.allCases.map { "\(landings[$0] ?? 0) \($0.rawValue)" }.joined(separator: ", ")
-            print("random-kill loop: \(Self.kills) kills (seed \(Self.seed)), \(midRun) mid-run; \(detail); uninterrupted run \(String(format: "%.2f", runTime)) s")
+            print("random-kill loop: \(Self.kills) kills (seed \(Self.seed)), \(midRun) mid-run; \(detail); \(strayLocks) git lock file(s) left by a kill and removed by the next run; uninterrupted run \(String(format: "%.2f", runTime)) s")
             #expect(midRun >= 1, "no kill landed during a run: \(detail)")
         }
     }
