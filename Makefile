@@ -3,7 +3,8 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BIN := .build/debug
 
-.PHONY: deps build release test demo demo-dir completions man bench fuzz clean
+.PHONY: deps build release test demo demo-dir completions man bench fuzz fuzz-smoke clean
+FUZZ_SECONDS ?= 60
 
 ## deps: install libgit2-dev and pkg-config when pkg-config cannot find libgit2
 deps:
@@ -59,6 +60,15 @@ man: build
 bench: deps
 	$(SWIFT) build -c release
 	@bash Benchmarks/bench.sh
+
+## fuzz: libFuzzer (swiftc -sanitize=fuzzer) on the listing, canonical-JSON and manifest parsers,
+## FUZZ_SECONDS each (default 60); corpora in .build/fuzz/corpus
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash Scripts/fuzz.sh
+
+## fuzz-smoke: each fuzz target for 15 s (run by .ci/run)
+fuzz-smoke:
+	FUZZ_SECONDS=15 bash Scripts/fuzz.sh
 
 clean:
 	rm -rf .build

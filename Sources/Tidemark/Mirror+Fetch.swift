@@ -183,15 +183,17 @@ extension Mirror {
     /// Moves a ref with compare-and-swap, keeping a reflog; a concurrent move becomes
     /// ``MirrorError/concurrentUpdate(ref:)``.
     func updateRef(_ name: String, to target: ObjectID, expected: ObjectID?, message: String) throws(MirrorError) {
-        do {
-            try repository.ensureReflog(for: name)
-            try repository.updateReference(name, to: target, expected: expected, message: message)
-        } catch let error where error.code == .modified || error.code == .exists {
-            throw .concurrentUpdate(ref: name)
-        } catch let error where error.code == .locked {
-            throw .invalidArgument("cannot lock ref '\(name)': \(error.message)")
-        } catch {
-            throw .git(error)
+        try withLockNote(ref: name, target: target) { () throws(MirrorError) in
+            do throws(GitError) {
+                try repository.ensureReflog(for: name)
+                try repository.updateReference(name, to: target, expected: expected, message: message)
+            } catch let error where error.code == .modified || error.code == .exists {
+                throw .concurrentUpdate(ref: name)
+            } catch let error where error.code == .locked {
+                throw .gitLocked(gitDirectory + name + ".lock")
+            } catch {
+                throw .git(error)
+            }
         }
     }
 

@@ -165,18 +165,38 @@ extension Mirror {
     func moveBranch(_ branch: String, from head: Commit?, to target: ObjectID, force: Bool, reflog: String) throws(MirrorError) -> [String] {
         let targetCommit = try mirrorErrors { try repository.commit(target) }
         let changed = try mirrorErrors { try repository.diffTrees(head?.tree, targetCommit.tree).deltas.map(\.path) }
+        try checkNoSymlinks(changed)
         if !force, let head {
             let edited = try localEdits(in: head.tree, among: changed)
             if !edited.isEmpty { throw .localEdits(edited) }
         }
+        try checkGitLocks(index: true, refs: [branch])
         try writeState("sync-journal", "\(head?.id.hex ?? "none") \(target.hex) \(branch)\n")
         crashPoint("after-journal")
         try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)
         crashPoint("after-checkout")
-        try updateRef(branch, to: target, expected: head?.id, message: reflog)
+        do {
+            try updateRef(branch, to: target, expected: head?.id, message: reflog)
+        } catch {
+            // The branch moved under us (a commit made during the sync) or its lock is taken:
+            // put back the files this sync wrote, so the working tree and index match the
+            // branch again, and leave the branch alone.
+            undoCheckout(of: targetCommit.tree, back: head?.tree, paths: changed)
+            removeState("sync-journal")
+            throw error
+        }
         crashPoint("after-branch")
         removeState("sync-journal")
         return changed
+    }
+
+    /// Best effort after a refused branch update: files that still hold what `tree` gave them
+    /// return to `old` (safe checkout: anything edited since is left as it is).
+    func undoCheckout(of tree: ObjectID, back old: ObjectID?, paths: [String]) {
+        guard let old, !paths.isEmpty, (try? checkNoSymlinks(paths)) != nil else { return }
+        _ = try? withLockNote { () throws(MirrorError) in
+            try mirrorErrors { try repository.checkout(tree: old, baseline: tree, paths: paths, strategy: .safe) }
+        }
     }
 
     /// Items (as `collection/id`, or paths outside collections) edited in the working tree among
@@ -188,13 +208,39 @@ extension Mirror {
             // Exact paths: libgit2's iterators then skip folders and files that hold none of them.
             try repository.diffTreeToWorkdir(tree, paths: paths).deltas
         }
-        let edited = deltas.map(\.path).filter { wanted.contains($0) }
+        var seen = Set<String>()
+        let edited = deltas.map(\.path).filter { wanted.contains($0) && seen.insert($0).inserted }
         return try describe(paths: edited, in: tree)
     }
 
+    /// Throws ``MirrorError/symlinkInWorkingTree(path:target:)`` when one of `paths`, a folder on
+    /// the way to one, a collection folder or `.tidemark` is a symbolic link in the working tree.
+    /// Snapshots never hold links (every entry is a 100644 file), so a link there was planted,
+    /// and libgit2's checkout would write through it, outside the mirror.
+    func checkNoSymlinks(_ paths: [String]) throws(MirrorError) {
+        var checked = Set<String>()
+        for path in settings.collections + [Mirror.metadataFolder] + paths {
+            var prefix = ""
+            for component in path.split(separator: "/") {
+                prefix += prefix.isEmpty ? String(component) : "/" + component
+                guard checked.insert(prefix).inserted else { continue }
+                var info = stat()
+                if lstat(workingTree + prefix, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
+                    let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: workingTree + prefix)) ?? "?"
+                    throw .symlinkInWorkingTree(path: prefix, target: target)
+                }
+            }
+        }
+    }
+
     /// Writes `tree` into the working tree at `paths` (all paths that differ when empty).
+    /// Callers check the paths with ``checkNoSymlinks(_:)`` first.
     func checkout(_ tree: ObjectID, baseline: ObjectID?, paths: [String], force: Bool) throws(MirrorError) {
         progress?(.checkingOut(files: paths.count))
+        try withLockNote { () throws(MirrorError) in try checkoutNoted(tree, baseline: baseline, paths: paths, force: force) }
+    }
+
+    private func checkoutNoted(_ tree: ObjectID, baseline: ObjectID?, paths: [String], force: Bool) throws(MirrorError) {
         do {
             try repository.checkout(tree: tree, baseline: baseline, paths: paths,
                                     strategy: force ? .force : .safe)
@@ -235,6 +281,15 @@ extension Mirror {
         return ObjectID.hashBlob(data) == entry.id
     }
 
+    /// True when the working-tree file at `path` is a strict prefix of its contents in `tree`: a
+    /// write that a crash cut short.
+    func isTornWrite(_ path: String, of tree: ObjectID) throws(MirrorError) -> Bool {
+        guard let entry = try mirrorErrors({ try repository.treeEntry(at: path, in: tree) }),
+              let data = FileManager.default.contents(atPath: workingTree + path) else { return false }
+        let blob = try mirrorErrors { try repository.readBlob(entry.id) }
+        return data.count < blob.count && blob.starts(with: data)
+    }
+
     /// Finishes a sync a crash interrupted: its journal names the old and new snapshot.
     func recoverInterruptedSync() throws(MirrorError) {
         guard let journal = readState("sync-journal") else { return }
@@ -257,15 +312,22 @@ extension Mirror {
         }
         let oldTree = try old.map { id throws(MirrorError) in try mirrorErrors { try repository.commit(id).tree } }
         let changed = try mirrorErrors { try repository.diffTrees(oldTree, targetCommit.tree).deltas.map(\.path) }
-        // Files the interrupted checkout already wrote are left alone; the rest are updated safely.
+        // Files the interrupted checkout already wrote are left alone; a file it was writing when
+        // it died (libgit2 writes in place, so it holds a strict prefix of the new contents) is
+        // rewritten; the rest are updated safely (an edit made since is never overwritten).
         var remaining: [String] = []
+        var torn: [String] = []
         for path in changed where try !workingTreeMatches(path, in: targetCommit.tree) {
-            remaining.append(path)
+            if try isTornWrite(path, of: targetCommit.tree) { torn.append(path) } else { remaining.append(path) }
+        }
+        try checkNoSymlinks(remaining + torn)
+        if !torn.isEmpty {
+            try checkout(targetCommit.tree, baseline: oldTree, paths: torn, force: true)
         }
         if !remaining.isEmpty {
             try checkout(targetCommit.tree, baseline: oldTree, paths: remaining, force: false)
         }
-        try mirrorErrors { try repository.resetIndex(to: targetCommit.tree) }
+        try withLockNote { () throws(MirrorError) in try mirrorErrors { try repository.resetIndex(to: targetCommit.tree) } }
         try updateRef(branch, to: target, expected: old, message: "tidemark: finish interrupted sync")
         removeState("sync-journal")
     }

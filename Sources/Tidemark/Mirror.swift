@@ -207,17 +207,41 @@ public actor Mirror {
     }
 
     func lock() throws(MirrorError) -> RunLock {
-        try RunLock(gitDirectory: gitDirectory)
+        let lock = try RunLock(gitDirectory: gitDirectory)
+        removeOwnStaleGitLock()
+        crashPoint("after-lock")
+        return lock
+    }
+
+    /// Throws ``MirrorError/gitLocked(_:)`` for the first of git's lock files (`index.lock`,
+    /// `<ref>.lock`) that exists. A lock file left by another git process, or by one that crashed,
+    /// is reported and never deleted: only the user knows whether its owner is gone.
+    func checkGitLocks(index: Bool, refs: [String]) throws(MirrorError) {
+        let paths = (index ? ["index.lock"] : []) + refs.map { $0 + ".lock" }
+        for path in paths where FileManager.default.fileExists(atPath: gitDirectory + path) {
+            throw .gitLocked(gitDirectory + path)
+        }
     }
 
     func signature() -> Signature {
         repository.defaultSignature(fallbackName: "tidemark", fallbackEmail: "tidemark@localhost")
     }
 
-    /// Test-only crash points: `TIDEMARK_CRASH_AT=<step>` makes the process kill itself there.
+    /// Test-only crash and pause points. `TIDEMARK_CRASH_AT=<step>` makes the process kill itself
+    /// there. `TIDEMARK_PAUSE_AT=<step>` with `TIDEMARK_PAUSE_FILE=<path>` writes the pid to
+    /// `<path>.reached`, then waits (at most 120 s) until `<path>` exists, so a test can act
+    /// (commit, start a second run) at an exact moment of a run.
     nonisolated func crashPoint(_ step: String) {
-        if ProcessInfo.processInfo.environment["TIDEMARK_CRASH_AT"] == step {
+        let environment = ProcessInfo.processInfo.environment
+        if environment["TIDEMARK_CRASH_AT"] == step {
             kill(getpid(), SIGKILL)
+        }
+        if environment["TIDEMARK_PAUSE_AT"] == step, let file = environment["TIDEMARK_PAUSE_FILE"] {
+            FileManager.default.createFile(atPath: file + ".reached", contents: Data("\(getpid())\n".utf8))
+            let deadline = Date().addingTimeInterval(120)
+            while !FileManager.default.fileExists(atPath: file), Date() < deadline {
+                usleep(20_000)
+            }
         }
     }
 }

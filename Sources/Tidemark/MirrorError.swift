@@ -13,6 +13,11 @@ public enum MirrorError: Error, CustomStringConvertible {
     case locked(pid: Int32?, path: String)
     /// A ref moved while this run worked (e.g. a commit made during a sync).
     case concurrentUpdate(ref: String)
+    /// A git lock file (`index.lock`, `<ref>.lock`) exists: another git process is running, or
+    /// one crashed. It is never deleted by tidemark.
+    case gitLocked(String)
+    /// A path the sync would write through is a symbolic link in the working tree.
+    case symlinkInWorkingTree(path: String, target: String)
     /// Local edits would be overwritten.
     case localEdits([String])
     /// Some items could not be downloaded; what did download is stored on the upstream-tracking ref.
@@ -40,6 +45,10 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "another tidemark process is running in this mirror (lock: \(path))"
         case .concurrentUpdate(let ref):
             return "\(ref) changed while tidemark was working (someone committed or synced meanwhile); nothing was overwritten, run the command again"
+        case .gitLocked(let path):
+            return "unable to create '\(path)': file exists; another git process seems to be running in this repository. If no git process is running (one may have crashed), remove the file and run again; tidemark never deletes it"
+        case .symlinkInWorkingTree(let path, let target):
+            return "'\(path)' in the working tree is a symbolic link (to \(target)); tidemark never writes through links. Replace it with the real folder or file (remove it, then 'git checkout -- \(path)') and run the command again"
         case .localEdits(let items):
             return "your local changes to the following items would be overwritten by sync:\n"
                 + items.map { "\t\($0)" }.joined(separator: "\n")

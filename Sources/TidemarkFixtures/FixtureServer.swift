@@ -52,7 +52,7 @@ public final class FixtureServer: Sendable {
                 continuation.finish()
             },
             logger: { var l = Logger(label: "tidemark-fixture"); l.logLevel = .critical; return l }())
-        let task = Task { try await app.run() }
+        let task = Task { try await withTaskExecutorPreference(ThreadPoolExecutor.fixture) { try await app.run() } }
         var bound = 0
         for await value in ports {
             bound = value

@@ -3,7 +3,7 @@ import Testing
 
 @Suite("End to end: a sync killed at each step leaves a valid mirror that the next run completes", .serialized)
 struct CrashTests {
-    static let steps = ["after-objects", "after-commit", "after-upstream-ref", "after-journal", "after-checkout", "after-branch"]
+    static let steps = ["after-lock", "after-objects", "after-commit", "after-upstream-ref", "after-journal", "after-checkout", "after-branch"]
 
     @Test(arguments: steps)
     func killedSyncRecovers(_ step: String) async throws {
@@ -35,6 +35,40 @@ struct CrashTests {
             #expect(try await CLI.tidemark(["clone", "dir:up", "reference"], in: root).status == 0)
             let tree = try await CLI.git(["rev-parse", "HEAD^{tree}"], in: mirror)
             #expect(tree == (try await CLI.git(["rev-parse", "HEAD^{tree}"], in: root + "/reference")))
+        }
+    }
+
+    /// libgit2's checkout writes files in place: a kill in the middle of one leaves a prefix of the
+    /// new contents. The next run recognises such a torn file and rewrites it (a file that holds
+    /// anything else is treated as a local edit and never overwritten).
+    @Test func aFileCutShortByAKillIsRewrittenByTheNextRun() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            for index in 1...5 { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z") }
+            #expect(try await CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
+            let mirror = root + "/m"
+            for index in 1...2 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
+            let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"])
+            #expect(killed.signalled)
+            // As if the checkout had died while writing i1.json (i2.json holds a local edit).
+            let new = Data(try await CLI.git(["show", "tidemark/upstream:items/i1.json"], in: mirror).utf8)
+            try new.prefix(new.count / 2).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+            let rerun = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(rerun.status == 0, "\(rerun.stderr)")
+            #expect(FileManager.default.contents(atPath: mirror + "/items/i1.json") == new)
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            try await CLI.expectClean(mirror)
+
+            // A file holding something else than a prefix is a local edit: refused, kept.
+            for index in 3...4 { try writeItem(upstream, "i\(index)", lastModified: "2021-07-01T00:00:00Z", extra: #", "v": 3"#) }
+            #expect(try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"]).signalled)
+            let edit = Data("{\"mine\": true}\n".utf8)
+            try edit.write(to: URL(fileURLWithPath: mirror + "/items/i3.json"))
+            let refused = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(refused.status != 0)
+            #expect(FileManager.default.contents(atPath: mirror + "/items/i3.json") == edit)
+            try await CLI.expectClean(mirror)
         }
     }
 }

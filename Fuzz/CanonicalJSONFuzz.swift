@@ -1,0 +1,37 @@
+// libFuzzer entry point for the strict JSON parser and canonical writer that store every item
+// (Sources/Tidemark/CanonicalJSON.swift), compiled together with that file by `make fuzz`.
+import Foundation
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func canonicalJSONFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    FuzzCanonicalJSON.check(Data(bytes: data, count: size))
+    return 0
+}
+
+enum FuzzCanonicalJSON {
+    static func check(_ data: Data) {
+        guard let canonical = try? CanonicalJSON.canonicalize(data, maxDepth: 64) else { return }
+        // Idempotent: canon(canon(x)) == canon(x).
+        guard let again = try? CanonicalJSON.canonicalize(canonical, maxDepth: 64) else {
+            preconditionFailure("canonical output does not parse")
+        }
+        precondition(again == canonical, "canonical JSON is not idempotent")
+        // Same value: only the member order (sorted by key bytes) and the layout changed.
+        guard let original = try? CanonicalJSON.parse(data, maxDepth: 64),
+              let reparsed = try? CanonicalJSON.parse(canonical, maxDepth: 64) else {
+            preconditionFailure("parse disagrees with canonicalize")
+        }
+        precondition(sortedMembers(original) == reparsed, "canonical JSON changed the value")
+        precondition(canonical.last == 10, "no final newline")
+    }
+
+    static func sortedMembers(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .array(let items): return .array(items.map(sortedMembers))
+        case .object(let members):
+            return .object(members.map { (key: $0.key, value: sortedMembers($0.value)) }
+                .sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) })
+        default: return value
+        }
+    }
+}

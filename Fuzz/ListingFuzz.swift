@@ -1,0 +1,65 @@
+// libFuzzer entry point for the adapters' listing decoding: the JSON parser (JSONValue), the
+// version field (Timestamp) and the page accumulator (ListingAccumulator), compiled together
+// with those Sources/Upstreams files by `make fuzz` (see Fuzz/README.md).
+import Foundation
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func listingFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Data(bytes: data, count: size)
+    FuzzListing.check(bytes)
+    return 0
+}
+
+enum FuzzListing {
+    static func check(_ bytes: Data) {
+        // Any text as a lastModified: a parsed timestamp keeps the text and a valid instant.
+        let text = String(decoding: bytes.prefix(64), as: UTF8.self)
+        if let time = Timestamp(text) {
+            precondition(time.raw == text, "Timestamp lost its raw text")
+            precondition((0..<1_000_000_000).contains(time.nanoseconds), "nanoseconds out of range")
+            precondition(Timestamp(time.raw) == time, "Timestamp is not stable")
+        }
+        guard let value = try? JSONValue.parse(bytes) else { return }
+        // Serializing and parsing again gives the same value (numbers compared by value).
+        if let again = try? JSONValue.parse(value.serialized()) {
+            precondition(same(value, again), "JSONValue does not round-trip")
+        } else {
+            preconditionFailure("serialized JSONValue does not parse")
+        }
+        // Decode a page as the adapters do: rows with an id and a version, ids repeated only
+        // with the same version.
+        guard case .object(let fields) = value else { return }
+        let rows: [JSONValue]
+        switch fields["envelopeTemplates"] ?? fields["items"] {
+        case .array(let array)?: rows = array
+        default: rows = fields.values.compactMap { if case .array(let a) = $0 { a } else { nil } }.first ?? []
+        }
+        var accumulator = ListingAccumulator(collection: "fuzz")
+        for (position, row) in rows.enumerated() {
+            guard case .object(let item) = row else { continue }
+            guard let id = (item["templateId"] ?? item["id"])?.stringValue, !id.isEmpty else { continue }
+            guard let version = try? listedVersion(item["lastModified"] ?? item["modified_gmt"], collection: "fuzz",
+                                                   item: "\(id) (#\(position))", field: "lastModified") else { continue }
+            let before = accumulator.count
+            do {
+                try accumulator.add(ListedItem(id: ItemID(id), lastModified: version))
+                precondition(accumulator.count <= before + 1)
+            } catch {
+                precondition(accumulator.count == before, "a rejected row was kept")
+            }
+        }
+        precondition(Set(accumulator.items.map(\.id)).count == accumulator.items.count, "an id was kept twice")
+    }
+
+    /// Structural equality where an integer and a number with the same value are equal.
+    static func same(_ a: JSONValue, _ b: JSONValue) -> Bool {
+        switch (a, b) {
+        case (.integer(let x), .number(let y)), (.number(let y), .integer(let x)): return Double(x) == y
+        case (.number(let x), .number(let y)): return x == y || (x.isNaN && y.isNaN)
+        case (.array(let x), .array(let y)): return x.count == y.count && zip(x, y).allSatisfy { same($0, $1) }
+        case (.object(let x), .object(let y)):
+            return x.count == y.count && x.allSatisfy { key, value in y[key].map { same(value, $0) } ?? false }
+        default: return a == b
+        }
+    }
+}

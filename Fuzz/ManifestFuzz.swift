@@ -1,0 +1,41 @@
+// libFuzzer entry point for the manifest parser (Sources/Tidemark/Manifest.swift), compiled
+// together with that file and ItemID/Timestamp by `make fuzz`.
+import Foundation
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func manifestFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    FuzzManifest.check(Data(bytes: data, count: size))
+    return 0
+}
+
+enum FuzzManifest {
+    static func check(_ data: Data) {
+        // Any bytes: if they parse, rendering and parsing again gives the same manifest.
+        if let parsed = try? Manifest.parse(data) {
+            guard let again = try? Manifest.parse(parsed.serialized()) else {
+                preconditionFailure("a parsed manifest renders to text that does not parse")
+            }
+            precondition(again == parsed, "parse(render(parse(x))) != parse(x)")
+        }
+        // The bytes as entries (fields split at 0xFF, entries at 0xFE): parse(render(x)) == x.
+        let manifest = entries(from: [UInt8](data))
+        guard let parsed = try? Manifest.parse(manifest.serialized()) else {
+            preconditionFailure("a rendered manifest does not parse")
+        }
+        precondition(parsed == manifest, "parse(render(x)) != x")
+    }
+
+    /// Entries made of arbitrary bytes: any id bytes (distinct, non-empty), any text fields.
+    static func entries(from bytes: [UInt8]) -> Manifest {
+        var seen = Set<ItemID>()
+        var entries: [ManifestEntry] = []
+        for chunk in bytes.split(separator: 0xFE, omittingEmptySubsequences: false) {
+            let fields = chunk.split(separator: 0xFF, omittingEmptySubsequences: false).map(Array.init)
+            guard let id = fields.first, !id.isEmpty, seen.insert(ItemID(bytes: id)).inserted else { continue }
+            func text(_ index: Int) -> String { index < fields.count ? String(decoding: fields[index], as: UTF8.self) : "" }
+            let path = text(3).isEmpty ? "p" : text(3)
+            entries.append(ManifestEntry(id: ItemID(bytes: id), lastModified: text(1), etag: text(2), path: path))
+        }
+        return Manifest(entries: entries)
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+
+@Suite("Reliability: concurrent runs, commits during a sync, stale git locks", .serialized)
+struct ConcurrencyTests {
+    /// A mirror of a 20-item folder upstream, with 5 items changed upstream since.
+    static func mirrorBehindUpstream(_ root: String) async throws -> String {
+        let upstream = root + "/up"
+        try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+        for index in 1...20 { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z") }
+        #expect(try await CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
+        for index in 1...5 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
+        return root + "/m"
+    }
+
+    static func rev(_ name: String, in mirror: String) async throws -> String {
+        try await CLI.git(["rev-parse", name], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func aSecondSyncFailsAtOnceWithThePidAndTheFirstSucceeds() async throws {
+        try await withScratch { root in
+            let mirror = try await Self.mirrorBehindUpstream(root)
+            let go = root + "/go"
+            let first = try CLI.spawnTidemark(["sync"], in: mirror,
+                                              environment: ["TIDEMARK_PAUSE_AT": "after-lock", "TIDEMARK_PAUSE_FILE": go])
+            #expect(CLI.waitForFile(go + ".reached"))
+            let second = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(second.status == 128)
+            #expect(second.stderr.hasPrefix("fatal: another tidemark process (pid \(first.pid)) is running"), "\(second.stderr)")
+            let fetch = try await CLI.tidemark(["fetch"], in: mirror)
+            #expect(fetch.status == 128 && fetch.stderr.contains("(pid \(first.pid))"))
+            _ = FileManager.default.createFile(atPath: go, contents: nil)
+            let done = first.wait()
+            #expect(done.status == 0 && done.stdout.contains("Synced: 5 changed"), "\(done.stderr)")
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            try await CLI.expectClean(mirror)
+            #expect(CLI.runLockIsFree(mirror))
+        }
+    }
+
+    /// The user commits on main while a sync is between its checkout and its branch update: the
+    /// compare-and-swap refuses, the files the sync wrote are put back, the commit survives.
+    /// The rerun then makes a snapshot equal to upstream on top of the user's commit (a mirror's
+    /// snapshots hold what upstream holds: a file the user added outside the collections is
+    /// removed from the new snapshot, and stays in the history).
+    @Test func aCommitDuringASyncSurvivesAndTheSyncRefuses() async throws {
+        try await withScratch { root in
+            let mirror = try await Self.mirrorBehindUpstream(root)
+            let before = try await Self.rev("HEAD", in: mirror)
+            let go = root + "/go"
+            let sync = try CLI.spawnTidemark(["sync"], in: mirror,
+                                             environment: ["TIDEMARK_PAUSE_AT": "after-journal", "TIDEMARK_PAUSE_FILE": go])
+            #expect(CLI.waitForFile(go + ".reached"))
+            try Data("my notes\n".utf8).write(to: URL(fileURLWithPath: mirror + "/NOTES.md"))
+            try await CLI.git(["add", "NOTES.md"], in: mirror)
+            try await CLI.git(["-c", "user.name=User", "-c", "user.email=user@example.org", "commit", "-q", "-m", "My notes"], in: mirror)
+            let users = try await Self.rev("HEAD", in: mirror)
+            _ = FileManager.default.createFile(atPath: go, contents: nil)
+            let refused = sync.wait()
+            #expect(refused.status == 128)
+            #expect(refused.stderr.hasPrefix("fatal: refs/heads/main changed while tidemark was working"), "\(refused.stderr)")
+            #expect(try await Self.rev("HEAD", in: mirror) == users)
+            #expect(try await Self.rev("HEAD~1", in: mirror) == before)
+            // The working tree and index match the user's commit again.
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(FileManager.default.contents(atPath: mirror + "/items/i1.json").map { !String(decoding: $0, as: UTF8.self).contains("\"v\"") } == true)
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/sync-journal"))
+            try await CLI.expectClean(mirror)
+
+            let rerun = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(rerun.status == 0, "\(rerun.stderr)")
+            #expect(try await Self.rev("HEAD~1", in: mirror) == users)
+            #expect(try await CLI.git(["show", "HEAD~1:NOTES.md"], in: mirror) == "my notes\n")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/NOTES.md"))
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            try await CLI.expectClean(mirror)
+            #expect(try await CLI.tidemark(["clone", "dir:up", "reference"], in: root).status == 0)
+            #expect(try await Self.rev("HEAD^{tree}", in: mirror) == (try await Self.rev("HEAD^{tree}", in: root + "/reference")))
+        }
+    }
+
+    @Test(arguments: ["index.lock", "refs/heads/main.lock", "refs/tidemark/upstream.lock"])
+    func aStaleGitLockIsNamedAndNotDeleted(_ lock: String) async throws {
+        try await withScratch { root in
+            let mirror = try await Self.mirrorBehindUpstream(root)
+            let before = try await Self.rev("HEAD", in: mirror)
+            let path = mirror + "/.git/" + lock
+            _ = FileManager.default.createFile(atPath: path, contents: Data())
+            let sync = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 128)
+            #expect(sync.stderr.hasPrefix("fatal: unable to create '\(path)': file exists"), "\(sync.stderr)")
+            #expect(FileManager.default.fileExists(atPath: path))
+            #expect(try await Self.rev("HEAD", in: mirror) == before)
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(CLI.runLockIsFree(mirror))
+            try FileManager.default.removeItem(atPath: path)
+            let rerun = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(rerun.status == 0 && rerun.stdout.contains("Synced: 5 changed"), "\(rerun.stderr)")
+            try await CLI.expectClean(mirror)
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+        }
+    }
+
+    /// A lock file that a killed tidemark run left (its note names it, its pid is gone) is
+    /// removed by the next run; with a live pid, or without a note, it is reported and kept.
+    @Test func aLockFileLeftByAKilledTidemarkIsRemovedOnlyWhenItsNoteSaysSo() async throws {
+        try await withScratch { root in
+            let mirror = try await Self.mirrorBehindUpstream(root)
+            let gone = try CLI.spawnTidemark(["--version"], in: root)
+            let deadPid = gone.pid
+            _ = gone.wait()
+            let lock = mirror + "/.git/refs/tidemark/upstream.lock"
+            let note = mirror + "/.git/tidemark/locks"
+            try FileManager.default.createDirectory(atPath: mirror + "/.git/tidemark", withIntermediateDirectories: true)
+
+            // A live pid (this test process): not ours to remove.
+            _ = FileManager.default.createFile(atPath: lock, contents: Data())
+            try Data("ref refs/tidemark/upstream - \(getpid())\n".utf8).write(to: URL(fileURLWithPath: note))
+            let refused = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(refused.status == 128 && refused.stderr.contains(lock), "\(refused.stderr)")
+            #expect(FileManager.default.fileExists(atPath: lock))
+
+            // The lock holds another id than the killed run was writing: not ours either.
+            try Data("ref refs/tidemark/upstream 0123456789abcdef0123456789abcdef01234567 \(deadPid)\n".utf8).write(to: URL(fileURLWithPath: note))
+            try Data("fedcba9876543210fedcba9876543210fedcba98\n".utf8).write(to: URL(fileURLWithPath: lock))
+            #expect(try await CLI.tidemark(["sync"], in: mirror).status == 128)
+            #expect(FileManager.default.fileExists(atPath: lock))
+
+            // Empty, noted by a run that is gone: removed, and the sync completes.
+            _ = FileManager.default.createFile(atPath: lock, contents: Data())
+            try Data("ref refs/tidemark/upstream - \(deadPid)\n".utf8).write(to: URL(fileURLWithPath: note))
+            let sync = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0, "\(sync.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: lock) && !FileManager.default.fileExists(atPath: note))
+            try await CLI.expectClean(mirror)
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+import TidemarkFixtures
+
+/// A seeded generator (SplitMix64), so a failing kill schedule can be replayed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("Reliability: SIGKILL at random moments of a 2,000-item HTTP sync", .serialized)
+struct RandomKillTests {
+    static let kills = 8
+    static let seed: UInt64 = 0x7D3_2026
+
+    /// Where a kill landed, from what it left behind.
+    enum Landing: String, CaseIterable {
+        case beforeUpstreamRef = "before the upstream ref moved"
+        case betweenRefs = "after the upstream ref, before main"
+        case afterMain = "after main moved"
+        case afterExit = "after the run had ended"
+    }
+
+    @Test func randomKillsLeaveTheOldOrNewSnapshotAndTheRerunEqualsAFreshClone() async throws {
+        let token = "CANARY-kill-5c1e-SECRET"
+        let server = try await FixtureServer.start(items: 2000, seed: 23, token: token)
+        defer { Task { await server.stop() } }
+        // DocuSign's hourly call limit (3,000 in the fixture) is not what this test is about.
+        server.setRateLimit(remaining: 1_000_000, resetIn: 3600)
+        try await withScratch { root in
+            let spec = "docusign:\(server.baseURL)/restapi/v2.1/accounts/kill-account"
+            let env = ["TIDEMARK_TEST_TOKEN": token]
+            let clone = try await CLI.tidemark(["clone", spec, "m", "--token-env", "TIDEMARK_TEST_TOKEN", "--jobs", "8"],
+                                         in: root, environment: env)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            let mirror = root + "/m"
+
+            // About 200 items change upstream (modified, new, deleted).
+            let ids = server.ids(.docusign).sorted()
+            for id in ids.prefix(180) { server.modify(.docusign, id: id) }
+            for _ in 0..<10 { server.create(.docusign) }
+            for id in ids.suffix(10) { server.purge(.docusign, id: id) }
+
+            // Measure an uninterrupted run on a copy, to spread the kills over its length.
+            _ = try await CLI.run("/bin/cp", ["-a", mirror, root + "/measure"], in: root)
+            let started = Date()
+            let measured = try await CLI.tidemark(["sync"], in: root + "/measure", environment: env)
+            let runTime = max(Date().timeIntervalSince(started), 0.05)
+            #expect(measured.status == 0, "\(measured.stderr)")
+
+            var generator = SeededGenerator(seed: Self.seed)
+            var landings: [Landing: Int] = [:]
+            var strayLocks = 0
+            var snapshots = [try await Self.rev("HEAD", in: mirror)]
+            for round in 1...Self.kills {
+                let oldMain = try await Self.rev("HEAD", in: mirror)
+                let oldUpstream = try await Self.rev("refs/tidemark/upstream", in: mirror)
+                // Odd rounds anywhere in the run; even rounds near its end (the branch update).
+                let range = round % 2 == 1 ? 0.02...1.0 : 0.75...1.05
+                let delay = runTime * Double.random(in: range, using: &generator)
+                let run = try CLI.spawnTidemark(["sync"], in: mirror, environment: env)
+                usleep(UInt32(delay * 1_000_000))
+                let killed = run.kill()
+                let result = run.wait()
+                let main = try await Self.rev("HEAD", in: mirror)
+                let upstream = try await Self.rev("refs/tidemark/upstream", in: mirror)
+                if killed {
+                    #expect(result.signalled, "round \(round): \(result.stderr)")
+                } else {
+                    #expect(result.status == 0, "round \(round) ended by itself: \(result.stderr)")
+                }
+                let landing: Landing = !killed ? .afterExit
+                    : main != oldMain ? .afterMain
+                    : upstream != oldUpstream ? .betweenRefs : .beforeUpstreamRef
+                landings[landing, default: 0] += 1
+
+                try await CLI.expectClean(mirror)
+                // main is the old snapshot or the new one (the upstream snapshot), nothing else.
+                #expect(main == oldMain || main == upstream, "round \(round): main is a third state")
+                #expect(CLI.runLockIsFree(mirror), "round \(round): run lock still held")
+                // A kill inside a ref or index write leaves libgit2's lock file; the run noted it
+                // first, so the next run removes it (and nothing else).
+                let stray = Self.strayLockFiles(mirror)
+                if !stray.isEmpty {
+                    strayLocks += stray.count
+                    #expect(FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/locks"), "round \(round): \(stray) not noted")
+                }
+                if main != oldMain { snapshots.append(main) }
+                if !killed || main != oldMain {
+                    // The run finished: give the next kills as much to interrupt as the measured run had.
+                    let start = (round * 200) % 1800
+                    for id in ids[start..<start + 200] { server.modify(.docusign, id: id) }
+                }
+            }
+
+            let final = try await CLI.tidemark(["sync"], in: mirror, environment: env)
+            #expect(final.status == 0, "\(final.stderr)")
+            try await CLI.expectClean(mirror)
+            #expect(Self.strayLockFiles(mirror).isEmpty)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror, environment: env).stdout == "")
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            // Every snapshot main ever pointed to is still in its history.
+            let history = Set(try await CLI.git(["rev-list", "HEAD"], in: mirror).split(separator: "\n").map(String.init))
+            #expect(snapshots.allSatisfy { history.contains($0) })
+
+            let reference = try await CLI.tidemark(["clone", spec, "reference", "--token-env", "TIDEMARK_TEST_TOKEN", "--jobs", "8"],
+                                             in: root, environment: env)
+            #expect(reference.status == 0, "\(reference.stderr)")
+            #expect(try await Self.rev("HEAD^{tree}", in: mirror) == (try await Self.rev("HEAD^{tree}", in: root + "/reference")))
+
+            let midRun = landings.filter { $0.key != .afterExit }.values.reduce(0, +)
+            let detail = Landing.allCases.map { "\(landings[$0] ?? 0) \($0.rawValue)" }.joined(separator: ", ")
+            print("random-kill loop: \(Self.kills) kills (seed \(Self.seed)), \(midRun) mid-run; \(detail); \(strayLocks) git lock file(s) left by a kill and removed by the next run; uninterrupted run \(String(format: "%.2f", runTime)) s")
+            #expect(midRun >= 1, "no kill landed during a run: \(detail)")
+        }
+    }
+
+    static func rev(_ name: String, in mirror: String) async throws -> String {
+        try await CLI.run("/usr/bin/git", ["rev-parse", "-q", "--verify", name], in: mirror).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// git lock files left in the repository (a SIGKILL never lets libgit2 remove its own).
+    static func strayLockFiles(_ mirror: String) -> [String] {
+        let git = mirror + "/.git/"
+        let enumerator = FileManager.default.enumerator(atPath: git)
+        var found: [String] = []
+        while let path = enumerator?.nextObject() as? String {
+            if path.hasSuffix(".lock"), path != "tidemark.lock" { found.append(path) }
+        }
+        return found
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+/// A symbolic link planted in the working tree where a collection folder or an item file goes,
+/// pointing outside the mirror: sync refuses with the link named and writes nothing through it,
+/// also with --force; once the link is replaced by the real folder or file, sync completes.
+@Suite("Reliability: links planted in the working tree are never written through", .serialized)
+struct SymlinkTests {
+    enum Planted: String, CaseIterable, Sendable { case folder, file }
+
+    @Test(arguments: Planted.allCases)
+    func syncRefusesAndWritesNothingOutside(_ planted: Planted) async throws {
+        try await withScratch { root in
+            let upstream = root + "/up", outside = root + "/outside"
+            for folder in [upstream, outside] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            for id in ["a", "b", "c"] { try writeItem(upstream, id, lastModified: "2021-01-01T00:00:00Z") }
+            #expect(try await CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
+            let mirror = root + "/m"
+            let before = try await CLI.git(["rev-parse", "HEAD"], in: mirror)
+            let sentinel = Data("outside the mirror\n".utf8)
+            let linkPath: String
+            switch planted {
+            case .folder:
+                // items -> outside, which holds a file named like an item.
+                try sentinel.write(to: URL(fileURLWithPath: outside + "/a.json"))
+                try FileManager.default.removeItem(atPath: mirror + "/items")
+                try FileManager.default.createSymbolicLink(atPath: mirror + "/items", withDestinationPath: outside)
+                linkPath = "items"
+            case .file:
+                try sentinel.write(to: URL(fileURLWithPath: outside + "/a.txt"))
+                try FileManager.default.removeItem(atPath: mirror + "/items/a.json")
+                try FileManager.default.createSymbolicLink(atPath: mirror + "/items/a.json", withDestinationPath: outside + "/a.txt")
+                linkPath = "items/a.json"
+            }
+            // Upstream: a changed and a new item (the new one would be written into the folder).
+            try writeItem(upstream, "a", lastModified: "2021-02-01T00:00:00Z", extra: #", "v": 2"#)
+            try writeItem(upstream, "d", lastModified: "2021-02-01T00:00:00Z")
+            let outsideBefore = try FileManager.default.contentsOfDirectory(atPath: outside).sorted()
+
+            for arguments in [["sync"], ["sync", "--force"]] {
+                let result = try await CLI.tidemark(arguments, in: mirror)
+                #expect(result.status == 128, "\(arguments): \(result.stderr)")
+                #expect(result.stderr.hasPrefix("fatal: '\(linkPath)' in the working tree is a symbolic link (to \(outside)"),
+                        "\(arguments): \(result.stderr)")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: outside).sorted() == outsideBefore)
+                #expect(FileManager.default.contents(atPath: outside + (planted == .folder ? "/a.json" : "/a.txt")) == sentinel)
+                #expect(try await CLI.git(["rev-parse", "HEAD"], in: mirror) == before)
+                #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/sync-journal"))
+                #expect(CLI.runLockIsFree(mirror))
+            }
+            // The link is still there (tidemark does not delete user files), the repository is sound.
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: mirror + "/" + linkPath)) != nil)
+            try await CLI.expectClean(mirror)
+
+            // Replace the link with the real folder or file; the next sync completes.
+            try FileManager.default.removeItem(atPath: mirror + "/" + linkPath)
+            try await CLI.git(["checkout", "--", linkPath], in: mirror)
+            let rerun = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(rerun.status == 0 && rerun.stdout.contains("1 changed, 1 new"), "\(rerun.stderr)")
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            try await CLI.expectClean(mirror)
+            #expect(FileManager.default.contents(atPath: outside + (planted == .folder ? "/a.json" : "/a.txt")) == sentinel)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outside).sorted() == outsideBefore)
+            // Every entry of every snapshot is a plain file (mode 100644).
+            let modes = Set(try await CLI.git(["ls-tree", "-r", "--format=%(objectmode)", "HEAD"], in: mirror).split(separator: "\n"))
+            #expect(modes == ["100644"])
+        }
+    }
+}
