@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Sources/TestSupport"),
         .testTarget(name: "GitStoreTests", dependencies: ["GitStore", "CPackFormat", "TestSupport"]),
         .testTarget(name: "UpstreamsTests", dependencies: ["Upstreams", "TidemarkFixtures"]),
-        .testTarget(name: "TidemarkTests", dependencies: ["Tidemark", "GitStore", "Upstreams", "TestSupport"]),
+        .testTarget(name: "TidemarkTests", dependencies: ["Tidemark", "GitStore", "Upstreams", "TestSupport", "TidemarkFixtures"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TidemarkFixtures"]),
     ],
     swiftLanguageModes: [.v6]

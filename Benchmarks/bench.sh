@@ -66,6 +66,8 @@ PY'
   # W3: fetch with nothing changed. B4: git status on the mirror.
   time_cmd W3 "$tidemark" -C mirror fetch -q
   time_cmd B4 git -C mirror status --porcelain
+  # L0: the floor of any fetch of a dir upstream: one lstat per upstream file (find's %s needs it).
+  time_cmd L0 find up -name '*.json' -printf '%s\n'
   # W2: 1% changed upstream, then sync. B2: the same files written into the checkout, add -A, commit.
   change_items "$run"
   time_cmd W2 "$tidemark" -C mirror sync -q
@@ -132,6 +134,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a / b; else 
   echo "| W2 sync 1% changed vs B2 write + add -A + commit | $(median W2) | $(median B2) | $(ratio "$(median W2)" "$(median B2)") | ≤ 0.25 | $(peak W2) |"
   echo "| W3 fetch, nothing changed vs B4 git status | $(median W3) | $(median B4) | $(ratio "$(median W3)" "$(median B4)") | < 0.5 | $(peak W3) |"
   echo "| W4 status, 1% behind vs B4 git status | $(median W4) | $(median B4s) | $(ratio "$(median W4)" "$(median B4s)") | ≤ 1.0 | $(peak W4) |"
+  echo "| L0 floor of W3: lstat of every upstream file (find) vs B4 | $(median L0) | $(median B4) | $(ratio "$(median L0)" "$(median B4)") | | $(peak L0) |"
 } > table.md
 {
   echo "# Benchmark results"

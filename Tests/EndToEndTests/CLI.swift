@@ -43,8 +43,9 @@ enum CLI {
         return child.result()
     }
 
-    /// A configured child process whose output goes to two temporary files.
-    private final class Child {
+    /// A child process whose output goes to two temporary files: configured by `init`, started
+    /// by ``run(_:_:in:environment:)`` or ``spawnTidemark(_:in:environment:)``.
+    final class Child {
         let process = Process()
         let base = NSTemporaryDirectory() + "tidemark-e2e-" + UUID().uuidString
 
@@ -60,6 +61,20 @@ enum CLI {
             process.standardOutput = FileHandle(forWritingAtPath: base + ".out")
             process.standardError = FileHandle(forWritingAtPath: base + ".err")
             process.standardInput = FileHandle.nullDevice
+        }
+
+        var pid: Int32 { process.processIdentifier }
+
+        /// Sends SIGKILL if the process still runs; true when it was still running.
+        func kill() -> Bool {
+            guard process.isRunning else { return false }
+            return Glibc.kill(process.processIdentifier, SIGKILL) == 0
+        }
+
+        /// Waits (blocking) for the process to end and returns its result.
+        func wait() -> Result {
+            process.waitUntilExit()
+            return result()
         }
 
         /// The outcome; removes the output files.
@@ -86,51 +101,11 @@ enum CLI {
         return (URL(fileURLWithPath: "/usr/bin/nice"), ["-n", "15", executable] + arguments)
     }
 
-    /// A program started in the background (output to files), to be killed or waited for.
-    final class Spawned {
-        let process = Process()
-        private let base = NSTemporaryDirectory() + "tidemark-e2e-" + UUID().uuidString
-
-        init(_ executable: String, _ arguments: [String], in directory: String, environment: [String: String]) throws {
-            (process.executableURL, process.arguments) = CLI.lowPriority(executable, arguments)
-            process.currentDirectoryURL = URL(fileURLWithPath: directory)
-            var env = ProcessInfo.processInfo.environment
-            env["NO_COLOR"] = "1"
-            for (key, value) in environment { env[key] = value }
-            process.environment = env
-            FileManager.default.createFile(atPath: base + ".out", contents: nil)
-            FileManager.default.createFile(atPath: base + ".err", contents: nil)
-            process.standardOutput = FileHandle(forWritingAtPath: base + ".out")
-            process.standardError = FileHandle(forWritingAtPath: base + ".err")
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-        }
-
-        var pid: Int32 { process.processIdentifier }
-
-        /// Sends SIGKILL if the process still runs; true when it was still running.
-        func kill() -> Bool {
-            guard process.isRunning else { return false }
-            return Glibc.kill(process.processIdentifier, SIGKILL) == 0
-        }
-
-        /// Waits for the process to end and returns its result.
-        func wait() -> Result {
-            process.waitUntilExit()
-            func read(_ path: String) -> String {
-                String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
-            }
-            let result = Result(status: process.terminationStatus, stdout: read(base + ".out"), stderr: read(base + ".err"),
-                                signalled: process.terminationReason == .uncaughtSignal)
-            try? FileManager.default.removeItem(atPath: base + ".out")
-            try? FileManager.default.removeItem(atPath: base + ".err")
-            return result
-        }
-    }
-
     /// Starts `tidemark` in the background.
-    static func spawnTidemark(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> Spawned {
-        try Spawned(tidemark, arguments, in: directory, environment: environment)
+    static func spawnTidemark(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> Child {
+        let child = try Child(tidemark, arguments, in: directory, environment: environment)
+        try child.process.run()
+        return child
     }
 
     /// Waits (polling, at most `seconds`) until `path` exists; true when it does.

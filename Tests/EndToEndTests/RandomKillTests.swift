@@ -2,19 +2,6 @@ import Foundation
 import Testing
 import TidemarkFixtures
 
-/// A seeded generator (SplitMix64), so a failing kill schedule can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("Reliability: SIGKILL at random moments of a 2,000-item HTTP sync", .serialized)
 struct RandomKillTests {
     static let kills = 8
@@ -55,7 +42,7 @@ struct RandomKillTests {
             let runTime = max(Date().timeIntervalSince(started), 0.05)
             #expect(measured.status == 0, "\(measured.stderr)")
 
-            var generator = SeededGenerator(seed: Self.seed)
+            var generator = SeededGenerator(seed: Self.seed)  // a failing kill schedule can be replayed
             var landings: [Landing: Int] = [:]
             var strayLocks = 0
             var snapshots = [try await Self.rev("HEAD", in: mirror)]

@@ -1,23 +1,13 @@
 import Foundation
 import Testing
 import Tidemark
+import TidemarkFixtures
 import Upstreams
 
 /// The fuzz targets' properties (Fuzz/, `make fuzz`) on seeded random inputs, so `swift test`
 /// checks them too: canonical JSON is idempotent and keeps the value; a manifest round-trips.
 @Suite("Seeded random inputs: canonical JSON and manifest properties")
 struct PropertyTests {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let seeds: [String] = [
         #"{"zeta": [1, 2.50, -0, 1e400, {"b": null, "a": true}], "alpha": "\u00e9\ud83d\ude00\n\t\"", "": {}}"#,
         #"{"templateId": "t-1", "lastModified": "2018-03-26T03:54:40.4470000Z", "nested": [[[]]]}"#,
@@ -25,7 +15,7 @@ struct PropertyTests {
     ]
 
     @Test func canonicalJSONIsIdempotentOnMutatedDocuments() throws {
-        var generator = Generator(state: 41)
+        var generator = SeededGenerator(seed: 41)
         var valid = 0
         for round in 0..<3000 {
             var bytes = Array(Self.seeds[round % Self.seeds.count].utf8)
@@ -45,7 +35,7 @@ struct PropertyTests {
     }
 
     @Test func manifestsOfRandomBytesRoundTrip() throws {
-        var generator = Generator(state: 43)
+        var generator = SeededGenerator(seed: 43)
         for _ in 0..<500 {
             var seen = Set<ItemID>()
             var entries: [ManifestEntry] = []
