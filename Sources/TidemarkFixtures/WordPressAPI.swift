@@ -113,7 +113,13 @@ enum WordPressAPI {
             return .wpError(401, edit ? "rest_forbidden_context" : "rest_forbidden",
                             "Sorry, you are not allowed to do that.")
         }
-        return .json(render(post, edit: edit, offset: store.timezoneOffset))
+        // Like a caching plugin or proxy in front of WordPress: Last-Modified, and 304 for a
+        // conditional request when the post has not changed since.
+        let lastModified = FixtureTime.httpDate(post.modified)
+        if let since = request.headers["if-modified-since"], since == lastModified {
+            return FixtureReply(status: 304, headers: [("Last-Modified", lastModified)])
+        }
+        return .json(render(post, edit: edit, offset: store.timezoneOffset), headers: [("Last-Modified", lastModified)])
     }
 
     static func render(_ post: Post, edit: Bool, offset: Int64) -> [String: Any] {

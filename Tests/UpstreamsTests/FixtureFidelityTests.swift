@@ -64,7 +64,7 @@ import TidemarkFixtures
             #expect(id.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", options: .regularExpression) != nil)
             let body = try await http.get(try url(server, "/restapi/v2.1/accounts/a1/templates/\(id)"))
             let etag = try #require(body.header("ETag"))
-            let again = try await http.get(try url(server, "/restapi/v2.1/accounts/a1/templates/\(id)"), ifNoneMatch: etag)
+            let again = try await http.get(try url(server, "/restapi/v2.1/accounts/a1/templates/\(id)"), validator: etag)
             #expect(again.status == 304)
             #expect(again.body.isEmpty)
             let empty = try await http.get(try url(server, "/restapi/v2.1/accounts/a1/templates?start_position=10"))

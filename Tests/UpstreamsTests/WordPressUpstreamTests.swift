@@ -18,6 +18,39 @@ import TidemarkFixtures
 
     static let visible: Set<String> = ["publish", "future", "draft", "pending", "private"]
 
+    @Test func lastModifiedMakesTheNextDownloadConditional() async throws {
+        try await withFixture(items: 5) { server in
+            try await using(try upstream(server)) { wordpress in
+                let listing = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                let item = try #require(listing.items.first)
+                guard case .body(_, let validator?) = try await wordpress.fetch(collection: "posts", item: item, cachedETag: nil) else {
+                    Issue.record("expected a body with a Last-Modified validator")
+                    return
+                }
+                #expect(validator.hasPrefix("Last-Modified: "))
+                // Unchanged: If-Modified-Since gets a 304 and no body.
+                guard case .notModified = try await wordpress.fetch(collection: "posts", item: item, cachedETag: validator) else {
+                    Issue.record("expected 304 for an unchanged post")
+                    return
+                }
+                #expect(wordpress.statistics.notModified == 1)
+                // Changed upstream: the same validator now gets the new body.
+                #expect(server.modify(.wordpress, id: item.id.description))
+                guard case .body(_, let newer?) = try await wordpress.fetch(collection: "posts", item: item, cachedETag: validator) else {
+                    Issue.record("expected the changed body")
+                    return
+                }
+                #expect(newer != validator)
+                // A version listed after the stored date is fetched without a condition (a change
+                // within the date's second must not get a 304).
+                let later = ListedItem(id: item.id, lastModified: Timestamp(seconds: item.lastModified.seconds, nanoseconds: 500_000_000))
+                #expect(HTTPResult.conditional(validator, listedVersion: later.lastModified) == nil)
+                #expect(HTTPResult.conditional(validator, listedVersion: item.lastModified) == validator)
+                #expect(HTTPResult.conditional("\"etag\"", listedVersion: later.lastModified) == "\"etag\"")
+            }
+        }
+    }
+
     @Test func anonymousListingSeesPublishedPostsOverSeveralPages() async throws {
         try await withFixture(items: 300, basic: Self.credentials) { server in
             try await using(try upstream(server)) { wordpress in

@@ -16,6 +16,26 @@ public struct HTTPResult: Sendable {
     /// The first value of header `name`.
     public func header(_ name: String) -> String? { headerValues(name).first }
 
+    /// The validator to store for a conditional request next time: the `ETag`, else the
+    /// `Last-Modified` date as `Last-Modified: <date>` (never mistaken for an ETag, which is quoted).
+    public var validator: String? {
+        if let etag = header("ETag") { return etag }
+        return header("Last-Modified").map { HTTPResult.lastModifiedPrefix + $0 }
+    }
+
+    static let lastModifiedPrefix = "Last-Modified: "
+
+    /// `validator` when a conditional request with it is safe for an item now listed at
+    /// `version`: always for an ETag (a strong validator); for a `Last-Modified` date (one-second
+    /// resolution, so weak) only when the listed version is not after it. A version after the
+    /// date means the item changed, possibly within that same second, where a server could
+    /// wrongly answer 304; the body is then fetched unconditionally.
+    public static func conditional(_ validator: String?, listedVersion version: Timestamp) -> String? {
+        guard let validator, validator.hasPrefix(lastModifiedPrefix) else { return validator }
+        guard let date = HTTPDate.parse(String(validator.dropFirst(lastModifiedPrefix.count))) else { return nil }
+        return version <= date ? validator : nil
+    }
+
     /// The `code` field of a JSON error body (WordPress `rest_*` codes, DocuSign `errorCode`).
     public var errorCode: String? {
         guard case .object(let fields)? = try? JSONValue.parse(body) else { return nil }

@@ -56,10 +56,12 @@ public final class HTTPSession: Sendable {
     /// waiting `Retry-After` when given (seconds or HTTP-date) and an exponential backoff with
     /// jitter otherwise. When `X-RateLimit-Remaining` or `X-BurstLimit-Remaining` reached 0, later
     /// requests wait for the matching `-Reset` (capped by `settings.maxRetryAfter`, else they fail).
-    /// - Parameter ifNoneMatch: an ETag for a conditional request (304 → status 304, empty body).
+    /// - Parameter validator: from ``HTTPResult/validator`` of an earlier response, for a
+    ///   conditional request: an ETag is sent as `If-None-Match`, a `Last-Modified` date as
+    ///   `If-Modified-Since` (304 → status 304, empty body).
     /// - Throws: ``UpstreamError/http(status:url:message:)`` naming the URL with secrets redacted
     ///   (status 0 when no response arrived), or ``UpstreamError/credentials(_:)``.
-    public func get(_ url: URL, ifNoneMatch: String? = nil, acceptStatuses: Set<Int> = []) async throws -> HTTPResult {
+    public func get(_ url: URL, validator: String? = nil, acceptStatuses: Set<Int> = []) async throws -> HTTPResult {
         let shownURL = URLSafety.redact(url)
         let sameOrigin = Origin(url) == origin
         guard Origin(url) != nil else {
@@ -76,7 +78,13 @@ public final class HTTPSession: Sendable {
             request.headers.add(name: "Accept", value: "application/json")
             request.headers.add(name: "User-Agent", value: "tidemark")
             if let authorization { request.headers.add(name: "Authorization", value: authorization) }
-            if let ifNoneMatch { request.headers.add(name: "If-None-Match", value: ifNoneMatch) }
+            if let validator, !validator.isEmpty {
+                if validator.hasPrefix(HTTPResult.lastModifiedPrefix) {
+                    request.headers.add(name: "If-Modified-Since", value: String(validator.dropFirst(HTTPResult.lastModifiedPrefix.count)))
+                } else {
+                    request.headers.add(name: "If-None-Match", value: validator)
+                }
+            }
             state.update {
                 $0.requests += 1
                 if attempt > 1 { $0.retries += 1 }
