@@ -181,12 +181,34 @@ public actor Mirror {
 
     var stateFolder: String { gitDirectory + "tidemark/" }
 
+    /// Replaces a state file durably, like libgit2 writes refs: a temporary file, fsync,
+    /// rename, fsync of the folder (the sync journal must survive a power cut too).
     func writeState(_ name: String, _ text: String) throws(MirrorError) {
+        let path = stateFolder + name
+        func fail(_ what: String) -> MirrorError {
+            .invalidArgument("cannot write \(path): \(what): \(String(cString: strerror(errno)))")
+        }
         do {
             try FileManager.default.createDirectory(atPath: stateFolder, withIntermediateDirectories: true)
-            try Data(text.utf8).write(to: URL(fileURLWithPath: stateFolder + name), options: .atomic)
         } catch {
-            throw .invalidArgument("cannot write \(stateFolder + name): \(error.localizedDescription)")
+            throw .invalidArgument("cannot write \(path): \(error.localizedDescription)")
+        }
+        let temporary = path + ".tmp-\(getpid())"
+        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw fail("open") }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == bytes.count, synced, rename(temporary, path) == 0 else {
+            let error = fail("write")
+            unlink(temporary)
+            throw error
+        }
+        let folder = Glibc.open(stateFolder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folder >= 0 {
+            _ = fsync(folder)
+            close(folder)
         }
     }
 
