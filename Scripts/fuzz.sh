@@ -20,7 +20,7 @@ sources() {
     case "$1" in
     listing)
         echo Fuzz/ListingFuzz.swift Sources/Upstreams/{JSONValue,Timestamp,ItemID,ListingAccumulator,Upstream,UpstreamError}.swift \
-            Sources/Upstreams/HTTP/{HTTPResult,URLSafety,HTTPStatistics}.swift ;;
+            Sources/Upstreams/HTTP/{HTTPResult,HTTPDate,URLSafety,HTTPStatistics}.swift ;;
     canonical-json)
         echo Fuzz/CanonicalJSONFuzz.swift Sources/Tidemark/CanonicalJSON.swift ;;
     manifest)
