@@ -47,7 +47,14 @@ struct FixtureCommand: AsyncParsableCommand {
                 source.resume()
             }
         }
-        await server.stop()
+        // A graceful stop can wait on a client's idle keep-alive connection; never let that keep
+        // the process (and its port) alive after SIGTERM.
+        Task.detached {
+            await server.stop()
+            Foundation.exit(0)
+        }
+        try? await Task.sleep(nanoseconds: 3_000_000_000)
+        Foundation.exit(0)
     }
 }
 
