@@ -77,6 +77,17 @@ public struct Manifest: Sendable, Equatable {
         return manifest
     }
 
+    /// The entry of `id`, found by binary search over the sorted entries (no 100k-entry
+    /// dictionary for one lookup).
+    public func entry(for id: ItemID) -> ManifestEntry? {
+        var low = 0, high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].id < id { low = middle + 1 } else { high = middle }
+        }
+        return low < entries.count && entries[low].id == id ? entries[low] : nil
+    }
+
     /// Entries by id.
     public func byID() -> [ItemID: ManifestEntry] {
         var byID: [ItemID: ManifestEntry] = [:]

@@ -84,7 +84,7 @@ extension Mirror {
             var found = false
             if parts.count == 2, settings.collections.contains(parts[0]) {
                 for tree in trees {
-                    if let entry = try manifest(parts[0], in: tree).byID()[ItemID(parts[1])] {
+                    if let entry = try manifest(parts[0], in: tree).entry(for: ItemID(parts[1])) {
                         paths.append("\(parts[0])/\(entry.path)")
                         found = true
                         break

@@ -89,7 +89,6 @@ extension Mirror {
         var collections: [FetchReport.Collection] = []
         var watermarks: [(name: String, watermark: String)] = []
         var failures: [String] = []
-        var manifests: [String: (manifest: Manifest, blob: ObjectID?)] = [:]
         var perCollection: [String: ChangeCounts] = [:]
         var itemCount = 0
         let batch = ObjectBatch(repository: repository)
@@ -138,7 +137,6 @@ extension Mirror {
                 remember(newManifest, blob: manifestBlob!)
                 updates.append(.upsert(path: Mirror.manifestPath(collection), blob: manifestBlob!))
             }
-            manifests[collection] = (newManifest, manifestBlob)
             itemCount += newManifest.entries.count
             let behind = try changes(collection, from: head?.tree, to: newManifest, blob: manifestBlob)
             perCollection[collection] = behind

@@ -37,7 +37,7 @@ extension Mirror {
     /// ```
     public func cachedContents(of id: ItemID, in collection: String) throws(MirrorError) -> Data? {
         guard let tree = try headCommit()?.tree else { return nil }
-        guard let entry = try manifest(collection, in: tree).byID()[id] else { return nil }
+        guard let entry = try manifest(collection, in: tree).entry(for: id) else { return nil }
         return try mirrorErrors {
             guard let blob = try repository.treeEntry(at: "\(collection)/\(entry.path)", in: tree)?.id else { return nil }
             return try repository.readBlob(blob)

@@ -73,6 +73,9 @@ struct FormatTests {
             for id in removing { expected[id] = nil }
             let updated = base.updating(upserts, removing: removing)
             #expect(updated == Manifest(entries: Array(expected.values)))
+            for id in (0..<100).map({ ItemID(String(format: "item-%02d", $0)) }) {
+                #expect(updated.entry(for: id) == expected[id])
+            }
             #expect(try Manifest.parse(updated.serialized()) == updated)
         }
     }
