@@ -41,7 +41,7 @@ extension Mirror {
         for name in options.collections where !CollectionName.isValid(name) {
             throw .unsafeName("invalid collection name '\(Quoting.cQuoted(Array(name.utf8)))': use lower-case letters, digits, '-' and '_' (at most 64)")
         }
-        guard (1...256).contains(options.jobs) else { throw .invalidArgument("--jobs must be from 1 to 256") }
+        try checkJobs(options.jobs)
         var configuration = UpstreamConfiguration(spec: spec, collections: options.collections,
                                                   options: options.options, jobs: options.jobs)
         let upstream: any Upstream

@@ -66,11 +66,9 @@ extension Mirror {
         return report
     }
 
-    /// Rejects a per-run `jobs` outside 1...256.
+    /// Rejects `jobs` outside ``MirrorSettings/jobsRange``.
     static func checkJobs(_ jobs: Int?) throws(MirrorError) {
-        if let jobs, !(1...256).contains(jobs) {
-            throw .invalidArgument("--jobs must be a whole number from 1 to 256, not \(jobs)")
-        }
+        if let message = MirrorSettings.jobsProblem(jobs) { throw .invalidArgument(message) }
     }
 
     func fetchLocked(_ options: FetchOptions) async throws(MirrorError) -> FetchReport {

@@ -20,6 +20,15 @@ public struct MirrorSettings: Sendable, Equatable {
     /// Kind-specific options (`tokenEnv`, `itemsPath`, ...), keyed as in git config.
     public var options: [String: String]
 
+    /// Item downloads at once that a mirror accepts (`tidemark.jobs`, `--jobs`).
+    public static let jobsRange = 1...256
+
+    /// Why `jobs` is not accepted as `--jobs`, or nil when it is (or not given).
+    public static func jobsProblem(_ jobs: Int?) -> String? {
+        guard let jobs, !jobsRange.contains(jobs) else { return nil }
+        return "--jobs must be a whole number from \(jobsRange.lowerBound) to \(jobsRange.upperBound), not \(jobs)"
+    }
+
     /// Option keys passed through to upstream adapters.
     public static let adapterOptionKeys = [
         "tokenEnv", "tokenCommand", "basicEnv", "itemsPath", "idField", "modifiedField",
@@ -54,8 +63,9 @@ public struct MirrorSettings: Sendable, Equatable {
                 if let value = try repository.configString("tidemark.\(key)") { options[key] = value }
             }
             let jobsText = try repository.configString("tidemark.jobs")
-            guard let jobs = Int(jobsText ?? "8"), (1...256).contains(jobs) else {
-                throw MirrorError.invalidArgument("config tidemark.jobs must be a number from 1 to 256, not '\(jobsText ?? "")'")
+            guard let jobs = Int(jobsText ?? "8"), jobsRange.contains(jobs) else {
+                throw MirrorError.invalidArgument(
+                    "config tidemark.jobs must be a number from \(jobsRange.lowerBound) to \(jobsRange.upperBound), not '\(jobsText ?? "")'")
             }
             let overlapText = try repository.configString("tidemark.overlap")
             guard let overlap = Int64(overlapText ?? "60"), overlap >= 0 else {

@@ -21,18 +21,10 @@ extension TidemarkCommand {
         @OptionGroup var output: OutputOptions
         @OptionGroup var transfer: TransferOptions
 
-        @Flag(help: "Accept a listing that deletes all items, or more than half of a collection.")
-        var allowMassDelete = false
-
-        @Option(help: "Item downloads at once for this run (1-256; default: tidemark.jobs).")
-        var jobs: Int?
+        @OptionGroup var fetchOptions: FetchFlags
 
         @Flag(help: "Print a JSON report on stdout.")
         var json = false
-
-        func validate() throws {
-            try validateJobs(jobs)
-        }
 
         func run() async throws {
             let mirror = try root.openMirror()
@@ -40,7 +32,7 @@ extension TidemarkCommand {
             defer { reporter?.finish() }
             await mirror.report(to: reporter)
             let report = try await engine { () async throws(MirrorError) in
-                try await mirror.fetch(FetchOptions(allowMassDelete: allowMassDelete, jobs: jobs))
+                try await mirror.fetch(fetchOptions.options)
             }
             reporter?.finish()
             if json {

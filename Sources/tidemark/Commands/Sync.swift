@@ -37,17 +37,12 @@ extension TidemarkCommand {
         @Flag(help: "Do not contact upstream; apply what the last fetch stored.")
         var offline = false
 
-        @Flag(help: "Accept a listing that deletes all items, or more than half of a collection.")
-        var allowMassDelete = false
-
-        @Option(help: "Item downloads at once for this run (1-256; default: tidemark.jobs).")
-        var jobs: Int?
+        @OptionGroup var fetchOptions: FetchFlags
 
         @Flag(help: "Print a JSON report on stdout.")
         var json = false
 
         func validate() throws {
-            try validateJobs(jobs)
             if let ifStale, ifStale != "auto", DurationText.seconds(ifStale) == nil {
                 throw ValidationError("--if-stale takes a duration like 30s, 15m, 6h or 1d (or auto), not '\(ifStale)'")
             }
@@ -66,7 +61,7 @@ extension TidemarkCommand {
                 staleSeconds = seconds
             }
             let options = SyncOptions(dryRun: dryRun, ifStaleSeconds: staleSeconds, force: force, offline: offline,
-                                      fetch: FetchOptions(allowMassDelete: allowMassDelete, jobs: jobs))
+                                      fetch: fetchOptions.options)
             let reporter = transfer.reporter(output)
             defer { reporter?.finish() }
             await mirror.report(to: reporter)
@@ -99,12 +94,5 @@ enum DurationText {
         if let unit = units[last], let value = Double(text.dropLast()), value >= 0 { return value * unit }
         if let value = Double(text), value >= 0 { return value }
         return nil
-    }
-}
-
-/// `--jobs N` must be 1...256 (a usage error otherwise, exit 129).
-func validateJobs(_ jobs: Int?) throws {
-    if let jobs, !(1...256).contains(jobs) {
-        throw ValidationError("--jobs must be a whole number from 1 to 256, not \(jobs)")
     }
 }

@@ -19,6 +19,25 @@ struct TransferOptions: ParsableArguments {
     }
 }
 
+/// `--jobs N` outside ``MirrorSettings/jobsRange`` is a usage error (exit 129).
+func validateJobs(_ jobs: Int?) throws {
+    if let message = MirrorSettings.jobsProblem(jobs) { throw ValidationError(message) }
+}
+
+/// Flags of the commands that fetch (fetch, sync): the mass-deletion guard and downloads at once.
+struct FetchFlags: ParsableArguments {
+    @Flag(help: "Accept a listing that deletes all items, or more than half of a collection.")
+    var allowMassDelete = false
+
+    @Option(help: "Item downloads at once for this run (1-256; default: tidemark.jobs).")
+    var jobs: Int?
+
+    func validate() throws { try validateJobs(jobs) }
+
+    /// The engine's options for this run.
+    var options: FetchOptions { FetchOptions(allowMassDelete: allowMassDelete, jobs: jobs) }
+}
+
 extension Mirror {
     /// Sends this mirror's progress events and HTTP requests to `reporter`.
     func report(to reporter: ProgressLine?) async {
