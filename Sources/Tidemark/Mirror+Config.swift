@@ -18,22 +18,6 @@ public struct EffectiveSetting: Sendable, Equatable, Codable {
 }
 
 extension Mirror {
-    /// Options that only mean something for some upstream kinds, with their defaults.
-    private static let optionDefaults: [(key: String, kinds: Set<String>, value: String?)] = [
-        ("tokenEnv", ["docusign", "wordpress", "rest"], nil),
-        ("tokenCommand", ["docusign", "wordpress", "rest"], nil),
-        ("basicEnv", ["wordpress", "rest"], nil),
-        ("pageSize", ["docusign", "wordpress", "rest"], "100"),
-        ("maxAttempts", ["docusign", "wordpress", "rest"], "5"),
-        ("timeout", ["docusign", "wordpress", "rest"], "120"),
-        ("itemsPath", ["rest"], ""),
-        ("idField", ["rest"], "id"),
-        ("modifiedField", ["rest"], "lastModified"),
-        ("itemURL", ["rest"], nil),
-        ("paging", ["rest"], "none"),
-        ("sinceParam", ["rest"], nil),
-    ]
-
     /// The collection an upstream kind mirrors when none is configured.
     static func defaultCollection(kind: String) -> String? {
         ["dir": "items", "docusign": "templates", "wordpress": "posts", "rest": "items"][kind]
@@ -66,7 +50,7 @@ extension Mirror {
                                        isDefault: settings.refreshInterval == nil))
         result.append(EffectiveSetting(key: "tidemark.overlap", value: String(settings.overlapSeconds),
                                        isDefault: !(try isSet("overlap"))))
-        for option in Mirror.optionDefaults {
+        for option in MirrorSettings.adapterOptions {
             if let value = settings.options[option.key] {
                 result.append(EffectiveSetting(key: "tidemark.\(option.key)", value: value, isDefault: false))
             } else if option.kinds.contains(kind) {

@@ -29,11 +29,25 @@ public struct MirrorSettings: Sendable, Equatable {
         return "--jobs must be a whole number from \(jobsRange.lowerBound) to \(jobsRange.upperBound), not \(jobs)"
     }
 
-    /// Option keys passed through to upstream adapters.
-    public static let adapterOptionKeys = [
-        "tokenEnv", "tokenCommand", "basicEnv", "itemsPath", "idField", "modifiedField",
-        "itemURL", "paging", "pageSize", "sinceParam", "maxAttempts", "timeout",
+    /// Options passed through to upstream adapters: the kinds each means something for, and its
+    /// default (nil: none), as `tidemark config` shows them.
+    static let adapterOptions: [(key: String, kinds: Set<String>, value: String?)] = [
+        ("tokenEnv", ["docusign", "wordpress", "rest"], nil),
+        ("tokenCommand", ["docusign", "wordpress", "rest"], nil),
+        ("basicEnv", ["wordpress", "rest"], nil),
+        ("pageSize", ["docusign", "wordpress", "rest"], "100"),
+        ("maxAttempts", ["docusign", "wordpress", "rest"], "5"),
+        ("timeout", ["docusign", "wordpress", "rest"], "120"),
+        ("itemsPath", ["rest"], ""),
+        ("idField", ["rest"], "id"),
+        ("modifiedField", ["rest"], "lastModified"),
+        ("itemURL", ["rest"], nil),
+        ("paging", ["rest"], "none"),
+        ("sinceParam", ["rest"], nil),
     ]
+
+    /// Option keys passed through to upstream adapters.
+    public static let adapterOptionKeys = adapterOptions.map(\.key)
 
     public init(upstream: String, collections: [String], jobs: Int = 8, fanout: Bool? = nil,
                 refreshInterval: String? = nil, overlapSeconds: Int64 = 60, options: [String: String] = [:]) {
