@@ -106,13 +106,8 @@ public struct DocuSignUpstream: Upstream {
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
         try checkCollection(collection)
         let url = URLSafety.appending(["templates", item.id.description], to: base)
-        let result = try await session.get(url, validator: HTTPResult.conditional(cachedETag, listedVersion: item.lastModified))
-        if result.status == 304 { return .notModified }
-        guard (try? JSONValue.parse(result.body)).map({ if case .object = $0 { true } else { false } }) == true else {
-            throw UpstreamError.malformedItem(
-                collection: collection, item: item.id.description, reason: "body is not a JSON object")
-        }
-        return .body(result.body, etag: result.validator)
+        return try await session.downloadItem(url, collection: collection, item: item, cachedValidator: cachedETag,
+                                              requireObject: true)
     }
 
     private func checkCollection(_ collection: String) throws {

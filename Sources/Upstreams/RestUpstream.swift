@@ -152,12 +152,8 @@ public struct RestUpstream: Upstream {
         guard let url = URL(string: text) else {
             throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "itemURL gives no valid URL")
         }
-        let result = try await session.get(url, validator: HTTPResult.conditional(cachedETag, listedVersion: item.lastModified))
-        if result.status == 304 { return .notModified }
-        guard (try? JSONValue.parse(result.body)) != nil else {
-            throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "body is not valid JSON")
-        }
-        return .body(result.body, etag: result.validator)
+        return try await session.downloadItem(url, collection: collection, item: item, cachedValidator: cachedETag,
+                                              requireObject: false)
     }
 
     private func firstPage(_ base: URL) -> URL {

@@ -71,12 +71,8 @@ public struct WordPressUpstream: Upstream {
         try WordPressUpstream.validate(collection)
         let context = session.credentials.isConfigured ? "edit" : "view"
         let url = try await endpoint(["wp", "v2", collection, item.id.description], query: [("context", context)])
-        let result = try await session.get(url, validator: HTTPResult.conditional(cachedETag, listedVersion: item.lastModified))
-        if result.status == 304 { return .notModified }
-        guard case .object? = try? JSONValue.parse(result.body) else {
-            throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "body is not a JSON object")
-        }
-        return .body(result.body, etag: result.validator)
+        return try await session.downloadItem(url, collection: collection, item: item, cachedValidator: cachedETag,
+                                              requireObject: true)
     }
 
     /// Lists every item of `collection` with the given `status` filter (nil: the default).

@@ -231,3 +231,22 @@ public final class HTTPSession: Sendable {
         return "connection failed (\(String(describing: error)))"
     }
 }
+
+extension HTTPSession {
+    /// Downloads one item's body: a conditional GET when `cachedValidator` allows it for the
+    /// listed version (see ``HTTPResult/conditional(_:listedVersion:)``), 304 as `.notModified`,
+    /// and a body that is not JSON (or, with `requireObject`, not a JSON object) as a malformed item.
+    func downloadItem(_ url: URL, collection: String, item: ListedItem, cachedValidator: String?,
+                      requireObject: Bool) async throws -> FetchedBody {
+        let result = try await get(url, validator: HTTPResult.conditional(cachedValidator, listedVersion: item.lastModified))
+        if result.status == 304 { return .notModified }
+        switch try? JSONValue.parse(result.body) {
+        case .object?: break
+        case .some where !requireObject: break
+        default:
+            throw UpstreamError.malformedItem(collection: collection, item: item.id.description,
+                                              reason: requireObject ? "body is not a JSON object" : "body is not valid JSON")
+        }
+        return .body(result.body, etag: result.validator)
+    }
+}
