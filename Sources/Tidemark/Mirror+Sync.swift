@@ -94,27 +94,19 @@ extension Mirror {
             } catch {
                 throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
             }
-            let plan = try plan(collection: collection, listing: listing, base: baseByID, options: options.fetch)
-            downloads += plan.downloads.filter { $0.item.body == nil }.count
-            // Compare the listing with HEAD to say what the sync would change.
-            var listed = Set<ItemID>()
-            for item in listing.items {
-                listed.insert(item.id)
-                if let old = headByID[item.id] {
-                    if Timestamp(old.lastModified) != item.lastModified || (item.etag != nil && item.etag != old.etag) {
-                        counts.changed += 1
-                        paths.append("\(collection)/\(old.path)")
-                    }
-                } else {
-                    counts.added += 1
-                    paths.append("\(collection)/\((try? ItemPath.relativePath(for: item.id, fanout: settings.fanout ?? false)) ?? "?")")
-                }
+            let fetchPlan = try plan(collection: collection, listing: listing, base: baseByID, options: options.fetch)
+            downloads += fetchPlan.downloads.filter { $0.item.body == nil }.count
+            // What the sync would change: the same plan, made against HEAD (counting only, so the
+            // mass-deletion guard already applied above against the fetched snapshot).
+            var counting = options.fetch
+            counting.allowMassDelete = true
+            let changes = try plan(collection: collection, listing: listing, base: headByID, options: counting)
+            for (item, path) in changes.downloads {
+                if headByID[item.id] != nil { counts.changed += 1 } else { counts.added += 1 }
+                paths.append("\(collection)/\(path)")
             }
-            let deletedIDs: [ItemID] = listing.isComplete
-                ? headByID.keys.filter { !listed.contains($0) }
-                : listing.deleted.filter { headByID[$0] != nil }
-            counts.deleted += deletedIDs.count
-            paths += deletedIDs.compactMap { headByID[$0].map { "\(collection)/\($0.path)" } }
+            counts.deleted += changes.deletions.count
+            paths += changes.deletions.compactMap { headByID[$0].map { "\(collection)/\($0.path)" } }
         }
         return SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: paths.sorted(),
                           previous: head?.id, current: nil, plannedDownloads: downloads)
