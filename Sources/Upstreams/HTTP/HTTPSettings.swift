@@ -40,11 +40,6 @@ public struct HTTPSettings: Sendable {
         self.requestObserver = requestObserver
     }
 
-    /// The defaults, with the upstream options `maxAttempts` and `timeout` applied.
-    public init(options: [String: String]) throws {
-        self = try HTTPSettings().applying(options)
-    }
-
     /// These settings with the upstream options `maxAttempts` (1-20) and `timeout` (seconds allowed
     /// for one request, 1-3600) applied.
     /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` naming the option when a value is out of range.
