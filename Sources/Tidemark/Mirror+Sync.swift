@@ -157,7 +157,9 @@ extension Mirror {
     func moveBranch(_ branch: String, from head: Commit?, to target: ObjectID, force: Bool, reflog: String) throws(MirrorError) -> [String] {
         let targetCommit = try mirrorErrors { try repository.commit(target) }
         let changed = try mirrorErrors { try repository.diffTrees(head?.tree, targetCommit.tree).deltas.map(\.path) }
-        try checkNoSymlinks(changed)
+        // A first checkout (clone) writes into a folder it found empty: only the top folders
+        // are checked then, not each of a possibly 100k-item tree's paths.
+        try checkNoSymlinks(head == nil ? [] : changed)
         if !force, let head {
             let edited = try localEdits(in: head.tree, among: changed)
             if !edited.isEmpty { throw .localEdits(edited) }
