@@ -85,7 +85,7 @@ extension Mirror {
 
         // The local side, from libgit2's diff of HEAD's tree against the working tree.
         if let head {
-            let deltas = try mirrorErrors { try repository.diffTreeToWorkdir(head.tree).deltas }
+            let deltas = try mirrorErrors { try repository.diffTreeToWorkdirPreloaded(head.tree).deltas }
             var byPath: [String: [String: ItemID]] = [:]
             for delta in deltas {
                 let parts = delta.path.split(separator: "/", maxSplits: 1).map(String.init)

@@ -1,0 +1,121 @@
+import CLibGit2
+import Foundation
+
+extension Repository {
+    /// The diff from tree `old` to the whole working tree (`git diff <tree>`), with the stat pass
+    /// spread over all cores, like git's `core.preloadIndex`.
+    ///
+    /// libgit2's own working-tree diff is single-threaded and `lstat`s each file by its full path.
+    /// Here the index entries are checked against the working tree first, on every core, relative
+    /// to an open folder; only the paths that may differ (stat data unlike the index's, racily
+    /// clean, missing, or staged unlike `old`) go to libgit2's diff, which decides by content. The
+    /// result is the diff ``diffTreeToWorkdir(_:paths:)`` gives for every path.
+    public func diffTreeToWorkdirPreloaded(_ old: ObjectID) throws(GitError) -> Diff {
+        let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
+        defer { git_index_free(index) }
+        try check(git_index_read(index, 0), "git_index_read")
+        guard let workdir else { return try diffTreeToWorkdir(old) }
+
+        var candidates = Set(try stagedPaths(old, index: index))
+        candidates.formUnion(IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory).run())
+        guard !candidates.isEmpty else {
+            // Nothing may differ: an empty diff, without asking libgit2 to walk anything.
+            return try diffTrees(nil, nil)
+        }
+        return try diffTreeToWorkdir(old, paths: candidates.sorted())
+    }
+
+    /// Paths whose index entry differs from tree `old` (`git diff --cached --name-only <tree>`).
+    private func stagedPaths(_ old: ObjectID, index: OpaquePointer) throws(GitError) -> [String] {
+        var oid = old.raw
+        let tree = try makeHandle("git_tree_lookup") { git_tree_lookup(&$0, pointer, &oid) }
+        defer { git_tree_free(tree) }
+        var options = git_diff_options()
+        try check(git_diff_options_init(&options, UInt32(GIT_DIFF_OPTIONS_VERSION)), "git_diff_options_init")
+        options.flags = GIT_DIFF_IGNORE_SUBMODULES.rawValue
+        let diff = try makeHandle("git_diff_tree_to_index") { git_diff_tree_to_index(&$0, pointer, tree, index, &options) }
+        return Diff(pointer: diff, repository: self).deltas.map(\.path)
+    }
+}
+
+/// One pass of `lstat`s over the index entries, on all cores: the paths whose working-tree file
+/// may differ from its entry. Reads the index only (libgit2 objects are safe to read from many
+/// threads while nothing writes them).
+private struct IndexStatPass {
+    let index: OpaquePointer
+    let workdir: String
+    /// The index file's modification time: entries not older than it are racily clean.
+    let stamp: timespec?
+
+    init(index: OpaquePointer, workdir: String, gitDirectory: String) {
+        self.index = index
+        self.workdir = workdir
+        var info = stat()
+        stamp = stat(gitDirectory + "index", &info) == 0 ? info.st_mtim : nil
+    }
+
+    func run() -> [String] {
+        let count = git_index_entrycount(index)
+        guard count > 0 else { return [] }
+        _ = git_index_get_byindex(index, 0)  // sorts the entries now, before other threads read them
+        let workers = count < 2048 ? 1 : ProcessInfo.processInfo.activeProcessorCount
+        // Contiguous chunks, so a worker's entries share folders; more chunks than cores evens out load.
+        let chunks = workers == 1 ? 1 : workers * 8
+        let size = (count + chunks - 1) / chunks
+        let results = UnsafeMutableBufferPointer<[String]>.allocate(capacity: chunks)
+        results.initialize(repeating: [])
+        defer { results.deinitialize(); results.deallocate() }
+        nonisolated(unsafe) let pass = self
+        nonisolated(unsafe) let output = results
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            output[chunk] = pass.check(chunk * size..<min(count, (chunk + 1) * size))
+        }
+        return Array(results.joined())
+    }
+
+    /// The paths among entries `range` that may differ.
+    private func check(_ range: Range<Int>) -> [String] {
+        var dirty: [String] = []
+        var folder: [UInt8] = []
+        var folderFD: Int32 = -1
+        defer { if folderFD >= 0 { close(folderFD) } }
+        for position in range {
+            guard let entry = git_index_get_byindex(index, position), let path = entry.pointee.path else { continue }
+            let length = strlen(path)
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(path).assumingMemoryBound(to: UInt8.self), count: length)
+            let slash = bytes.lastIndex(of: UInt8(ascii: "/"))
+            let parent = slash.map { bytes[..<$0] } ?? bytes[..<0]
+            if folderFD < 0 || !parent.elementsEqual(folder) {
+                if folderFD >= 0 { close(folderFD) }
+                folder = Array(parent)
+                folderFD = open(workdir + String(decoding: folder, as: UTF8.self), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            }
+            var info = stat()
+            let name = slash.map { path + $0 + 1 } ?? path
+            if folderFD < 0 || fstatat(folderFD, name, &info, AT_SYMLINK_NOFOLLOW) != 0
+                || !matches(entry.pointee, info) {
+                dirty.append(String(cString: path))
+            }
+        }
+        return dirty
+    }
+
+    /// True when `info` is the stat data `entry` recorded and the entry is not racily clean:
+    /// the checks libgit2's diff makes before it rehashes a file, and no fewer.
+    private func matches(_ entry: git_index_entry, _ info: stat) -> Bool {
+        let regular = (info.st_mode & S_IFMT) == S_IFREG
+        let executable = info.st_mode & 0o100 != 0
+        guard regular, entry.mode == (executable ? 0o100755 : 0o100644),
+              entry.file_size == UInt32(truncatingIfNeeded: info.st_size),
+              entry.mtime.seconds == Int32(truncatingIfNeeded: info.st_mtim.tv_sec),
+              entry.mtime.nanoseconds == UInt32(truncatingIfNeeded: info.st_mtim.tv_nsec),
+              entry.ctime.seconds == Int32(truncatingIfNeeded: info.st_ctim.tv_sec),
+              entry.ctime.nanoseconds == UInt32(truncatingIfNeeded: info.st_ctim.tv_nsec),
+              entry.ino == UInt32(truncatingIfNeeded: info.st_ino),
+              entry.uid == info.st_uid, entry.gid == info.st_gid
+        else { return false }
+        guard let stamp else { return false }
+        let mtime = info.st_mtim
+        return mtime.tv_sec < stamp.tv_sec || (mtime.tv_sec == stamp.tv_sec && mtime.tv_nsec < stamp.tv_nsec)
+    }
+}
