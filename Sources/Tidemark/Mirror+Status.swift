@@ -53,9 +53,18 @@ public struct StatusReport: Sendable {
 extension Mirror {
     /// Compares HEAD with the upstream-tracking ref (which items are behind upstream) and the
     /// working tree with HEAD (which items are edited locally). Never contacts upstream.
-    public func status() throws(MirrorError) -> StatusReport {
+    ///
+    /// The working-tree side runs on its own repository handle while the manifests are compared:
+    /// on a 100k-item mirror each side is about half of the work.
+    public func status() async throws(MirrorError) -> StatusReport {
         let head = try headCommit()
         let upstream = try upstreamCommit()
+        let local = head.map { head in
+            let (root, tree) = (workingTree, head.tree)
+            return Task.detached { () throws -> [DiffDelta] in
+                try Repository.open(at: root, search: false).diffTreeToWorkdirPreloaded(tree).deltas
+            }
+        }
         var statuses: [ItemID: ItemStatus] = [:]
         var ordered: [String: [ItemID: ItemStatus]] = [:]
         var others: [String] = []
@@ -84,8 +93,13 @@ extension Mirror {
         }
 
         // The local side, from libgit2's diff of HEAD's tree against the working tree.
-        if let head {
-            let deltas = try mirrorErrors { try repository.diffTreeToWorkdirPreloaded(head.tree).deltas }
+        if let head, let local {
+            let deltas: [DiffDelta]
+            do {
+                deltas = try await local.value
+            } catch {
+                throw .git(error as? GitError ?? GitError(code: .generic, message: "\(error)", operation: "status"))
+            }
             var byPath: [String: [String: ItemID]] = [:]
             for delta in deltas {
                 let parts = delta.path.split(separator: "/", maxSplits: 1).map(String.init)
