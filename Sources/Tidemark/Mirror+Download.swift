@@ -4,8 +4,10 @@ import Upstreams
 
 /// What a fetch will download and delete in one collection.
 struct FetchPlan {
-    var downloads: [(item: ListedItem, path: String)]
-    var deletions: [ItemID]
+    /// Items to download, with the path of their file and the entry they replace (nil: new).
+    var downloads: [(item: ListedItem, path: String, old: ManifestEntry?)]
+    /// Entries of the items upstream no longer lists, in id order.
+    var deletions: [ManifestEntry]
 }
 
 /// What the downloads of one collection stored.
@@ -18,55 +20,107 @@ struct DownloadOutcome {
 }
 
 extension Mirror {
-    /// Compares a listing with the cached manifest: which items to download, which to delete.
-    func plan(collection: String, listing: Listing, base: [ItemID: ManifestEntry],
+    /// Compares a listing with a manifest: which items to download, which to delete. One pass
+    /// over the listing with lookups in the manifest's index, and a mark per entry for the
+    /// deletions.
+    ///
+    /// - Parameter cachedFrom: the manifest `listing.unchanged` indexes when it is not `base`
+    ///   (a dry run plans against HEAD with a listing made against the fetched snapshot).
+    func plan(collection: String, listing: Listing, base: IndexedManifest, cachedFrom: Manifest? = nil,
               options: FetchOptions) throws(MirrorError) -> FetchPlan {
-        let fanout = settings.fanout ?? (base.first.map { $0.value.path.contains("/") } ?? (listing.items.count > 10_000))
-        var seen: [ItemID: Int] = [:]  // index in the listing
-        seen.reserveCapacity(listing.items.count)
-        var downloads: [(item: ListedItem, path: String)] = []
+        let entries = base.entries
+        let fanout = settings.fanout ?? (entries.first.map { $0.path.contains("/") } ?? (listing.items.count > 10_000))
+        // Per base entry: not listed, listed unchanged, or the index in `listing.items` that listed it.
+        let notListed = -2, listedUnchanged = -1
+        var listedBy = [Int](repeating: notListed, count: entries.count)
+        var newItems: [ItemID: Int] = [:]
         var newPaths: [String: ItemID] = [:]
-        for (index, item) in listing.items.enumerated() {
-            if let priorIndex = seen.updateValue(index, forKey: item.id) {
-                let prior = listing.items[priorIndex]
-                // The same version listed twice (pages shifted while listing) is harmless.
-                if prior.lastModified == item.lastModified && prior.etag == item.etag { continue }
-                throw .upstream(.duplicateID(collection: collection, item: Quoting.display(item.id)))
+        var downloads: [(item: ListedItem, path: String, old: ManifestEntry?)] = []
+
+        func duplicate(_ id: ItemID) -> MirrorError {
+            .upstream(.duplicateID(collection: collection, item: Quoting.display(id)))
+        }
+        /// Records that `id` is listed at `version`; true when it is listed for the first time.
+        /// The same version listed twice (pages shifted while listing) is harmless.
+        func mark(_ index: Int, by listed: Int, sameAsBefore: () -> Bool) throws(MirrorError) -> Bool {
+            guard listedBy[index] == notListed else {
+                if sameAsBefore() { return false }
+                throw duplicate(entries[index].id)
             }
-            if let old = base[item.id] {
+            listedBy[index] = listed
+            return true
+        }
+        func newPath(for id: ItemID) throws(MirrorError) -> String {
+            let path: String
+            do {
+                path = try ItemPath.relativePath(for: id, fanout: fanout)
+            } catch {
+                throw .unsafeName("\(collection): upstream sent an item with an empty id; it cannot be stored")
+            }
+            if let other = newPaths.updateValue(id, forKey: path) {
+                throw .unsafeName("\(collection): items \(Quoting.display(other)) and \(Quoting.display(id)) map to the same file \(path)")
+            }
+            return path
+        }
+
+        if let cachedFrom {
+            // Positions in another manifest: each is an item listed at that manifest's version.
+            for position in listing.unchanged {
+                let listed = cachedFrom.entries[position]
+                let item = ListedItem(id: listed.id, lastModified: Timestamp(listed.lastModified) ?? Timestamp(seconds: 0),
+                                      etag: listed.etag.isEmpty ? nil : listed.etag)
+                if let index = base.position(of: listed.id) {
+                    guard try mark(index, by: listedUnchanged, sameAsBefore: { false }) else { continue }
+                    if !entries[index].sameVersion(as: listed) { downloads.append((item, entries[index].path, entries[index])) }
+                } else {
+                    guard newItems.updateValue(-1, forKey: listed.id) == nil else { throw duplicate(listed.id) }
+                    downloads.append((item, try newPath(for: listed.id), nil))
+                }
+            }
+        } else {
+            for position in listing.unchanged {
+                _ = try mark(position, by: listedUnchanged, sameAsBefore: { false })
+            }
+        }
+        for (listed, item) in listing.items.enumerated() {
+            func sameAsBefore(_ prior: Int) -> Bool {
+                guard prior >= 0 else { return false }
+                let before = listing.items[prior]
+                return before.lastModified == item.lastModified && before.etag == item.etag
+            }
+            if let index = base.position(of: item.id) {
+                guard try mark(index, by: listed, sameAsBefore: { sameAsBefore(listedBy[index]) }) else { continue }
+                let old = entries[index]
                 if old.lastModified == item.lastModified.raw || Timestamp(old.lastModified) == item.lastModified,
                    item.etag == nil || item.etag == old.etag {
                     continue
                 }
-                downloads.append((item, old.path))
-                continue
+                downloads.append((item, old.path, old))
+            } else {
+                if let prior = newItems.updateValue(listed, forKey: item.id) {
+                    if sameAsBefore(prior) { continue }
+                    throw duplicate(item.id)
+                }
+                downloads.append((item, try newPath(for: item.id), nil))
             }
-            let path: String
-            do {
-                path = try ItemPath.relativePath(for: item.id, fanout: fanout)
-            } catch {
-                throw .unsafeName("\(collection): upstream sent an item with an empty id; it cannot be stored")
-            }
-            if let other = newPaths[path] {
-                throw .unsafeName("\(collection): items \(Quoting.display(other)) and \(Quoting.display(item.id)) map to the same file \(path)")
-            }
-            newPaths[path] = item.id
-            downloads.append((item, path))
         }
-        let deletions: [ItemID] = listing.isComplete
-            ? base.keys.filter { seen[$0] == nil }.sorted()
-            : listing.deleted.filter { base[$0] != nil && seen[$0] == nil }
+        let listedAny = !listing.items.isEmpty || !listing.unchanged.isEmpty
+        let deletions: [ManifestEntry] = listing.isComplete
+            ? entries.indices.filter { listedBy[$0] == notListed }.map { entries[$0] }
+            : listing.deleted.compactMap { id in
+                base.position(of: id).flatMap { listedBy[$0] == notListed ? entries[$0] : nil }
+            }
         if !options.allowMassDelete, !deletions.isEmpty,
-           (listing.isComplete && seen.isEmpty) || deletions.count * 2 > base.count {
-            throw .massDeletion(collection: collection, deleting: deletions.count, of: base.count)
+           (listing.isComplete && !listedAny) || deletions.count * 2 > entries.count {
+            throw .massDeletion(collection: collection, deleting: deletions.count, of: entries.count)
         }
         return FetchPlan(downloads: downloads, deletions: deletions)
     }
 
     /// Downloads bodies with at most `jobs` requests at once, canonicalises, hashes and
     /// compresses them in parallel and adds them to `batch`. Failures are collected, not thrown.
-    func download(_ downloads: [(item: ListedItem, path: String)], collection: String,
-                  from upstream: any Upstream, cached: [ItemID: ManifestEntry], jobs: Int,
+    func download(_ downloads: [(item: ListedItem, path: String, old: ManifestEntry?)], collection: String,
+                  from upstream: any Upstream, jobs: Int,
                   into batch: ObjectBatch) async -> DownloadOutcome {
         var outcome = DownloadOutcome()
         guard !downloads.isEmpty else { return outcome }
@@ -77,8 +131,8 @@ extension Mirror {
             var next = 0
             func enqueue() {
                 let index = next
-                let item = downloads[index].item
-                let cachedETag = cached[item.id].flatMap { $0.etag.isEmpty ? nil : $0.etag }
+                let (item, _, old) = downloads[index]
+                let cachedETag = old.flatMap { $0.etag.isEmpty ? nil : $0.etag }
                 next += 1
                 group.addTask {
                     do {
@@ -107,12 +161,12 @@ extension Mirror {
             for await result in group {
                 if next < total { enqueue() }
                 done += 1
-                let (item, path) = downloads[result.index]
+                let (item, path, old) = downloads[result.index]
                 switch result.body {
                 case .failure(let error):
                     outcome.failures.append(Mirror.describeFailure(error, collection: collection, item: item.id))
                 case .success(nil):
-                    guard let old = cached[item.id] else {
+                    guard let old else {
                         outcome.failures.append("\(collection)/\(Quoting.display(item.id)): server answered 304 for an item not in the cache")
                         continue
                     }

@@ -93,9 +93,8 @@ extension Mirror {
 
         for collection in settings.collections {
             let baseManifest = try manifest(collection, in: base?.tree)
-            let baseByID = baseManifest.byID()
+            let cached = IndexedManifest(baseManifest)
             let previousWatermark = baseMessage?.watermark(of: collection).flatMap(Timestamp.init)
-            let cached = ManifestEntry.cachedVersions(baseManifest.entries)
             progress?(.listing(collection: collection, items: 0))
             let listing: Listing
             do {
@@ -105,10 +104,11 @@ extension Mirror {
             } catch {
                 throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
             }
-            progress?(.listing(collection: collection, items: listing.items.count))
+            let listed = listing.items.count + listing.unchanged.count
+            progress?(.listing(collection: collection, items: listed))
 
-            let plan = try plan(collection: collection, listing: listing, base: baseByID, options: options)
-            let outcome = await download(plan.downloads, collection: collection, from: upstream, cached: baseByID,
+            let plan = try plan(collection: collection, listing: listing, base: cached, options: options)
+            let outcome = await download(plan.downloads, collection: collection, from: upstream,
                                          jobs: options.jobs ?? settings.jobs, into: batch)
             for stored in outcome.stored {
                 if let blob = stored.blob { updates.append(.upsert(path: "\(collection)/\(stored.entry.path)", blob: blob)) }
@@ -116,12 +116,11 @@ extension Mirror {
             failures += outcome.failures
             // Like rclone: after a failed download, infer no deletions this run.
             let deletions = outcome.failures.isEmpty ? plan.deletions : []
-            for id in deletions {
-                if let entry = baseByID[id] { updates.append(.remove(path: "\(collection)/\(entry.path)")) }
-            }
+            for entry in deletions { updates.append(.remove(path: "\(collection)/\(entry.path)")) }
             // The watermark advances only when every listed item is stored, and never goes back.
             var watermark = previousWatermark
-            if outcome.failures.isEmpty, let newest = listing.items.map(\.lastModified).max(),
+            if outcome.failures.isEmpty,
+               let newest = newestVersion(listing, cached: baseManifest, since: previousWatermark, after: baseMessage),
                watermark.map({ newest > $0 }) ?? true {
                 watermark = newest
             }
@@ -130,7 +129,7 @@ extension Mirror {
             var manifestBlob = try manifestBlob(collection, in: base?.tree)
             var newManifest = baseManifest
             if !outcome.stored.isEmpty || !deletions.isEmpty || manifestBlob == nil {
-                newManifest = baseManifest.updating(outcome.stored.map(\.entry), removing: Set(deletions))
+                newManifest = baseManifest.updating(outcome.stored.map(\.entry), removing: Set(deletions.map(\.id)))
                 manifestBlob = try mirrorErrors { try batch.add(blob: newManifest.serialized()) }
                 remember(newManifest, blob: manifestBlob!)
                 updates.append(.upsert(path: Mirror.manifestPath(collection), blob: manifestBlob!))
@@ -139,7 +138,7 @@ extension Mirror {
             let behind = try changes(collection, from: head?.tree, to: newManifest, blob: manifestBlob)
             perCollection[collection] = behind
             collections.append(FetchReport.Collection(
-                name: collection, listed: listing.items.count, downloaded: outcome.downloaded,
+                name: collection, listed: listed, downloaded: outcome.downloaded,
                 notModified: outcome.notModified, behind: behind, listingRequests: listing.requests))
         }
         // Blobs first (one pack, or loose for small batches), then trees, commit and ref.
@@ -176,6 +175,22 @@ extension Mirror {
         return report
     }
 
+    /// The newest `lastModified` of a listing. Items listed unchanged hold cached versions, which
+    /// the stored watermark already covers when the snapshot it came from was complete; after a
+    /// fetch that failed some items (or before any watermark), their dates are read too.
+    func newestVersion(_ listing: Listing, cached: Manifest, since watermark: Timestamp?,
+                       after message: SnapshotMessage?) -> Timestamp? {
+        var newest = listing.items.map(\.lastModified).max()
+        if watermark == nil || (message?.failed ?? 0) > 0 {
+            for position in listing.unchanged {
+                if let time = Timestamp(cached.entries[position].lastModified), newest.map({ time > $0 }) ?? true {
+                    newest = time
+                }
+            }
+        }
+        return newest
+    }
+
     /// Moves a ref with compare-and-swap, keeping a reflog; a concurrent move becomes
     /// ``MirrorError/concurrentUpdate(ref:)``.
     func updateRef(_ name: String, to target: ObjectID, expected: ObjectID?, message: String) throws(MirrorError) {
@@ -210,20 +225,6 @@ extension Mirror {
         if let oldBlob, oldBlob == blob { return ChangeCounts() }
         let old = oldBlob == nil ? Manifest() : try self.manifest(collection, blob: oldBlob!)
         return ChangeCounts.between(old, manifest)
-    }
-}
-
-extension ManifestEntry {
-    /// The versions an adapter may treat as already cached (entries whose date parses).
-    static func cachedVersions<S: Sequence>(_ entries: S) -> [ItemID: CachedVersion] where S.Element == ManifestEntry {
-        var cached: [ItemID: CachedVersion] = [:]
-        cached.reserveCapacity(entries.underestimatedCount)
-        for entry in entries {
-            if let time = Timestamp(entry.lastModified) {
-                cached[entry.id] = CachedVersion(lastModified: time, etag: entry.etag.isEmpty ? nil : entry.etag)
-            }
-        }
-        return cached
     }
 }
 

@@ -85,28 +85,29 @@ extension Mirror {
         var downloads = 0
         var paths: [String] = []
         for collection in settings.collections {
-            let headByID = try manifest(collection, in: head?.tree).byID()
-            let baseByID = try manifest(collection, in: base?.tree).byID()
-            let cached = ManifestEntry.cachedVersions(baseByID.values)
+            let headManifest = try manifest(collection, in: head?.tree)
+            let baseManifest = try manifest(collection, in: base?.tree)
+            let cached = IndexedManifest(baseManifest)
             let listing: Listing
             do {
                 listing = try await upstream.list(collection: collection, since: nil, cached: cached)
             } catch {
                 throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
             }
-            let fetchPlan = try plan(collection: collection, listing: listing, base: baseByID, options: options.fetch)
+            let fetchPlan = try plan(collection: collection, listing: listing, base: cached, options: options.fetch)
             downloads += fetchPlan.downloads.filter { $0.item.body == nil }.count
             // What the sync would change: the same plan, made against HEAD (counting only, so the
             // mass-deletion guard already applied above against the fetched snapshot).
             var counting = options.fetch
             counting.allowMassDelete = true
-            let changes = try plan(collection: collection, listing: listing, base: headByID, options: counting)
-            for (item, path) in changes.downloads {
-                if headByID[item.id] != nil { counts.changed += 1 } else { counts.added += 1 }
+            let changes = try plan(collection: collection, listing: listing, base: IndexedManifest(headManifest),
+                                   cachedFrom: baseManifest, options: counting)
+            for (_, path, old) in changes.downloads {
+                if old != nil { counts.changed += 1 } else { counts.added += 1 }
                 paths.append("\(collection)/\(path)")
             }
             counts.deleted += changes.deletions.count
-            paths += changes.deletions.compactMap { headByID[$0].map { "\(collection)/\($0.path)" } }
+            paths += changes.deletions.map { "\(collection)/\($0.path)" }
         }
         return SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: paths.sorted(),
                           previous: head?.id, current: nil, plannedDownloads: downloads)

@@ -38,39 +38,54 @@ public struct DirectoryUpstream: Upstream {
             ? root : root.appendingPathComponent(collection, isDirectory: true)
     }
 
-    public func list(collection: String, since: Timestamp?, cached: [ItemID: CachedVersion]) async throws -> Listing {
+    public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
         let base = folder(for: collection)
-        let files = try await DirectoryUpstream.walkInParallel(base.path)
+        let folders = try await DirectoryUpstream.scanInParallel(base.path, cached: cached)
         var items: [ListedItem] = []
-        items.reserveCapacity(files.count)
-        var seen: [ItemID: String] = [:]
-        seen.reserveCapacity(files.count)
+        var unchanged: [Int] = []
+        unchanged.reserveCapacity(cached.count)
+        // Which folder listed each cached item, and the paths of new ids: a file name may repeat
+        // in two shards, and both must be named.
+        var listedIn = [Int32](repeating: -1, count: cached.count)
+        var newPaths: [ItemID: String] = [:]
+        func duplicate(_ id: ItemID, _ other: String, _ path: String) -> UpstreamError {
+            .duplicateID(collection: collection, item: "\(id) (\(other) and \(path))")
+        }
+        func claim(_ position: Int?, _ id: @autoclosure () -> ItemID, folder: Int, path: @autoclosure () -> String) throws {
+            if let position {
+                if listedIn[position] >= 0 {
+                    throw duplicate(id(), folders[Int(listedIn[position])].path + "/\(id()).json", path())
+                }
+                listedIn[position] = Int32(folder)
+            } else if let other = newPaths.updateValue(path(), forKey: id()) {
+                throw duplicate(id(), other, path())
+            }
+        }
         var reads = 0
         var carried = 0
-        for file in files {
-            let (id, path, info) = (file.id, file.path, file.info)
-            if let other = seen.updateValue(path, forKey: id) {
-                throw UpstreamError.duplicateID(
-                    collection: collection, item: "\(id) (\(other) and \(path))")
+        for (folderIndex, folder) in folders.enumerated() {
+            for position in folder.unchanged {
+                try claim(position, cached.id(at: position), folder: folderIndex,
+                          path: folder.path + "/\(cached.id(at: position)).json")
+                unchanged.append(position)
             }
-            let mtimeNanos = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-            let etag = "\(info.st_size)-\(mtimeNanos)-\(info.st_ino)"
-            if let known = cached[id], known.etag == etag {
-                items.append(ListedItem(id: id, lastModified: known.lastModified, etag: etag, location: path))
-                continue
+            for file in folder.files {
+                try claim(file.position, file.id, folder: folderIndex, path: file.path)
+                guard let data = FileManager.default.contents(atPath: file.path) else {
+                    throw UpstreamError.unreachable("cannot read '\(file.path)'")
+                }
+                reads += 1
+                let info = file.info
+                let mtime = Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec))
+                let version = try DirectoryUpstream.version(of: data, collection: collection, id: file.id, fallback: mtime)
+                // Carry bodies up to a budget, so a first clone of a large folder stays within bounded memory.
+                let carry = carried + data.count <= DirectoryUpstream.bodyBudget
+                if carry { carried += data.count }
+                items.append(ListedItem(id: file.id, lastModified: version, etag: StatSignature(info).description,
+                                        body: carry ? data : nil, location: file.path))
             }
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw UpstreamError.unreachable("cannot read '\(path)'")
-            }
-            reads += 1
-            let mtime = Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec))
-            let version = try DirectoryUpstream.version(of: data, collection: collection, id: id, fallback: mtime)
-            // Carry bodies up to a budget, so a first clone of a large folder stays within bounded memory.
-            let carry = carried + data.count <= DirectoryUpstream.bodyBudget
-            if carry { carried += data.count }
-            items.append(ListedItem(id: id, lastModified: version, etag: etag, body: carry ? data : nil, location: path))
         }
-        return Listing(items: items, isComplete: true, requests: reads)
+        return Listing(items: items, isComplete: true, unchanged: unchanged, requests: reads)
     }
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
@@ -105,46 +120,62 @@ public struct DirectoryUpstream: Upstream {
         return timestamp
     }
 
-    /// A `*.json` file found by ``walk(_:into:)``, with the `lstat` taken while walking.
+    /// A `*.json` file whose stat signature differs from the cached one (or that is not cached),
+    /// with the `lstat` taken while scanning.
     struct ListedFile: Sendable {
         let id: ItemID
         let path: String
         let info: stat
+        /// The item's position in the cached versions, nil when it is new.
+        let position: Int?
     }
 
-    /// ``walk(_:into:)`` with the top folder's subfolders (shards) walked on all cores at once:
-    /// a listing is one `lstat` per file, and the kernel serves those in parallel.
-    static func walkInParallel(_ path: String) async throws -> [ListedFile] {
-        var top: [ListedFile] = []
-        var found: [String] = []
-        try walk(path, into: &top, descend: { found.append($0) })
-        let folders = found
-        guard !folders.isEmpty else { return top }
+    /// What scanning one folder found, in name order: the positions of cached items whose stat
+    /// signature matches (no read needed), and the other `*.json` files.
+    struct FolderScan: Sendable {
+        let path: String
+        var unchanged: [Int] = []
+        var files: [ListedFile] = []
+    }
+
+    /// Scans `path` and its subfolders, the top folder's subfolders (shards) on all cores at once:
+    /// a listing is one `lstat` per file, which the kernel serves in parallel, and the comparison
+    /// with the cached signature is made on the same core. Folders come back in walk order.
+    static func scanInParallel(_ path: String, cached: some CachedVersions) async throws -> [FolderScan] {
+        var subfolders: [String] = []
+        let top = try scan(path, cached: cached, subfolders: &subfolders)
+        guard !subfolders.isEmpty else { return [top] }
+        let folders = subfolders
         let workers = max(1, min(folders.count, ProcessInfo.processInfo.activeProcessorCount))
-        let walked = try await withThrowingTaskGroup(of: [(Int, [ListedFile])].self) { group in
+        let scanned = try await withThrowingTaskGroup(of: [(Int, [FolderScan])].self) { group in
             for worker in 0..<workers {
                 group.addTask {
                     try stride(from: worker, to: folders.count, by: workers).map { index in
-                        var files: [ListedFile] = []
-                        try walk(folders[index], into: &files)
-                        return (index, files)
+                        (index, try scanTree(folders[index], cached: cached))
                     }
                 }
             }
-            // Put each folder's files back in name order, whichever worker walked it.
-            var byFolder = [[ListedFile]](repeating: [], count: folders.count)
+            var byFolder = [[FolderScan]](repeating: [], count: folders.count)
             for try await part in group {
-                for (index, files) in part { byFolder[index] = files }
+                for (index, scans) in part { byFolder[index] = scans }
             }
             return byFolder
         }
-        return top + walked.joined()
+        return [top] + scanned.joined()
     }
 
-    /// Collects `*.json` regular files below `path` (following no symlinks), with their ids and
-    /// one `lstat` each (taken relative to the open folder, so the kernel does not walk the path).
-    /// With `descend`, subfolders are handed to it instead of being walked.
-    static func walk(_ path: String, into files: inout [ListedFile], descend: ((String) -> Void)? = nil) throws {
+    /// Scans `path` and, depth first, every subfolder below it.
+    static func scanTree(_ path: String, cached: some CachedVersions) throws -> [FolderScan] {
+        var subfolders: [String] = []
+        var scans = [try scan(path, cached: cached, subfolders: &subfolders)]
+        for folder in subfolders { scans += try scanTree(folder, cached: cached) }
+        return scans
+    }
+
+    /// Scans one folder: `*.json` regular files (following no symlinks), with one `lstat` each
+    /// taken relative to the open folder, so the kernel does not walk the path. Subfolders (not
+    /// hidden ones) are appended to `subfolders`, in name order.
+    static func scan(_ path: String, cached: some CachedVersions, subfolders: inout [String]) throws -> FolderScan {
         guard let dir = opendir(path) else {
             throw UpstreamError.unreachable("cannot read upstream folder '\(path)'")
         }
@@ -159,7 +190,7 @@ public struct DirectoryUpstream: Upstream {
             names.append(name)
         }
         names.sort { $0.lexicographicallyPrecedes($1) }
-        let suffix = Array(".json".utf8)
+        var result = FolderScan(path: path)
         for name in names {
             guard let text = String(validating: name, as: UTF8.self) else {
                 throw UpstreamError.unreachable(
@@ -169,11 +200,57 @@ public struct DirectoryUpstream: Upstream {
             guard fstatat(fd, text, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
             let kind = info.st_mode & S_IFMT
             if kind == S_IFDIR {
-                if name.first == 46 { continue }  // hidden folders are not shards
-                if let descend { descend(path + "/" + text) } else { try walk(path + "/" + text, into: &files) }
-            } else if kind == S_IFREG, name.count > 5, name.suffix(5).elementsEqual(suffix) {
-                files.append(ListedFile(id: ItemID(bytes: Array(name.dropLast(5))), path: path + "/" + text, info: info))
+                if name.first != 46 { subfolders.append(path + "/" + text) }  // hidden folders are not shards
+            } else if kind == S_IFREG, name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
+                let id = ItemID(bytes: Array(name.dropLast(5)))
+                let position = cached.position(of: id)
+                if let position, let etag = cached.etag(at: position), StatSignature(info).matches(etag) {
+                    result.unchanged.append(position)
+                } else {
+                    result.files.append(ListedFile(id: id, path: path + "/" + text, info: info, position: position))
+                }
             }
         }
+        return result
+    }
+}
+
+/// The `dir` adapter's ETag: `size-mtimeNanoseconds-inode`, like a web server's stat-based ETag.
+struct StatSignature: CustomStringConvertible, Equatable {
+    let size: Int64
+    let mtime: Int64
+    let inode: UInt64
+
+    init(_ info: stat) {
+        size = Int64(info.st_size)
+        mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        inode = UInt64(info.st_ino)
+    }
+
+    var description: String { "\(size)-\(mtime)-\(inode)" }
+
+    /// True when `etag` is this signature, compared as numbers without formatting one (a no-change
+    /// listing of a large folder compares 100k of them).
+    func matches(_ etag: String) -> Bool {
+        var fields: (Int64, Int64, UInt64) = (0, 0, 0)
+        var field = 0
+        var digits = 0
+        for byte in etag.utf8 {
+            if byte == UInt8(ascii: "-") {
+                guard digits > 0, field < 2 else { return false }
+                field += 1
+                digits = 0
+                continue
+            }
+            guard byte >= 48, byte <= 57, digits < 19 else { return false }
+            let digit = Int64(byte - 48)
+            switch field {
+            case 0: fields.0 = fields.0 * 10 + digit
+            case 1: fields.1 = fields.1 * 10 + digit
+            default: fields.2 = fields.2 * 10 + UInt64(digit)
+            }
+            digits += 1
+        }
+        return field == 2 && digits > 0 && fields == (size, mtime, inode)
     }
 }

@@ -46,7 +46,7 @@ public struct DocuSignUpstream: Upstream {
     public var statistics: HTTPStatistics { session.statistics }
     public func shutdown() async { await session.shutdown() }
 
-    public func list(collection: String, since: Timestamp?, cached: [ItemID: CachedVersion]) async throws -> Listing {
+    public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
         try checkCollection(collection)
         let before = session.statistics.requests
         var accumulator = ListingAccumulator(collection: collection)

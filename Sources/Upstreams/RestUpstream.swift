@@ -84,7 +84,7 @@ public struct RestUpstream: Upstream {
     public var statistics: HTTPStatistics { session.statistics }
     public func shutdown() async { await session.shutdown() }
 
-    public func list(collection: String, since: Timestamp?, cached: [ItemID: CachedVersion]) async throws -> Listing {
+    public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
         let before = session.statistics.requests
         var base = listURL
         var incremental = false

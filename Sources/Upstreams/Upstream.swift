@@ -22,20 +22,44 @@ public struct ListedItem: Sendable, Equatable {
     }
 }
 
-/// The version of an item the mirror already holds.
-public struct CachedVersion: Sendable, Equatable {
-    public var lastModified: Timestamp
-    public var etag: String?
-    public init(lastModified: Timestamp, etag: String?) {
-        self.lastModified = lastModified
-        self.etag = etag
-    }
+/// The versions the mirror already holds of one collection, for adapters that can tell an item
+/// is unchanged without building it (the `dir` adapter compares stat signatures).
+///
+/// Positions are stable for one listing: an adapter reports unchanged items by position
+/// (``Listing/unchanged``), so a no-change listing of 100k items allocates no items at all.
+public protocol CachedVersions: Sendable {
+    /// How many items are cached.
+    var count: Int { get }
+    /// The position of `id`, nil when it is not cached.
+    func position(of id: ItemID) -> Int?
+    /// The id at `position`.
+    func id(at position: Int) -> ItemID
+    /// The validator stored for the item at `position` (an HTTP ETag, a stat signature); nil when none.
+    func etag(at position: Int) -> String?
+}
+
+/// No cached versions: a first listing, or an adapter that does not look.
+public struct NoCachedVersions: CachedVersions {
+    public init() {}
+    public var count: Int { 0 }
+    public func position(of id: ItemID) -> Int? { nil }
+    public func id(at position: Int) -> ItemID { preconditionFailure("no cached versions") }
+    public func etag(at position: Int) -> String? { nil }
+}
+
+extension CachedVersions where Self == NoCachedVersions {
+    /// No cached versions.
+    public static var none: NoCachedVersions { NoCachedVersions() }
 }
 
 /// What one listing of a collection found.
 public struct Listing: Sendable {
-    /// Items upstream reported (all of them when `isComplete`, else those changed since the watermark).
+    /// Items upstream reported (all of them when `isComplete`, else those changed since the
+    /// watermark), except those in `unchanged`.
     public var items: [ListedItem]
+    /// Positions in the `cached` versions given to ``Upstream/list(collection:since:cached:)`` of
+    /// items listed at exactly their cached version; they are listed too, but not in `items`.
+    public var unchanged: [Int]
     /// True when `items` is every item upstream holds, so that an item missing from it was deleted.
     /// A listing that failed or ended early is never complete.
     public var isComplete: Bool
@@ -44,8 +68,9 @@ public struct Listing: Sendable {
     /// HTTP requests (or file reads) the listing made.
     public var requests: Int
 
-    public init(items: [ListedItem], isComplete: Bool, deleted: [ItemID] = [], requests: Int = 0) {
+    public init(items: [ListedItem], isComplete: Bool, unchanged: [Int] = [], deleted: [ItemID] = [], requests: Int = 0) {
         self.items = items
+        self.unchanged = unchanged
         self.isComplete = isComplete
         self.deleted = deleted
         self.requests = requests
@@ -72,7 +97,7 @@ public protocol Upstream: Sendable {
     /// Lists a collection. `since` is the stored watermark (already moved back by the overlap),
     /// which adapters with an incremental query may use; nil asks for a full listing. `cached`
     /// holds the versions the mirror already has, so an adapter can skip work for unchanged items.
-    func list(collection: String, since: Timestamp?, cached: [ItemID: CachedVersion]) async throws -> Listing
+    func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing
     /// Downloads one item's body. `cachedETag` is the ETag stored for the cached copy, for a
     /// conditional request.
     func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody

@@ -51,7 +51,7 @@ public struct WordPressUpstream: Upstream {
         }
     }
 
-    public func list(collection: String, since: Timestamp?, cached: [ItemID: CachedVersion]) async throws -> Listing {
+    public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
         try WordPressUpstream.validate(collection)
         let before = session.statistics.requests
         let authenticated = session.credentials.isConfigured

@@ -151,3 +151,10 @@ struct FormatTests {
         #expect(Timestamp(seconds: 1_543_593_921, nanoseconds: 683_000_000).raw == "2018-11-30T16:05:21.683Z")
     }
 }
+
+extension Manifest {
+    /// Entries by id, the first of a repeated id winning: a reference model for the tests.
+    fileprivate func byID() -> [ItemID: ManifestEntry] {
+        Dictionary(entries.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+}

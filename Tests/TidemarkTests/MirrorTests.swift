@@ -118,7 +118,7 @@ struct MirrorTests {
             let upstream = seeded(5)
             let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
             _ = upstream.takeDownloads()
-            upstream.put(ItemID("item-1"), "2024-03-01T00:00:00Z")
+            upstream.put(ItemID("item-1"), "2024-03-05T00:00:00Z")
             upstream.put(ItemID("item-3"), "2024-03-02T00:00:00Z")
             upstream.remove(ItemID("item-4"))
             upstream.fail([ItemID("item-3")])
@@ -138,7 +138,9 @@ struct MirrorTests {
             let report = try await mirror.sync()
             #expect(upstream.takeDownloads() == [ItemID("item-3")])
             #expect(report.counts == ChangeCounts(changed: 2, deleted: 1))
-            #expect(try await mirror.log().first?.collections.first?.watermark == "2024-03-02T00:00:00Z")
+            // item-1, stored by the failed run and listed unchanged now, is the newest: the
+            // watermark covers it, although this run did not download it.
+            #expect(try await mirror.log().first?.collections.first?.watermark == "2024-03-05T00:00:00Z")
         }
     }
 

@@ -33,10 +33,20 @@ final class TestUpstream: Upstream, @unchecked Sendable {
     /// Downloads since the last call, and resets the count.
     func takeDownloads() -> [ItemID] { lock.withLock { defer { downloads = [] }; return downloads } }
 
-    func list(collection: String, since: Timestamp?, cached: [ItemID: CachedVersion]) async throws -> Listing {
-        let items = lock.withLock { store[collection] ?? [:] }
-        return Listing(items: items.map { ListedItem(id: $0.key, lastModified: Timestamp($0.value.lastModified)!) },
-                       isComplete: listingIsComplete, requests: 1)
+    func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
+        let stored = lock.withLock { store[collection] ?? [:] }
+        // The version doubles as the validator, so items the mirror holds at that version are
+        // reported by position, as the `dir` adapter reports files whose signature matches.
+        var items: [ListedItem] = []
+        var unchanged: [Int] = []
+        for (id, item) in stored {
+            if let position = cached.position(of: id), cached.etag(at: position) == item.lastModified {
+                unchanged.append(position)
+            } else {
+                items.append(ListedItem(id: id, lastModified: Timestamp(item.lastModified)!, etag: item.lastModified))
+            }
+        }
+        return Listing(items: items, isComplete: listingIsComplete, unchanged: unchanged, requests: 1)
     }
 
     func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {

@@ -42,7 +42,7 @@ import TidemarkFixtures
             // window, opened by the first request; the listing needs two pages.
             server.setBurstLimit(1, window: 2)
             try await using(try upstream(server, settings: fastSettings)) { docusign in
-                let listing = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
                 #expect(listing.items.count == 4)
                 #expect(listing.requests == 2)
                 #expect(docusign.statistics.retries == 0)
@@ -58,7 +58,7 @@ import TidemarkFixtures
             server.setBurstLimit(1, window: 600)
             let (settings, clock) = virtualSettings()
             try await using(try upstream(server, settings: settings)) { docusign in
-                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 let text = error?.description ?? ""
                 #expect(text.contains("burst limit exhausted (X-BurstLimit-Remaining: 0) for another 60"), "\(text)")
                 #expect(text.contains("more than the 5 s this run waits"), "\(text)")
@@ -79,7 +79,7 @@ import TidemarkFixtures
             settings.maxAttempts = 1
             settings.maxRetryAfter = 60
             try await using(try upstream(server, settings: settings)) { docusign in
-                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 let first = try #require(clock.sleeps.first, "\(String(describing: error))")
                 #expect(first > 17 && first <= 22, "\(clock.sleeps)")
                 #expect(docusign.statistics.waitedSeconds == first)

@@ -17,7 +17,7 @@ import TidemarkFixtures
     @Test func fullListingOverSeveralPagesAndBodies() async throws {
         try await withFixture(items: 230, token: canary) { server in
             try await using(try upstream(server)) { docusign in
-                let listing = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
                 #expect(listing.isComplete)
                 #expect(listing.requests == 3)
                 #expect(Set(listing.idStrings) == Set(server.ids(.docusign)))
@@ -49,13 +49,13 @@ import TidemarkFixtures
     @Test func changesShowInTheNextListing() async throws {
         try await withFixture(items: 20, token: canary) { server in
             try await using(try upstream(server)) { docusign in
-                let before = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                let before = try await docusign.list(collection: "templates", since: nil, cached: .none)
                 let ids = server.ids(.docusign)
                 server.modify(.docusign, id: ids[0])
                 server.trash(.docusign, id: ids[1])
                 server.purge(.docusign, id: ids[2])
                 let added = server.create(.docusign)
-                let after = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                let after = try await docusign.list(collection: "templates", since: nil, cached: .none)
                 #expect(after.isComplete)
                 let versions = Dictionary(uniqueKeysWithValues: after.items.map { ($0.id.description, $0.lastModified) })
                 let old = Dictionary(uniqueKeysWithValues: before.items.map { ($0.id.description, $0.lastModified) })
@@ -72,7 +72,7 @@ import TidemarkFixtures
         try await withFixture(items: 5, token: canary) { server in
             server.inject(FixtureFault(status: 503, pathPrefix: Self.account, count: 2))
             try await using(try upstream(server)) { docusign in
-                let listing = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
                 #expect(listing.items.count == 5)
                 #expect(docusign.statistics.retries == 2)
                 #expect(server.requestCount(prefix: Self.account) == 3)
@@ -84,7 +84,7 @@ import TidemarkFixtures
         try await withFixture(items: 5, token: canary) { server in
             server.inject(FixtureFault(status: 503))
             try await using(try upstream(server)) { docusign in
-                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 guard case .http(let status, let url, let message)? = error else { Issue.record("\(String(describing: error))"); return }
                 #expect(status == 503)
                 #expect(url.contains("/restapi/v2.1/accounts/8f2c/templates"))
@@ -98,7 +98,7 @@ import TidemarkFixtures
     @Test func wrongTokenIsAnHTTPErrorWithoutTheToken() async throws {
         try await withFixture(items: 1, token: "right-token") { server in
             try await using(try upstream(server)) { docusign in
-                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 guard case .http(401, _, let message)? = error else { Issue.record("\(String(describing: error))"); return }
                 #expect(message.contains("USER_AUTHENTICATION_FAILED"))
                 #expect(!(error?.description.contains(canary) ?? true))
@@ -111,7 +111,7 @@ import TidemarkFixtures
         try await withFixture(items: 5, token: canary) { server in
             server.inject(FixtureFault(body: .malformed))
             try await using(try upstream(server)) { docusign in
-                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 guard case .malformedListing(let collection, let reason)? = error else { Issue.record("\(String(describing: error))"); return }
                 #expect(collection == "templates")
                 #expect(reason.contains("not valid JSON"))
@@ -132,7 +132,7 @@ import TidemarkFixtures
                 + #"{"templateId":"ok","lastModified":"2018-03-26T03:54:40.4470000Z"},"# + row + "]}"
             server.inject(FixtureFault(replacementBody: body))
             try await using(try upstream(server)) { docusign in
-                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 guard case .malformedItem("templates", let named, let why)? = error else { Issue.record("\(String(describing: error))"); return }
                 #expect(named.contains(item))
                 #expect(why.contains(reason))
@@ -152,7 +152,7 @@ import TidemarkFixtures
                                       options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"]),
                 settings: fastSettings, environment: ["DS_TOKEN": canary])
             try await using(docusign) { docusign in
-                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 guard case .duplicateID("templates", let item)? = error else { Issue.record("\(String(describing: error))"); return }
                 #expect(item.contains(ids[0]))
             }
@@ -168,14 +168,14 @@ import TidemarkFixtures
                                       options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"]),
                 settings: fastSettings, environment: ["DS_TOKEN": canary])
             try await using(docusign) { docusign in
-                let all = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                let all = try await docusign.list(collection: "templates", since: nil, cached: .none)
                 let rows = all.items.prefix(2).map {
                     #"{"templateId":"\#($0.id)","lastModified":"\#($0.lastModified.raw)"}"#
                 }.joined(separator: ",")
                 server.inject(FixtureFault(
                     queryContains: "start_position=2",
                     replacementBody: #"{"resultSetSize":"2","startPosition":"2","totalSetSize":"4","envelopeTemplates":[\#(rows)]}"#))
-                let listing = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
                 #expect(listing.items.count == 2)
                 #expect(!listing.isComplete)
             }
@@ -187,7 +187,7 @@ import TidemarkFixtures
             try await withFixture(items: 150, seed: 9) { foreign in
                 server.setForeignNextOrigin(foreign.baseURL)
                 try await using(try upstream(server)) { docusign in
-                    let listing = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                    let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
                     #expect(listing.items.count == 150)
                     #expect(foreign.requestCount() == 1)
                     #expect(foreign.requests.allSatisfy { $0.authorization == nil })
@@ -201,7 +201,7 @@ import TidemarkFixtures
         try await withFixture(items: 3, token: canary) { server in
             server.inject(FixtureFault(status: 429, retryAfter: .seconds(1), count: 1))
             try await using(try upstream(server)) { docusign in
-                let (listing, seconds) = try await timed { try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                let (listing, seconds) = try await timed { try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 #expect(listing.items.count == 3)
                 #expect(seconds >= 0.95)
             }
@@ -216,7 +216,7 @@ import TidemarkFixtures
             server.inject(FixtureFault(status: 429, retryAfter: .httpDate(secondsFromNow: 1), count: 1))
             let (settings, clock) = virtualSettings()
             try await using(try upstream(server, settings: settings)) { docusign in
-                let listing = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
                 #expect(listing.items.count == 3)
                 #expect(clock.sleeps.count == 1)
                 #expect(clock.sleeps.allSatisfy { $0 >= 1 && $0 <= 10 && $0 == $0.rounded() })
@@ -231,7 +231,7 @@ import TidemarkFixtures
             server.inject(FixtureFault(status: 429, retryAfter: .seconds(3600), count: 1))
             let (settings, clock) = virtualSettings()
             try await using(try upstream(server, settings: settings)) { docusign in
-                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 #expect(error?.description.contains("retry after 3600 s") == true)
                 #expect(clock.sleeps.isEmpty)
                 #expect(server.requestCount() == 1)
@@ -252,7 +252,7 @@ import TidemarkFixtures
                                       options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"]),
                 settings: patient, environment: ["DS_TOKEN": canary])
             try await using(docusign) { docusign in
-                let listing = try await docusign.list(collection: "templates", since: nil, cached: [:])
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
                 #expect(listing.items.count == 4)
                 #expect(docusign.statistics.waitedSeconds > 0.5)
                 #expect(docusign.statistics.waitedSeconds <= 20)
@@ -262,7 +262,7 @@ import TidemarkFixtures
             try await using(try upstream(server)) { docusign in
                 _ = try await docusign.fetch(collection: "templates", item: ListedItem(id: ItemID(server.ids(.docusign)[0]),
                                                                                         lastModified: Timestamp(seconds: 0)), cachedETag: nil)
-                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: [:]) }
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 #expect(error?.description.contains("rate limit exhausted") == true)
             }
         }

@@ -13,7 +13,7 @@ import TidemarkFixtures
     @Test func unpagedListingCarriesBodies() async throws {
         try await withFixture(items: 25) { server in
             try await using(try upstream(server)) { rest in
-                let listing = try await rest.list(collection: "items", since: nil, cached: [:])
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
                 #expect(listing.isComplete)
                 #expect(listing.requests == 1)
                 #expect(listing.idStrings == server.ids(.rest))
@@ -39,7 +39,7 @@ import TidemarkFixtures
             options["paging"] = paging
             options["pageSize"] = "10"
             try await using(try upstream(server, path: path, options: options)) { rest in
-                let listing = try await rest.list(collection: "items", since: nil, cached: [:])
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
                 #expect(listing.idStrings == server.ids(.rest))
                 #expect(listing.requests == requests)
                 #expect(listing.isComplete)
@@ -51,7 +51,7 @@ import TidemarkFixtures
         try await withFixture(items: 5, token: canary) { server in
             let options = ["itemURL": server.baseURL + "/rest/items/{id}", "tokenEnv": "REST_TOKEN"]
             try await using(try upstream(server, options: options)) { rest in
-                let listing = try await rest.list(collection: "items", since: nil, cached: [:])
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
                 let item = try #require(listing.items.first)
                 #expect(item.body == nil)
                 guard case .body(_, let etag?) = try await rest.fetch(collection: "items", item: item, cachedETag: nil)
@@ -69,7 +69,7 @@ import TidemarkFixtures
     @Test func changesAndIncrementalListing() async throws {
         try await withFixture(items: 12) { server in
             try await using(try upstream(server, options: ["sinceParam": "modified_since"])) { rest in
-                let before = try await rest.list(collection: "items", since: nil, cached: [:])
+                let before = try await rest.list(collection: "items", since: nil, cached: .none)
                 #expect(before.isComplete)
                 let watermark = try #require(before.items.map(\.lastModified).max())
                 let ids = server.ids(.rest)
@@ -77,12 +77,12 @@ import TidemarkFixtures
                 server.purge(.rest, id: ids[4])
                 let added = server.create(.rest)
 
-                let incremental = try await rest.list(collection: "items", since: watermark, cached: [:])
+                let incremental = try await rest.list(collection: "items", since: watermark, cached: .none)
                 #expect(!incremental.isComplete)
                 #expect(Set(incremental.idStrings) == [ids[3], added])
                 #expect(server.requests.last?.query.contains("modified_since=") == true)
 
-                let full = try await rest.list(collection: "items", since: nil, cached: [:])
+                let full = try await rest.list(collection: "items", since: nil, cached: .none)
                 #expect(full.isComplete)
                 #expect(Set(full.idStrings) == Set(ids).subtracting([ids[4]]).union([added]))
             }
@@ -92,16 +92,16 @@ import TidemarkFixtures
     @Test func missingFieldsAreNamed() async throws {
         try await withFixture(items: 3) { server in
             try await using(try upstream(server, options: ["idField": "uuid"])) { rest in
-                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: [:]) }
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
                 #expect(error == .malformedItem(collection: "items", item: "#0", reason: "field 'uuid' is missing"))
             }
             try await using(try upstream(server, options: ["modifiedField": "name"])) { rest in
-                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: [:]) }
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
                 guard case .malformedItem("items", "item-00001", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
                 #expect(reason.contains("'name' is not a date-time"))
             }
             try await using(try upstream(server, options: ["itemsPath": "/data"])) { rest in
-                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: [:]) }
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
                 guard case .malformedListing? = error else { Issue.record("\(String(describing: error))"); return }
             }
         }
@@ -111,7 +111,7 @@ import TidemarkFixtures
         try await withFixture { server in
             server.inject(FixtureFault(replacementBody: #"[{"id": 42, "lastModified": "2024-05-01T10:00:00Z"}]"#))
             try await using(try upstream(server)) { rest in
-                let listing = try await rest.list(collection: "items", since: nil, cached: [:])
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
                 #expect(listing.idStrings == ["42"])
             }
         }
@@ -122,7 +122,7 @@ import TidemarkFixtures
             server.inject(FixtureFault(body: .truncated, count: 1))
             server.inject(FixtureFault(body: .drop, count: 1))
             try await using(try upstream(server)) { rest in
-                let listing = try await rest.list(collection: "items", since: nil, cached: [:])
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
                 #expect(listing.items.count == 50)
                 #expect(rest.statistics.retries == 2)
                 #expect(server.requestCount() == 3)
@@ -134,7 +134,7 @@ import TidemarkFixtures
         try await withFixture(items: 5) { server in
             server.inject(FixtureFault(body: .drop))
             try await using(try upstream(server, options: ["tokenEnv": "REST_TOKEN"])) { rest in
-                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: [:]) }
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
                 guard case .http(0, let url, let message)? = error else { Issue.record("\(String(describing: error))"); return }
                 #expect(url.contains("/rest/items"))
                 #expect(message.contains("gave up after 3 attempts"))
@@ -148,7 +148,7 @@ import TidemarkFixtures
             var settings = fastSettings
             settings.maxBodyBytes = 1000
             try await using(try upstream(server, settings: settings)) { rest in
-                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: [:]) }
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
                 #expect(error?.description.contains("larger than the 1000-byte limit") == true)
                 #expect(server.requestCount() == 1)
             }
@@ -162,7 +162,7 @@ import TidemarkFixtures
             var settings = fastSettings
             settings.requestTimeout = 1
             try await using(try upstream(server, settings: settings)) { rest in
-                let (listing, seconds) = try await timed { try await rest.list(collection: "items", since: nil, cached: [:]) }
+                let (listing, seconds) = try await timed { try await rest.list(collection: "items", since: nil, cached: .none) }
                 #expect(listing.items.count == 2)
                 #expect(rest.statistics.retries >= 1)  // more if the loaded machine misses 1 s again
                 #expect(seconds < 30)

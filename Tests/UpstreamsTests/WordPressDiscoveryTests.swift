@@ -16,7 +16,7 @@ import TidemarkFixtures
     @Test func prettyPermalinksNeedOneDiscoveryRequest() async throws {
         try await withFixture(items: 20) { server in
             try await using(try upstream(server)) { wordpress in
-                _ = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                _ = try await wordpress.list(collection: "posts", since: nil, cached: .none)
                 #expect(paths(server) == ["/wp-json/", "/wp-json/wp/v2/posts"])
                 #expect(wordpress.discoveredRoot == .pretty(URL(string: server.baseURL + "/wp-json/")!))
             }
@@ -27,7 +27,7 @@ import TidemarkFixtures
         try await withFixture(items: 160) { server in
             server.setWordPressRoot(.pathInfo)
             try await using(try upstream(server)) { wordpress in
-                let listing = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                let listing = try await wordpress.list(collection: "posts", since: nil, cached: .none)
                 let published = server.ids(.wordpress, statuses: ["publish"])
                 #expect(published.count > 100)  // two pages: the next link stays under the root
                 #expect(Set(listing.idStrings) == Set(published))
@@ -41,7 +41,7 @@ import TidemarkFixtures
                 #expect(server.requests.last?.path == "/index.php/wp-json/wp/v2/posts/\(item.id)")
                 // Discovery happens once per upstream.
                 server.resetCounts()
-                _ = try await wordpress.list(collection: "pages", since: nil, cached: [:])
+                _ = try await wordpress.list(collection: "pages", since: nil, cached: .none)
                 #expect(paths(server) == ["/index.php/wp-json/wp/v2/pages"])
             }
         }
@@ -51,7 +51,7 @@ import TidemarkFixtures
         try await withFixture(items: 20) { server in
             server.setWordPressRoot(.plain)
             try await using(try upstream(server)) { wordpress in
-                let listing = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                let listing = try await wordpress.list(collection: "posts", since: nil, cached: .none)
                 #expect(Set(listing.idStrings) == Set(server.ids(.wordpress, statuses: ["publish"])))
                 #expect(paths(server) == ["/wp-json/", "/", "/"])
                 #expect(server.requests.last?.query.hasPrefix("rest_route=/wp/v2/posts") == true)
@@ -65,7 +65,7 @@ import TidemarkFixtures
             try await withFixture(items: 20) { server in
                 server.setWordPressRoot(root, advertised: false)
                 try await using(try upstream(server)) { wordpress in
-                    let listing = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                    let listing = try await wordpress.list(collection: "posts", since: nil, cached: .none)
                     #expect(Set(listing.idStrings) == Set(server.ids(.wordpress, statuses: ["publish"])))
                     #expect(paths(server) == ["/wp-json/", "/", "/"])
                     #expect(server.requests.last?.query.contains("rest_route=/wp/v2/posts") == true)
@@ -81,7 +81,7 @@ import TidemarkFixtures
             // advertises that same root, so it is not tried twice; ?rest_route= works.
             server.inject(FixtureFault(pathPrefix: "/wp-json/", count: 1, replacementBody: "\"<html>theme</html>\""))
             try await using(try upstream(server)) { wordpress in
-                let listing = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                let listing = try await wordpress.list(collection: "posts", since: nil, cached: .none)
                 #expect(Set(listing.idStrings) == Set(server.ids(.wordpress, statuses: ["publish"])))
                 #expect(paths(server) == ["/wp-json/", "/", "/"])
                 #expect(wordpress.discoveredRoot == .plain(URL(string: server.baseURL + "/")!))
@@ -96,7 +96,7 @@ import TidemarkFixtures
             server.setWordPressRoot(.pathInfo)
             server.inject(FixtureFault(status: 503, pathPrefix: "/wp-json/", count: 3))
             try await using(try upstream(server)) { wordpress in
-                let listing = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                let listing = try await wordpress.list(collection: "posts", since: nil, cached: .none)
                 #expect(Set(listing.idStrings) == Set(server.ids(.wordpress, statuses: ["publish"])))
                 #expect(paths(server) == ["/wp-json/", "/wp-json/", "/wp-json/", "/", "/index.php/wp-json/",
                                           "/index.php/wp-json/wp/v2/posts"])

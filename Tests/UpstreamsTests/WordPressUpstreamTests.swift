@@ -21,7 +21,7 @@ import TidemarkFixtures
     @Test func lastModifiedMakesTheNextDownloadConditional() async throws {
         try await withFixture(items: 5) { server in
             try await using(try upstream(server)) { wordpress in
-                let listing = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                let listing = try await wordpress.list(collection: "posts", since: nil, cached: .none)
                 let item = try #require(listing.items.first)
                 guard case .body(_, let validator?) = try await wordpress.fetch(collection: "posts", item: item, cachedETag: nil) else {
                     Issue.record("expected a body with a Last-Modified validator")
@@ -54,7 +54,7 @@ import TidemarkFixtures
     @Test func anonymousListingSeesPublishedPostsOverSeveralPages() async throws {
         try await withFixture(items: 300, basic: Self.credentials) { server in
             try await using(try upstream(server)) { wordpress in
-                let listing = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                let listing = try await wordpress.list(collection: "posts", since: nil, cached: .none)
                 let published = server.ids(.wordpress, statuses: ["publish"])
                 #expect(published.count > 200)
                 #expect(published.count < server.ids(.wordpress).count)  // some drafts exist
@@ -66,7 +66,7 @@ import TidemarkFixtures
                 #expect(server.requests.allSatisfy { $0.authorization == nil })
                 #expect(listing.items.allSatisfy { !$0.lastModified.raw.hasSuffix("Z") })
 
-                let pages = try await wordpress.list(collection: "pages", since: nil, cached: [:])
+                let pages = try await wordpress.list(collection: "pages", since: nil, cached: .none)
                 #expect(Set(pages.idStrings) == Set(server.ids(.wordpress, type: "pages", statuses: ["publish"])))
 
                 let item = try #require(listing.items.last)
@@ -84,7 +84,7 @@ import TidemarkFixtures
         try await withFixture(items: 120, basic: Self.credentials) { server in
             try await using(try upstream(server, authenticated: true)) { wordpress in
                 let ids = server.ids(.wordpress, statuses: Self.visible)
-                let before = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                let before = try await wordpress.list(collection: "posts", since: nil, cached: .none)
                 #expect(Set(before.idStrings) == Set(ids))
                 #expect(before.isComplete)
 
@@ -92,7 +92,7 @@ import TidemarkFixtures
                 server.trash(.wordpress, id: ids[1])
                 server.purge(.wordpress, id: ids[2])
                 let added = server.create(.wordpress)
-                let after = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                let after = try await wordpress.list(collection: "posts", since: nil, cached: .none)
                 let versions = Dictionary(uniqueKeysWithValues: after.items.map { ($0.id.description, $0.lastModified) })
                 let old = Dictionary(uniqueKeysWithValues: before.items.map { ($0.id.description, $0.lastModified) })
                 #expect(try #require(versions[ids[0]]) > (try #require(old[ids[0]])))
@@ -124,7 +124,7 @@ import TidemarkFixtures
         try await withFixture(items: 30) { server in
             server.setPrettyPermalinks(false)
             try await using(try upstream(server)) { wordpress in
-                let listing = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                let listing = try await wordpress.list(collection: "posts", since: nil, cached: .none)
                 #expect(Set(listing.idStrings) == Set(server.ids(.wordpress, statuses: ["publish"])))
                 #expect(server.requests.last?.path == "/")
                 #expect(server.requests.last?.query.contains("rest_route=/wp/v2/posts") == true)
@@ -138,7 +138,7 @@ import TidemarkFixtures
                 status: 400, queryContains: "page=2",
                 replacementBody: #"{"code":"rest_post_invalid_page_number","message":"The page number requested is larger than the number of pages available.","data":{"status":400}}"#))
             try await using(try upstream(server, options: ["pageSize": "10"])) { wordpress in
-                let listing = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                let listing = try await wordpress.list(collection: "posts", since: nil, cached: .none)
                 #expect(listing.items.count == 10)
                 #expect(!listing.isComplete)
             }
@@ -149,12 +149,12 @@ import TidemarkFixtures
         try await withFixture(items: 3) { server in
             try await using(try upstream(server)) { wordpress in
                 server.inject(FixtureFault(count: 1, queryContains: "per_page", replacementBody: #"[{"id": 7}]"#))
-                let missing = await upstreamError { _ = try await wordpress.list(collection: "posts", since: nil, cached: [:]) }
+                let missing = await upstreamError { _ = try await wordpress.list(collection: "posts", since: nil, cached: .none) }
                 #expect(missing == .malformedItem(collection: "posts", item: "7", reason: "field 'modified_gmt' is missing"))
 
                 server.inject(FixtureFault(count: 1, queryContains: "per_page",
                                            replacementBody: #"[{"id": "7", "modified_gmt": "2020-01-01T00:00:00"}]"#))
-                let wrongID = await upstreamError { _ = try await wordpress.list(collection: "posts", since: nil, cached: [:]) }
+                let wrongID = await upstreamError { _ = try await wordpress.list(collection: "posts", since: nil, cached: .none) }
                 guard case .malformedItem("posts", "#0", let reason)? = wrongID else { Issue.record("\(String(describing: wrongID))"); return }
                 #expect(reason.contains("'id' is a string"))
             }
@@ -164,12 +164,12 @@ import TidemarkFixtures
     @Test func duplicateIDsAcrossPagesAreAnError() async throws {
         try await withFixture(items: 30) { server in
             try await using(try upstream(server, options: ["pageSize": "10"])) { wordpress in
-                let all = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                let all = try await wordpress.list(collection: "posts", since: nil, cached: .none)
                 let first = try #require(all.items.first)
                 server.inject(FixtureFault(
                     queryContains: "page=2",
                     replacementBody: #"[{"id": \#(first.id), "modified_gmt": "2031-01-01T00:00:00"}]"#))
-                let error = await upstreamError { _ = try await wordpress.list(collection: "posts", since: nil, cached: [:]) }
+                let error = await upstreamError { _ = try await wordpress.list(collection: "posts", since: nil, cached: .none) }
                 guard case .duplicateID("posts", let item)? = error else { Issue.record("\(String(describing: error))"); return }
                 #expect(item.hasPrefix(first.id.description + " "))
             }
@@ -181,7 +181,7 @@ import TidemarkFixtures
             try await withFixture(items: 40, seed: 4, basic: Self.credentials) { foreign in
                 server.setForeignNextOrigin(foreign.baseURL)
                 try await using(try upstream(server, options: ["pageSize": "10"])) { wordpress in
-                    _ = try await wordpress.list(collection: "posts", since: nil, cached: [:])
+                    _ = try await wordpress.list(collection: "posts", since: nil, cached: .none)
                     #expect(foreign.requestCount() >= 1)
                     #expect(foreign.requests.allSatisfy { $0.authorization == nil })
                 }
@@ -189,7 +189,7 @@ import TidemarkFixtures
                 try await using(try upstream(server, authenticated: true, options: ["pageSize": "10"])) { wordpress in
                     // The foreign pages refuse non-public statuses without credentials: an error,
                     // and still no credentials leaked.
-                    let error = await upstreamError { _ = try await wordpress.list(collection: "posts", since: nil, cached: [:]) }
+                    let error = await upstreamError { _ = try await wordpress.list(collection: "posts", since: nil, cached: .none) }
                     #expect(error?.description.contains(canary) == false)
                     #expect(foreign.requestCount() >= 1)
                     #expect(foreign.requests.allSatisfy { $0.authorization == nil })

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Upstreams
+
+/// Cached versions held in two arrays, sorted by id, as a mirror's manifest would give them.
+private struct Cached: CachedVersions {
+    var ids: [ItemID]
+    var etags: [String]
+    var count: Int { ids.count }
+    func position(of id: ItemID) -> Int? { ids.firstIndex(of: id) }
+    func id(at position: Int) -> ItemID { ids[position] }
+    func etag(at position: Int) -> String? { etags[position] }
+}
+
+@Suite("dir upstream: listing against cached versions")
+struct DirectoryUpstreamTests {
+    private func write(_ text: String, to path: String) throws {
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test func unchangedFilesAreReportedByPositionAndOnlyTheOthersAreRead() async throws {
+        try await withScratch { path in
+            for (shard, id) in [("a", "one"), ("a", "two"), ("b", "three")] {
+                try write(#"{"lastModified": "2024-01-01T00:00:00Z"}"#, to: "\(path)/up/\(shard)/\(id).json")
+            }
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
+            let first = try await upstream.list(collection: "items", since: nil, cached: .none)
+            #expect(first.items.map(\.id.description) == ["one", "two", "three"] && first.unchanged.isEmpty)
+            #expect(first.requests == 3)
+
+            // The mirror now holds all three, in id order, with the signatures just listed.
+            let sorted = first.items.sorted { $0.id < $1.id }
+            var cached = Cached(ids: sorted.map(\.id), etags: sorted.map { $0.etag! })
+            try write(#"{"lastModified": "2024-02-01T00:00:00Z", "more": 1}"#, to: "\(path)/up/a/two.json")
+            try write(#"{"lastModified": "2024-03-01T00:00:00Z"}"#, to: "\(path)/up/b/four.json")
+            let second = try await upstream.list(collection: "items", since: nil, cached: cached)
+            #expect(second.items.map(\.id.description) == ["two", "four"])
+            #expect(second.items.first?.lastModified == Timestamp("2024-02-01T00:00:00Z"))
+            #expect(second.unchanged.map { cached.ids[$0].description }.sorted() == ["one", "three"])
+            #expect(second.requests == 2, "only the changed and the new file are read")
+
+            // A signature that is not the file's (another inode, say) makes it read again.
+            cached.etags[cached.ids.firstIndex(of: ItemID("one"))!] = "1-2-3"
+            let third = try await upstream.list(collection: "items", since: nil, cached: cached)
+            #expect(third.items.map(\.id.description).contains("one"))
+        }
+    }
+
+    @Test func anIdInTwoShardsNamesBothFilesWhetherCachedOrNot() async throws {
+        try await withScratch { path in
+            try write("{}", to: "\(path)/up/a/same.json")
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
+            let first = try await upstream.list(collection: "items", since: nil, cached: .none)
+            let cached = Cached(ids: [ItemID("same")], etags: [first.items[0].etag!])
+            try write("{}", to: "\(path)/up/b/same.json")
+            for versions in [Cached(ids: [], etags: []), cached] {
+                do {
+                    _ = try await upstream.list(collection: "items", since: nil, cached: versions)
+                    Issue.record("a repeated id was accepted")
+                } catch UpstreamError.duplicateID(let collection, let item) {
+                    #expect(collection == "items")
+                    #expect(item == "same (\(path)/up/a/same.json and \(path)/up/b/same.json)")
+                }
+            }
+        }
+    }
+
+    @Test func statSignaturesCompareAsNumbers() {
+        var info = stat()
+        info.st_size = 1003
+        info.st_mtim = timespec(tv_sec: 1_700_000_000, tv_nsec: 5)
+        info.st_ino = 42
+        let signature = StatSignature(info)
+        #expect(signature.description == "1003-1700000000000000005-42")
+        #expect(signature.matches("1003-1700000000000000005-42"))
+        for other in ["1003-1700000000000000005-43", "1003-1700000000000000005", "1003-1700000000000000005-42-1",
+                      "", "-1700000000000000005-42", "1003-17000000000000000050-42", "1003-x-42", "01003-1700000000000000005-42x"] {
+            #expect(!signature.matches(other), "\(other)")
+        }
+    }
+}
