@@ -81,7 +81,10 @@ import TidemarkFixtures
             try await using(try upstream(server, settings: settings)) { docusign in
                 let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 let first = try #require(clock.sleeps.first, "\(String(describing: error))")
-                #expect(first > 17 && first <= 22, "\(clock.sleeps)")
+                // The wait is measured from the server's Date header, which hummingbird renders
+                // from a once-a-second cache that lags by seconds on a loaded machine: the upper
+                // bound allows that lag, and still tells the 20 s window from anything else.
+                #expect(first > 17 && first <= 30, "\(clock.sleeps)")
                 #expect(docusign.statistics.waitedSeconds == first)
                 #expect(error?.description.contains("BURST_APIINVOCATION_LIMIT_EXCEEDED") == true)
             }
