@@ -1,5 +1,5 @@
-// libFuzzer entry point for the manifest parser (Sources/Tidemark/Manifest.swift), compiled
-// together with that file and ItemID/Timestamp by `make fuzz`.
+// libFuzzer entry point for the manifest parser and table (Sources/Tidemark/Manifest.swift,
+// ManifestTable.swift), compiled together with those files by `make fuzz`.
 import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -11,11 +11,24 @@ public func manifestFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 enum FuzzManifest {
     static func check(_ data: Data) {
         // Any bytes: if they parse, rendering and parsing again gives the same manifest.
-        if let parsed = try? Manifest.parse(data) {
+        let parsed = try? Manifest.parse(data)
+        if let parsed {
             guard let again = try? Manifest.parse(parsed.serialized()) else {
                 preconditionFailure("a parsed manifest renders to text that does not parse")
             }
             precondition(again == parsed, "parse(render(parse(x))) != parse(x)")
+        }
+        // The table a fetch uses accepts exactly what the parser accepts, with the same entries.
+        let table = try? ManifestTable(data)
+        precondition((table == nil) == (parsed == nil), "ManifestTable and Manifest.parse disagree on validity")
+        if let table, let parsed {
+            precondition(table.count == parsed.entries.count, "ManifestTable count differs")
+            for (position, entry) in parsed.entries.enumerated() {
+                precondition(table.entry(at: position) == entry && table.position(of: entry.id) == position,
+                             "ManifestTable entry \(position) differs")
+            }
+            // Unchanged lines are copied as they are (not re-escaped), so compare what they say.
+            precondition((try? Manifest.parse(table.updating([]))) == parsed, "ManifestTable re-renders differently")
         }
         // The bytes as entries (fields split at 0xFF, entries at 0xFE): parse(render(x)) == x.
         let manifest = entries(from: [UInt8](data))

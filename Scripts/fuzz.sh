@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets of Fuzz/ with `swiftc -sanitize=fuzzer` and runs each for
 # FUZZ_SECONDS (default 60). Usage: Scripts/fuzz.sh [target...]  (default: all targets)
 # Targets: listing (adapters' JSON listing decoding), canonical-json (item storage JSON),
-# manifest (manifest parser). Corpora grow under .build/fuzz/corpus/<target>; crashes are
+# manifest (manifest parser and table). Corpora grow under .build/fuzz/corpus/<target>; crashes are
 # written to .build/fuzz/artifacts/<target>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,8 +24,11 @@ sources() {
     canonical-json)
         echo Fuzz/CanonicalJSONFuzz.swift Sources/Tidemark/CanonicalJSON.swift ;;
     manifest)
-        sed '/^import Upstreams$/d' Sources/Tidemark/Manifest.swift > "$OUT/src/Manifest.swift"
-        echo Fuzz/ManifestFuzz.swift "$OUT/src/Manifest.swift" Sources/Upstreams/{ItemID,Timestamp}.swift ;;
+        for file in Manifest ManifestTable; do
+            sed '/^import Upstreams$/d' "Sources/Tidemark/$file.swift" > "$OUT/src/$file.swift"
+        done
+        echo Fuzz/ManifestFuzz.swift "$OUT"/src/{Manifest,ManifestTable}.swift \
+            Sources/Upstreams/{ItemID,Timestamp,Upstream}.swift Sources/Upstreams/HTTP/HTTPStatistics.swift ;;
     *) echo "unknown fuzz target '$1' (known: listing canonical-json manifest)" >&2; exit 2 ;;
     esac
 }

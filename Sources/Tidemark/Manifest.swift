@@ -151,17 +151,20 @@ public struct Manifest: Sendable, Equatable {
     public func serialized() -> Data {
         var out: [UInt8] = Array(Manifest.header.utf8) + [10]
         out.reserveCapacity(entries.count * 120)
-        for entry in entries {
-            Manifest.escape(entry.id.bytes, leadingHash: true, into: &out)
-            out.append(9)
-            Manifest.escape(Array(entry.lastModified.utf8), leadingHash: false, into: &out)
-            out.append(9)
-            Manifest.escape(Array(entry.etag.utf8), leadingHash: false, into: &out)
-            out.append(9)
-            Manifest.escape(Array(entry.path.utf8), leadingHash: false, into: &out)
-            out.append(10)
-        }
+        for entry in entries { Manifest.appendLine(entry, to: &out) }
         return Data(out)
+    }
+
+    /// Appends the line of `entry`, with its newline.
+    static func appendLine(_ entry: ManifestEntry, to out: inout [UInt8]) {
+        escape(entry.id.bytes, leadingHash: true, into: &out)
+        out.append(9)
+        escape(Array(entry.lastModified.utf8), leadingHash: false, into: &out)
+        out.append(9)
+        escape(Array(entry.etag.utf8), leadingHash: false, into: &out)
+        out.append(9)
+        escape(Array(entry.path.utf8), leadingHash: false, into: &out)
+        out.append(10)
     }
 
     static func escape(_ bytes: [UInt8], leadingHash: Bool, into out: inout [UInt8]) {
@@ -181,16 +184,25 @@ public struct Manifest: Sendable, Equatable {
         return unescape(field).map { String(decoding: $0, as: UTF8.self) }
     }
 
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 48...57: byte - 48
+        case 65...70: byte - 55
+        case 97...102: byte - 87
+        default: nil
+        }
+    }
+
     static func unescape(_ field: ArraySlice<UInt8>) -> [UInt8]? {
         guard field.contains(37) else { return Array(field) }
         var out: [UInt8] = []
         var index = field.startIndex
         while index < field.endIndex {
             if field[index] == 37 {
-                guard index + 2 < field.endIndex,
-                      let value = UInt8(String(decoding: field[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
+                // Two hex digits exactly (UInt8(_:radix:) would also take a sign, as in "%-0").
+                guard index + 2 < field.endIndex, let high = hexValue(field[index + 1]), let low = hexValue(field[index + 2])
                 else { return nil }
-                out.append(value)
+                out.append(high << 4 | low)
                 index += 3
             } else {
                 out.append(field[index])

@@ -6,8 +6,8 @@ import Upstreams
 struct FetchPlan {
     /// Items to download, with the path of their file and the entry they replace (nil: new).
     var downloads: [(item: ListedItem, path: String, old: ManifestEntry?)]
-    /// Entries of the items upstream no longer lists, in id order.
-    var deletions: [ManifestEntry]
+    /// Positions in the base manifest of the items upstream no longer lists, in id order.
+    var deletions: [Int]
 }
 
 /// What the downloads of one collection stored.
@@ -26,13 +26,13 @@ extension Mirror {
     ///
     /// - Parameter cachedFrom: the manifest `listing.unchanged` indexes when it is not `base`
     ///   (a dry run plans against HEAD with a listing made against the fetched snapshot).
-    func plan(collection: String, listing: Listing, base: IndexedManifest, cachedFrom: Manifest? = nil,
+    func plan(collection: String, listing: Listing, base: ManifestTable, cachedFrom: ManifestTable? = nil,
               options: FetchOptions) throws(MirrorError) -> FetchPlan {
-        let entries = base.entries
-        let fanout = settings.fanout ?? (entries.first.map { $0.path.contains("/") } ?? (listing.items.count > 10_000))
+        let count = base.count
+        let fanout = settings.fanout ?? (count > 0 ? base.entry(at: 0).path.contains("/") : listing.items.count > 10_000)
         // Per base entry: not listed, listed unchanged, or the index in `listing.items` that listed it.
         let notListed = -2, listedUnchanged = -1
-        var listedBy = [Int](repeating: notListed, count: entries.count)
+        var listedBy = [Int](repeating: notListed, count: count)
         var newItems: [ItemID: Int] = [:]
         var newPaths: [String: ItemID] = [:]
         var downloads: [(item: ListedItem, path: String, old: ManifestEntry?)] = []
@@ -45,7 +45,7 @@ extension Mirror {
         func mark(_ index: Int, by listed: Int, sameAsBefore: () -> Bool) throws(MirrorError) -> Bool {
             guard listedBy[index] == notListed else {
                 if sameAsBefore() { return false }
-                throw duplicate(entries[index].id)
+                throw duplicate(base.id(at: index))
             }
             listedBy[index] = listed
             return true
@@ -66,12 +66,13 @@ extension Mirror {
         if let cachedFrom {
             // Positions in another manifest: each is an item listed at that manifest's version.
             for position in listing.unchanged {
-                let listed = cachedFrom.entries[position]
+                let listed = cachedFrom.entry(at: position)
                 let item = ListedItem(id: listed.id, lastModified: Timestamp(listed.lastModified) ?? Timestamp(seconds: 0),
                                       etag: listed.etag.isEmpty ? nil : listed.etag)
                 if let index = base.position(of: listed.id) {
                     guard try mark(index, by: listedUnchanged, sameAsBefore: { false }) else { continue }
-                    if !entries[index].sameVersion(as: listed) { downloads.append((item, entries[index].path, entries[index])) }
+                    let old = base.entry(at: index)
+                    if !old.sameVersion(as: listed) { downloads.append((item, old.path, old)) }
                 } else {
                     guard newItems.updateValue(-1, forKey: listed.id) == nil else { throw duplicate(listed.id) }
                     downloads.append((item, try newPath(for: listed.id), nil))
@@ -90,7 +91,7 @@ extension Mirror {
             }
             if let index = base.position(of: item.id) {
                 guard try mark(index, by: listed, sameAsBefore: { sameAsBefore(listedBy[index]) }) else { continue }
-                let old = entries[index]
+                let old = base.entry(at: index)
                 if old.lastModified == item.lastModified.raw || Timestamp(old.lastModified) == item.lastModified,
                    item.etag == nil || item.etag == old.etag {
                     continue
@@ -105,14 +106,12 @@ extension Mirror {
             }
         }
         let listedAny = !listing.items.isEmpty || !listing.unchanged.isEmpty
-        let deletions: [ManifestEntry] = listing.isComplete
-            ? entries.indices.filter { listedBy[$0] == notListed }.map { entries[$0] }
-            : listing.deleted.compactMap { id in
-                base.position(of: id).flatMap { listedBy[$0] == notListed ? entries[$0] : nil }
-            }
+        let deletions: [Int] = listing.isComplete
+            ? listedBy.indices.filter { listedBy[$0] == notListed }
+            : listing.deleted.compactMap { id in base.position(of: id).flatMap { listedBy[$0] == notListed ? $0 : nil } }
         if !options.allowMassDelete, !deletions.isEmpty,
-           (listing.isComplete && !listedAny) || deletions.count * 2 > entries.count {
-            throw .massDeletion(collection: collection, deleting: deletions.count, of: entries.count)
+           (listing.isComplete && !listedAny) || deletions.count * 2 > count {
+            throw .massDeletion(collection: collection, deleting: deletions.count, of: count)
         }
         return FetchPlan(downloads: downloads, deletions: deletions)
     }

@@ -92,8 +92,8 @@ extension Mirror {
         let batch = ObjectBatch(repository: repository)
 
         for collection in settings.collections {
-            let baseManifest = try manifest(collection, in: base?.tree)
-            let cached = IndexedManifest(baseManifest)
+            let baseBlob = try manifestBlob(collection, in: base?.tree)
+            let cached = try manifestTable(collection, blob: baseBlob)
             let previousWatermark = baseMessage?.watermark(of: collection).flatMap(Timestamp.init)
             progress?(.listing(collection: collection, items: 0))
             let listing: Listing
@@ -116,26 +116,35 @@ extension Mirror {
             failures += outcome.failures
             // Like rclone: after a failed download, infer no deletions this run.
             let deletions = outcome.failures.isEmpty ? plan.deletions : []
-            for entry in deletions { updates.append(.remove(path: "\(collection)/\(entry.path)")) }
+            for position in deletions { updates.append(.remove(path: "\(collection)/\(cached.entry(at: position).path)")) }
             // The watermark advances only when every listed item is stored, and never goes back.
             var watermark = previousWatermark
             if outcome.failures.isEmpty,
-               let newest = newestVersion(listing, cached: baseManifest, since: previousWatermark, after: baseMessage),
+               let newest = newestVersion(listing, cached: cached, since: previousWatermark, after: baseMessage),
                watermark.map({ newest > $0 }) ?? true {
                 watermark = newest
             }
             watermarks.append((collection, watermark?.raw ?? "none"))
 
-            var manifestBlob = try manifestBlob(collection, in: base?.tree)
-            var newManifest = baseManifest
+            var manifestBlob = baseBlob
+            var newManifest: Data?
             if !outcome.stored.isEmpty || !deletions.isEmpty || manifestBlob == nil {
-                newManifest = baseManifest.updating(outcome.stored.map(\.entry), removing: Set(deletions.map(\.id)))
-                manifestBlob = try mirrorErrors { try batch.add(blob: newManifest.serialized()) }
-                remember(newManifest, blob: manifestBlob!)
+                let data = cached.updating(outcome.stored.map(\.entry), removing: deletions)
+                manifestBlob = try mirrorErrors { try batch.add(blob: data) }
                 updates.append(.upsert(path: Mirror.manifestPath(collection), blob: manifestBlob!))
+                newManifest = data
             }
-            itemCount += newManifest.entries.count
-            let behind = try changes(collection, from: head?.tree, to: newManifest, blob: manifestBlob)
+            itemCount += cached.count - deletions.count + outcome.stored.filter { cached.position(of: $0.entry.id) == nil }.count
+            // What a sync would change: HEAD's manifest against the new one, line by line. HEAD's
+            // is usually the one just read (the last sync left the two refs equal).
+            let behind: ChangeCounts
+            let headBlob = try self.manifestBlob(collection, in: head?.tree)
+            if headBlob == manifestBlob {
+                behind = ChangeCounts()
+            } else {
+                let old = headBlob == baseBlob ? Data(cached.bytes) : try manifestData(headBlob)
+                behind = ChangeCounts(try manifestChanges(collection, from: old, to: newManifest ?? Data(cached.bytes)))
+            }
             perCollection[collection] = behind
             collections.append(FetchReport.Collection(
                 name: collection, listed: listed, downloaded: outcome.downloaded,
@@ -178,12 +187,12 @@ extension Mirror {
     /// The newest `lastModified` of a listing. Items listed unchanged hold cached versions, which
     /// the stored watermark already covers when the snapshot it came from was complete; after a
     /// fetch that failed some items (or before any watermark), their dates are read too.
-    func newestVersion(_ listing: Listing, cached: Manifest, since watermark: Timestamp?,
+    func newestVersion(_ listing: Listing, cached: ManifestTable, since watermark: Timestamp?,
                        after message: SnapshotMessage?) -> Timestamp? {
         var newest = listing.items.map(\.lastModified).max()
         if watermark == nil || (message?.failed ?? 0) > 0 {
             for position in listing.unchanged {
-                if let time = Timestamp(cached.entries[position].lastModified), newest.map({ time > $0 }) ?? true {
+                if let time = Timestamp(cached.entry(at: position).lastModified), newest.map({ time > $0 }) ?? true {
                     newest = time
                 }
             }
@@ -215,38 +224,6 @@ extension Mirror {
             let changes = try manifestChanges(collection, from: try manifestBlob(collection, in: old),
                                               to: try manifestBlob(collection, in: new))
             counts = counts + ChangeCounts(changes)
-        }
-        return counts
-    }
-
-    /// How the items of `collection` differ between the manifest in `tree` and `manifest`.
-    func changes(_ collection: String, from tree: ObjectID?, to manifest: Manifest, blob: ObjectID?) throws(MirrorError) -> ChangeCounts {
-        let oldBlob = try manifestBlob(collection, in: tree)
-        if let oldBlob, oldBlob == blob { return ChangeCounts() }
-        let old = oldBlob == nil ? Manifest() : try self.manifest(collection, blob: oldBlob!)
-        return ChangeCounts.between(old, manifest)
-    }
-}
-
-extension ChangeCounts {
-    /// Counts items new, changed (another version) and deleted from `old` to `new`: one merge
-    /// pass over both manifests' sorted entries.
-    static func between(_ old: Manifest, _ new: Manifest) -> ChangeCounts {
-        var counts = ChangeCounts()
-        let a = old.entries, b = new.entries
-        var i = 0, j = 0
-        while i < a.count || j < b.count {
-            if j == b.count || (i < a.count && a[i].id < b[j].id) {
-                counts.deleted += 1
-                i += 1
-            } else if i == a.count || b[j].id < a[i].id {
-                counts.added += 1
-                j += 1
-            } else {
-                if !a[i].sameVersion(as: b[j]) { counts.changed += 1 }
-                i += 1
-                j += 1
-            }
         }
         return counts
     }

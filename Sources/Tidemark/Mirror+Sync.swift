@@ -85,9 +85,8 @@ extension Mirror {
         var downloads = 0
         var paths: [String] = []
         for collection in settings.collections {
-            let headManifest = try manifest(collection, in: head?.tree)
-            let baseManifest = try manifest(collection, in: base?.tree)
-            let cached = IndexedManifest(baseManifest)
+            let headTable = try manifestTable(collection, blob: try manifestBlob(collection, in: head?.tree))
+            let cached = try manifestTable(collection, blob: try manifestBlob(collection, in: base?.tree))
             let listing: Listing
             do {
                 listing = try await upstream.list(collection: collection, since: nil, cached: cached)
@@ -100,14 +99,14 @@ extension Mirror {
             // mass-deletion guard already applied above against the fetched snapshot).
             var counting = options.fetch
             counting.allowMassDelete = true
-            let changes = try plan(collection: collection, listing: listing, base: IndexedManifest(headManifest),
-                                   cachedFrom: baseManifest, options: counting)
+            let changes = try plan(collection: collection, listing: listing, base: headTable,
+                                   cachedFrom: cached, options: counting)
             for (_, path, old) in changes.downloads {
                 if old != nil { counts.changed += 1 } else { counts.added += 1 }
                 paths.append("\(collection)/\(path)")
             }
             counts.deleted += changes.deletions.count
-            paths += changes.deletions.map { "\(collection)/\($0.path)" }
+            paths += changes.deletions.map { "\(collection)/\(headTable.entry(at: $0).path)" }
         }
         return SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: paths.sorted(),
                           previous: head?.id, current: nil, plannedDownloads: downloads)

@@ -151,10 +151,29 @@ public actor Mirror {
     /// by comparing lines, without parsing the unchanged ones.
     func manifestChanges(_ collection: String, from old: ObjectID?, to new: ObjectID?) throws(MirrorError) -> [ManifestChange] {
         if old == new { return [] }
-        let before = try old.map { (id) throws(MirrorError) in try mirrorErrors { try repository.readBlob(id) } } ?? Data()
-        let after = try new.map { (id) throws(MirrorError) in try mirrorErrors { try repository.readBlob(id) } } ?? Data()
+        return try manifestChanges(collection, from: try manifestData(old), to: try manifestData(new))
+    }
+
+    /// The items whose versions differ between two manifest files.
+    func manifestChanges(_ collection: String, from old: Data, to new: Data) throws(MirrorError) -> [ManifestChange] {
         do {
-            return try Manifest.changes(from: before, to: after)
+            return try Manifest.changes(from: old, to: new)
+        } catch {
+            throw .corruptManifest(collection: collection, reason: error.description)
+        }
+    }
+
+    /// A manifest blob's bytes (empty for none).
+    func manifestData(_ blob: ObjectID?) throws(MirrorError) -> Data {
+        guard let blob else { return Data() }
+        return try mirrorErrors { try repository.readBlob(blob) }
+    }
+
+    /// A manifest blob as a ``ManifestTable`` (empty for none): what a fetch works on.
+    func manifestTable(_ collection: String, blob: ObjectID?) throws(MirrorError) -> ManifestTable {
+        let data = try manifestData(blob)
+        do {
+            return try ManifestTable(data)
         } catch {
             throw .corruptManifest(collection: collection, reason: error.description)
         }

@@ -204,7 +204,7 @@ public struct DirectoryUpstream: Upstream {
             } else if kind == S_IFREG, name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
                 let id = ItemID(bytes: Array(name.dropLast(5)))
                 let position = cached.position(of: id)
-                if let position, let etag = cached.etag(at: position), StatSignature(info).matches(etag) {
+                if let position, let etag = cached.etagUTF8(at: position), StatSignature(info).matches(etag) {
                     result.unchanged.append(position)
                 } else {
                     result.files.append(ListedFile(id: id, path: path + "/" + text, info: info, position: position))
@@ -231,11 +231,11 @@ struct StatSignature: CustomStringConvertible, Equatable {
 
     /// True when `etag` is this signature, compared as numbers without formatting one (a no-change
     /// listing of a large folder compares 100k of them).
-    func matches(_ etag: String) -> Bool {
+    func matches<Bytes: Sequence<UInt8>>(_ etag: Bytes) -> Bool {
         var fields: (Int64, Int64, UInt64) = (0, 0, 0)
         var field = 0
         var digits = 0
-        for byte in etag.utf8 {
+        for byte in etag {
             if byte == UInt8(ascii: "-") {
                 guard digits > 0, field < 2 else { return false }
                 field += 1

@@ -36,6 +36,12 @@ public protocol CachedVersions: Sendable {
     func id(at position: Int) -> ItemID
     /// The validator stored for the item at `position` (an HTTP ETag, a stat signature); nil when none.
     func etag(at position: Int) -> String?
+    /// The validator's UTF-8 bytes, for adapters that compare many (may avoid making Strings).
+    func etagUTF8(at position: Int) -> ArraySlice<UInt8>?
+}
+
+extension CachedVersions {
+    public func etagUTF8(at position: Int) -> ArraySlice<UInt8>? { etag(at: position).map { ArraySlice($0.utf8) } }
 }
 
 /// No cached versions: a first listing, or an adapter that does not look.

@@ -158,3 +158,27 @@ extension Manifest {
         Dictionary(entries.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     }
 }
+
+extension ChangeCounts {
+    /// The reference model of a manifest diff's counts: counts items new, changed (another version) and deleted from `old` to `new`: one merge
+    /// pass over both manifests' sorted entries.
+    fileprivate static func between(_ old: Manifest, _ new: Manifest) -> ChangeCounts {
+        var counts = ChangeCounts()
+        let a = old.entries, b = new.entries
+        var i = 0, j = 0
+        while i < a.count || j < b.count {
+            if j == b.count || (i < a.count && a[i].id < b[j].id) {
+                counts.deleted += 1
+                i += 1
+            } else if i == a.count || b[j].id < a[i].id {
+                counts.added += 1
+                j += 1
+            } else {
+                if !a[i].sameVersion(as: b[j]) { counts.changed += 1 }
+                i += 1
+                j += 1
+            }
+        }
+        return counts
+    }
+}

@@ -1,0 +1,253 @@
+import Foundation
+import Upstreams
+
+/// A manifest file kept as its bytes, with where each entry line is and a hash index of the ids:
+/// what a fetch works on.
+///
+/// A fetch looks every listed item up, compares validators, and writes the new manifest by
+/// splicing the lines of the items that changed into the old bytes. Only those lines are
+/// decoded (``entry(at:)``), so the unchanged majority of a 100k-item manifest costs one pass
+/// over its bytes instead of four allocations per entry. Loading validates what
+/// ``Manifest/parse(_:)`` validates. Positions are entry indexes, in id order.
+struct ManifestTable: CachedVersions {
+    /// The file's bytes.
+    let bytes: [UInt8]
+    /// Per entry line: where it starts, where its id field ends (the first tab), where it ends.
+    private let starts: [Int32]
+    private let idEnds: [Int32]
+    private let ends: [Int32]
+    /// The hash index: open addressing with linear probing; a position, or -1 for an empty slot.
+    private let slots: [Int32]
+    private let mask: Int
+
+    /// An empty manifest.
+    init() {
+        try! self.init(Data())  // an empty file has no line to reject
+    }
+
+    init(_ data: Data) throws(Manifest.ParseError) {
+        let bytes = [UInt8](data)
+        var starts: [Int32] = [], idEnds: [Int32] = [], ends: [Int32] = []
+        let capacity = bytes.count / 64
+        starts.reserveCapacity(capacity)
+        idEnds.reserveCapacity(capacity)
+        ends.reserveCapacity(capacity)
+        let result = bytes.withUnsafeBufferPointer { (buffer) -> Result<Void, Manifest.ParseError> in
+            Result { () throws(Manifest.ParseError) in
+                var start = 0, number = 0
+                var previous: Range<Int>?
+                while start < buffer.count {
+                    let end = ManifestTable.find(10, in: buffer, from: start, to: buffer.count) ?? buffer.count
+                    number += 1
+                    defer { start = end + 1 }
+                    if end == start { continue }
+                    if buffer[start] == 35 {  // '#'
+                        if number == 1, !buffer[start..<end].starts(with: "# tidemark manifest 1".utf8) {
+                            throw Manifest.ParseError(line: number, reason: "unknown manifest version")
+                        }
+                        continue
+                    }
+                    guard let idEnd = try ManifestTable.check(buffer, start..<end, number: number) else { continue }
+                    let id = start..<idEnd
+                    if let previous, ManifestTable.compare(buffer, previous, buffer, id) >= 0 {
+                        throw Manifest.ParseError(line: number, reason: "ids are not sorted or repeat")
+                    }
+                    previous = id
+                    starts.append(Int32(start))
+                    idEnds.append(Int32(idEnd))
+                    ends.append(Int32(end))
+                }
+            }
+        }
+        try result.get()
+        var size = 16
+        while size < starts.count * 2 { size <<= 1 }
+        var slots = [Int32](repeating: -1, count: size)
+        bytes.withUnsafeBufferPointer { buffer in
+            for position in starts.indices {
+                let hash = ManifestTable.withID(buffer, Int(starts[position])..<Int(idEnds[position])) { ManifestTable.hash($0) }
+                var slot = hash & (size - 1)
+                while slots[slot] >= 0 { slot = (slot + 1) & (size - 1) }
+                slots[slot] = Int32(position)
+            }
+        }
+        self.bytes = bytes
+        self.starts = starts
+        self.idEnds = idEnds
+        self.ends = ends
+        self.slots = slots
+        self.mask = size - 1
+    }
+
+    /// Entries.
+    var count: Int { starts.count }
+
+    func position(of id: ItemID) -> Int? {
+        bytes.withUnsafeBufferPointer { buffer in
+            id.bytes.withUnsafeBufferPointer { wanted in
+                var slot = ManifestTable.hash(wanted) & mask
+                while true {
+                    let position = Int(slots[slot])
+                    if position < 0 { return nil }
+                    let field = Int(starts[position])..<Int(idEnds[position])
+                    if ManifestTable.withID(buffer, field, { $0.elementsEqual(wanted) }) { return position }
+                    slot = (slot + 1) & mask
+                }
+            }
+        }
+    }
+
+    func id(at position: Int) -> ItemID {
+        bytes.withUnsafeBufferPointer { buffer in
+            ManifestTable.withID(buffer, Int(starts[position])..<Int(idEnds[position])) { ItemID(bytes: Array($0)) }
+        }
+    }
+
+    func etag(at position: Int) -> String? {
+        etagUTF8(at: position).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The validator's bytes without making a String: the `dir` adapter compares 100k of them.
+    func etagUTF8(at position: Int) -> ArraySlice<UInt8>? {
+        let line = Int(idEnds[position]) + 1..<Int(ends[position])
+        let (modifiedEnd, etagEnd) = bytes.withUnsafeBufferPointer { buffer in
+            let first = ManifestTable.find(9, in: buffer, from: line.lowerBound, to: line.upperBound)!
+            return (first, ManifestTable.find(9, in: buffer, from: first + 1, to: line.upperBound)!)
+        }
+        let field = bytes[(modifiedEnd + 1)..<etagEnd]
+        if field.isEmpty { return nil }
+        return field.contains(37) ? Manifest.unescape(field).map { ArraySlice($0) } : field
+    }
+
+    /// The entry at `position`, decoded.
+    func entry(at position: Int) -> ManifestEntry {
+        do {
+            return try Manifest.parseLine(bytes[Int(starts[position])..<Int(ends[position])], number: position + 2)
+        } catch {
+            preconditionFailure("manifest line \(position + 2) was validated when it was loaded: \(error)")
+        }
+    }
+
+    /// The manifest file with `upserts` put in (replacing entries of the same id; the last of
+    /// several upserts of one id wins) and the entries at `removing` taken out. Unchanged lines
+    /// are copied as runs of bytes.
+    func updating(_ upserts: [ManifestEntry], removing: [Int] = []) -> Data {
+        let incoming = upserts.sorted { $0.id < $1.id }  // stable: equal ids keep their order
+        let removed = Set(removing)
+        var out: [UInt8] = Array(Manifest.header.utf8) + [10]
+        out.reserveCapacity(bytes.count + incoming.count * 128)
+        var next = 0
+        func emitIncoming() {
+            while next + 1 < incoming.count && incoming[next + 1].id == incoming[next].id { next += 1 }
+            Manifest.appendLine(incoming[next], to: &out)
+            next += 1
+        }
+        bytes.withUnsafeBufferPointer { buffer in
+            var run: Range<Int>?  // unchanged lines not copied yet
+            func flush() {
+                if let pending = run { out.append(contentsOf: buffer[pending]) }
+                run = nil
+            }
+            for position in 0..<count {
+                let field = Int(starts[position])..<Int(idEnds[position])
+                var replaced = false
+                while next < incoming.count {
+                    let order = incoming[next].id.bytes.withUnsafeBufferPointer { wanted in
+                        ManifestTable.withID(buffer, field) { ManifestTable.compare(wanted, $0) }
+                    }
+                    if order > 0 { break }
+                    flush()
+                    replaced = order == 0
+                    emitIncoming()
+                    if replaced { break }
+                }
+                if replaced || removed.contains(position) {
+                    flush()
+                    continue
+                }
+                let end = Int(ends[position])
+                guard end < buffer.count else {  // the last line, without a newline
+                    flush()
+                    out.append(contentsOf: buffer[Int(starts[position])..<end])
+                    out.append(10)
+                    continue
+                }
+                let line = Int(starts[position])..<end + 1  // with its newline
+                if let pending = run, pending.upperBound == line.lowerBound {
+                    run = pending.lowerBound..<line.upperBound
+                } else {
+                    flush()
+                    run = line
+                }
+            }
+            flush()
+        }
+        while next < incoming.count { emitIncoming() }
+        return Data(out)
+    }
+
+    // MARK: - Bytes
+
+    /// The offset of the first `byte` in `buffer[from..<to]`.
+    private static func find(_ byte: UInt8, in buffer: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Int? {
+        guard from < to, let base = buffer.baseAddress,
+              let found = memchr(base + from, Int32(byte), to - from) else { return nil }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// Checks one entry line as ``Manifest/parseLine(_:number:)`` does, returning where its id
+    /// field ends. Lines with an escape are checked by decoding them.
+    private static func check(_ buffer: UnsafeBufferPointer<UInt8>, _ line: Range<Int>, number: Int) throws(Manifest.ParseError) -> Int? {
+        if find(37, in: buffer, from: line.lowerBound, to: line.upperBound) != nil {
+            _ = try Manifest.parseLine(ArraySlice(buffer[line]), number: number)
+        }
+        var tabs = (0, 0, 0), found = 0
+        var from = line.lowerBound
+        while let tab = find(9, in: buffer, from: from, to: line.upperBound) {
+            found += 1
+            switch found {
+            case 1: tabs.0 = tab
+            case 2: tabs.1 = tab
+            case 3: tabs.2 = tab
+            default: break
+            }
+            from = tab + 1
+        }
+        guard found == 3 else {
+            throw Manifest.ParseError(line: number, reason: "expected 4 tab-separated fields, found \(found + 1)")
+        }
+        guard tabs.0 > line.lowerBound, tabs.2 + 1 < line.upperBound else {
+            throw Manifest.ParseError(line: number, reason: "empty id or path")
+        }
+        return tabs.0
+    }
+
+    /// Calls `body` with the id bytes of an id field (unescaped when it holds an escape).
+    private static func withID<R>(_ buffer: UnsafeBufferPointer<UInt8>, _ field: Range<Int>,
+                                  _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let raw = UnsafeBufferPointer(rebasing: buffer[field])
+        guard find(37, in: buffer, from: field.lowerBound, to: field.upperBound) != nil,
+              let unescaped = Manifest.unescape(ArraySlice(raw)) else { return body(raw) }
+        return unescaped.withUnsafeBufferPointer(body)
+    }
+
+    /// Byte order of two id fields of buffers (unescaped), as ``ItemID`` orders ids.
+    private static func compare(_ a: UnsafeBufferPointer<UInt8>, _ left: Range<Int>,
+                                _ b: UnsafeBufferPointer<UInt8>, _ right: Range<Int>) -> Int {
+        withID(a, left) { x in withID(b, right) { y in compare(x, y) } }
+    }
+
+    private static func compare(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Int {
+        let common = min(x.count, y.count)
+        let order = common == 0 ? 0 : Int(memcmp(x.baseAddress!, y.baseAddress!, common))
+        return order != 0 ? order : x.count - y.count
+    }
+
+    /// FNV-1a over the id's bytes: the table lives for one operation and its keys come from our
+    /// own manifest, so it needs no seed.
+    private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return Int(truncatingIfNeeded: hash ^ (hash >> 29))
+    }
+}
