@@ -47,6 +47,16 @@ public struct FetchReport: Sendable {
     public var listed: Int { collections.map(\.listed).reduce(0, +) }
     /// True when this fetch moved the upstream-tracking ref.
     public var updated: Bool { previous != current }
+
+    /// What a sync in the same run may reuse instead of comparing trees again: HEAD when the
+    /// fetch began, and the tree the fetch built, from which tree, by changing which paths.
+    struct Built: Sendable {
+        var head: ObjectID?
+        var baseTree: ObjectID?
+        var tree: ObjectID
+        var paths: [String]
+    }
+    var built: Built?
 }
 
 extension Mirror {
@@ -111,7 +121,13 @@ extension Mirror {
             let outcome = await download(plan.downloads, collection: collection, from: upstream,
                                          jobs: options.jobs ?? settings.jobs, into: batch)
             for stored in outcome.stored {
-                if let blob = stored.blob { updates.append(.upsert(path: "\(collection)/\(stored.entry.path)", blob: blob)) }
+                guard let blob = stored.blob else { continue }
+                let path = "\(collection)/\(stored.entry.path)"
+                // A new version with the same body changes the manifest, not the file.
+                if let baseTree = base?.tree, try mirrorErrors({ try repository.treeEntry(at: path, in: baseTree)?.id }) == blob {
+                    continue
+                }
+                updates.append(.upsert(path: path, blob: blob))
             }
             failures += outcome.failures
             // Like rclone: after a failed download, infer no deletions this run.
@@ -154,7 +170,8 @@ extension Mirror {
         try mirrorErrors { try batch.flush() }
         crashPoint("after-objects")
 
-        let tree = try mirrorErrors { try repository.updateTree(base?.tree, updates.sorted { $0.path < $1.path }) }
+        updates.sort { $0.path < $1.path }
+        let tree = try mirrorErrors { try repository.updateTree(base?.tree, updates) }
         var current = previous?.id
         if tree != previous?.tree || previous == nil {
             let counts = perCollection.values.reduce(ChangeCounts(), +)
@@ -178,6 +195,7 @@ extension Mirror {
         }
         if failures.isEmpty { try writeState("last-fetch", listedAt + "\n") }
         var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)
+        report.built = FetchReport.Built(head: head?.id, baseTree: base?.tree, tree: tree, paths: updates.map(\.path))
         let traffic = upstream.statistics
         report.requests = traffic.requests - trafficBefore.requests
         report.bytesReceived = traffic.bytesReceived - trafficBefore.bytesReceived

@@ -68,7 +68,7 @@ extension Mirror {
             if !report.failures.isEmpty { throw .incompleteFetch(report.failures) }
             fetchReport = report
         }
-        var report = try apply(force: options.force)
+        var report = try apply(force: options.force, after: fetchReport)
         report.fetch = fetchReport
         return report
     }
@@ -113,7 +113,10 @@ extension Mirror {
     }
 
     /// Moves the branch to the upstream-tracking snapshot and updates the working tree.
-    func apply(force: Bool) throws(MirrorError) -> SyncReport {
+    ///
+    /// - Parameter fetch: the fetch this run just made, whose comparisons are reused when HEAD
+    ///   and the upstream-tracking ref are still where that fetch left them.
+    func apply(force: Bool, after fetch: FetchReport? = nil) throws(MirrorError) -> SyncReport {
         guard let upstream = try upstreamCommit() else {
             throw .unknownRevision(Mirror.upstreamRef)
         }
@@ -130,7 +133,13 @@ extension Mirror {
         // Fast-forward when the upstream snapshot sits on the branch tip; else a new snapshot
         // with upstream's tree on top of the branch.
         var target = upstream.id
-        let counts = try changes(from: head?.tree, to: upstream.tree)
+        let built = fetch?.built.flatMap { $0.head == head?.id && fetch?.current == upstream.id ? $0 : nil }
+        let counts: ChangeCounts
+        if built != nil, let fetch {
+            counts = fetch.behind
+        } else {
+            counts = try changes(from: head?.tree, to: upstream.tree)
+        }
         if upstream.parents != (head.map { [$0.id] } ?? []) {
             var message = SnapshotMessage.parse(upstream.message)
                 ?? SnapshotMessage(verb: "Sync", upstream: settings.upstream, collections: [], counts: counts, items: 0)
@@ -142,7 +151,8 @@ extension Mirror {
             }
         }
         let paths = try moveBranch(branch, from: head, to: target, force: force,
-                                   reflog: "tidemark sync: \(counts.summary)")
+                                   reflog: "tidemark sync: \(counts.summary)",
+                                   changed: built.flatMap { $0.baseTree == head?.tree ? $0.paths : nil })
         if target != upstream.id {
             try updateRef(Mirror.upstreamRef, to: target, expected: upstream.id, message: "tidemark sync: rebased on \(branch)")
         }
@@ -154,9 +164,18 @@ extension Mirror {
     /// Checks the working tree for local edits on the paths that change, records a journal,
     /// updates the working tree, then moves the branch with compare-and-swap.
     /// Returns the changed paths.
-    func moveBranch(_ branch: String, from head: Commit?, to target: ObjectID, force: Bool, reflog: String) throws(MirrorError) -> [String] {
+    ///
+    /// - Parameter known: the paths that differ between HEAD's tree and the target's, when the
+    ///   caller knows them (the fetch that built the target's tree from HEAD's).
+    func moveBranch(_ branch: String, from head: Commit?, to target: ObjectID, force: Bool, reflog: String,
+                    changed known: [String]? = nil) throws(MirrorError) -> [String] {
         let targetCommit = try mirrorErrors { try repository.commit(target) }
-        let changed = try mirrorErrors { try repository.diffTrees(head?.tree, targetCommit.tree).deltas.map(\.path) }
+        let changed: [String]
+        if let known {
+            changed = known
+        } else {
+            changed = try mirrorErrors { try repository.diffTrees(head?.tree, targetCommit.tree).deltas.map(\.path) }
+        }
         // A first checkout (clone) writes into a folder it found empty: only the top folders
         // are checked then, not each of a possibly 100k-item tree's paths.
         try checkNoSymlinks(head == nil ? [] : changed)

@@ -144,6 +144,34 @@ struct MirrorTests {
         }
     }
 
+    /// A sync reuses what its fetch compared (counts, changed paths); a fetch and a separate
+    /// `sync --offline` compare trees instead. Both must report and write the same.
+    @Test func aSyncReusesItsFetchComparisonsExactly() async throws {
+        try await withScratch { path in
+            let upstream = seeded(30)
+            upstream.put(ItemID("same-body"), "2024-01-01T00:00:00Z", body: #"{"constant": true}"#)
+            let (one, _) = try await Mirror.clone("test:memory", to: path + "/one", upstream: upstream)
+            let (two, _) = try await Mirror.clone("test:memory", to: path + "/two", upstream: upstream)
+            upstream.put(ItemID("item-3"), "2024-05-01T00:00:00Z")
+            upstream.put(ItemID("added"), "2024-05-02T00:00:00Z")
+            upstream.remove(ItemID("item-4"))
+            upstream.put(ItemID("same-body"), "2024-05-03T00:00:00Z", body: #"{"constant": true}"#)
+
+            let reused = try await one.sync()
+            _ = try await two.fetch()
+            let compared = try await two.sync(SyncOptions(offline: true))
+            #expect(reused.counts == ChangeCounts(changed: 2, added: 1, deleted: 1))
+            #expect(compared.counts == reused.counts)
+            #expect(reused.paths == compared.paths)
+            #expect(!reused.paths.contains("items/same-body.json"), "a new version with the same body writes no file")
+            #expect(reused.paths.contains("items/added.json") && reused.paths.contains("items/item-4.json"))
+            let trees = try [path + "/one", path + "/two"].map { try git(["rev-parse", "HEAD^{tree}"], in: $0) }
+            #expect(trees[0] == trees[1])
+            #expect(try await one.status().isClean)
+            #expect(try await two.status().isClean)
+        }
+    }
+
     @Test func localEditsBlockASyncUnlessForced() async throws {
         try await withScratch { path in
             let upstream = seeded(3)
