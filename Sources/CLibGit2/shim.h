@@ -5,6 +5,7 @@
 #define GIT_DEPRECATE_HARD
 #include <git2.h>
 #include <git2/sys/repository.h>
+#include <git2/sys/odb_backend.h>
 
 /// git_libgit2_opts is variadic and cannot be called from Swift.
 static inline int tidemark_enable_fsync_gitdir(int enabled) {
@@ -19,6 +20,11 @@ static inline int tidemark_enable_strict_object_creation(int enabled) {
 /// Ownership validation (safe.directory). Tests in containers may turn it off.
 static inline int tidemark_set_owner_validation(int enabled) {
     return git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, enabled);
+}
+
+/// The largest object of `type` the object cache keeps (libgit2 keeps trees up to 4 KiB only).
+static inline int tidemark_set_cache_object_limit(git_object_t type, size_t bytes) {
+    return git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, type, bytes);
 }
 
 #endif

@@ -2,7 +2,7 @@ import CLibGit2
 import CPackFormat
 import Foundation
 
-/// A blob made ready for an ``ObjectBatch``: its id and its compressed pack entry.
+/// An object (usually a blob) made ready for an ``ObjectBatch``: its id and its compressed pack entry.
 ///
 /// Preparing is the expensive part (hashing and zlib) and needs no repository, so callers can
 /// prepare blobs in parallel and add them to the batch from one task.
@@ -13,19 +13,26 @@ public struct PreparedObject: Sendable {
     let entry: [UInt8]
     /// The uncompressed contents, kept for batches small enough to be written as loose objects.
     let contents: Data
+    /// The object's type.
+    let type: git_object_t
 
     /// Hashes and compresses `data` as a blob.
     public static func blob(_ data: Data) -> PreparedObject {
-        let id = ObjectID.hashBlob(data)
-        let entry = data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> [UInt8] in
+        PreparedObject(id: ObjectID.hashBlob(data), type: GIT_OBJECT_BLOB, contents: data)
+    }
+
+    /// Compresses an object whose id is known (one libgit2 wrote).
+    init(id: ObjectID, type: git_object_t, contents: Data) {
+        self.id = id
+        self.type = type
+        self.contents = contents
+        self.entry = contents.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> [UInt8] in
             let bound = tidemark_pack_entry_bound(raw.count)
             return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
-                count = tidemark_pack_entry(
-                    Int32(GIT_OBJECT_BLOB.rawValue), raw.baseAddress, raw.count, buffer.baseAddress, bound,
-                    ObjectBatch.compressionLevel)
+                count = tidemark_pack_entry(Int32(type.rawValue), raw.baseAddress, raw.count, buffer.baseAddress, bound,
+                                            ObjectBatch.compressionLevel)
             }
         }
-        return PreparedObject(id: id, entry: entry, contents: data)
     }
 }
 
@@ -96,7 +103,7 @@ public final class ObjectBatch {
         for object in small {
             var oid = git_oid()
             let rc = object.contents.withUnsafeBytes { raw in
-                git_odb_write(&oid, odb, raw.baseAddress, raw.count, GIT_OBJECT_BLOB)
+                git_odb_write(&oid, odb, raw.baseAddress, raw.count, object.type)
             }
             try check(rc, "git_odb_write")
             objectsWritten += 1
@@ -130,7 +137,19 @@ public final class ObjectBatch {
         tidemark_sha1_final(&sha, &digest)
         pack += digest
 
-        let odb = try makeHandle("git_repository_odb") { git_repository_odb(&$0, repository.pointer) }
+        try pack.withUnsafeBytes { raw in Result { () throws(GitError) in try repository.writePack(raw) } }.get()
+        objectsWritten += packed
+        packsWritten += 1
+        pack = []
+        packed = 0
+    }
+}
+
+extension Repository {
+    /// Gives a complete pack to libgit2's indexer, which checks every object and writes the
+    /// `.pack` and `.idx` (fsynced when fsync is on).
+    func writePack(_ bytes: UnsafeRawBufferPointer) throws(GitError) {
+        let odb = try makeHandle("git_repository_odb") { git_repository_odb(&$0, pointer) }
         defer { git_odb_free(odb) }
         var handle: UnsafeMutablePointer<git_odb_writepack>?
         try check(git_odb_write_pack(&handle, odb, nil, nil), "git_odb_write_pack")
@@ -141,18 +160,43 @@ public final class ObjectBatch {
         var progress = git_indexer_progress()
         let chunk = 1 << 20
         var offset = 0
-        while offset < pack.count {
-            let length = min(chunk, pack.count - offset)
-            let rc = pack.withUnsafeBytes { raw in
-                writer.pointee.append(writer, raw.baseAddress! + offset, length, &progress)
-            }
-            try check(rc, "git_odb_writepack append")
+        while offset < bytes.count {
+            let length = min(chunk, bytes.count - offset)
+            try check(writer.pointee.append(writer, bytes.baseAddress! + offset, length, &progress), "git_odb_writepack append")
             offset += length
         }
         try check(writer.pointee.commit(writer, &progress), "git_odb_writepack commit")
-        objectsWritten += packed
-        packsWritten += 1
-        pack = []
-        packed = 0
+    }
+
+    /// Runs `body` with a second handle on this repository whose new objects are held in memory,
+    /// then writes them like an ``ObjectBatch``: one pack, or loose objects for a few. A sync
+    /// that rewrites 250 trees then costs one pack and its fsyncs, not 250 loose objects each
+    /// fsynced. If `body` throws, nothing it wrote reaches the repository.
+    public func writingOnePack<R>(_ body: (Repository) throws(GitError) -> R) throws(GitError) -> R {
+        let scratch = try Repository.open(at: gitDirectory, search: false)
+        let odb = try makeHandle("git_repository_odb") { git_repository_odb(&$0, scratch.pointer) }
+        defer { git_odb_free(odb) }
+        var created: UnsafeMutablePointer<git_odb_backend>?
+        try check(tidemark_capture_new(&created), "tidemark_capture_new")
+        guard let capture = created else {
+            throw GitError(code: .generic, message: "no capture backend", operation: "tidemark_capture_new")
+        }
+        // The odb owns the backend from here on; it is freed with the scratch handle, after the
+        // objects were copied out below.
+        try check(git_odb_add_backend(odb, capture, 1000), "git_odb_add_backend")
+        let result = try body(scratch)
+        let batch = ObjectBatch(repository: self)
+        for index in 0..<tidemark_capture_count(capture) {
+            var id = git_oid(), type: Int32 = 0
+            var data: UnsafeRawPointer?, length = 0
+            let rc = withUnsafeMutableBytes(of: &id.id) { raw in
+                tidemark_capture_object(capture, index, raw.baseAddress!.assumingMemoryBound(to: UInt8.self), &type, &data, &length)
+            }
+            try check(rc, "tidemark_capture_object")
+            let contents = data.map { Data(bytes: $0, count: length) } ?? Data()
+            try batch.add(PreparedObject(id: ObjectID(id), type: git_object_t(rawValue: type), contents: contents))
+        }
+        try batch.flush()
+        return result
     }
 }

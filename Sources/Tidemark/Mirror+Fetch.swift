@@ -171,7 +171,12 @@ extension Mirror {
         crashPoint("after-objects")
 
         updates.sort { $0.path < $1.path }
-        let tree = try mirrorErrors { try repository.updateTree(base?.tree, updates) }
+        // Many changed paths rewrite many trees (one per fan-out folder): those go in one pack too.
+        let tree = try mirrorErrors {
+            updates.count < ObjectBatch.looseLimit
+                ? try repository.updateTree(base?.tree, updates)
+                : try repository.writingOnePack { (scratch) throws(GitError) in try scratch.updateTree(base?.tree, updates) }
+        }
         var current = previous?.id
         if tree != previous?.tree || previous == nil {
             let counts = perCollection.values.reduce(ChangeCounts(), +)
