@@ -2,22 +2,35 @@ import CLibGit2
 import Foundation
 
 extension Repository {
-    /// The diff from tree `old` to the whole working tree (`git diff <tree>`), with the stat pass
-    /// spread over all cores, like git's `core.preloadIndex`.
+    /// The diff from tree `old` to the working tree (`git diff <tree> [-- <paths>]`), with the
+    /// stat pass spread over all cores, like git's `core.preloadIndex`.
     ///
-    /// libgit2's own working-tree diff is single-threaded and `lstat`s each file by its full path.
-    /// Here the index entries are checked against the working tree first, on every core, relative
-    /// to an open folder; only the paths that may differ (stat data unlike the index's, racily
-    /// clean, missing, or staged unlike `old`) go to libgit2's diff, which decides by content. The
-    /// result is the diff ``diffTreeToWorkdir(_:paths:)`` gives for every path.
-    public func diffTreeToWorkdirPreloaded(_ old: ObjectID) throws(GitError) -> Diff {
+    /// libgit2's own working-tree diff is single-threaded, `lstat`s each file by its full path,
+    /// and reads every folder that holds one of `paths`. Here the index entries (of `paths`, or
+    /// all) are checked against the working tree first, on every core, relative to an open
+    /// folder; only the paths that may differ (stat data unlike the index's, racily clean,
+    /// missing, or staged unlike `old`) go to libgit2's diff, which decides by content. The
+    /// result is the diff ``diffTreeToWorkdir(_:paths:)`` gives.
+    ///
+    /// - Parameter paths: exact paths to compare; empty compares every path.
+    public func diffTreeToWorkdirPreloaded(_ old: ObjectID, paths: [String] = []) throws(GitError) -> Diff {
         let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
         defer { git_index_free(index) }
         try check(git_index_read(index, 0), "git_index_read")
-        guard let workdir else { return try diffTreeToWorkdir(old) }
+        guard let workdir else { return try diffTreeToWorkdir(old, paths: paths) }
 
-        var candidates = Set(try stagedPaths(old, index: index))
-        candidates.formUnion(IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory).run())
+        var candidates = Set(try stagedPaths(old, index: index, paths: paths))
+        var positions: [Int]?
+        if !paths.isEmpty {
+            var found: [Int] = []
+            for path in paths {
+                var position = 0
+                if git_index_find(&position, index, path) == 0 { found.append(position) } else { candidates.insert(path) }
+            }
+            positions = found.sorted()
+        }
+        let pass = IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory)
+        candidates.formUnion(pass.run(positions: positions))
         guard !candidates.isEmpty else {
             // Nothing may differ: an empty diff, without asking libgit2 to walk anything.
             return try diffTrees(nil, nil)
@@ -25,15 +38,19 @@ extension Repository {
         return try diffTreeToWorkdir(old, paths: candidates.sorted())
     }
 
-    /// Paths whose index entry differs from tree `old` (`git diff --cached --name-only <tree>`).
-    private func stagedPaths(_ old: ObjectID, index: OpaquePointer) throws(GitError) -> [String] {
+    /// Paths whose index entry differs from tree `old` (`git diff --cached --name-only <tree>`),
+    /// among exact `paths` when given.
+    private func stagedPaths(_ old: ObjectID, index: OpaquePointer, paths: [String]) throws(GitError) -> [String] {
         var oid = old.raw
         let tree = try makeHandle("git_tree_lookup") { git_tree_lookup(&$0, pointer, &oid) }
         defer { git_tree_free(tree) }
         var options = git_diff_options()
         try check(git_diff_options_init(&options, UInt32(GIT_DIFF_OPTIONS_VERSION)), "git_diff_options_init")
-        options.flags = GIT_DIFF_IGNORE_SUBMODULES.rawValue
-        let diff = try makeHandle("git_diff_tree_to_index") { git_diff_tree_to_index(&$0, pointer, tree, index, &options) }
+        options.flags = GIT_DIFF_IGNORE_SUBMODULES.rawValue | GIT_DIFF_DISABLE_PATHSPEC_MATCH.rawValue
+        let diff = try withStrArray(paths) { (array) throws(GitError) -> OpaquePointer in
+            options.pathspec = array
+            return try makeHandle("git_diff_tree_to_index") { git_diff_tree_to_index(&$0, pointer, tree, index, &options) }
+        }
         return Diff(pointer: diff, repository: self).deltas.map(\.path)
     }
 }
@@ -54,8 +71,9 @@ private struct IndexStatPass {
         stamp = stat(gitDirectory + "index", &info) == 0 ? info.st_mtim : nil
     }
 
-    func run() -> [String] {
-        let count = git_index_entrycount(index)
+    /// The paths that may differ among the entries at `positions` (sorted), or among all entries.
+    func run(positions: [Int]? = nil) -> [String] {
+        let count = positions?.count ?? git_index_entrycount(index)
         guard count > 0 else { return [] }
         _ = git_index_get_byindex(index, 0)  // sorts the entries now, before other threads read them
         let workers = count < 2048 ? 1 : ProcessInfo.processInfo.activeProcessorCount
@@ -68,18 +86,23 @@ private struct IndexStatPass {
         nonisolated(unsafe) let pass = self
         nonisolated(unsafe) let output = results
         DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-            output[chunk] = pass.check(chunk * size..<min(count, (chunk + 1) * size))
+            let range = chunk * size..<min(count, (chunk + 1) * size)
+            if let positions {
+                output[chunk] = pass.check(positions[range])
+            } else {
+                output[chunk] = pass.check(range)
+            }
         }
         return Array(results.joined())
     }
 
-    /// The paths among entries `range` that may differ.
-    private func check(_ range: Range<Int>) -> [String] {
+    /// The paths among the entries at `positions` that may differ.
+    private func check(_ positions: some Sequence<Int>) -> [String] {
         var dirty: [String] = []
         var folder: [UInt8] = []
         var folderFD: Int32 = -1
         defer { if folderFD >= 0 { close(folderFD) } }
-        for position in range {
+        for position in positions {
             guard let entry = git_index_get_byindex(index, position), let path = entry.pointee.path else { continue }
             let length = strlen(path)
             let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(path).assumingMemoryBound(to: UInt8.self), count: length)

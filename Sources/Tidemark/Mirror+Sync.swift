@@ -218,8 +218,8 @@ extension Mirror {
         guard !paths.isEmpty else { return [] }
         let wanted = Set(paths)
         let deltas = try mirrorErrors {
-            // Exact paths: libgit2's iterators then skip folders and files that hold none of them.
-            try repository.diffTreeToWorkdir(tree, paths: paths).deltas
+            // Exact paths, checked by stat first: libgit2 compares only those that may differ.
+            try repository.diffTreeToWorkdirPreloaded(tree, paths: paths).deltas
         }
         var seen = Set<String>()
         let edited = deltas.map(\.path).filter { wanted.contains($0) && seen.insert($0).inserted }

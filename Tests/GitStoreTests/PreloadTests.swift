@@ -48,6 +48,13 @@ struct PreloadTests {
             let expected = [1, 7, 20, 44, 55, 66].map { String(format: "items/%02d/item-%05d.json", $0 % 40, $0) }
             #expect(Set(preloaded.map { String($0.dropFirst(2)) }) == Set(expected))
             #expect(preloaded.contains(String(format: "D items/%02d/item-%05d.json", 20 % 40, 20)))
+
+            // Limited to exact paths (edited, clean, staged, and one in neither tree nor index).
+            let some = ([1, 2, 7, 20, 66, 2999].map { String(format: "items/%02d/item-%05d.json", $0 % 40, $0) }
+                        + ["items/00/absent.json"]).sorted()
+            let limited = letters(try repository.diffTreeToWorkdirPreloaded(tree, paths: some))
+            #expect(limited == letters(try repository.diffTreeToWorkdir(tree, paths: some)))
+            #expect(limited.count == 4)
         }
     }
 }
