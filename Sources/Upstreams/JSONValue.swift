@@ -17,21 +17,24 @@ public indirect enum JSONValue: Sendable, Equatable, Codable {
     }
 
     public init(from decoder: any Decoder) throws {
+        // Each failed attempt throws inside the decoder, which is what parsing a listing costs:
+        // the commonest kinds (strings, then objects) are tried first. A number is tried as a Bool,
+        // then Int64, then Double, so integers stay exact.
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([String: JSONValue].self) {
+            self = .object(value)
         } else if let value = try? container.decode(Bool.self) {
             self = .bool(value)
         } else if let value = try? container.decode(Int64.self) {
             self = .integer(value)
         } else if let value = try? container.decode(Double.self) {
             self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
         } else {
-            self = .object(try container.decode([String: JSONValue].self))
+            self = .array(try container.decode([JSONValue].self))
         }
     }
 

@@ -74,3 +74,16 @@ import Testing
         #expect(json.at(pointer: "") == json)
     }
 }
+
+@Suite("JSONValue: kinds and exact integers")
+struct JSONValueTests {
+    @Test func everyKindParsesToItsCase() throws {
+        let text = #"{"a":true,"b":1,"c":1.5,"d":"s","e":[1,"x",null,false],"f":{"g":false},"h":9007199254740993,"i":-0,"j":""}"#
+        let value = try JSONValue.parse(Data(text.utf8))
+        #expect(value == .object([
+            "a": .bool(true), "b": .integer(1), "c": .number(1.5), "d": .string("s"),
+            "e": .array([.integer(1), .string("x"), .null, .bool(false)]), "f": .object(["g": .bool(false)]),
+            "h": .integer(9_007_199_254_740_993), "i": .integer(0), "j": .string(""),
+        ]))
+    }
+}
