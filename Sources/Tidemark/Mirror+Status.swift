@@ -65,38 +65,18 @@ extension Mirror {
                 try Repository.open(at: root, search: false).diffTreeToWorkdirPreloaded(tree).deltas
             }
         }
-        var statuses: [ItemID: ItemStatus] = [:]
-        var ordered: [String: [ItemID: ItemStatus]] = [:]
+        let behind = Result { () throws(MirrorError) in try behindStatuses(head: head, upstream: upstream) }
+        // Awaited before anything is thrown: that diff may rewrite the index, which must not be
+        // cut short by the process exiting on an error (it would leave `index.lock` behind).
+        let localResult = await local?.result
+        var ordered = try behind.get()
         var others: [String] = []
 
-        for collection in settings.collections {
-            statuses = [:]
-            let headBlob = try manifestBlob(collection, in: head?.tree)
-            let upstreamBlob = try manifestBlob(collection, in: upstream?.tree)
-            guard upstream != nil, headBlob != upstreamBlob else { ordered[collection] = [:]; continue }
-            for change in try manifestChanges(collection, from: headBlob, to: upstreamBlob) {
-                switch (change.old, change.new) {
-                case (let mine?, _?):
-                    statuses[mine.id] = ItemStatus(collection: collection, id: mine.id, path: "\(collection)/\(mine.path)",
-                                                   upstream: .changed, local: .unchanged)
-                case (nil, let theirs?):
-                    statuses[theirs.id] = ItemStatus(collection: collection, id: theirs.id, path: "\(collection)/\(theirs.path)",
-                                                     upstream: .added, local: .unchanged)
-                case (let mine?, nil):
-                    statuses[mine.id] = ItemStatus(collection: collection, id: mine.id, path: "\(collection)/\(mine.path)",
-                                                   upstream: .deleted, local: .unchanged)
-                case (nil, nil):
-                    break
-                }
-            }
-            ordered[collection] = statuses
-        }
-
         // The local side, from libgit2's diff of HEAD's tree against the working tree.
-        if let head, let local {
+        if let head, let localResult {
             let deltas: [DiffDelta]
             do {
-                deltas = try await local.value
+                deltas = try localResult.get()
             } catch {
                 throw .git(error as? GitError ?? GitError(code: .generic, message: "\(error)", operation: "status"))
             }
@@ -129,5 +109,33 @@ extension Mirror {
         let activity = lastActivity()
         return StatusReport(branch: try branch(), head: head?.id, upstream: upstream?.id, items: items,
                             otherPaths: others.sorted(), lastFetch: activity.fetch, lastSync: activity.sync)
+    }
+
+    /// The upstream side of `status`, per collection: HEAD's manifest against the upstream ref's.
+    private func behindStatuses(head: Commit?, upstream: Commit?) throws(MirrorError) -> [String: [ItemID: ItemStatus]] {
+        var ordered: [String: [ItemID: ItemStatus]] = [:]
+        for collection in settings.collections {
+            var statuses: [ItemID: ItemStatus] = [:]
+            let headBlob = try manifestBlob(collection, in: head?.tree)
+            let upstreamBlob = try manifestBlob(collection, in: upstream?.tree)
+            guard upstream != nil, headBlob != upstreamBlob else { ordered[collection] = [:]; continue }
+            for change in try manifestChanges(collection, from: headBlob, to: upstreamBlob) {
+                switch (change.old, change.new) {
+                case (let mine?, _?):
+                    statuses[mine.id] = ItemStatus(collection: collection, id: mine.id, path: "\(collection)/\(mine.path)",
+                                                   upstream: .changed, local: .unchanged)
+                case (nil, let theirs?):
+                    statuses[theirs.id] = ItemStatus(collection: collection, id: theirs.id, path: "\(collection)/\(theirs.path)",
+                                                     upstream: .added, local: .unchanged)
+                case (let mine?, nil):
+                    statuses[mine.id] = ItemStatus(collection: collection, id: mine.id, path: "\(collection)/\(mine.path)",
+                                                   upstream: .deleted, local: .unchanged)
+                case (nil, nil):
+                    break
+                }
+            }
+            ordered[collection] = statuses
+        }
+        return ordered
     }
 }
