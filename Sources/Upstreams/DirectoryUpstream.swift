@@ -181,33 +181,50 @@ public struct DirectoryUpstream: Upstream {
         }
         defer { closedir(dir) }
         let fd = dirfd(dir)
-        var names: [[UInt8]] = []
+        // Names go into one buffer, NUL-terminated (so `fstatat` takes them as they are), and are
+        // sorted as byte ranges: no array or String per file.
+        var names: [UInt8] = []
+        var ranges: [Range<Int>] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                Array(raw.prefix(while: { $0 != 0 }))
+            withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                let length = strnlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)
+                let name = raw[..<length]
+                if name.elementsEqual([46]) || name.elementsEqual([46, 46]) { return }
+                ranges.append(names.count..<names.count + length)
+                names.append(contentsOf: name)
+                names.append(0)
             }
-            if name == [46] || name == [46, 46] { continue }
-            names.append(name)
         }
-        names.sort { $0.lexicographicallyPrecedes($1) }
         var result = FolderScan(path: path)
-        for name in names {
-            guard let text = String(validating: name, as: UTF8.self) else {
-                throw UpstreamError.unreachable(
-                    "upstream folder '\(path)' holds a file name that is not UTF-8: \(String(decoding: name, as: UTF8.self))")
+        try names.withUnsafeBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            ranges.sort { a, b in
+                let order = memcmp(base + a.lowerBound, base + b.lowerBound, min(a.count, b.count))
+                return order != 0 ? order < 0 : a.count < b.count
             }
-            var info = stat()
-            guard fstatat(fd, text, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
-            let kind = info.st_mode & S_IFMT
-            if kind == S_IFDIR {
-                if name.first != 46 { subfolders.append(path + "/" + text) }  // hidden folders are not shards
-            } else if kind == S_IFREG, name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
-                let id = ItemID(bytes: Array(name.dropLast(5)))
-                let position = cached.position(of: id)
-                if let position, let etag = cached.etagUTF8(at: position), StatSignature(info).matches(etag) {
-                    result.unchanged.append(position)
-                } else {
-                    result.files.append(ListedFile(id: id, path: path + "/" + text, info: info, position: position))
+            for range in ranges {
+                let name = UnsafeBufferPointer(rebasing: buffer[range])
+                // All-ASCII names (the usual) are valid UTF-8 without a check of their own.
+                guard name.allSatisfy({ $0 < 0x80 }) || String(validating: name, as: UTF8.self) != nil else {
+                    throw UpstreamError.unreachable(
+                        "upstream folder '\(path)' holds a file name that is not UTF-8: \(String(decoding: name, as: UTF8.self))")
+                }
+                var info = stat()
+                let cName = UnsafeRawPointer(base + range.lowerBound).assumingMemoryBound(to: CChar.self)
+                guard fstatat(fd, cName, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+                let kind = info.st_mode & S_IFMT
+                if kind == S_IFDIR {
+                    // Hidden folders are not shards.
+                    if name.first != 46 { subfolders.append(path + "/" + String(decoding: name, as: UTF8.self)) }
+                } else if kind == S_IFREG, name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
+                    let id = ItemID(bytes: Array(name.dropLast(5)))
+                    let position = cached.position(of: id)
+                    if let position, let etag = cached.etagUTF8(at: position), StatSignature(info).matches(etag) {
+                        result.unchanged.append(position)
+                    } else {
+                        let file = path + "/" + String(decoding: name, as: UTF8.self)
+                        result.files.append(ListedFile(id: id, path: file, info: info, position: position))
+                    }
                 }
             }
         }

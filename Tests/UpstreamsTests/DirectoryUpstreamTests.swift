@@ -68,6 +68,23 @@ struct DirectoryUpstreamTests {
         }
     }
 
+    @Test func aFileNameThatIsNotUTF8IsAClearError() async throws {
+        try await withScratch { path in
+            try write("{}", to: "\(path)/up/a/fine.json")
+            let name = Array("\(path)/up/a/bad-".utf8) + [0xFF] + Array(".json".utf8) + [0]
+            let fd = name.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644) }
+            #expect(fd >= 0)
+            close(fd)
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
+            do {
+                _ = try await upstream.list(collection: "items", since: nil, cached: .none)
+                Issue.record("a name that is not UTF-8 was accepted")
+            } catch UpstreamError.unreachable(let message) {
+                #expect(message.contains("holds a file name that is not UTF-8: bad-\u{FFFD}.json"), "\(message)")
+            }
+        }
+    }
+
     @Test func statSignaturesCompareAsNumbers() {
         var info = stat()
         info.st_size = 1003
