@@ -6,7 +6,7 @@ public enum Library {
     private static let initialised: Bool = {
         git_libgit2_init()
         _ = tidemark_enable_strict_object_creation(1)
-        // A 1,000-item fan-out folder is a 40 KB tree; libgit2 caches trees of up to 4 KB only,
+        // A fan-out folder of a 100k-item mirror is a 17 KB tree; libgit2 caches trees of up to 4 KB only,
         // so every lookup below one parsed it again. The cache's total size stays bounded.
         _ = tidemark_set_cache_object_limit(GIT_OBJECT_TREE, 1 << 20)
         return true
