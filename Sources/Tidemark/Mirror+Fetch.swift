@@ -6,7 +6,8 @@ import Upstreams
 public struct FetchOptions: Sendable {
     /// Accept a listing that deletes every item or more than half of a collection.
     public var allowMassDelete: Bool
-    /// Item downloads at once for this run (1-256); nil uses `tidemark.jobs`.
+    /// Requests at once for this run (1-256): item downloads, and DocuSign listing pages (at most
+    /// 8); nil uses `tidemark.jobs`.
     public var jobs: Int?
     public init(allowMassDelete: Bool = false, jobs: Int? = nil) {
         self.allowMassDelete = allowMassDelete
@@ -82,7 +83,9 @@ extension Mirror {
     }
 
     func fetchLocked(_ options: FetchOptions) async throws(MirrorError) -> FetchReport {
-        try await withUpstream { (upstream) async throws(MirrorError) in try await fetchLocked(options, from: upstream) }
+        try await withUpstream(jobs: options.jobs) { (upstream) async throws(MirrorError) in
+            try await fetchLocked(options, from: upstream)
+        }
     }
 
     func fetchLocked(_ options: FetchOptions, from upstream: any Upstream) async throws(MirrorError) -> FetchReport {

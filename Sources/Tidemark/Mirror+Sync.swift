@@ -75,7 +75,9 @@ extension Mirror {
 
     /// A dry run: lists upstream and compares, but writes nothing (no objects, no refs).
     func planSync(_ options: SyncOptions) async throws(MirrorError) -> SyncReport {
-        try await withUpstream { (upstream) async throws(MirrorError) in try await planSync(options, from: upstream) }
+        try await withUpstream(jobs: options.fetch.jobs) { (upstream) async throws(MirrorError) in
+            try await planSync(options, from: upstream)
+        }
     }
 
     func planSync(_ options: SyncOptions, from upstream: any Upstream) async throws(MirrorError) -> SyncReport {

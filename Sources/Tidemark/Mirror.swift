@@ -62,9 +62,9 @@ public actor Mirror {
     }
 
     /// Runs `body` with the adapter, then releases the adapter's connections (an app's own
-    /// adapter stays the app's to shut down).
-    func withUpstream<R>(_ body: (any Upstream) async throws(MirrorError) -> R) async throws(MirrorError) -> R {
-        let upstream = try makeUpstream()
+    /// adapter stays the app's to shut down). `jobs` overrides `tidemark.jobs` for this run.
+    func withUpstream<R>(jobs: Int? = nil, _ body: (any Upstream) async throws(MirrorError) -> R) async throws(MirrorError) -> R {
+        let upstream = try makeUpstream(jobs: jobs)
         let owned = customUpstream == nil
         do {
             let result = try await body(upstream)
@@ -77,11 +77,12 @@ public actor Mirror {
     }
 
     /// The adapter this mirror reads from.
-    func makeUpstream() throws(MirrorError) -> any Upstream {
+    func makeUpstream(jobs: Int? = nil) throws(MirrorError) -> any Upstream {
         if let customUpstream { return customUpstream }
+        var configuration = settings.upstreamConfiguration
+        if let jobs { configuration.jobs = jobs }
         do {
-            return try UpstreamFactory.make(settings.upstreamConfiguration,
-                                            settings: HTTPSettings(requestObserver: requestObserver))
+            return try UpstreamFactory.make(configuration, settings: HTTPSettings(requestObserver: requestObserver))
         } catch let error as MirrorError {
             throw error
         } catch {

@@ -8,7 +8,7 @@ public struct MirrorSettings: Sendable, Equatable {
     public var upstream: String
     /// The mirrored collections.
     public var collections: [String]
-    /// Item downloads at once.
+    /// Requests at once: item downloads, and DocuSign listing pages (at most 8).
     public var jobs: Int
     /// Whether item files go under two-hex-digit fan-out folders: true, false, or nil for
     /// automatic (fan out a collection that has more than 10,000 items at its first fetch).

@@ -7,14 +7,19 @@ import Foundation
 /// Credentials: a bearer token (`tokenEnv` or `tokenCommand`).
 ///
 /// Every listing is a full listing (`GET <base>/templates?order_by=modified&order=asc`, 100 per
-/// page, following `nextUri`): it carries only ids and dates, so it stays cheap, and it is the only
-/// way to see templates that were deleted or purged. `since` is therefore not used. The listing is
-/// complete only when every page arrived and the number of distinct ids equals `totalSetSize`.
+/// page): it carries only ids and dates, so it stays cheap, and it is the only way to see templates
+/// that were deleted or purged. `since` is therefore not used. When the first page gives
+/// `totalSetSize` and its `nextUri` is the same query at the next `start_position`, the other pages
+/// are requested by position, up to 8 at once (`jobs`), and added in order; otherwise `nextUri` is
+/// followed page by page. The listing is complete only when every page arrived and the number of
+/// distinct ids equals `totalSetSize`.
 public struct DocuSignUpstream: Upstream {
     public let spec: String
     public let collections: [String]
     /// Templates per listing page.
     public let pageSize: Int
+    /// Listing pages requested at once after the first (the `jobs` setting, at most 8).
+    let parallelPages: Int
     private let base: URL
     private let session: HTTPSession
 
@@ -40,6 +45,7 @@ public struct DocuSignUpstream: Upstream {
             throw UpstreamError.invalidConfiguration("docusign upstream needs a bearer token: use tokenEnv or tokenCommand")
         }
         pageSize = try positiveOption(configuration.options, "pageSize", default: 100, max: 2000)
+        parallelPages = max(1, min(configuration.jobs, 8))
         session = try HTTPSession(base: base, credentials: credentials, settings: settings)
     }
 
@@ -50,57 +56,130 @@ public struct DocuSignUpstream: Upstream {
         try checkCollection(collection)
         let before = session.statistics.requests
         var accumulator = ListingAccumulator(collection: collection)
-        let first = URLSafety.setting(
-            [("count", String(pageSize)), ("start_position", "0"), ("order_by", "modified"), ("order", "asc")],
-            in: URLSafety.appending(["templates"], to: base))
+        // Page URLs are written as DocuSign writes nextUri: start_position first.
+        func pageURL(_ start: Int) -> URL {
+            URLSafety.setting(
+                [("start_position", String(start)), ("count", String(pageSize)), ("order_by", "modified"), ("order", "asc")],
+                in: URLSafety.appending(["templates"], to: base))
+        }
+        let first = pageURL(0)
         var next: URL? = first
         var visited: Set<String> = []
         var total: Int?
         var listedRows = 0
+        /// Adds a page's templates; returns the next page's URL, nil after the last page.
+        func consume(_ page: Page) throws -> URL? {
+            total = page.total ?? total
+            for (index, template) in page.templates.enumerated() {
+                let position = (page.startPosition ?? listedRows) + index
+                try accumulator.add(listedTemplate(template, position: position, collection: collection))
+            }
+            listedRows += page.templates.count
+            let size = page.resultSetSize ?? page.templates.count
+            let start = page.startPosition ?? listedRows - page.templates.count
+            if size == 0 || page.templates.isEmpty { return nil }
+            if let uri = page.nextUri { return uri }
+            if let total, start + size < total {
+                return pageURL(start + size)
+            }
+            return nil
+        }
         while let url = next {
             guard visited.insert(url.absoluteString).inserted else {
                 throw UpstreamError.malformedListing(
                     collection: collection, reason: "paging loops back to \(URLSafety.redact(url))")
             }
-            let page = try await session.get(url)
-            let json = try parseListingBody(page, collection: collection)
-            guard case .object(let fields) = json else {
-                throw UpstreamError.malformedListing(collection: collection, reason: "response is not a JSON object")
-            }
-            total = try count(fields["totalSetSize"], "totalSetSize", collection) ?? total
-            let resultSetSize = try count(fields["resultSetSize"], "resultSetSize", collection)
-            let startPosition = try count(fields["startPosition"], "startPosition", collection)
-            let templates: [JSONValue]
-            switch fields["envelopeTemplates"] {
-            case nil, .null?: templates = []
-            case .array(let array)?: templates = array
-            case let other?:
-                throw UpstreamError.malformedListing(
-                    collection: collection, reason: "'envelopeTemplates' is \(other.typeName), not an array")
-            }
-            for (index, template) in templates.enumerated() {
-                let position = (startPosition ?? listedRows) + index
-                try accumulator.add(listedTemplate(template, position: position, collection: collection))
-            }
-            listedRows += templates.count
-            let size = resultSetSize ?? templates.count
-            if size == 0 || templates.isEmpty {
+            let page = try await self.page(url, collection: collection)
+            next = try consume(page)
+            // The first page gives the total; when its nextUri is our own query for the next
+            // position, the remaining pages' URLs are known and fetched several at a time (each is
+            // a round trip to DocuSign), then added in order. Any other nextUri is followed.
+            if url == first, let following = next, let total, parallelPages > 1,
+               let start = page.startPosition, page.templates.count == pageSize,
+               sameQuery(following, pageURL(start + pageSize)) {
+                let urls = stride(from: start + pageSize, to: total, by: pageSize).map(pageURL)
+                for url in urls { visited.insert(url.absoluteString) }
                 next = nil
-            } else if case .string(let uri)? = fields["nextUri"], !uri.isEmpty {
-                guard let resolved = URL(string: uri, relativeTo: base)?.absoluteURL else {
-                    throw UpstreamError.malformedListing(collection: collection, reason: "nextUri is not a URL")
+                try await pages(urls, collection: collection) { page in next = try consume(page) }
+                if let following = next, visited.contains(following.absoluteString) || sameQueryAsVisited(following, urls) {
+                    next = nil
                 }
-                next = resolved
-            } else if let total, (startPosition ?? listedRows - templates.count) + size < total {
-                next = URLSafety.setting(
-                    [("start_position", String((startPosition ?? listedRows - templates.count) + size))], in: first)
-            } else {
-                next = nil
             }
         }
         let complete = total.map { $0 == accumulator.count } ?? true
         return Listing(items: accumulator.items, isComplete: complete,
                        requests: session.statistics.requests - before)
+    }
+
+    /// True when both URLs name the same origin, path and query items (in any order).
+    private func sameQuery(_ a: URL, _ b: URL) -> Bool {
+        guard let x = URLComponents(url: a, resolvingAgainstBaseURL: true),
+              let y = URLComponents(url: b, resolvingAgainstBaseURL: true) else { return false }
+        func items(_ c: URLComponents) -> [String] { (c.queryItems ?? []).map { "\($0.name)=\($0.value ?? "")" }.sorted() }
+        return x.scheme == y.scheme && x.host == y.host && x.port == y.port && x.path == y.path && items(x) == items(y)
+    }
+
+    private func sameQueryAsVisited(_ url: URL, _ urls: [URL]) -> Bool {
+        urls.contains { sameQuery($0, url) }
+    }
+
+    /// One listing page, parsed.
+    private struct Page: Sendable {
+        var total: Int?
+        var resultSetSize: Int?
+        var startPosition: Int?
+        var templates: [JSONValue]
+        var nextUri: URL?
+    }
+
+    private func page(_ url: URL, collection: String) async throws -> Page {
+        let result = try await session.get(url)
+        let json = try parseListingBody(result, collection: collection)
+        guard case .object(let fields) = json else {
+            throw UpstreamError.malformedListing(collection: collection, reason: "response is not a JSON object")
+        }
+        var page = Page(templates: [])
+        page.total = try count(fields["totalSetSize"], "totalSetSize", collection)
+        page.resultSetSize = try count(fields["resultSetSize"], "resultSetSize", collection)
+        page.startPosition = try count(fields["startPosition"], "startPosition", collection)
+        switch fields["envelopeTemplates"] {
+        case nil, .null?: break
+        case .array(let array)?: page.templates = array
+        case let other?:
+            throw UpstreamError.malformedListing(
+                collection: collection, reason: "'envelopeTemplates' is \(other.typeName), not an array")
+        }
+        if case .string(let uri)? = fields["nextUri"], !uri.isEmpty {
+            guard let resolved = URL(string: uri, relativeTo: base)?.absoluteURL else {
+                throw UpstreamError.malformedListing(collection: collection, reason: "nextUri is not a URL")
+            }
+            page.nextUri = resolved
+        }
+        return page
+    }
+
+    /// Fetches `urls` with at most ``parallelPages`` requests at once and hands the pages to
+    /// `consume` in order (a page that arrives early waits for the ones before it).
+    private func pages(_ urls: [URL], collection: String, consume: (Page) throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: (Int, Page).self) { group in
+            var launched = 0, consumed = 0
+            var arrived: [Int: Page] = [:]
+            func launch() {
+                let index = launched
+                let url = urls[index]
+                group.addTask { (index, try await self.page(url, collection: collection)) }
+                launched += 1
+            }
+            while launched < min(parallelPages, urls.count) { launch() }
+            while let (index, page) = try await group.next() {
+                arrived[index] = page
+                while let ready = arrived.removeValue(forKey: consumed) {
+                    try consume(ready)
+                    consumed += 1
+                    if launched < urls.count { launch() }
+                }
+            }
+        }
     }
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {

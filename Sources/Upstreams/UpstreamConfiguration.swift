@@ -7,7 +7,7 @@ public struct UpstreamConfiguration: Sendable, Equatable {
     public var collections: [String]
     /// Kind-specific options (`itemsPath`, `idField`, `tokenEnv`, ...), by git config key name.
     public var options: [String: String]
-    /// Item downloads at once.
+    /// Requests at once: item downloads, and DocuSign listing pages (at most 8).
     public var jobs: Int
 
     public init(spec: String, collections: [String] = [], options: [String: String] = [:], jobs: Int = 8) {

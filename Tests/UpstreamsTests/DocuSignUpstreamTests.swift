@@ -14,6 +14,31 @@ import TidemarkFixtures
             settings: settings, environment: token.map { ["DS_TOKEN": $0] } ?? [:])
     }
 
+    /// Once the first page gives the total, the other pages are requested `jobs` at a time (the
+    /// fixture holds each listing request 0.3 s, so the most it answers at once is the number in
+    /// flight) and the listing is the same, in the same order, as one made page by page.
+    @Test func pagesAfterTheFirstAreFetchedSeveralAtATime() async throws {
+        try await withFixture(items: 45, token: canary) { server in
+            server.inject(FixtureFault(delay: 0.3, pathPrefix: Self.account + "/templates", count: 100))
+            var listings: [[String]] = []
+            for jobs in [1, 4] {
+                server.resetCounts()
+                let docusign = try DocuSignUpstream(
+                    UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
+                                          options: ["tokenEnv": "DS_TOKEN", "pageSize": "10"], jobs: jobs),
+                    settings: fastSettings, environment: ["DS_TOKEN": canary])
+                try await using(docusign) { docusign in
+                    let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
+                    #expect(listing.isComplete && listing.items.count == 45)
+                    #expect(listing.requests == 5)
+                    listings.append(listing.items.map(\.id.description))
+                }
+                #expect(server.maxConcurrentRequests == jobs, "jobs \(jobs)")
+            }
+            #expect(listings[0] == listings[1])
+        }
+    }
+
     @Test func fullListingOverSeveralPagesAndBodies() async throws {
         try await withFixture(items: 230, token: canary) { server in
             try await using(try upstream(server)) { docusign in

@@ -41,7 +41,7 @@ extension TidemarkCommand {
         @Option(name: .long, help: "A collection to mirror (repeatable; default: the upstream's).")
         var collection: [String] = []
 
-        @Option(help: "Item downloads at once (1-256).")
+        @Option(help: "Requests at once: item downloads, and DocuSign listing pages (at most 8) (1-256).")
         var jobs = 8
 
         @Option(help: "Fan out item files into 256 subfolders: true, false or auto (more than 10,000 items).")

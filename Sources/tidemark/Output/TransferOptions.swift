@@ -29,7 +29,7 @@ struct FetchFlags: ParsableArguments {
     @Flag(help: "Accept a listing that deletes all items, or more than half of a collection.")
     var allowMassDelete = false
 
-    @Option(help: "Item downloads at once for this run (1-256; default: tidemark.jobs).")
+    @Option(help: "Requests at once for this run: item downloads, and DocuSign listing pages (at most 8) (1-256; default: tidemark.jobs).")
     var jobs: Int?
 
     func validate() throws { try validateJobs(jobs) }
