@@ -101,7 +101,7 @@ public struct DocuSignUpstream: Upstream {
                 for url in urls { visited.insert(url.absoluteString) }
                 next = nil
                 try await pages(urls, collection: collection) { page in next = try consume(page) }
-                if let following = next, visited.contains(following.absoluteString) || sameQueryAsVisited(following, urls) {
+                if let following = next, visited.contains(following.absoluteString) || sameQueryAsAny(following, urls) {
                     next = nil
                 }
             }
@@ -119,7 +119,7 @@ public struct DocuSignUpstream: Upstream {
         return x.scheme == y.scheme && x.host == y.host && x.port == y.port && x.path == y.path && items(x) == items(y)
     }
 
-    private func sameQueryAsVisited(_ url: URL, _ urls: [URL]) -> Bool {
+    private func sameQueryAsAny(_ url: URL, _ urls: [URL]) -> Bool {
         urls.contains { sameQuery($0, url) }
     }
 
