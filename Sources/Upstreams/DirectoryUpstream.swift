@@ -185,15 +185,16 @@ public struct DirectoryUpstream: Upstream {
         // sorted as byte ranges: no array or String per file.
         var names: [UInt8] = []
         var ranges: [Range<Int>] = []
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(dir) {
-            withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                let length = strnlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)
-                let name = raw[..<length]
-                if name.elementsEqual([46]) || name.elementsEqual([46, 46]) { return }
-                ranges.append(names.count..<names.count + length)
-                names.append(contentsOf: name)
-                names.append(0)
-            }
+            // The name is read in place, up to its NUL: an entry is only as long as its name, so
+            // copying the whole `d_name` array could read past the end of readdir's buffer.
+            let cName = (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: UInt8.self)
+            let name = UnsafeBufferPointer(start: cName, count: strlen(UnsafeRawPointer(cName).assumingMemoryBound(to: CChar.self)))
+            if name.elementsEqual([46]) || name.elementsEqual([46, 46]) { continue }
+            ranges.append(names.count..<names.count + name.count)
+            names.append(contentsOf: name)
+            names.append(0)
         }
         var result = FolderScan(path: path)
         try names.withUnsafeBufferPointer { buffer in
