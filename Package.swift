@@ -65,7 +65,7 @@ let package = Package(
         .testTarget(name: "GitStoreTests", dependencies: ["GitStore", "CPackFormat", "TestSupport"]),
         .testTarget(name: "UpstreamsTests", dependencies: ["Upstreams", "TidemarkFixtures"]),
         .testTarget(name: "TidemarkTests", dependencies: ["Tidemark", "GitStore", "Upstreams", "TestSupport", "TidemarkFixtures"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["TidemarkFixtures"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TidemarkFixtures", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -11,24 +11,17 @@ public func withScratch<R>(_ body: (String) async throws -> R) async rethrows ->
 /// Runs `git` (tests only: to prove interoperability) and returns its stdout; fails on non-zero exit.
 @discardableResult
 public func git(_ arguments: [String], in directory: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["git"] + arguments
-    process.currentDirectoryURL = URL(fileURLWithPath: directory)
     let out = directory + "/../git-out-" + UUID().uuidString
     let err = out + ".err"
-    FileManager.default.createFile(atPath: out, contents: nil)
-    FileManager.default.createFile(atPath: err, contents: nil)
     defer { try? FileManager.default.removeItem(atPath: out); try? FileManager.default.removeItem(atPath: err) }
-    process.standardOutput = FileHandle(forWritingAtPath: out)
-    process.standardError = FileHandle(forWritingAtPath: err)
-    try process.run()
-    process.waitUntilExit()
+    let child = try SpawnedProcess("git", arguments, in: directory, environment: ProcessInfo.processInfo.environment,
+                                   stdout: out, stderr: err)
+    let exit = child.wait()
     let text = String(decoding: FileManager.default.contents(atPath: out) ?? Data(), as: UTF8.self)
-    if process.terminationStatus != 0 {
+    if exit.status != 0 || exit.signalled {
         let message = String(decoding: FileManager.default.contents(atPath: err) ?? Data(), as: UTF8.self)
         struct GitFailed: Error, CustomStringConvertible { let description: String }
-        throw GitFailed(description: "git \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(message)")
+        throw GitFailed(description: "git \(arguments.joined(separator: " ")) exited \(exit.status): \(message)")
     }
     return text
 }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import TestSupport
 import Testing
 import TidemarkFixtures
 
@@ -33,51 +34,40 @@ enum CLI {
     static func run(_ executable: String, _ arguments: [String], in directory: String,
                     environment: [String: String] = [:]) async throws -> Result {
         let child = try Child(executable, arguments, in: directory, environment: environment)
-        let (exits, continuation) = AsyncStream<Void>.makeStream()
-        child.process.terminationHandler = { _ in
-            continuation.yield()
-            continuation.finish()
-        }
-        try child.process.run()
-        for await _ in exits { break }
+        await child.exited()
         return child.result()
     }
 
-    /// A child process whose output goes to two temporary files: configured by `init`, started
-    /// by ``run(_:_:in:environment:)`` or ``spawnTidemark(_:in:environment:)``.
+    /// A child process whose output goes to two temporary files, started by `init` (with
+    /// `posix_spawn`: see ``SpawnedProcess``).
     final class Child {
-        let process = Process()
+        let process: SpawnedProcess
         let base = NSTemporaryDirectory() + "tidemark-e2e-" + UUID().uuidString
 
         init(_ executable: String, _ arguments: [String], in directory: String, environment: [String: String]) throws {
-            (process.executableURL, process.arguments) = CLI.lowPriority(executable, arguments)
-            process.currentDirectoryURL = URL(fileURLWithPath: directory)
+            let (program, programArguments) = CLI.lowPriority(executable, arguments)
             var env = ProcessInfo.processInfo.environment
             env["NO_COLOR"] = "1"
             for (key, value) in environment { env[key] = value }
-            process.environment = env
-            FileManager.default.createFile(atPath: base + ".out", contents: nil)
-            FileManager.default.createFile(atPath: base + ".err", contents: nil)
-            process.standardOutput = FileHandle(forWritingAtPath: base + ".out")
-            process.standardError = FileHandle(forWritingAtPath: base + ".err")
-            process.standardInput = FileHandle.nullDevice
+            process = try SpawnedProcess(program, programArguments, in: directory, environment: env,
+                                         stdout: base + ".out", stderr: base + ".err")
         }
 
-        var pid: Int32 { process.processIdentifier }
+        var pid: Int32 { process.pid }
 
         /// Sends SIGKILL if the process still runs; true when it was still running.
-        func kill() -> Bool {
-            guard process.isRunning else { return false }
-            return Glibc.kill(process.processIdentifier, SIGKILL) == 0
-        }
+        func kill() -> Bool { process.signal(SIGKILL) }
 
         /// Waits (blocking) for the process to end and returns its result.
         func wait() -> Result {
-            process.waitUntilExit()
+            _ = process.wait()
             return result()
         }
 
-        /// The outcome; removes the output files.
+        /// Waits for the process to end without blocking a task-pool thread.
+        func exited() async { _ = await process.exited() }
+
+        /// The outcome (the process has ended); removes the output files.
         func result() -> Result {
             func read(_ path: String) -> String {
                 String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
@@ -86,26 +76,23 @@ enum CLI {
                 try? FileManager.default.removeItem(atPath: base + ".out")
                 try? FileManager.default.removeItem(atPath: base + ".err")
             }
-            return Result(status: process.terminationStatus, stdout: read(base + ".out"), stderr: read(base + ".err"),
-                          signalled: process.terminationReason == .uncaughtSignal)
+            let exit = process.wait()
+            return Result(status: exit.status, stdout: read(base + ".out"), stderr: read(base + ".err"),
+                          signalled: exit.signalled)
         }
     }
 
     /// Children run under `nice` (which execs them, so the pid is theirs): end-to-end tests start
     /// many CPU-heavy processes, and on a 2-core machine the unit tests running at the same time
     /// in this process (some with wall-clock bounds) must still get the CPU.
-    static func lowPriority(_ executable: String, _ arguments: [String]) -> (URL, [String]) {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/nice") else {
-            return (URL(fileURLWithPath: executable), arguments)
-        }
-        return (URL(fileURLWithPath: "/usr/bin/nice"), ["-n", "15", executable] + arguments)
+    static func lowPriority(_ executable: String, _ arguments: [String]) -> (String, [String]) {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/nice") else { return (executable, arguments) }
+        return ("/usr/bin/nice", ["-n", "15", executable] + arguments)
     }
 
     /// Starts `tidemark` in the background.
     static func spawnTidemark(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> Child {
-        let child = try Child(tidemark, arguments, in: directory, environment: environment)
-        try child.process.run()
-        return child
+        try Child(tidemark, arguments, in: directory, environment: environment)
     }
 
     /// Waits (polling, at most `seconds`) until `path` exists; true when it does.

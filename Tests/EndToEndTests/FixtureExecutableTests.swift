@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("End to end: the tidemark-fixture executable", .serialized)
@@ -9,22 +10,24 @@ struct FixtureExecutableTests {
 
     @Test func servesSeededItemsOnAFreePortAndStopsOnSIGTERM() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: Self.executable), "\(Self.executable)")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = ["--port", "0", "--items", "17", "--seed", "4", "--burst-limit", "500"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let output = NSTemporaryDirectory() + "tidemark-fixture-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let process = try SpawnedProcess(Self.executable, ["--port", "0", "--items", "17", "--seed", "4", "--burst-limit", "500"],
+                                         in: NSTemporaryDirectory(), environment: ProcessInfo.processInfo.environment,
+                                         stdout: output, stderr: "/dev/null")
+        defer { process.signal(SIGKILL); _ = process.wait() }
 
-        // The first line names the port; read it on a thread so a silent child cannot hang the test.
-        let line = LineReader(output.fileHandleForReading)
-        let first = try #require(line.next(timeout: 60), "no output from tidemark-fixture")
+        // The first line names the port (polled, so a silent child cannot hang the test).
+        var first: String?
+        let started = Date()
+        while first == nil && Date().timeIntervalSince(started) < 60 {
+            let text = String(decoding: FileManager.default.contents(atPath: output) ?? Data(), as: UTF8.self)
+            if let newline = text.firstIndex(of: "\n") { first = String(text[..<newline]) } else { try await Task.sleep(nanoseconds: 50_000_000) }
+        }
+        let firstLine = try #require(first, "no output from tidemark-fixture")
         let prefix = "listening on http://127.0.0.1:"
-        #expect(first.hasPrefix(prefix), "\(first)")
-        let port = try #require(Int(first.dropFirst(prefix.count)))
+        #expect(firstLine.hasPrefix(prefix), "\(firstLine)")
+        let port = try #require(Int(firstLine.dropFirst(prefix.count)))
         #expect(port > 0 && port != 0)
         let base = "http://127.0.0.1:\(port)"
 
@@ -47,51 +50,13 @@ struct FixtureExecutableTests {
         // Same seed, same data: a second run would serve the same ids (the first id is stable).
         #expect(items.first?["id"] as? String == "item-00001")
 
-        process.terminate()  // SIGTERM
+        process.signal(SIGTERM)
+        let exited = Task { await process.exited() }
         let deadline = Date().addingTimeInterval(60)
         while process.isRunning && Date() < deadline { try await Task.sleep(nanoseconds: 50_000_000) }
-        #expect(!process.isRunning)
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
-    }
-}
-
-/// Reads lines from a pipe on a background thread.
-final class LineReader: @unchecked Sendable {
-    private let lock = NSCondition()
-    private var lines: [String] = []
-    private var closed = false
-
-    init(_ handle: FileHandle) {
-        Thread.detachNewThread { [self] in
-            var buffer = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: 10) {
-                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                    lock.lock()
-                    lines.append(line)
-                    lock.broadcast()
-                    lock.unlock()
-                }
-            }
-            lock.lock()
-            closed = true
-            lock.broadcast()
-            lock.unlock()
-        }
-    }
-
-    /// The next line, or nil when the pipe closed or `timeout` seconds passed.
-    func next(timeout: Double) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        lock.lock()
-        defer { lock.unlock() }
-        while lines.isEmpty && !closed {
-            if !lock.wait(until: deadline) { break }
-        }
-        return lines.isEmpty ? nil : lines.removeFirst()
+        #expect(!process.isRunning, "still running 60 s after SIGTERM")
+        process.signal(SIGKILL)
+        let exit = await exited.value
+        #expect(!exit.signalled && exit.status == 0, "\(exit)")
     }
 }
