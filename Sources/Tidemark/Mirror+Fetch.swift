@@ -50,11 +50,11 @@ public struct FetchReport: Sendable {
     public var updated: Bool { previous != current }
 
     /// What a sync in the same run may reuse instead of comparing trees again: HEAD when the
-    /// fetch began, and the tree the fetch built, from which tree, by changing which paths.
+    /// fetch began, and the tree the fetch built its tree (that of `current`) from, by changing
+    /// which paths.
     struct Built: Sendable {
         var head: ObjectID?
         var baseTree: ObjectID?
-        var tree: ObjectID
         var paths: [String]
     }
     var built: Built?
@@ -203,7 +203,7 @@ extension Mirror {
         }
         if failures.isEmpty { try writeState("last-fetch", listedAt + "\n") }
         var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)
-        report.built = FetchReport.Built(head: head?.id, baseTree: base?.tree, tree: tree, paths: updates.map(\.path))
+        report.built = FetchReport.Built(head: head?.id, baseTree: base?.tree, paths: updates.map(\.path))
         let traffic = upstream.statistics
         report.requests = traffic.requests - trafficBefore.requests
         report.bytesReceived = traffic.bytesReceived - trafficBefore.bytesReceived

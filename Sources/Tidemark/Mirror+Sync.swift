@@ -135,10 +135,11 @@ extension Mirror {
         // Fast-forward when the upstream snapshot sits on the branch tip; else a new snapshot
         // with upstream's tree on top of the branch.
         var target = upstream.id
-        let built = fetch?.built.flatMap { $0.head == head?.id && fetch?.current == upstream.id ? $0 : nil }
+        // The fetch of this run compared against this HEAD and built this upstream commit.
+        let reusable = fetch.flatMap { $0.built.map { $0.head == head?.id } == true && $0.current == upstream.id ? $0 : nil }
         let counts: ChangeCounts
-        if built != nil, let fetch {
-            counts = fetch.behind
+        if let reusable {
+            counts = reusable.behind
         } else {
             counts = try changes(from: head?.tree, to: upstream.tree)
         }
@@ -154,7 +155,7 @@ extension Mirror {
         }
         let paths = try moveBranch(branch, from: head, to: target, force: force,
                                    reflog: "tidemark sync: \(counts.summary)",
-                                   changed: built.flatMap { $0.baseTree == head?.tree ? $0.paths : nil })
+                                   changed: reusable?.built.flatMap { $0.baseTree == head?.tree ? $0.paths : nil })
         if target != upstream.id {
             try updateRef(Mirror.upstreamRef, to: target, expected: upstream.id, message: "tidemark sync: rebased on \(branch)")
         }
