@@ -17,6 +17,11 @@ static inline int tidemark_enable_strict_object_creation(int enabled) {
     return git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, enabled);
 }
 
+/// Hash verification of every object read. libgit2 turns it on by default; git does not do it.
+static inline int tidemark_enable_strict_hash_verification(int enabled) {
+    return git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, enabled);
+}
+
 /// Ownership validation (safe.directory). Tests in containers may turn it off.
 static inline int tidemark_set_owner_validation(int enabled) {
     return git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, enabled);
