@@ -64,10 +64,9 @@ void tidemark_sha1_final(tidemark_sha1 *ctx, uint8_t digest[20]) {
 
 size_t tidemark_pack_entry_bound(size_t length) { return 16 + compressBound((uLong)length); }
 
-size_t tidemark_pack_entry(int type, const void *data, size_t length, uint8_t *out, size_t capacity, int level) {
-    if (capacity < 16) return 0;
+/// The type-and-size header of a pack entry; returns its length (at most 10 bytes).
+static size_t entry_header(int type, size_t size, uint8_t *out) {
     size_t n = 0;
-    size_t size = length;
     uint8_t byte = (uint8_t)((type & 7) << 4 | (size & 0x0f));
     size >>= 4;
     while (size) {
@@ -76,7 +75,54 @@ size_t tidemark_pack_entry(int type, const void *data, size_t length, uint8_t *o
         size >>= 7;
     }
     out[n++] = byte;
+    return n;
+}
+
+size_t tidemark_pack_entry(int type, const void *data, size_t length, uint8_t *out, size_t capacity, int level) {
+    if (capacity < 16) return 0;
+    size_t n = entry_header(type, length, out);
     uLongf written = (uLongf)(capacity - n);
     if (compress2(out + n, &written, data, (uLong)length, level) != Z_OK) return 0;
     return n + written;
+}
+
+size_t tidemark_pack_entry_head(int type, size_t length, uint8_t out[16], int level) {
+    size_t n = entry_header(type, length, out);
+    // The zlib header compress2 writes: deflate with a 32 KiB window, the level's FLEVEL, FCHECK.
+    unsigned cmf = 0x78;
+    unsigned flevel = level == 0 || level == 1 ? 0 : level < 6 ? 1 : level == 6 || level == -1 ? 2 : 3;
+    unsigned flg = flevel << 6;
+    flg += 31 - (cmf * 256 + flg) % 31;
+    out[n++] = (uint8_t)cmf;
+    out[n++] = (uint8_t)flg;
+    return n;
+}
+
+size_t tidemark_deflate_part_bound(size_t length) { return compressBound((uLong)length) + 16; }
+
+size_t tidemark_deflate_part(const void *data, size_t length, const void *history, size_t history_length,
+                             int last, uint8_t *out, size_t capacity, int level) {
+    z_stream stream;
+    memset(&stream, 0, sizeof stream);
+    if (deflateInit2(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) return 0;
+    size_t written = 0;
+    if (history_length > 32768) {
+        history = (const uint8_t *)history + (history_length - 32768);
+        history_length = 32768;
+    }
+    if (history_length == 0 || deflateSetDictionary(&stream, history, (uInt)history_length) == Z_OK) {
+        stream.next_in = (Bytef *)data;
+        stream.avail_in = (uInt)length;
+        stream.next_out = out;
+        stream.avail_out = (uInt)capacity;
+        int rc = deflate(&stream, last ? Z_FINISH : Z_SYNC_FLUSH);
+        int done = last ? rc == Z_STREAM_END : (rc == Z_OK && stream.avail_in == 0 && stream.avail_out > 0);
+        if (done) written = capacity - stream.avail_out;
+    }
+    deflateEnd(&stream);
+    return written;
+}
+
+uint32_t tidemark_adler32(const void *data, size_t length) {
+    return (uint32_t)adler32(adler32(0, Z_NULL, 0), data, (uInt)length);
 }

@@ -5,7 +5,8 @@ import Foundation
 /// An object (usually a blob) made ready for an ``ObjectBatch``: its id and its compressed pack entry.
 ///
 /// Preparing is the expensive part (hashing and zlib) and needs no repository, so callers can
-/// prepare blobs in parallel and add them to the batch from one task.
+/// prepare blobs in parallel and add them to the batch from one task. A large object is
+/// compressed in parts on all cores while it is hashed (see ``partBytes``).
 public struct PreparedObject: Sendable {
     /// The object's id.
     public let id: ObjectID
@@ -16,23 +17,90 @@ public struct PreparedObject: Sendable {
     /// The object's type.
     let type: git_object_t
 
+    /// Objects larger than this (a 100k-item manifest is 8.7 MB) are compressed in parts of this
+    /// size, one per core at a time.
+    static let partBytes = 1 << 20
+
     /// Hashes and compresses `data` as a blob.
     public static func blob(_ data: Data) -> PreparedObject {
-        PreparedObject(id: ObjectID.hashBlob(data), type: GIT_OBJECT_BLOB, contents: data)
+        PreparedObject(id: nil, type: GIT_OBJECT_BLOB, contents: data)
     }
 
-    /// Compresses an object whose id is known (one libgit2 wrote).
-    init(id: ObjectID, type: git_object_t, contents: Data) {
-        self.id = id
+    /// Compresses an object whose id is known (one libgit2 wrote), or hashes it too when `id` is nil.
+    init(id: ObjectID?, type: git_object_t, contents: Data) {
         self.type = type
         self.contents = contents
-        self.entry = contents.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> [UInt8] in
-            let bound = tidemark_pack_entry_bound(raw.count)
-            return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
-                count = tidemark_pack_entry(Int32(type.rawValue), raw.baseAddress, raw.count, buffer.baseAddress, bound,
-                                            ObjectBatch.compressionLevel)
+        let (hashed, entry) = contents.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> (ObjectID?, [UInt8]) in
+            if raw.count <= PreparedObject.partBytes {
+                return (id ?? ObjectID.hash(raw, type: type), PreparedObject.encode(raw, type: type))
+            }
+            return PreparedObject.encodeInParts(raw, type: type, hashing: id == nil)
+        }
+        self.id = id ?? hashed!
+        self.entry = entry
+    }
+
+    /// Compresses objects whose ids are known, on all cores; in the order given.
+    static func prepareAll(_ objects: [(id: ObjectID, type: git_object_t, contents: Data)]) -> [PreparedObject] {
+        guard objects.count > 1 else { return objects.map { PreparedObject(id: $0.id, type: $0.type, contents: $0.contents) } }
+        let prepared = UnsafeMutableBufferPointer<PreparedObject?>.allocate(capacity: objects.count)
+        prepared.initialize(repeating: nil)
+        defer { prepared.deinitialize(); prepared.deallocate() }
+        nonisolated(unsafe) let results = prepared
+        DispatchQueue.concurrentPerform(iterations: objects.count) { index in
+            let object = objects[index]
+            results[index] = PreparedObject(id: object.id, type: object.type, contents: object.contents)
+        }
+        return prepared.map { $0! }
+    }
+
+    /// The pack entry of `raw` in one zlib call.
+    private static func encode(_ raw: UnsafeRawBufferPointer, type: git_object_t) -> [UInt8] {
+        let bound = tidemark_pack_entry_bound(raw.count)
+        return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+            count = tidemark_pack_entry(Int32(type.rawValue), raw.baseAddress, raw.count, buffer.baseAddress, bound,
+                                        ObjectBatch.compressionLevel)
+        }
+    }
+
+    /// The pack entry of a large object, its parts compressed concurrently (each primed with the
+    /// 32 KiB before it, so the stream is almost as small as one made in one pass); with `hashing`,
+    /// the object's id is computed meanwhile.
+    private static func encodeInParts(_ raw: UnsafeRawBufferPointer, type: git_object_t,
+                                      hashing: Bool) -> (ObjectID?, [UInt8]) {
+        let parts = (raw.count + partBytes - 1) / partBytes
+        let outputs = UnsafeMutableBufferPointer<[UInt8]>.allocate(capacity: parts)
+        outputs.initialize(repeating: [])
+        defer { outputs.deinitialize(); outputs.deallocate() }
+        nonisolated(unsafe) let results = outputs
+        nonisolated(unsafe) let raw = raw
+        nonisolated(unsafe) var id: ObjectID?
+        // Task 0 hashes; tasks 1... compress one part each.
+        DispatchQueue.concurrentPerform(iterations: parts + 1) { task in
+            guard task > 0 else {
+                if hashing { id = ObjectID.hash(raw, type: type) }
+                return
+            }
+            let part = task - 1
+            let start = part * partBytes, end = min(raw.count, start + partBytes)
+            let bound = tidemark_deflate_part_bound(end - start)
+            results[part] = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+                count = tidemark_deflate_part(raw.baseAddress! + start, end - start, raw.baseAddress, start,
+                                              part == parts - 1 ? 1 : 0, buffer.baseAddress, bound,
+                                              ObjectBatch.compressionLevel)
             }
         }
+        // zlib fails only without memory; the one-pass encoding then reports it as it always does.
+        guard !results.contains(where: \.isEmpty) else { return (id, encode(raw, type: type)) }
+        var head = [UInt8](repeating: 0, count: 16)
+        let headLength = tidemark_pack_entry_head(Int32(type.rawValue), raw.count, &head, ObjectBatch.compressionLevel)
+        var entry = Array(head[..<headLength])
+        entry.reserveCapacity(headLength + results.reduce(0) { $0 + $1.count } + 4)
+        for part in results { entry += part }
+        let adler = tidemark_adler32(raw.baseAddress, raw.count)
+        entry += [UInt8(adler >> 24), UInt8(truncatingIfNeeded: adler >> 16), UInt8(truncatingIfNeeded: adler >> 8),
+                  UInt8(truncatingIfNeeded: adler)]
+        return (id, entry)
     }
 }
 

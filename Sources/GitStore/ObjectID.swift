@@ -23,11 +23,14 @@ public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     /// The id git gives a blob with these contents (`git hash-object`), without writing it.
     public static func hashBlob(_ data: Data) -> ObjectID {
+        data.withUnsafeBytes { raw in hash(raw, type: GIT_OBJECT_BLOB) }
+    }
+
+    /// The id of an object of `type` holding `raw` (git's object hash, by libgit2).
+    static func hash(_ raw: UnsafeRawBufferPointer, type: git_object_t) -> ObjectID {
         Library.ensureInitialised()
         var oid = git_oid()
-        data.withUnsafeBytes { raw in
-            _ = git_odb_hash(&oid, raw.baseAddress, raw.count, GIT_OBJECT_BLOB)
-        }
+        _ = git_odb_hash(&oid, raw.baseAddress, raw.count, type)
         return ObjectID(oid)
     }
 

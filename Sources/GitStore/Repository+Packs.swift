@@ -42,17 +42,21 @@ extension Repository {
         // objects were copied out below.
         try check(git_odb_add_backend(odb, capture, 1000), "git_odb_add_backend")
         let result = try body(scratch)
-        let batch = ObjectBatch(repository: self)
-        for index in 0..<tidemark_capture_count(capture) {
+        // Copied out, then compressed on all cores (a sync of 1% of a 100k mirror rewrites 250 trees).
+        let count = tidemark_capture_count(capture)
+        var captured: [(id: ObjectID, type: git_object_t, contents: Data)] = []
+        captured.reserveCapacity(count)
+        for index in 0..<count {
             var id = git_oid(), type: Int32 = 0
             var data: UnsafeRawPointer?, length = 0
             let rc = withUnsafeMutableBytes(of: &id.id) { raw in
                 tidemark_capture_object(capture, index, raw.baseAddress!.assumingMemoryBound(to: UInt8.self), &type, &data, &length)
             }
             try check(rc, "tidemark_capture_object")
-            let contents = data.map { Data(bytes: $0, count: length) } ?? Data()
-            try batch.add(PreparedObject(id: ObjectID(id), type: git_object_t(rawValue: type), contents: contents))
+            captured.append((ObjectID(id), git_object_t(rawValue: type), data.map { Data(bytes: $0, count: length) } ?? Data()))
         }
+        let batch = ObjectBatch(repository: self)
+        for object in PreparedObject.prepareAll(captured) { try batch.add(object) }
         try batch.flush()
         return result
     }

@@ -59,6 +59,43 @@ struct ObjectBatchTests {
         }
     }
 
+    @Test func aLargeObjectCompressedInPartsIsOneStreamGitReads() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path + "/repo")
+            // 3.3 MB: lines that repeat across the 1 MiB part boundaries, random runs that do not,
+            // and a tail shorter than a part.
+            var generator = SystemRandomNumberGenerator()
+            var bytes: [UInt8] = []
+            var line = 0
+            while bytes.count < 3_300_000 {
+                bytes += Array("item-\(line % 5000)\t2024-01-01T00:00:00Z\t\(line)\n".utf8)
+                if line % 997 == 0 { bytes += (0..<300).map { _ in UInt8.random(in: 0...255, using: &generator) } }
+                line += 1
+            }
+            let large = Data(bytes)
+            let batch = ObjectBatch(repository: repository)
+            let id = try batch.add(blob: large)
+            // Enough small objects that the batch is written as a pack, not loose.
+            for i in 0..<ObjectBatch.looseLimit { try batch.add(blob: Data("small \(i)\n".utf8)) }
+            try batch.flush()
+            #expect(batch.packsWritten == 1)
+            #expect(try repository.readBlob(id) == large)
+            #expect(FileManager.default.createFile(atPath: path + "/large", contents: large))
+            #expect(try git(["hash-object", path + "/large"], in: path + "/repo") == id.hex + "\n")
+            try git(["fsck", "--strict", "--no-dangling"], in: path + "/repo")
+            // Parts primed with the bytes before them compress about as well as one pass.
+            let onePass = bytes.withUnsafeBytes { raw in
+                var out = [UInt8](repeating: 0, count: tidemark_pack_entry_bound(raw.count))
+                return tidemark_pack_entry(3, raw.baseAddress, raw.count, &out, out.count, 1)
+            }
+            let packs = try FileManager.default.contentsOfDirectory(atPath: path + "/repo/.git/objects/pack")
+            let pack = try #require(packs.first { $0.hasSuffix(".pack") })
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: path + "/repo/.git/objects/pack/" + pack)[.size] as? Int)
+            #expect(onePass > 0)
+            #expect(size < onePass + onePass / 100 + 4096)
+        }
+    }
+
     @Test func aSmallBatchIsWrittenLoose() async throws {
         try await withScratch { path in
             let repository = try Repository.create(at: path + "/repo")
