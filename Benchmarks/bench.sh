@@ -23,9 +23,11 @@ for i in range(n):
     with open(f"{shard}/item-{i:06d}.json", "w") as f: json.dump(body, f, indent=2, sort_keys=True); f.write("\n")
 PY
 
-# time_cmd <label> <command...>: wall seconds and peak KB of one run, appended to times.tsv
+# time_cmd <label> <command...>: wall seconds and peak KB of one run, appended to times.tsv. Each
+# run starts after `sync`: no figure, tidemark's or git's, waits on the writeback of the step before.
 time_cmd() {
   local label="$1"; shift
+  sync
   /usr/bin/time -f "%e %M" -o time.out "$@" >/dev/null 2>cmd.err || { cat cmd.err >&2; exit 1; }
   read -r secs kb < time.out
   printf '%s\t%s\t%s\n' "$label" "$secs" "$kb" >> times.tsv
@@ -146,6 +148,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a / b; else 
   echo "# Benchmark results"
   echo
   echo "\`make bench\` (BENCH_ITEMS=$items, median of $runs runs, release build), $(date -u +%Y-%m-%d), $(nproc) cores."
+  echo "Each timed command starts after \`sync\`, so none waits on the writeback of the step before."
   echo
   cat table.md
   echo
