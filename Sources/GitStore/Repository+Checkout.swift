@@ -10,7 +10,8 @@ public enum CheckoutStrategy: Sendable {
 }
 
 extension Repository {
-    /// Updates the working tree and index from `tree`.
+    /// Updates the working tree and index from `tree`. Files get the blobs' bytes exactly: no
+    /// filter applies (no end-of-line conversion from `core.autocrlf` or `.gitattributes`).
     ///
     /// - Parameters:
     ///   - baseline: the tree the working tree is expected to match (default: HEAD's tree).
@@ -33,6 +34,9 @@ extension Repository {
         case .force: flags |= GIT_CHECKOUT_FORCE.rawValue
         }
         options.checkout_strategy = flags
+        // A mirror's files are its items as upstream sent them. Without filters, checkout also
+        // skips the attribute lookups it would make for each file written.
+        options.disable_filters = 1
         options.baseline = baselineTree
         try withStrArray(paths) { (array) throws(GitError) in
             options.paths = array

@@ -39,6 +39,21 @@ struct WorkingTreeTests {
         }
     }
 
+    @Test func checkoutWritesTheBlobsBytesWhateverTheTextSettings() async throws {
+        try await withScratch { path in
+            let root = path + "/repo"
+            let repository = try Repository.create(at: root)
+            try repository.setConfig("core.autocrlf", "true")
+            #expect(FileManager.default.createFile(atPath: root + "/.gitattributes", contents: Data("* text eol=crlf\n".utf8)))
+            let bytes = Data("{\n  \"a\": 1\n}\n".utf8)
+            let v1 = try repository.updateTree(nil, [.upsert(path: "c/a.json", blob: try repository.writeBlob(bytes))])
+            try repository.checkout(tree: v1, baseline: nil, strategy: .safe)
+            #expect(FileManager.default.contents(atPath: root + "/c/a.json") == bytes)
+            #expect(try repository.diffTreeToWorkdir(v1, paths: ["c/a.json"]).deltas.isEmpty)
+            #expect(try git(["diff", "--name-only", "--", "c"], in: root) == "")
+        }
+    }
+
     @Test func treeDiffsGivePatchStatsAndStatuses() async throws {
         try await withScratch { path in
             let repository = try Repository.create(at: path + "/repo")
