@@ -121,11 +121,14 @@ public final class Diff {
 }
 
 extension Repository {
-    private func diffOptions(paths: [String], _ body: (inout git_diff_options) throws(GitError) -> OpaquePointer) throws(GitError) -> Diff {
+    /// - Parameter updateIndex: write the index when the diff refreshed the stat data of files it
+    ///   found unchanged (`GIT_DIFF_UPDATE_INDEX`, like `git status`).
+    private func diffOptions(paths: [String], updateIndex: Bool = false,
+                             _ body: (inout git_diff_options) throws(GitError) -> OpaquePointer) throws(GitError) -> Diff {
         var options = git_diff_options()
         try check(git_diff_options_init(&options, UInt32(GIT_DIFF_OPTIONS_VERSION)), "git_diff_options_init")
         options.flags = GIT_DIFF_IGNORE_SUBMODULES.rawValue | GIT_DIFF_DISABLE_PATHSPEC_MATCH.rawValue
-            | GIT_DIFF_UPDATE_INDEX.rawValue
+            | (updateIndex ? GIT_DIFF_UPDATE_INDEX.rawValue : 0)
         options.context_lines = 3
         let pointer = try withStrArray(paths) { (array) throws(GitError) -> OpaquePointer in
             options.pathspec = array
@@ -154,10 +157,20 @@ extension Repository {
     }
 
     /// The diff from tree `old` to the working tree, using the index as a stat cache
-    /// (`git diff <tree>`). Untracked files are not reported.
+    /// (`git diff <tree>`). Untracked files are not reported. Stat data refreshed on the way is
+    /// written to the index, unless another process holds `index.lock`: then, like `git status`,
+    /// the diff is given without writing it.
     public func diffTreeToWorkdir(_ old: ObjectID?, paths: [String] = []) throws(GitError) -> Diff {
+        do {
+            return try diffTreeToWorkdir(old, paths: paths, updateIndex: true)
+        } catch let error where error.code == .locked {
+            return try diffTreeToWorkdir(old, paths: paths, updateIndex: false)
+        }
+    }
+
+    private func diffTreeToWorkdir(_ old: ObjectID?, paths: [String], updateIndex: Bool) throws(GitError) -> Diff {
         try withTree(old) { (oldTree) throws(GitError) -> Diff in
-            try diffOptions(paths: paths) { (options) throws(GitError) -> OpaquePointer in
+            try diffOptions(paths: paths, updateIndex: updateIndex) { (options) throws(GitError) -> OpaquePointer in
                 try makeHandle("git_diff_tree_to_workdir_with_index") {
                     git_diff_tree_to_workdir_with_index(&$0, pointer, oldTree, &options)
                 }

@@ -182,11 +182,14 @@ extension Mirror {
         // A first checkout (clone) writes into a folder it found empty: only the top folders
         // are checked then, not each of a possibly 100k-item tree's paths.
         try checkNoSymlinks(head == nil ? [] : changed)
+        // A lock another git process holds is reported by name before anything else reads or
+        // writes the index.
+        try checkGitLocks(index: true, refs: [branch])
         if !force, let head {
-            let edited = try localEdits(in: head.tree, among: changed)
+            // The check may write refreshed stat data to the index.
+            let edited = try withLockNote { () throws(MirrorError) in try localEdits(in: head.tree, among: changed) }
             if !edited.isEmpty { throw .localEdits(edited) }
         }
-        try checkGitLocks(index: true, refs: [branch])
         try writeState("sync-journal", "\(head?.id.hex ?? "none") \(target.hex) \(branch)\n")
         crashPoint("after-journal")
         try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)

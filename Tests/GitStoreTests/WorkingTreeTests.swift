@@ -54,6 +54,28 @@ struct WorkingTreeTests {
         }
     }
 
+    @Test func aWorkingTreeDiffWorksWhileAnotherProcessHoldsTheIndexLock() async throws {
+        try await withScratch { path in
+            let root = path + "/repo"
+            let repository = try Repository.create(at: root)
+            let v1 = try repository.updateTree(nil, [
+                .upsert(path: "c/a.json", blob: try repository.writeBlob(Data("1\n".utf8))),
+                .upsert(path: "c/b.json", blob: try repository.writeBlob(Data("2\n".utf8))),
+            ])
+            try repository.checkout(tree: v1, baseline: nil, strategy: .safe)
+            // a.json keeps its bytes but not its stat data: the diff rehashes it and would write
+            // the refreshed entry; b.json is edited.
+            var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, root + "/c/a.json", &times, 0) == 0)
+            try Data("edited\n".utf8).write(to: URL(fileURLWithPath: root + "/c/b.json"))
+            #expect(FileManager.default.createFile(atPath: root + "/.git/index.lock", contents: Data()))
+            #expect(try repository.diffTreeToWorkdir(v1).deltas.map(\.path) == ["c/b.json"])
+            #expect(FileManager.default.fileExists(atPath: root + "/.git/index.lock"))
+            try FileManager.default.removeItem(atPath: root + "/.git/index.lock")
+            #expect(try repository.diffTreeToWorkdir(v1).deltas.map(\.path) == ["c/b.json"])
+        }
+    }
+
     @Test func treeDiffsGivePatchStatsAndStatuses() async throws {
         try await withScratch { path in
             let repository = try Repository.create(at: path + "/repo")
