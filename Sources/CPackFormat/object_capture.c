@@ -142,3 +142,81 @@ int tidemark_capture_object(git_odb_backend *backend, size_t index, unsigned cha
     *length = c->objects[index].length;
     return 0;
 }
+
+void tidemark_capture_take(git_odb_backend *into, git_odb_backend *from) {
+    capture_backend *target = (capture_backend *)into, *source = (capture_backend *)from;
+    for (size_t i = 0; i < source->count; i++) {
+        captured_object *object = &source->objects[i];
+        if (find(target, &object->id) >= 0 || (target->count == target->capacity && grow(target) < 0)) {
+            free(object->data);
+            continue;
+        }
+        target->objects[target->count] = *object;
+        size_t slot = slot_of(&object->id, target->slot_count);
+        while (target->slots[slot] >= 0) slot = (slot + 1) & (target->slot_count - 1);
+        target->slots[slot] = (int32_t)target->count;
+        target->count++;
+    }
+    source->count = 0;
+    memset(source->slots, 0xff, source->slot_count * sizeof *source->slots);
+}
+
+// A read-only backend serving the objects of another object database. Behind a capture backend,
+// it lets a scratch odb read a repository's objects without opening its packs again; it has no
+// refresh, and its existence checks do not refresh the other odb, so writing a new object (which
+// libgit2 first looks up, then refreshes every backend and looks up again) costs no rescan of the
+// pack folder.
+typedef struct {
+    git_odb_backend parent;
+    git_odb *target;
+} proxy_backend;
+
+static int proxy_read(void **out, size_t *length, git_object_t *type, git_odb_backend *backend, const git_oid *id) {
+    proxy_backend *p = (proxy_backend *)backend;
+    if (!git_odb_exists_ext(p->target, id, GIT_ODB_LOOKUP_NO_REFRESH)) return GIT_ENOTFOUND;
+    git_odb_object *object;
+    int rc = git_odb_read(&object, p->target, id);
+    if (rc < 0) return rc;
+    size_t size = git_odb_object_size(object);
+    *out = git_odb_backend_data_alloc(backend, size);
+    if (!*out) {
+        git_odb_object_free(object);
+        return -1;
+    }
+    memcpy(*out, git_odb_object_data(object), size);
+    *length = size;
+    *type = git_odb_object_type(object);
+    git_odb_object_free(object);
+    return 0;
+}
+
+static int proxy_read_header(size_t *length, git_object_t *type, git_odb_backend *backend, const git_oid *id) {
+    proxy_backend *p = (proxy_backend *)backend;
+    if (!git_odb_exists_ext(p->target, id, GIT_ODB_LOOKUP_NO_REFRESH)) return GIT_ENOTFOUND;
+    return git_odb_read_header(length, type, p->target, id);
+}
+
+static int proxy_exists(git_odb_backend *backend, const git_oid *id) {
+    return git_odb_exists_ext(((proxy_backend *)backend)->target, id, GIT_ODB_LOOKUP_NO_REFRESH);
+}
+
+static void proxy_free(git_odb_backend *backend) {
+    git_odb_free(((proxy_backend *)backend)->target);
+    free(backend);
+}
+
+int tidemark_proxy_new(git_odb_backend **out, git_odb *target) {
+    proxy_backend *p = calloc(1, sizeof *p);
+    if (!p) return -1;
+    if (git_odb_init_backend(&p->parent, GIT_ODB_BACKEND_VERSION) < 0) {
+        free(p);
+        return -1;
+    }
+    p->parent.read = proxy_read;
+    p->parent.read_header = proxy_read_header;
+    p->parent.exists = proxy_exists;
+    p->parent.free = proxy_free;
+    p->target = target;
+    *out = &p->parent;
+    return 0;
+}

@@ -30,27 +30,23 @@ extension Repository {
     /// that rewrites 250 trees then costs one pack and its fsyncs, not 250 loose objects each
     /// fsynced. If `body` throws, nothing it wrote reaches the repository.
     public func writingOnePack<R>(_ body: (Repository) throws(GitError) -> R) throws(GitError) -> R {
-        let scratch = try Repository.open(at: gitDirectory, search: false)
-        let odb = try makeHandle("git_repository_odb") { git_repository_odb(&$0, scratch.pointer) }
-        defer { git_odb_free(odb) }
-        var created: UnsafeMutablePointer<git_odb_backend>?
-        try check(tidemark_capture_new(&created), "tidemark_capture_new")
-        guard let capture = created else {
-            throw GitError(code: .generic, message: "no capture backend", operation: "tidemark_capture_new")
-        }
-        // The odb owns the backend from here on; it is freed with the scratch handle, after the
-        // objects were copied out below.
-        try check(git_odb_add_backend(odb, capture, 1000), "git_odb_add_backend")
-        let result = try body(scratch)
-        // Copied out, then compressed on all cores (a sync of 1% of a 100k mirror rewrites 250 trees).
-        let count = tidemark_capture_count(capture)
+        let scratch = try CaptureHandle(over: self)
+        let result = try body(scratch.repository)
+        try write(scratch)
+        return result
+    }
+
+    /// Writes what `handle` captured: compressed on all cores, then one pack (or loose objects).
+    func write(_ handle: CaptureHandle) throws(GitError) {
+        let count = tidemark_capture_count(handle.capture)
         var captured: [(id: ObjectID, type: git_object_t, contents: Data)] = []
         captured.reserveCapacity(count)
         for index in 0..<count {
             var id = git_oid(), type: Int32 = 0
             var data: UnsafeRawPointer?, length = 0
             let rc = withUnsafeMutableBytes(of: &id.id) { raw in
-                tidemark_capture_object(capture, index, raw.baseAddress!.assumingMemoryBound(to: UInt8.self), &type, &data, &length)
+                tidemark_capture_object(handle.capture, index, raw.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                        &type, &data, &length)
             }
             try check(rc, "tidemark_capture_object")
             captured.append((ObjectID(id), git_object_t(rawValue: type), data.map { Data(bytes: $0, count: length) } ?? Data()))
@@ -58,6 +54,54 @@ extension Repository {
         let batch = ObjectBatch(repository: self)
         for object in PreparedObject.prepareAll(captured) { try batch.add(object) }
         try batch.flush()
-        return result
+    }
+}
+
+/// A repository handle whose new objects are kept in memory: its object database is a capture
+/// backend (`tidemark_capture_new`) in front of a read-only view of another repository's objects
+/// (`tidemark_proxy_new`). Used by one thread at a time, like any handle.
+final class CaptureHandle {
+    /// A handle wrapping the object database only (no working tree, no refs).
+    let repository: Repository
+    /// The capture backend, owned by the handle's object database.
+    let capture: UnsafeMutablePointer<git_odb_backend>
+
+    init(over source: Repository) throws(GitError) {
+        let odb = try makeHandle("git_odb_new") { git_odb_new(&$0) }
+        // The wrapping repository takes its own reference.
+        defer { git_odb_free(odb) }
+        var created: UnsafeMutablePointer<git_odb_backend>?
+        try check(tidemark_capture_new(&created), "tidemark_capture_new")
+        guard let capture = created else {
+            throw GitError(code: .generic, message: "no capture backend", operation: "tidemark_capture_new")
+        }
+        do {
+            try check(git_odb_add_backend(odb, capture, 1000), "git_odb_add_backend")
+        } catch {
+            capture.pointee.free(capture)
+            throw error
+        }
+        let target = try makeHandle("git_repository_odb") { git_repository_odb(&$0, source.pointer) }
+        // Packs written since `source` last looked (a fetch's blobs, just flushed) become visible
+        // now, once: the proxy never refreshes on a miss.
+        do {
+            try check(git_odb_refresh(target), "git_odb_refresh")
+        } catch {
+            git_odb_free(target)
+            throw error
+        }
+        var proxy: UnsafeMutablePointer<git_odb_backend>?
+        guard tidemark_proxy_new(&proxy, target) == 0, let proxy else {
+            git_odb_free(target)
+            throw GitError(code: .generic, message: "no proxy backend", operation: "tidemark_proxy_new")
+        }
+        do {
+            try check(git_odb_add_backend(odb, proxy, 1), "git_odb_add_backend")
+        } catch {
+            proxy.pointee.free(proxy)
+            throw error
+        }
+        self.capture = capture
+        repository = Repository(pointer: try makeHandle("git_repository_wrap_odb") { git_repository_wrap_odb(&$0, odb) })
     }
 }

@@ -93,6 +93,16 @@ extension Repository {
     /// Applies `updates` to tree `base` (nil: the empty tree) and returns the new tree's id.
     /// Only the trees on the changed paths are rewritten (`git_tree_create_updated`).
     public func updateTree(_ base: ObjectID?, _ updates: [TreeUpdate]) throws(GitError) -> ObjectID {
+        try applyUpdates(base, updates.map { update in
+            switch update {
+            case .upsert(let path, let blob): return RawTreeUpdate(path: path, id: blob, mode: GIT_FILEMODE_BLOB)
+            case .remove(let path): return RawTreeUpdate(path: path, id: nil, mode: GIT_FILEMODE_UNREADABLE)
+            }
+        })
+    }
+
+    /// `git_tree_create_updated` on `base`: upserts (any mode, trees included) and removals (nil id).
+    func applyUpdates(_ base: ObjectID?, _ updates: [RawTreeUpdate]) throws(GitError) -> ObjectID {
         var baseTree: OpaquePointer?
         if let base {
             var oid = base.raw
@@ -104,12 +114,11 @@ extension Repository {
             var raw: [git_tree_update] = updates.enumerated().map { index, update in
                 var item = git_tree_update()
                 item.path = paths[index]
-                switch update {
-                case .upsert(_, let blob):
+                if let id = update.id {
                     item.action = GIT_TREE_UPDATE_UPSERT
-                    item.id = blob.raw
-                    item.filemode = GIT_FILEMODE_BLOB
-                case .remove:
+                    item.id = id.raw
+                    item.filemode = update.mode
+                } else {
                     item.action = GIT_TREE_UPDATE_REMOVE
                 }
                 return item
@@ -122,4 +131,11 @@ extension Repository {
             return ObjectID(result)
         }
     }
+}
+
+/// One update for `git_tree_create_updated`: an entry of `mode` at `path`, or its removal (nil id).
+struct RawTreeUpdate {
+    let path: String
+    let id: ObjectID?
+    let mode: git_filemode_t
 }

@@ -174,11 +174,12 @@ extension Mirror {
         crashPoint("after-objects")
 
         updates.sort { $0.path < $1.path }
-        // Many changed paths rewrite many trees (one per fan-out folder): those go in one pack too.
+        // Many changed paths rewrite many trees (one per fan-out folder): those are built on all
+        // cores and go in one pack too.
         let tree = try mirrorErrors {
             updates.count < ObjectBatch.looseLimit
                 ? try repository.updateTree(base?.tree, updates)
-                : try repository.writingOnePack { (scratch) throws(GitError) in try scratch.updateTree(base?.tree, updates) }
+                : try repository.updateTreeInOnePack(base?.tree, updates)
         }
         var current = previous?.id
         if tree != previous?.tree || previous == nil {

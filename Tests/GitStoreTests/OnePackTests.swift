@@ -53,4 +53,51 @@ struct OnePackTests {
             #expect(packs.isEmpty)
         }
     }
+
+    @Test func foldersRebuiltOnAllCoresGiveTheTreeUpdateTreeGives() async throws {
+        try await withScratch { path in
+            let root = path + "/repo"
+            let repository = try Repository.create(at: root)
+            let batch = ObjectBatch(repository: repository)
+            func blob(_ text: String) throws -> ObjectID { try batch.add(blob: Data((text + "\n").utf8)) }
+            // A base with 64 fan-out folders of 8 items in two collections, a nested folder, a manifest.
+            var first: [TreeUpdate] = []
+            for i in 0..<512 {
+                first.append(.upsert(path: String(format: "items/%02x/item-%03d.json", i % 64, i), blob: try blob("item \(i)")))
+            }
+            for i in 0..<16 { first.append(.upsert(path: "pages/p/\(i).json", blob: try blob("page \(i)"))) }
+            first.append(.upsert(path: ".tidemark/items.manifest", blob: try blob("manifest 1")))
+            try batch.flush()
+            let base = try repository.updateTree(nil, first.sorted { $0.path < $1.path })
+            var cases: [(String, [TreeUpdate])] = []
+            // Changes in most folders, new folders, and the manifest.
+            var spread: [TreeUpdate] = [.upsert(path: ".tidemark/items.manifest", blob: try blob("manifest 2"))]
+            for i in stride(from: 0, to: 512, by: 3) {
+                spread.append(.upsert(path: String(format: "items/%02x/item-%03d.json", i % 64, i), blob: try blob("item \(i) v2")))
+            }
+            for i in 0..<20 { spread.append(.upsert(path: String(format: "items/n%02d/new.json", i), blob: try blob("new \(i)"))) }
+            cases.append(("spread", spread))
+            // Folders emptied (they disappear), the nested collection emptied entirely, a same-blob upsert.
+            var removals: [TreeUpdate] = [.upsert(path: "items/20/item-032.json", blob: try blob("item 32"))]
+            for i in 0..<512 where i % 64 < 12 { removals.append(.remove(path: String(format: "items/%02x/item-%03d.json", i % 64, i))) }
+            for i in 0..<16 { removals.append(.remove(path: "pages/p/\(i).json")) }
+            cases.append(("removals", removals))
+            // A path at the top, and a folder holding another: the whole-tree path.
+            cases.append(("top", spread + [.upsert(path: "README", blob: try blob("r"))]))
+            cases.append(("nested", spread + [.upsert(path: "items/00/deeper/x.json", blob: try blob("x"))]))
+            try batch.flush()
+            for (name, updates) in cases {
+                let sorted = updates.sorted { $0.path < $1.path }
+                let expected = try repository.updateTree(base, sorted)
+                #expect(try repository.updateTreeInOnePack(base, sorted) == expected, "\(name)")
+            }
+            let commit = try repository.createCommit(tree: try repository.updateTreeInOnePack(base, removals.sorted { $0.path < $1.path }),
+                                                     parents: [], message: "m\n",
+                                                     author: Signature(name: "t", email: "t@t", time: 0, offsetMinutes: 0))
+            try repository.updateReference("refs/heads/main", to: commit, expected: nil, message: "test")
+            #expect(try git(["ls-tree", "--name-only", "HEAD", "items/"], in: root).split(separator: "\n").count == 52)
+            #expect(try git(["ls-tree", "HEAD"], in: root).contains("pages") == false)
+            _ = try git(["fsck", "--strict"], in: root)
+        }
+    }
 }
