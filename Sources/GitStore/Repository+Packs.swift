@@ -75,12 +75,7 @@ final class CaptureHandle {
         guard let capture = created else {
             throw GitError(code: .generic, message: "no capture backend", operation: "tidemark_capture_new")
         }
-        do {
-            try check(git_odb_add_backend(odb, capture, 1000), "git_odb_add_backend")
-        } catch {
-            capture.pointee.free(capture)
-            throw error
-        }
+        try CaptureHandle.add(capture, to: odb, priority: 1000)
         let target = try makeHandle("git_repository_odb") { git_repository_odb(&$0, source.pointer) }
         // Packs written since `source` last looked (a fetch's blobs, just flushed) become visible
         // now, once: the proxy never refreshes on a miss.
@@ -95,13 +90,19 @@ final class CaptureHandle {
             git_odb_free(target)
             throw GitError(code: .generic, message: "no proxy backend", operation: "tidemark_proxy_new")
         }
-        do {
-            try check(git_odb_add_backend(odb, proxy, 1), "git_odb_add_backend")
-        } catch {
-            proxy.pointee.free(proxy)
-            throw error
-        }
+        try CaptureHandle.add(proxy, to: odb, priority: 1)
         self.capture = capture
         repository = Repository(pointer: try makeHandle("git_repository_wrap_odb") { git_repository_wrap_odb(&$0, odb) })
+    }
+
+    /// Adds `backend` to `odb`, which then owns it; frees it when that fails.
+    private static func add(_ backend: UnsafeMutablePointer<git_odb_backend>, to odb: OpaquePointer,
+                            priority: Int32) throws(GitError) {
+        do {
+            try check(git_odb_add_backend(odb, backend, priority), "git_odb_add_backend")
+        } catch {
+            backend.pointee.free(backend)
+            throw error
+        }
     }
 }
