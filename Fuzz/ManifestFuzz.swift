@@ -24,7 +24,8 @@ enum FuzzManifest {
         if let table, let parsed {
             precondition(table.count == parsed.entries.count, "ManifestTable count differs")
             for (position, entry) in parsed.entries.enumerated() {
-                precondition(table.entry(at: position) == entry && table.position(of: entry.id) == position,
+                precondition(table.entry(at: position) == entry && table.position(of: entry.id) == position
+                             && table.id(at: position) == entry.id && (table.etag(at: position) ?? "") == entry.etag,
                              "ManifestTable entry \(position) differs")
             }
             // Unchanged lines are copied as they are (not re-escaped), so compare what they say.

@@ -16,6 +16,11 @@ struct ManifestTable: CachedVersions {
     private let starts: [Int32]
     private let idEnds: [Int32]
     private let ends: [Int32]
+    /// Per entry line: where its validator field starts and ends, and whether the line holds an
+    /// escape (`%`); found once when loading, so lookups scan no bytes for them.
+    private let etagStarts: [Int32]
+    private let etagEnds: [Int32]
+    private let escaped: [Bool]
     /// The hash index: open addressing with linear probing; a position, or -1 for an empty slot.
     private let slots: [Int32]
     private let mask: Int
@@ -28,14 +33,18 @@ struct ManifestTable: CachedVersions {
     init(_ data: Data) throws(Manifest.ParseError) {
         let bytes = [UInt8](data)
         var starts: [Int32] = [], idEnds: [Int32] = [], ends: [Int32] = []
+        var etagStarts: [Int32] = [], etagEnds: [Int32] = [], escaped: [Bool] = []
         let capacity = bytes.count / 64
         starts.reserveCapacity(capacity)
         idEnds.reserveCapacity(capacity)
         ends.reserveCapacity(capacity)
+        etagStarts.reserveCapacity(capacity)
+        etagEnds.reserveCapacity(capacity)
+        escaped.reserveCapacity(capacity)
         let result = bytes.withUnsafeBufferPointer { (buffer) -> Result<Void, Manifest.ParseError> in
             Result { () throws(Manifest.ParseError) in
                 var start = 0, number = 0
-                var previous: Range<Int>?
+                var previous: (id: Range<Int>, escaped: Bool)?
                 while start < buffer.count {
                     let end = ManifestTable.find(10, in: buffer, from: start, to: buffer.count) ?? buffer.count
                     number += 1
@@ -47,15 +56,19 @@ struct ManifestTable: CachedVersions {
                         }
                         continue
                     }
-                    guard let idEnd = try ManifestTable.check(buffer, start..<end, number: number) else { continue }
-                    let id = start..<idEnd
-                    if let previous, ManifestTable.compare(buffer, previous, buffer, id) >= 0 {
+                    let fields = try ManifestTable.check(buffer, start..<end, number: number)
+                    let id = start..<fields.idEnd
+                    if let previous, ManifestTable.compare(buffer, previous.id, previous.escaped,
+                                                           buffer, id, fields.escaped) >= 0 {
                         throw Manifest.ParseError(line: number, reason: "ids are not sorted or repeat")
                     }
-                    previous = id
+                    previous = (id, fields.escaped)
                     starts.append(Int32(start))
-                    idEnds.append(Int32(idEnd))
+                    idEnds.append(Int32(fields.idEnd))
                     ends.append(Int32(end))
+                    etagStarts.append(Int32(fields.etag.lowerBound))
+                    etagEnds.append(Int32(fields.etag.upperBound))
+                    escaped.append(fields.escaped)
                 }
             }
         }
@@ -65,7 +78,9 @@ struct ManifestTable: CachedVersions {
         var slots = [Int32](repeating: -1, count: size)
         bytes.withUnsafeBufferPointer { buffer in
             for position in starts.indices {
-                let hash = ManifestTable.withID(buffer, Int(starts[position])..<Int(idEnds[position])) { ManifestTable.hash($0) }
+                let hash = ManifestTable.withID(buffer, Int(starts[position])..<Int(idEnds[position]), escaped[position]) {
+                    ManifestTable.hash($0)
+                }
                 var slot = hash & (size - 1)
                 while slots[slot] >= 0 { slot = (slot + 1) & (size - 1) }
                 slots[slot] = Int32(position)
@@ -75,6 +90,9 @@ struct ManifestTable: CachedVersions {
         self.starts = starts
         self.idEnds = idEnds
         self.ends = ends
+        self.etagStarts = etagStarts
+        self.etagEnds = etagEnds
+        self.escaped = escaped
         self.slots = slots
         self.mask = size - 1
     }
@@ -90,7 +108,9 @@ struct ManifestTable: CachedVersions {
                     let position = Int(slots[slot])
                     if position < 0 { return nil }
                     let field = Int(starts[position])..<Int(idEnds[position])
-                    if ManifestTable.withID(buffer, field, { $0.elementsEqual(wanted) }) { return position }
+                    if ManifestTable.withID(buffer, field, escaped[position], { ManifestTable.compare($0, wanted) == 0 }) {
+                        return position
+                    }
                     slot = (slot + 1) & mask
                 }
             }
@@ -99,7 +119,9 @@ struct ManifestTable: CachedVersions {
 
     func id(at position: Int) -> ItemID {
         bytes.withUnsafeBufferPointer { buffer in
-            ManifestTable.withID(buffer, Int(starts[position])..<Int(idEnds[position])) { ItemID(bytes: Array($0)) }
+            ManifestTable.withID(buffer, Int(starts[position])..<Int(idEnds[position]), escaped[position]) {
+                ItemID(bytes: Array($0))
+            }
         }
     }
 
@@ -109,14 +131,9 @@ struct ManifestTable: CachedVersions {
 
     /// The validator's bytes without making a String: the `dir` adapter compares 100k of them.
     func etagUTF8(at position: Int) -> ArraySlice<UInt8>? {
-        let line = Int(idEnds[position]) + 1..<Int(ends[position])
-        let (modifiedEnd, etagEnd) = bytes.withUnsafeBufferPointer { buffer in
-            let first = ManifestTable.find(9, in: buffer, from: line.lowerBound, to: line.upperBound)!
-            return (first, ManifestTable.find(9, in: buffer, from: first + 1, to: line.upperBound)!)
-        }
-        let field = bytes[(modifiedEnd + 1)..<etagEnd]
+        let field = bytes[Int(etagStarts[position])..<Int(etagEnds[position])]
         if field.isEmpty { return nil }
-        return field.contains(37) ? Manifest.unescape(field).map { ArraySlice($0) } : field
+        return escaped[position] && field.contains(37) ? Manifest.unescape(field).map { ArraySlice($0) } : field
     }
 
     /// The entry at `position`, decoded.
@@ -153,7 +170,7 @@ struct ManifestTable: CachedVersions {
                 var replaced = false
                 while next < incoming.count {
                     let order = incoming[next].id.bytes.withUnsafeBufferPointer { wanted in
-                        ManifestTable.withID(buffer, field) { ManifestTable.compare(wanted, $0) }
+                        ManifestTable.withID(buffer, field, escaped[position]) { ManifestTable.compare(wanted, $0) }
                     }
                     if order > 0 { break }
                     flush()
@@ -196,9 +213,12 @@ struct ManifestTable: CachedVersions {
     }
 
     /// Checks one entry line as ``Manifest/parseLine(_:number:)`` does, returning where its id
-    /// field ends. Lines with an escape are checked by decoding them.
-    private static func check(_ buffer: UnsafeBufferPointer<UInt8>, _ line: Range<Int>, number: Int) throws(Manifest.ParseError) -> Int? {
-        if find(37, in: buffer, from: line.lowerBound, to: line.upperBound) != nil {
+    /// field ends, where its validator field is, and whether it holds an escape. Lines with an
+    /// escape are checked by decoding them.
+    private static func check(_ buffer: UnsafeBufferPointer<UInt8>, _ line: Range<Int>,
+                              number: Int) throws(Manifest.ParseError) -> (idEnd: Int, etag: Range<Int>, escaped: Bool) {
+        let escaped = find(37, in: buffer, from: line.lowerBound, to: line.upperBound) != nil
+        if escaped {
             _ = try Manifest.parseLine(ArraySlice(buffer[line]), number: number)
         }
         var tabs = (0, 0, 0), found = 0
@@ -219,22 +239,23 @@ struct ManifestTable: CachedVersions {
         guard tabs.0 > line.lowerBound, tabs.2 + 1 < line.upperBound else {
             throw Manifest.ParseError(line: number, reason: "empty id or path")
         }
-        return tabs.0
+        return (tabs.0, tabs.1 + 1..<tabs.2, escaped)
     }
 
-    /// Calls `body` with the id bytes of an id field (unescaped when it holds an escape).
-    private static func withID<R>(_ buffer: UnsafeBufferPointer<UInt8>, _ field: Range<Int>,
+    /// Calls `body` with the id bytes of an id field (unescaped when its line holds an escape
+    /// and the field has one).
+    private static func withID<R>(_ buffer: UnsafeBufferPointer<UInt8>, _ field: Range<Int>, _ lineEscaped: Bool,
                                   _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         let raw = UnsafeBufferPointer(rebasing: buffer[field])
-        guard find(37, in: buffer, from: field.lowerBound, to: field.upperBound) != nil,
+        guard lineEscaped, find(37, in: buffer, from: field.lowerBound, to: field.upperBound) != nil,
               let unescaped = Manifest.unescape(ArraySlice(raw)) else { return body(raw) }
         return unescaped.withUnsafeBufferPointer(body)
     }
 
     /// Byte order of two id fields of buffers (unescaped), as ``ItemID`` orders ids.
-    private static func compare(_ a: UnsafeBufferPointer<UInt8>, _ left: Range<Int>,
-                                _ b: UnsafeBufferPointer<UInt8>, _ right: Range<Int>) -> Int {
-        withID(a, left) { x in withID(b, right) { y in compare(x, y) } }
+    private static func compare(_ a: UnsafeBufferPointer<UInt8>, _ left: Range<Int>, _ leftEscaped: Bool,
+                                _ b: UnsafeBufferPointer<UInt8>, _ right: Range<Int>, _ rightEscaped: Bool) -> Int {
+        withID(a, left, leftEscaped) { x in withID(b, right, rightEscaped) { y in compare(x, y) } }
     }
 
     private static func compare(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Int {
