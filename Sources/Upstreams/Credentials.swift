@@ -145,41 +145,73 @@ public final class Credentials: @unchecked Sendable {
 
 /// Runs a `tokenCommand`.
 enum TokenCommand {
-    /// Runs `/bin/sh -c command` with stdin from /dev/null and stderr inherited; returns its
-    /// trimmed stdout. Blocks the calling thread (callers use a dispatch queue).
+    /// Runs `/bin/sh -c command` with stdin from /dev/null, stderr inherited and this process's
+    /// environment; returns its trimmed stdout. Blocks the calling thread (callers use a dispatch
+    /// queue).
+    ///
+    /// Started with `posix_spawn`, not Foundation's `Process`: on Linux, `Process.run()` copies
+    /// whole `readdir` entries of `/proc/self/fd` and can read past glibc's buffer in a process
+    /// holding many descriptors (swift-corelibs-foundation#5472), as an app embedding tidemark may.
     static func run(_ command: String, timeout: Double) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.standardInput = FileHandle.nullDevice
-        let output = Pipe()
-        process.standardOutput = output
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
-        let collected = OutputBox()
-        let reader = DispatchSemaphore(value: 0)
-        do {
-            try process.run()
-        } catch {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            throw UpstreamError.credentials("the tokenCommand could not be started: no pipe (\(String(cString: strerror(errno))))")
+        }
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        // Neither end leaks into this or any other child; the child's stdout is a copy.
+        _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, writeEnd, 1)  // the copy on 1 stays open across exec
+        // Like Process, the command inherits no other descriptor of this process (glibc 2.34+).
+        _ = TokenCommand.closeFrom?(&actions, 3)
+        var pid: pid_t = 0
+        let words: [String] = ["/bin/sh", "-c", command]
+        let arguments: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        let rc = posix_spawn(&pid, "/bin/sh", &actions, nil, arguments, environ)
+        close(writeEnd)
+        guard rc == 0 else {
+            close(readEnd)
             throw UpstreamError.credentials("the tokenCommand could not be started: /bin/sh is not runnable")
         }
-        DispatchQueue.global().async {
-            collected.set(output.fileHandleForReading.readDataToEndOfFile())
-            reader.signal()
-        }
-        if exited.wait(timeout: .now() + timeout) == .timedOut {
-            process.terminate()
+        let child = ChildState()
+        let spawned = pid
+        Thread {
+            var output = Data()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    output.append(contentsOf: buffer[..<count])
+                } else if count == 0 || errno != EINTR {
+                    break
+                }
+            }
+            close(readEnd)
+            child.finishOutput(output)
+        }.start()
+        Thread {
+            var status: Int32 = 0
+            while waitpid(spawned, &status, 0) < 0 && errno == EINTR {}
+            child.finishExit(status)
+        }.start()
+        guard let status = child.waitForExit(timeout: timeout) else {
+            kill(spawned, SIGTERM)
             throw UpstreamError.credentials(
                 "the tokenCommand did not finish within \(formatSeconds(timeout)) s and was stopped")
         }
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            throw UpstreamError.credentials(
-                "the tokenCommand failed (exit status \(process.terminationStatus)); its output is not shown")
+        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+            let ending = status & 0x7f == 0 ? "exit status \((status >> 8) & 0xff)" : "signal \(status & 0x7f)"
+            throw UpstreamError.credentials("the tokenCommand failed (\(ending)); its output is not shown")
         }
-        guard reader.wait(timeout: .now() + 2) == .success else {
+        guard let output = child.waitForOutput(timeout: 2) else {
             throw UpstreamError.credentials("the tokenCommand exited but left its output open (a background process?)")
         }
-        let token = String(decoding: collected.get(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let token = String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !token.isEmpty else { throw UpstreamError.credentials("the tokenCommand printed no token") }
         guard !token.contains(where: { $0.isNewline }) else {
             throw UpstreamError.credentials("the tokenCommand printed more than one line; it must print only the token")
@@ -187,11 +219,32 @@ enum TokenCommand {
         return token
     }
 
-    private final class OutputBox: @unchecked Sendable {
-        private let lock = NSLock()
-        private var data = Data()
-        func set(_ value: Data) { lock.withLock { data = value } }
-        func get() -> Data { lock.withLock { data } }
+    /// `posix_spawn_file_actions_addclosefrom_np`, looked up at run time: Swift's Glibc module
+    /// does not declare it.
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    nonisolated(unsafe) private static let closeFrom: CloseFrom? =
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+            .map { unsafeBitCast($0, to: CloseFrom.self) }
+
+    /// What the reading and reaping threads found, for the calling thread to wait on.
+    private final class ChildState: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var output: Data?
+        private var status: Int32?
+
+        func finishOutput(_ data: Data) { condition.withLock { output = data; condition.broadcast() } }
+        func finishExit(_ value: Int32) { condition.withLock { status = value; condition.broadcast() } }
+
+        func waitForExit(timeout: Double) -> Int32? { wait(timeout: timeout) { status } }
+        func waitForOutput(timeout: Double) -> Data? { wait(timeout: timeout) { output } }
+
+        private func wait<T>(timeout: Double, _ value: () -> T?) -> T? {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            condition.lock()
+            defer { condition.unlock() }
+            while value() == nil, condition.wait(until: deadline) {}
+            return value()
+        }
     }
 }
 

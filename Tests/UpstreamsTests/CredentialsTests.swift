@@ -56,6 +56,34 @@ import Testing
         #expect(seconds < 15)  // stopped after 0.3 s, not after the command's 30 s
     }
 
+    @Test func tokenCommandSeesTheEnvironmentAndMustPrintOneLine() async throws {
+        let home = try #require(ProcessInfo.processInfo.environment["HOME"])
+        let credentials = try Credentials(options: ["tokenCommand": "printf '%s\\n' \"$HOME\""])
+        #expect(try await credentials.resolve() == .bearer(home))
+        let twoLines = try Credentials(options: ["tokenCommand": "printf 'a\\nb\\n'"])
+        let error = await upstreamError { _ = try await twoLines.resolve() }
+        #expect(error?.description.contains("more than one line") == true, "\(String(describing: error))")
+    }
+
+    @Test func tokenCommandInheritsNoOtherDescriptor() async throws {
+        // A descriptor of this process left open across exec (no O_CLOEXEC), as a library user's may be.
+        let fd = open("/dev/null", O_RDONLY)
+        defer { close(fd) }
+        let credentials = try Credentials(options: ["tokenCommand": "ls /proc/self/fd | tr '\\n' ' '"])
+        // stdin, stdout, stderr, and ls's own handle on the folder.
+        #expect(try await credentials.resolve() == .bearer("0 1 2 3"))
+    }
+
+    @Test func tokenCommandEndedBySignalOrLeavingItsOutputOpenFails() async throws {
+        let killed = try Credentials(options: ["tokenCommand": "echo \(canary); kill -9 $$"])
+        let error = await upstreamError { _ = try await killed.resolve() }
+        #expect(error?.description.contains("signal 9") == true, "\(String(describing: error))")
+        #expect(error?.description.contains(canary) == false)
+        let background = try Credentials(options: ["tokenCommand": "(sleep 4; echo late) & echo tok"])
+        let open = await upstreamError { _ = try await background.resolve() }
+        #expect(open?.description.contains("left its output open") == true, "\(String(describing: open))")
+    }
+
     @Test func tokenCommandWithNoOutputFails() async throws {
         let credentials = try Credentials(options: ["tokenCommand": "true"])
         let error = await upstreamError { _ = try await credentials.resolve() }
