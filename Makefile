@@ -3,7 +3,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BIN := .build/debug
 
-.PHONY: deps build release test demo demo-dir completions man bench fuzz fuzz-smoke clean
+.PHONY: deps build release test demo demo-dir completions man bench bench-smoke bench-tools fuzz fuzz-smoke clean
 FUZZ_SECONDS ?= 60
 
 ## deps: install libgit2-dev and pkg-config when pkg-config cannot find libgit2
@@ -57,9 +57,22 @@ man: build
 	@echo "wrote .build/man/ (try: man -l .build/man/tidemark.sync.1)"
 
 ## bench: the benchmark of Benchmarks/ (writes Benchmarks/RESULTS.md)
-bench: deps
+bench: deps bench-tools
 	$(SWIFT) build -c release
 	@bash Benchmarks/bench.sh
+
+## bench-smoke: the same script, small (400 items, one run, 300 templates over HTTP) on the debug
+## build, into .build/bench-smoke; fails unless every figure was measured and W5 made exactly the
+## minimum requests (run by .ci/run)
+bench-smoke: deps bench-tools
+	$(SWIFT) build
+	@BENCH_ITEMS=400 BENCH_RUNS=1 BENCH_HTTP_ITEMS=300 BENCH_DIR=$(CURDIR)/.build/bench-smoke/work \
+		BENCH_RESULTS=$(CURDIR)/.build/bench-smoke/RESULTS.md BENCH_BIN=$(CURDIR)/$(BIN) bash Benchmarks/bench.sh
+	@bash Benchmarks/check-results.sh .build/bench-smoke/RESULTS.md
+
+bench-tools:
+	@[ -x /usr/bin/time ] || $(SUDO) apt-get install -y -qq time
+	@command -v python3 >/dev/null || $(SUDO) apt-get install -y -qq python3
 
 ## fuzz: libFuzzer (swiftc -sanitize=fuzzer) on the listing, canonical-JSON and manifest parsers,
 ## FUZZ_SECONDS each (default 60); corpora in .build/fuzz/corpus

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # make bench: tidemark against git on the same data, same run. Figures are ratios (tidemark/baseline).
-# BENCH_ITEMS (default 100000), BENCH_RUNS (default 3) and BENCH_DIR may be set.
+# BENCH_ITEMS (default 100000), BENCH_RUNS (default 3), BENCH_HTTP_ITEMS (default 20000), BENCH_DIR,
+# BENCH_RESULTS (default Benchmarks/RESULTS.md) and BENCH_BIN (the build folder, default .build/release)
+# may be set; `make bench-smoke` runs it small, on the debug build.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 items="${BENCH_ITEMS:-100000}"
 runs="${BENCH_RUNS:-3}"
 work="${BENCH_DIR:-$here/Benchmarks/work}"
-tidemark="$here/.build/release/tidemark"
+bin="${BENCH_BIN:-$here/.build/release}"
+tidemark="$bin/tidemark"
+results="${BENCH_RESULTS:-$here/Benchmarks/RESULTS.md}"
 changed=$(( items / 100 ))
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
@@ -90,7 +94,7 @@ done
 # fixture's own request count must agree. Minimum requests = listing pages + changed items.
 http_items="${BENCH_HTTP_ITEMS:-20000}"
 http_changed=$(( http_items / 100 ))
-"$here/.build/release/tidemark-fixture" --port 0 --items "$http_items" --token bench-token > fixture.log 2>&1 &
+"$bin/tidemark-fixture" --port 0 --items "$http_items" --token bench-token > fixture.log 2>&1 &
 fixture_pid=$!
 trap 'kill $fixture_pid 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do grep -q "listening on" fixture.log && break; sleep 0.1; done
@@ -148,13 +152,13 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a / b; else 
 {
   echo "# Benchmark results"
   echo
-  echo "\`make bench\` (BENCH_ITEMS=$items, median of $runs runs, release build), $(date -u +%Y-%m-%d), $(nproc) cores."
+  echo "\`make bench\` (BENCH_ITEMS=$items, median of $runs runs, $(basename "$bin") build), $(date -u +%Y-%m-%d), $(nproc) cores."
   echo "Each timed command starts after \`sync\`, so none waits on the writeback of the step before."
   echo
   cat table.md
   echo
   cat http-table.md
-} > "$here/Benchmarks/RESULTS.md"
+} > "$results"
 cat table.md
 echo
 cat http-table.md
