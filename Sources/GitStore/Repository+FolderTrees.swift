@@ -2,29 +2,44 @@ import CLibGit2
 import CPackFormat
 import Foundation
 
+/// A tree made by applying updates, and the upserted paths that already held the same blob.
+public struct UpdatedTree: Sendable, Equatable {
+    public let tree: ObjectID
+    /// Upserts that changed nothing (a new version of an item with the same body).
+    public let unchanged: Set<String>
+
+    public init(tree: ObjectID, unchanged: Set<String>) {
+        self.tree = tree
+        self.unchanged = unchanged
+    }
+}
+
 extension Repository {
     /// ``updateTree(_:_:)`` for many updates, with every new tree written as one pack (like
     /// ``writingOnePack(_:)``). The folders holding updated paths are rebuilt on all cores, each
     /// worker on its own handle, then the trees above them: a sync of 1% of a 100k-item mirror
-    /// rewrites 250 fan-out folders of 400 entries each. The tree is the one `updateTree` gives.
-    public func updateTreeInOnePack(_ base: ObjectID?, _ updates: [TreeUpdate]) throws(GitError) -> ObjectID {
+    /// rewrites 250 fan-out folders of 400 entries each. The tree is the one `updateTree` gives;
+    /// the upserts that changed nothing are found on the way (see ``unchangedUpserts(_:_:)``).
+    public func updateTreeInOnePack(_ base: ObjectID?, _ updates: [TreeUpdate]) throws(GitError) -> UpdatedTree {
         let workers = min(ProcessInfo.processInfo.activeProcessorCount, 8)
         guard workers > 1, let folders = FolderUpdates.group(updates), folders.count >= 4 * workers else {
-            return try writingOnePack { (scratch) throws(GitError) in try scratch.updateTree(base, updates) }
+            return try writingOnePack { (scratch) throws(GitError) in
+                UpdatedTree(tree: try scratch.updateTree(base, updates), unchanged: try scratch.unchangedUpserts(base, updates))
+            }
         }
         var handles: [CaptureHandle] = []
         for _ in 0...workers { handles.append(try CaptureHandle(over: self)) }
         let top = handles[workers]
         // Worker w rebuilds folders w, w + workers, ...: fan-out folders are alike in size.
-        let outcomes = UnsafeMutableBufferPointer<Result<[ObjectID?], GitError>>.allocate(capacity: workers)
+        let outcomes = UnsafeMutableBufferPointer<Result<[RebuiltFolder], GitError>>.allocate(capacity: workers)
         outcomes.initialize(repeating: .success([]))
         defer { outcomes.deinitialize(); outcomes.deallocate() }
         nonisolated(unsafe) let results = outcomes
         nonisolated(unsafe) let workerHandles = handles
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            results[worker] = Result { () throws(GitError) -> [ObjectID?] in
+            results[worker] = Result { () throws(GitError) -> [RebuiltFolder] in
                 let repository = workerHandles[worker].repository
-                var built: [ObjectID?] = []
+                var built: [RebuiltFolder] = []
                 for index in stride(from: worker, to: folders.count, by: workers) {
                     built.append(try repository.rebuild(folders[index], in: base))
                 }
@@ -32,19 +47,32 @@ extension Repository {
             }
         }
         var folderTrees: [RawTreeUpdate] = []
+        var unchanged = Set<String>()
         for (index, folder) in folders.enumerated() {
-            let tree = try outcomes[index % workers].get()[index / workers]
-            folderTrees.append(RawTreeUpdate(path: folder.path, id: tree, mode: GIT_FILEMODE_TREE))
+            let rebuilt = try outcomes[index % workers].get()[index / workers]
+            folderTrees.append(RawTreeUpdate(path: folder.path, id: rebuilt.tree, mode: GIT_FILEMODE_TREE))
+            for name in rebuilt.unchanged { unchanged.insert(folder.path + "/" + name) }
         }
         for handle in handles[..<workers] { tidemark_capture_take(top.capture, handle.capture) }
         let tree = try top.repository.applyUpdates(base, folderTrees)
         try write(top)
-        return tree
+        return UpdatedTree(tree: tree, unchanged: unchanged)
     }
 
-    /// The new tree of `folder`: its tree in `base` with its updates applied, or nil when nothing
-    /// is left in it (the folder is then removed, as `git_tree_create_updated` removes it).
-    fileprivate func rebuild(_ folder: FolderUpdates, in base: ObjectID?) throws(GitError) -> ObjectID? {
+    /// The upserts of `updates` whose blob `base` already holds at that path.
+    public func unchangedUpserts(_ base: ObjectID?, _ updates: [TreeUpdate]) throws(GitError) -> Set<String> {
+        guard let base else { return [] }
+        var unchanged = Set<String>()
+        for case .upsert(let path, let blob) in updates where try treeEntry(at: path, in: base)?.id == blob {
+            unchanged.insert(path)
+        }
+        return unchanged
+    }
+
+    /// The new tree of `folder`: its tree in `base` with its updates applied (nil when nothing is
+    /// left in it: the folder is then removed, as `git_tree_create_updated` removes it), and the
+    /// names whose upsert changed nothing.
+    fileprivate func rebuild(_ folder: FolderUpdates, in base: ObjectID?) throws(GitError) -> RebuiltFolder {
         var old: ObjectID?
         if let base, let entry = try treeEntry(at: folder.path, in: base) {
             guard entry.isTree else {
@@ -54,8 +82,15 @@ extension Repository {
             old = entry.id
         }
         let tree = try updateTree(old, folder.updates)
-        return tree == ObjectID.emptyTree ? nil : tree
+        return RebuiltFolder(tree: tree == ObjectID.emptyTree ? nil : tree,
+                             unchanged: try unchangedUpserts(old, folder.updates))
     }
+}
+
+/// What rebuilding one folder gave.
+private struct RebuiltFolder {
+    let tree: ObjectID?
+    let unchanged: Set<String>
 }
 
 /// The updates under one folder, with paths relative to it.

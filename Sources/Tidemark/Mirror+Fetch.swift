@@ -125,12 +125,7 @@ extension Mirror {
                                          jobs: options.jobs ?? settings.jobs, into: batch)
             for stored in outcome.stored {
                 guard let blob = stored.blob else { continue }
-                let path = "\(collection)/\(stored.entry.path)"
-                // A new version with the same body changes the manifest, not the file.
-                if let baseTree = base?.tree, try mirrorErrors({ try repository.treeEntry(at: path, in: baseTree)?.id }) == blob {
-                    continue
-                }
-                updates.append(.upsert(path: path, blob: blob))
+                updates.append(.upsert(path: "\(collection)/\(stored.entry.path)", blob: blob))
             }
             failures += outcome.failures
             // Like rclone: after a failed download, infer no deletions this run.
@@ -175,12 +170,16 @@ extension Mirror {
 
         updates.sort { $0.path < $1.path }
         // Many changed paths rewrite many trees (one per fan-out folder): those are built on all
-        // cores and go in one pack too.
-        let tree = try mirrorErrors {
+        // cores and go in one pack too. A new version with the same body changes the manifest,
+        // not the file: its path is not among the changed ones.
+        let updated = try mirrorErrors {
             updates.count < ObjectBatch.looseLimit
-                ? try repository.updateTree(base?.tree, updates)
+                ? UpdatedTree(tree: try repository.updateTree(base?.tree, updates),
+                              unchanged: try repository.unchangedUpserts(base?.tree, updates))
                 : try repository.updateTreeInOnePack(base?.tree, updates)
         }
+        let tree = updated.tree
+        let changedPaths = updates.map(\.path).filter { !updated.unchanged.contains($0) }
         var current = previous?.id
         if tree != previous?.tree || previous == nil {
             let counts = perCollection.values.reduce(ChangeCounts(), +)
@@ -204,7 +203,7 @@ extension Mirror {
         }
         if failures.isEmpty { try writeState("last-fetch", listedAt + "\n") }
         var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)
-        report.built = FetchReport.Built(head: head?.id, baseTree: base?.tree, paths: updates.map(\.path))
+        report.built = FetchReport.Built(head: head?.id, baseTree: base?.tree, paths: changedPaths)
         let traffic = upstream.statistics
         report.requests = traffic.requests - trafficBefore.requests
         report.bytesReceived = traffic.bytesReceived - trafficBefore.bytesReceived
