@@ -144,31 +144,40 @@ struct MirrorTests {
         }
     }
 
-    /// A sync reuses what its fetch compared (counts, changed paths); a fetch and a separate
-    /// `sync --offline` compare trees instead. Both must report and write the same.
+    /// Clones `upstream` twice, applies `change` upstream, then syncs one mirror at once (reusing
+    /// what its fetch compared) and the other by a fetch and a separate `sync --offline` (which
+    /// compares trees instead). Both must report and write the same; returns the first report.
+    func syncBothWays(_ upstream: TestUpstream, options: CloneOptions = CloneOptions(), in path: String,
+                      change: () -> Void) async throws -> SyncReport {
+        upstream.put(ItemID("same-body"), "2024-01-01T00:00:00Z", body: #"{"constant": true}"#)
+        let (one, _) = try await Mirror.clone("test:memory", to: path + "/one", options: options, upstream: upstream)
+        let (two, _) = try await Mirror.clone("test:memory", to: path + "/two", options: options, upstream: upstream)
+        change()
+        upstream.put(ItemID("same-body"), "2024-05-03T00:00:00Z", body: #"{"constant": true}"#)
+        let reused = try await one.sync()
+        _ = try await two.fetch()
+        let compared = try await two.sync(SyncOptions(offline: true))
+        #expect(compared.counts == reused.counts)
+        #expect(reused.paths == compared.paths)
+        #expect(!reused.paths.contains { $0.hasSuffix("/same-body.json") }, "a new version with the same body writes no file")
+        let trees = try [path + "/one", path + "/two"].map { try git(["rev-parse", "HEAD^{tree}"], in: $0) }
+        #expect(trees[0] == trees[1])
+        _ = try git(["fsck", "--strict"], in: path + "/one")
+        #expect(try await one.status().isClean)
+        #expect(try await two.status().isClean)
+        return reused
+    }
+
     @Test func aSyncReusesItsFetchComparisonsExactly() async throws {
         try await withScratch { path in
             let upstream = seeded(30)
-            upstream.put(ItemID("same-body"), "2024-01-01T00:00:00Z", body: #"{"constant": true}"#)
-            let (one, _) = try await Mirror.clone("test:memory", to: path + "/one", upstream: upstream)
-            let (two, _) = try await Mirror.clone("test:memory", to: path + "/two", upstream: upstream)
-            upstream.put(ItemID("item-3"), "2024-05-01T00:00:00Z")
-            upstream.put(ItemID("added"), "2024-05-02T00:00:00Z")
-            upstream.remove(ItemID("item-4"))
-            upstream.put(ItemID("same-body"), "2024-05-03T00:00:00Z", body: #"{"constant": true}"#)
-
-            let reused = try await one.sync()
-            _ = try await two.fetch()
-            let compared = try await two.sync(SyncOptions(offline: true))
+            let reused = try await syncBothWays(upstream, in: path) {
+                upstream.put(ItemID("item-3"), "2024-05-01T00:00:00Z")
+                upstream.put(ItemID("added"), "2024-05-02T00:00:00Z")
+                upstream.remove(ItemID("item-4"))
+            }
             #expect(reused.counts == ChangeCounts(changed: 2, added: 1, deleted: 1))
-            #expect(compared.counts == reused.counts)
-            #expect(reused.paths == compared.paths)
-            #expect(!reused.paths.contains("items/same-body.json"), "a new version with the same body writes no file")
             #expect(reused.paths.contains("items/added.json") && reused.paths.contains("items/item-4.json"))
-            let trees = try [path + "/one", path + "/two"].map { try git(["rev-parse", "HEAD^{tree}"], in: $0) }
-            #expect(trees[0] == trees[1])
-            #expect(try await one.status().isClean)
-            #expect(try await two.status().isClean)
         }
     }
 
@@ -176,27 +185,12 @@ struct MirrorTests {
         // Enough changes over enough fan-out folders that the trees are rebuilt on all cores.
         try await withScratch { path in
             let upstream = seeded(400)
-            upstream.put(ItemID("same-body"), "2024-01-01T00:00:00Z", body: #"{"constant": true}"#)
-            let options = CloneOptions(fanout: true)
-            let (one, _) = try await Mirror.clone("test:memory", to: path + "/one", options: options, upstream: upstream)
-            let (two, _) = try await Mirror.clone("test:memory", to: path + "/two", options: options, upstream: upstream)
-            for index in stride(from: 0, to: 400, by: 2) { upstream.put(ItemID("item-\(index)"), "2024-05-01T00:00:00Z") }
-            for index in 0..<5 { upstream.remove(ItemID("item-\(2 * index + 1)")) }
-            upstream.put(ItemID("same-body"), "2024-05-03T00:00:00Z", body: #"{"constant": true}"#)
-
-            let reused = try await one.sync()
-            _ = try await two.fetch()
-            let compared = try await two.sync(SyncOptions(offline: true))
+            let reused = try await syncBothWays(upstream, options: CloneOptions(fanout: true), in: path) {
+                for index in stride(from: 0, to: 400, by: 2) { upstream.put(ItemID("item-\(index)"), "2024-05-01T00:00:00Z") }
+                for index in 0..<5 { upstream.remove(ItemID("item-\(2 * index + 1)")) }
+            }
             #expect(reused.counts == ChangeCounts(changed: 201, added: 0, deleted: 5))
-            #expect(compared.counts == reused.counts)
-            #expect(reused.paths == compared.paths)
             #expect(reused.paths.count == 200 + 5 + 1, "items written or deleted, and the manifest")
-            #expect(!reused.paths.contains { $0.hasSuffix("/same-body.json") }, "a new version with the same body writes no file")
-            let trees = try [path + "/one", path + "/two"].map { try git(["rev-parse", "HEAD^{tree}"], in: $0) }
-            #expect(trees[0] == trees[1])
-            _ = try git(["fsck", "--strict"], in: path + "/one")
-            #expect(try await one.status().isClean)
-            #expect(try await two.status().isClean)
         }
     }
 
