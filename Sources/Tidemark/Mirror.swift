@@ -136,12 +136,15 @@ public actor Mirror {
         return try manifest(collection, blob: blob)
     }
 
+    /// A parsed manifest, kept for the rest of this operation: a sync reads the same manifests
+    /// (HEAD's, the upstream snapshot's) several times, and each is 100k lines on large mirrors.
     func manifest(_ collection: String, blob: ObjectID) throws(MirrorError) -> Manifest {
         if let cached = manifestCache[blob] { return cached }
-        let data = try mirrorErrors { try repository.readBlob(blob) }
+        let data = try manifestData(blob)
         do {
             let manifest = try Manifest.parse(data)
-            remember(manifest, blob: blob)
+            if manifestCache.count >= 8 { manifestCache.removeAll() }
+            manifestCache[blob] = manifest
             return manifest
         } catch {
             throw .corruptManifest(collection: collection, reason: error.description)
@@ -178,13 +181,6 @@ public actor Mirror {
         } catch {
             throw .corruptManifest(collection: collection, reason: error.description)
         }
-    }
-
-    /// Keeps a parsed manifest for the rest of this operation: a sync reads the same manifests
-    /// (HEAD's, the upstream snapshot's) several times, and each is 100k lines on large mirrors.
-    func remember(_ manifest: Manifest, blob: ObjectID) {
-        if manifestCache.count >= 8 { manifestCache.removeAll() }
-        manifestCache[blob] = manifest
     }
 
     /// Resolves a revision; `upstream` names the upstream-tracking ref.
