@@ -52,17 +52,12 @@ public struct Manifest: Sendable, Equatable {
     /// The entry of `id`, found by binary search over the sorted entries (no 100k-entry
     /// dictionary for one lookup).
     public func entry(for id: ItemID) -> ManifestEntry? {
-        index(of: id).map { entries[$0] }
-    }
-
-    /// The index in ``entries`` of `id`, by binary search.
-    public func index(of id: ItemID) -> Int? {
         var low = 0, high = entries.count
         while low < high {
             let middle = (low + high) / 2
             if entries[middle].id < id { low = middle + 1 } else { high = middle }
         }
-        return low < entries.count && entries[low].id == id ? low : nil
+        return low < entries.count && entries[low].id == id ? entries[low] : nil
     }
 
     /// Parses manifest text. Rejects unknown versions, short lines, bad escapes, and ids out of order.

@@ -101,7 +101,8 @@ public struct DocuSignUpstream: Upstream {
                 for url in urls { visited.insert(url.absoluteString) }
                 next = nil
                 try await pages(urls, collection: collection) { page in next = try consume(page) }
-                if let following = next, visited.contains(following.absoluteString) || sameQueryAsAny(following, urls) {
+                if let following = next,
+                   visited.contains(following.absoluteString) || urls.contains(where: { sameQuery($0, following) }) {
                     next = nil
                 }
             }
@@ -117,10 +118,6 @@ public struct DocuSignUpstream: Upstream {
               let y = URLComponents(url: b, resolvingAgainstBaseURL: true) else { return false }
         func items(_ c: URLComponents) -> [String] { (c.queryItems ?? []).map { "\($0.name)=\($0.value ?? "")" }.sorted() }
         return x.scheme == y.scheme && x.host == y.host && x.port == y.port && x.path == y.path && items(x) == items(y)
-    }
-
-    private func sameQueryAsAny(_ url: URL, _ urls: [URL]) -> Bool {
-        urls.contains { sameQuery($0, url) }
     }
 
     /// One listing page, parsed.
