@@ -1,4 +1,5 @@
 import CLibGit2
+import Foundation
 
 /// How a checkout treats files in the working tree that differ from what it expects.
 public enum CheckoutStrategy: Sendable {
@@ -17,6 +18,18 @@ extension Repository {
     ///   - baseline: the tree the working tree is expected to match (default: HEAD's tree).
     ///   - paths: exact paths to update; empty updates every path that differs.
     public func checkout(tree: ObjectID, baseline: ObjectID?, paths: [String] = [], strategy: CheckoutStrategy) throws(GitError) {
+        let workers = min(ProcessInfo.processInfo.activeProcessorCount, 4)
+        if paths.count >= Repository.parallelCheckoutMinimum, workers > 1,
+           try foldersStay(paths, from: baseline, to: tree) {
+            try checkoutInParallel(tree: tree, baseline: baseline, paths: paths, strategy: strategy, workers: workers)
+        } else {
+            try checkoutOnce(tree: tree, baseline: baseline, paths: paths, strategy: strategy)
+        }
+    }
+
+    /// One libgit2 checkout on this handle, with `flags` added to the strategy's.
+    func checkoutOnce(tree: ObjectID, baseline: ObjectID?, paths: [String], strategy: CheckoutStrategy,
+                      flags extra: UInt32 = 0) throws(GitError) {
         var treeOID = tree.raw
         let target = try makeHandle("git_object_lookup") { git_object_lookup(&$0, pointer, &treeOID, GIT_OBJECT_TREE) }
         defer { git_object_free(target) }
@@ -28,7 +41,7 @@ extension Repository {
         defer { if let baselineTree { git_tree_free(baselineTree) } }
         var options = git_checkout_options()
         try check(git_checkout_options_init(&options, UInt32(GIT_CHECKOUT_OPTIONS_VERSION)), "git_checkout_options_init")
-        var flags = GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH.rawValue | GIT_CHECKOUT_DONT_OVERWRITE_IGNORED.rawValue
+        var flags = GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH.rawValue | GIT_CHECKOUT_DONT_OVERWRITE_IGNORED.rawValue | extra
         switch strategy {
         case .safe: flags |= GIT_CHECKOUT_SAFE.rawValue | GIT_CHECKOUT_RECREATE_MISSING.rawValue
         case .force: flags |= GIT_CHECKOUT_FORCE.rawValue

@@ -38,6 +38,16 @@ extension Repository {
         return try diffTreeToWorkdir(old, paths: candidates.sorted())
     }
 
+    /// The index entries whose stat data does not match their working-tree file, racily clean
+    /// ones included: what ``diffTreeToWorkdirPreloaded(_:paths:)`` would ask libgit2 to compare.
+    func statMismatches() throws(GitError) -> [String] {
+        let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
+        defer { git_index_free(index) }
+        try check(git_index_read(index, 0), "git_index_read")
+        guard let workdir else { return [] }
+        return IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory).run()
+    }
+
     /// Paths whose index entry differs from tree `old` (`git diff --cached --name-only <tree>`),
     /// among exact `paths` when given.
     private func stagedPaths(_ old: ObjectID, index: OpaquePointer, paths: [String]) throws(GitError) -> [String] {

@@ -89,6 +89,7 @@ extension Mirror {
     }
 
     func fetchLocked(_ options: FetchOptions, from upstream: any Upstream) async throws(MirrorError) -> FetchReport {
+        crashPoint("fetch-start")
         let head = try headCommit()
         let previous = try upstreamCommit()
         let base = previous ?? head
@@ -117,12 +118,14 @@ extension Mirror {
             } catch {
                 throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
             }
+            crashPoint("after-listing")
             let listed = listing.items.count + listing.unchanged.count
             progress?(.listing(collection: collection, items: listed))
 
             let plan = try plan(collection: collection, listing: listing, base: cached, options: options)
             let outcome = await download(plan.downloads, collection: collection, from: upstream,
                                          jobs: options.jobs ?? settings.jobs, into: batch)
+            crashPoint("after-downloads")
             for stored in outcome.stored {
                 guard let blob = stored.blob else { continue }
                 updates.append(.upsert(path: "\(collection)/\(stored.entry.path)", blob: blob))
@@ -160,6 +163,7 @@ extension Mirror {
                 behind = ChangeCounts(try manifestChanges(collection, from: old, to: newManifest ?? Data(cached.bytes)))
             }
             perCollection[collection] = behind
+            crashPoint("after-manifest")
             collections.append(FetchReport.Collection(
                 name: collection, listed: listed, downloaded: outcome.downloaded,
                 notModified: outcome.notModified, behind: behind, listingRequests: listing.requests))
@@ -179,6 +183,7 @@ extension Mirror {
                 : try repository.updateTreeInOnePack(base?.tree, updates)
         }
         let tree = updated.tree
+        crashPoint("after-trees")
         let changedPaths = updates.map(\.path).filter { !updated.unchanged.contains($0) }
         var current = previous?.id
         if tree != previous?.tree || previous == nil {

@@ -189,6 +189,7 @@ extension Mirror {
             // The check may write refreshed stat data to the index.
             let edited = try withLockNote { () throws(MirrorError) in try localEdits(in: head.tree, among: changed) }
             if !edited.isEmpty { throw .localEdits(edited) }
+            crashPoint("after-local-edits")
         }
         try writeState("sync-journal", "\(head?.id.hex ?? "none") \(target.hex) \(branch)\n")
         crashPoint("after-journal")

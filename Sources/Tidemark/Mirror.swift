@@ -268,9 +268,15 @@ public actor Mirror {
     /// Test-only crash and pause points. `TIDEMARK_CRASH_AT=<step>` makes the process kill itself
     /// there. `TIDEMARK_PAUSE_AT=<step>` with `TIDEMARK_PAUSE_FILE=<path>` writes the pid to
     /// `<path>.reached`, then waits (at most 120 s) until `<path>` exists, so a test can act
-    /// (commit, start a second run) at an exact moment of a run.
+    /// (commit, start a second run) at an exact moment of a run. `TIDEMARK_TRACE_STEPS=1` prints
+    /// each step reached to stderr with a monotonic time in seconds, to time the phases of a run.
     nonisolated func crashPoint(_ step: String) {
         let environment = ProcessInfo.processInfo.environment
+        if environment["TIDEMARK_TRACE_STEPS"] != nil {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            FileHandle.standardError.write(Data(String(format: "%.3f %@\n", Double(now.tv_sec) + Double(now.tv_nsec) / 1e9, step).utf8))
+        }
         if environment["TIDEMARK_CRASH_AT"] == step {
             kill(getpid(), SIGKILL)
         }

@@ -1,0 +1,200 @@
+import CLibGit2
+import Foundation
+
+extension Repository {
+    /// Paths a checkout writes on one thread; more are split among threads.
+    static let parallelCheckoutMinimum = 256
+
+    /// ``checkout(tree:baseline:paths:strategy:)`` of many exact paths on all cores.
+    ///
+    /// libgit2's checkout is single-threaded, and most of its time goes to the file system:
+    /// reading the folders that hold the paths and writing each file. Here the paths are split at
+    /// folder boundaries into one group per worker, and each worker checks its group out with
+    /// libgit2 on its own handle, against an in-memory index holding the main index's entries for
+    /// those paths (so a worker trusts the same stat data the main index does, and hashes a file
+    /// where that index would). Workers leave the index alone; once every group is written, the
+    /// main index gets the entries libgit2's checkout would have written (stat data of the new
+    /// file, blob of `tree`) and is written once.
+    ///
+    /// With `.safe`, a group that meets a changed file writes nothing; the groups that did write
+    /// are then put back to `baseline` (safely) before the error is thrown.
+    func checkoutInParallel(tree: ObjectID, baseline: ObjectID?, paths: [String], strategy: CheckoutStrategy,
+                            workers: Int) throws(GitError) {
+        guard let workdir else {
+            throw GitError(code: .generic, message: "a bare repository has no working tree", operation: "checkout")
+        }
+        let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
+        defer { git_index_free(index) }
+        try check(git_index_read(index, 0), "git_index_read")
+        let groups = Repository.splitAtFolders(paths.sorted(), parts: workers)
+        var handles: [Repository] = []
+        for group in groups {
+            let handle = try Repository.open(at: workdir, search: false)
+            let subset = try CachedEntries(of: index, at: group, gitDirectory: gitDirectory)
+            git_repository_set_index(handle.pointer, subset.index)
+            handles.append(handle)
+        }
+        let outcomes = UnsafeMutableBufferPointer<Result<[CheckedOutFile], GitError>>.allocate(capacity: groups.count)
+        outcomes.initialize(repeating: .success([]))
+        defer { outcomes.deinitialize(); outcomes.deallocate() }
+        nonisolated(unsafe) let results = outcomes
+        nonisolated(unsafe) let workerHandles = handles
+        DispatchQueue.concurrentPerform(iterations: groups.count) { worker in
+            results[worker] = Result { () throws(GitError) -> [CheckedOutFile] in
+                let handle = workerHandles[worker]
+                try handle.checkoutOnce(
+                    tree: tree, baseline: baseline, paths: groups[worker], strategy: strategy,
+                    flags: GIT_CHECKOUT_DONT_UPDATE_INDEX.rawValue | GIT_CHECKOUT_NO_REFRESH.rawValue)
+                return try handle.checkedOut(groups[worker], of: tree, workdir: workdir)
+            }
+        }
+        let written = groups.indices.filter { if case .success = outcomes[$0] { true } else { false } }
+        if written.count < groups.count {
+            let failure = groups.indices.lazy.compactMap { (worker) -> GitError? in
+                if case .failure(let error) = outcomes[worker] { error } else { nil }
+            }.first!
+            if let baseline {
+                let back = written.flatMap { groups[$0] }
+                if !back.isEmpty { try? checkoutOnce(tree: baseline, baseline: tree, paths: back, strategy: .safe) }
+            }
+            throw failure
+        }
+        for worker in groups.indices {
+            for file in try outcomes[worker].get() {
+                if var entry = file.entry {
+                    let rc = file.path.withCString { (cPath) -> Int32 in
+                        entry.path = cPath
+                        return git_index_add(index, &entry)
+                    }
+                    try check(rc, "git_index_add")
+                } else if git_index_get_bypath(index, file.path, 0) != nil {
+                    try check(git_index_remove_bypath(index, file.path), "git_index_remove_bypath")
+                }
+            }
+        }
+        try check(git_index_write(index), "git_index_write")
+    }
+
+    /// The index entries a checkout of `tree` gives `paths` (sorted): the stat data of the
+    /// working-tree file and the blob `tree` holds there; none where `tree` has no file.
+    private func checkedOut(_ paths: [String], of tree: ObjectID, workdir: String) throws(GitError) -> [CheckedOutFile] {
+        var files: [CheckedOutFile] = []
+        files.reserveCapacity(paths.count)
+        var treeOID = tree.raw
+        let root = try makeHandle("git_tree_lookup") { git_tree_lookup(&$0, pointer, &treeOID) }
+        defer { git_tree_free(root) }
+        var folderPath: Substring?
+        var folder: OpaquePointer?
+        defer { if let folder { git_tree_free(folder) } }
+        for path in paths {
+            let slash = path.lastIndex(of: "/")
+            let parent = slash.map { path[..<$0] } ?? ""
+            let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+            if parent != folderPath {
+                if let folder { git_tree_free(folder) }
+                folder = nil
+                folderPath = parent
+                if parent.isEmpty {
+                    folder = try makeHandle("git_tree_dup") { git_tree_dup(&$0, root) }
+                } else {
+                    var entry: OpaquePointer?
+                    if git_tree_entry_bypath(&entry, root, String(parent)) == 0, let entry {
+                        defer { git_tree_entry_free(entry) }
+                        if git_tree_entry_type(entry) == GIT_OBJECT_TREE {
+                            folder = try makeHandle("git_tree_lookup") { git_tree_lookup(&$0, pointer, git_tree_entry_id(entry)) }
+                        }
+                    }
+                }
+            }
+            guard let folder, let entry = git_tree_entry_byname(folder, name),
+                  git_tree_entry_type(entry) == GIT_OBJECT_BLOB else {
+                files.append(CheckedOutFile(path: path, entry: nil))
+                continue
+            }
+            var info = stat()
+            guard lstat(workdir + path, &info) == 0 else {
+                throw GitError(code: .generic, message: "'\(path)' is missing after checkout", operation: "checkout")
+            }
+            var indexEntry = git_index_entry()
+            // As libgit2's checkout fills it (git_index_entry__init_from_stat).
+            indexEntry.ctime = git_index_time(seconds: Int32(truncatingIfNeeded: info.st_ctim.tv_sec),
+                                              nanoseconds: UInt32(truncatingIfNeeded: info.st_ctim.tv_nsec))
+            indexEntry.mtime = git_index_time(seconds: Int32(truncatingIfNeeded: info.st_mtim.tv_sec),
+                                              nanoseconds: UInt32(truncatingIfNeeded: info.st_mtim.tv_nsec))
+            indexEntry.dev = UInt32(truncatingIfNeeded: info.st_rdev)
+            indexEntry.ino = UInt32(truncatingIfNeeded: info.st_ino)
+            indexEntry.mode = info.st_mode & 0o100 != 0 ? 0o100755 : 0o100644
+            indexEntry.uid = info.st_uid
+            indexEntry.gid = info.st_gid
+            indexEntry.file_size = UInt32(truncatingIfNeeded: info.st_size)
+            indexEntry.id = git_tree_entry_id(entry).pointee
+            files.append(CheckedOutFile(path: path, entry: indexEntry))
+        }
+        return files
+    }
+
+    /// True when the folder of each path is a folder in `tree` and, unless nothing is checked out
+    /// yet (`baseline` nil), in `baseline` too: a checkout of those paths then creates and removes
+    /// no folder that two workers might both touch (a file becoming a folder, a folder emptied by
+    /// one worker while another writes into it).
+    func foldersStay(_ paths: [String], from baseline: ObjectID?, to tree: ObjectID) throws(GitError) -> Bool {
+        var seen = Set<Substring>()
+        for path in paths {
+            guard let slash = path.lastIndex(of: "/") else { continue }
+            let folder = path[..<slash]
+            guard seen.insert(folder).inserted else { continue }
+            for root in [tree, baseline].compactMap({ $0 }) where try treeEntry(at: String(folder), in: root)?.isTree != true {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// `paths` (sorted) in at most `parts` runs of about equal size, cut only between folders, so
+    /// no folder is read by two workers.
+    static func splitAtFolders(_ paths: [String], parts: Int) -> [[String]] {
+        let target = max(1, (paths.count + parts - 1) / parts)
+        var groups: [[String]] = []
+        var current: [String] = []
+        var currentFolder: Substring?
+        for path in paths {
+            let folder = path.lastIndex(of: "/").map { path[..<$0] } ?? ""
+            if current.count >= target, folder != currentFolder {
+                groups.append(current)
+                current = []
+            }
+            current.append(path)
+            currentFolder = folder
+        }
+        if !current.isEmpty { groups.append(current) }
+        return groups
+    }
+}
+
+/// A path a checkout wrote, and its index entry (without its path); nil when the path was removed.
+private struct CheckedOutFile {
+    let path: String
+    let entry: git_index_entry?
+}
+
+/// An in-memory index holding another index's entries at some paths, minus the racily clean ones
+/// (modified no earlier than the index file was written), which libgit2 would not trust either.
+private final class CachedEntries {
+    let index: OpaquePointer
+
+    init(of source: OpaquePointer, at paths: [String], gitDirectory: String) throws(GitError) {
+        index = try makeHandle("git_index_new") { git_index_new(&$0) }
+        var info = stat()
+        guard stat(gitDirectory + "index", &info) == 0 else { return }
+        let stamp = info.st_mtim
+        for path in paths {
+            guard let entry = git_index_get_bypath(source, path, 0) else { continue }
+            let mtime = entry.pointee.mtime
+            let older = Int(mtime.seconds) < stamp.tv_sec
+                || (Int(mtime.seconds) == stamp.tv_sec && Int(mtime.nanoseconds) < stamp.tv_nsec)
+            if older { try check(git_index_add(index, entry), "git_index_add") }
+        }
+    }
+
+    deinit { git_index_free(index) }
+}
