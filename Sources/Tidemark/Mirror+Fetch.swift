@@ -152,15 +152,18 @@ extension Mirror {
                 newManifest = data
             }
             itemCount += cached.count - deletions.count + outcome.stored.filter { cached.position(of: $0.entry.id) == nil }.count
-            // What a sync would change: HEAD's manifest against the new one, line by line. HEAD's
-            // is usually the one just read (the last sync left the two refs equal).
+            // What a sync would change: HEAD's manifest against the new one. HEAD's is usually the
+            // one just read (the last sync left the two refs equal): the changes are then those
+            // just applied to it. Otherwise the two files are compared line by line.
             let behind: ChangeCounts
             let headBlob = try self.manifestBlob(collection, in: head?.tree)
             if headBlob == manifestBlob {
                 behind = ChangeCounts()
+            } else if headBlob == baseBlob {
+                behind = cached.changeCounts(outcome.stored.map(\.entry), removing: deletions)
             } else {
-                let old = headBlob == baseBlob ? Data(cached.bytes) : try manifestData(headBlob)
-                behind = ChangeCounts(try manifestChanges(collection, from: old, to: newManifest ?? Data(cached.bytes)))
+                behind = ChangeCounts(try manifestChanges(collection, from: try manifestData(headBlob),
+                                                          to: newManifest ?? Data(cached.bytes)))
             }
             perCollection[collection] = behind
             crashPoint("after-manifest")

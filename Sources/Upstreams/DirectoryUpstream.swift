@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The `dir` upstream: a local folder of JSON files, one item per `*.json` file.
 ///
@@ -147,12 +148,16 @@ public struct DirectoryUpstream: Upstream {
         guard !subfolders.isEmpty else { return [top] }
         let folders = subfolders
         let workers = max(1, min(folders.count, ProcessInfo.processInfo.activeProcessorCount))
+        // Each worker takes the next folder not yet taken, so one slow folder does not hold the others up.
+        let next = FolderCounter()
         let scanned = try await withThrowingTaskGroup(of: [(Int, [FolderScan])].self) { group in
-            for worker in 0..<workers {
+            for _ in 0..<workers {
                 group.addTask {
-                    try stride(from: worker, to: folders.count, by: workers).map { index in
-                        (index, try scanTree(folders[index], cached: cached))
+                    var done: [(Int, [FolderScan])] = []
+                    while case let index = next.value.add(1, ordering: .relaxed).oldValue, index < folders.count {
+                        done.append((index, try scanTree(folders[index], cached: cached)))
                     }
+                    return done
                 }
             }
             var byFolder = [[FolderScan]](repeating: [], count: folders.count)
@@ -181,8 +186,8 @@ public struct DirectoryUpstream: Upstream {
         }
         defer { closedir(dir) }
         let fd = dirfd(dir)
-        // Names go into one buffer, NUL-terminated (so `fstatat` takes them as they are), and are
-        // sorted as byte ranges: no array or String per file.
+        // Names go into one buffer, NUL-terminated (so `fstatat` takes them as they are): no array
+        // or String per file.
         var names: [UInt8] = []
         var ranges: [Range<Int>] = []
         let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
@@ -197,12 +202,10 @@ public struct DirectoryUpstream: Upstream {
             names.append(0)
         }
         var result = FolderScan(path: path)
+        let firstSubfolder = subfolders.count
         try names.withUnsafeBufferPointer { buffer in
             let base = buffer.baseAddress!
-            ranges.sort { a, b in
-                let order = memcmp(base + a.lowerBound, base + b.lowerBound, min(a.count, b.count))
-                return order != 0 ? order < 0 : a.count < b.count
-            }
+            // In directory order: only what is returned is sorted (unchanged items are positions).
             for range in ranges {
                 let name = UnsafeBufferPointer(rebasing: buffer[range])
                 // All-ASCII names (the usual) are valid UTF-8 without a check of their own.
@@ -229,8 +232,15 @@ public struct DirectoryUpstream: Upstream {
                 }
             }
         }
+        subfolders[firstSubfolder...].sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        result.files.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
         return result
     }
+}
+
+/// The next folder to scan, shared by the scanning tasks.
+private final class FolderCounter: Sendable {
+    let value = Atomic(0)
 }
 
 /// The `dir` adapter's ETag: `size-mtimeNanoseconds-inode`, like a web server's stat-based ETag.

@@ -47,6 +47,14 @@ struct ManifestTableTests {
                     : ItemID("item-\(Int.random(in: 0..<90, using: &generator))")
                 upserts.append(ManifestEntry(id: id, lastModified: "2025-01-01T00:00:0\(upserts.count)Z", etag: "", path: "q/\(upserts.count)"))
             }
+            // The same version again: as it was, and written another way (no change either).
+            if let same = manifest.entries.randomElement(using: &generator), Bool.random(using: &generator) {
+                upserts.append(same)
+                if let time = Timestamp(same.lastModified) {
+                    upserts.append(ManifestEntry(id: same.id, lastModified: time.adding(seconds: 0).raw.replacingOccurrences(of: "Z", with: "+00:00"),
+                                                 etag: same.etag, path: same.path))
+                }
+            }
             let upserted = Set(upserts.map(\.id))
             let removing = manifest.entries.indices.filter {
                 !upserted.contains(manifest.entries[$0].id) && Int.random(in: 0..<8, using: &generator) == 0
@@ -54,6 +62,8 @@ struct ManifestTableTests {
             let expected = manifest.updating(upserts, removing: Set(removing.map { manifest.entries[$0].id }))
             let updated = table.updating(upserts, removing: removing)
             #expect(updated == expected.serialized())
+            let counts = table.changeCounts(upserts, removing: removing)
+            #expect(counts == ChangeCounts(try Manifest.changes(from: try manifest.serialized(), to: updated)))
         }
     }
 
