@@ -200,6 +200,16 @@ static int proxy_exists(git_odb_backend *backend, const git_oid *id) {
     return git_odb_exists_ext(((proxy_backend *)backend)->target, id, GIT_ODB_LOOKUP_NO_REFRESH);
 }
 
+// Before writing an object, libgit2 asks each backend whether it already holds it (to "freshen"
+// it instead). The new trees of a sync are almost never in the repository, and the answer costs
+// a search of every pack and a stat of the loose path: the proxy answers "not here" at once. A
+// tree that did exist is then written again, into the new pack, which git allows.
+static int proxy_freshen(git_odb_backend *backend, const git_oid *id) {
+    (void)backend;
+    (void)id;
+    return GIT_ENOTFOUND;
+}
+
 static void proxy_free(git_odb_backend *backend) {
     git_odb_free(((proxy_backend *)backend)->target);
     free(backend);
@@ -215,6 +225,7 @@ int tidemark_proxy_new(git_odb_backend **out, git_odb *target) {
     p->parent.read = proxy_read;
     p->parent.read_header = proxy_read_header;
     p->parent.exists = proxy_exists;
+    p->parent.freshen = proxy_freshen;
     p->parent.free = proxy_free;
     p->target = target;
     *out = &p->parent;
