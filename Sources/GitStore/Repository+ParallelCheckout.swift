@@ -1,5 +1,6 @@
 import CLibGit2
 import Foundation
+import Synchronization
 
 extension Repository {
     /// Paths a checkout writes on one thread; more are split among threads.
@@ -9,15 +10,15 @@ extension Repository {
     ///
     /// libgit2's checkout is single-threaded, and most of its time goes to the file system:
     /// reading the folders that hold the paths and writing each file. Here the paths are split at
-    /// folder boundaries into one group per worker, and each worker checks its group out with
-    /// libgit2 on its own handle, against an in-memory index holding the main index's entries for
-    /// those paths (so a worker trusts the same stat data the main index does, and hashes a file
+    /// folder boundaries into runs (four per worker), and each worker checks runs out with
+    /// libgit2 on its own handle, each against an in-memory index holding the main index's entries
+    /// for those paths (so a worker trusts the same stat data the main index does, and hashes a file
     /// where that index would). Workers leave the index alone; once every group is written, the
     /// main index gets the entries libgit2's checkout would have written (stat data of the new
     /// file, blob of `tree`) and is written once.
     ///
-    /// With `.safe`, a group that meets a changed file writes nothing; the groups that did write
-    /// are then put back to `baseline` (safely) before the error is thrown.
+    /// With `.safe`, a run that meets a changed file writes nothing, no further run starts, and
+    /// the runs that did write are put back to `baseline` (safely) before the error is thrown.
     func checkoutInParallel(tree: ObjectID, baseline: ObjectID?, paths: [String], strategy: CheckoutStrategy,
                             workers: Int) throws(GitError) {
         guard let workdir else {
@@ -26,32 +27,39 @@ extension Repository {
         let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
         defer { git_index_free(index) }
         try check(git_index_read(index, 0), "git_index_read")
-        let groups = Repository.splitAtFolders(paths.sorted(), parts: workers)
+        // More runs than workers, taken in turn by whichever worker is free: a run holding a large
+        // file (a manifest) does not hold the others up.
+        let groups = Repository.splitAtFolders(paths.sorted(), parts: workers * 4)
+        var subsets: [CachedEntries] = []
+        for group in groups { subsets.append(try CachedEntries(of: index, at: group, gitDirectory: gitDirectory)) }
         var handles: [Repository] = []
-        for group in groups {
-            let handle = try Repository.open(at: workdir, search: false)
-            let subset = try CachedEntries(of: index, at: group, gitDirectory: gitDirectory)
-            git_repository_set_index(handle.pointer, subset.index)
-            handles.append(handle)
-        }
-        let outcomes = UnsafeMutableBufferPointer<Result<[CheckedOutFile], GitError>>.allocate(capacity: groups.count)
-        outcomes.initialize(repeating: .success([]))
+        for _ in 0..<min(workers, groups.count) { handles.append(try Repository.open(at: workdir, search: false)) }
+        let outcomes = UnsafeMutableBufferPointer<Result<[CheckedOutFile], GitError>?>.allocate(capacity: groups.count)
+        outcomes.initialize(repeating: nil)
         defer { outcomes.deinitialize(); outcomes.deallocate() }
         nonisolated(unsafe) let results = outcomes
         nonisolated(unsafe) let workerHandles = handles
-        DispatchQueue.concurrentPerform(iterations: groups.count) { worker in
-            results[worker] = Result { () throws(GitError) -> [CheckedOutFile] in
-                let handle = workerHandles[worker]
-                try handle.checkoutOnce(
-                    tree: tree, baseline: baseline, paths: groups[worker], strategy: strategy,
-                    flags: GIT_CHECKOUT_DONT_UPDATE_INDEX.rawValue | GIT_CHECKOUT_NO_REFRESH.rawValue)
-                return try handle.checkedOut(groups[worker], of: tree, workdir: workdir)
+        nonisolated(unsafe) let indexes = subsets.map(\.index)
+        let progress = CheckoutProgress()
+        DispatchQueue.concurrentPerform(iterations: handles.count) { worker in
+            let handle = workerHandles[worker]
+            // After a failure no worker starts another run: there is less to put back.
+            while !progress.failed.load(ordering: .relaxed),
+                  case let group = progress.next.add(1, ordering: .relaxed).oldValue, group < groups.count {
+                git_repository_set_index(handle.pointer, indexes[group])
+                results[group] = Result { () throws(GitError) -> [CheckedOutFile] in
+                    try handle.checkoutOnce(
+                        tree: tree, baseline: baseline, paths: groups[group], strategy: strategy,
+                        flags: GIT_CHECKOUT_DONT_UPDATE_INDEX.rawValue | GIT_CHECKOUT_NO_REFRESH.rawValue)
+                    return try handle.checkedOut(groups[group], of: tree, workdir: workdir)
+                }
+                if case .failure = results[group] { progress.failed.store(true, ordering: .relaxed) }
             }
         }
         let written = groups.indices.filter { if case .success = outcomes[$0] { true } else { false } }
         if written.count < groups.count {
-            let failure = groups.indices.lazy.compactMap { (worker) -> GitError? in
-                if case .failure(let error) = outcomes[worker] { error } else { nil }
+            let failure = groups.indices.lazy.compactMap { (group) -> GitError? in
+                if case .failure(let error) = outcomes[group] { error } else { nil }
             }.first!
             if let baseline {
                 let back = written.flatMap { groups[$0] }
@@ -59,8 +67,8 @@ extension Repository {
             }
             throw failure
         }
-        for worker in groups.indices {
-            for file in try outcomes[worker].get() {
+        for group in groups.indices {
+            for file in try outcomes[group]!.get() {
                 if var entry = file.entry {
                     let rc = file.path.withCString { (cPath) -> Int32 in
                         entry.path = cPath
@@ -169,6 +177,12 @@ extension Repository {
         if !current.isEmpty { groups.append(current) }
         return groups
     }
+}
+
+/// The next run to check out, and whether one failed; shared by the workers.
+private final class CheckoutProgress: Sendable {
+    let next = Atomic(0)
+    let failed = Atomic(false)
 }
 
 /// A path a checkout wrote, and its index entry (without its path); nil when the path was removed.
