@@ -9,6 +9,8 @@ public struct FetchOptions: Sendable {
     /// Requests at once for this run (1-256): item downloads, and DocuSign listing pages (at most
     /// 8); nil uses `tidemark.jobs`.
     public var jobs: Int?
+    /// Start reading the index once the listing is done (a sync, whose local-edit check needs it).
+    var preloadIndex = false
     public init(allowMassDelete: Bool = false, jobs: Int? = nil) {
         self.allowMassDelete = allowMassDelete
         self.jobs = jobs
@@ -119,6 +121,8 @@ extension Mirror {
                 throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
             }
             crashPoint("after-listing")
+            // The rest of the fetch leaves a core free most of the time (libgit2's indexer, file reads).
+            if options.preloadIndex, indexPreload == nil { indexPreload = repository.preloadIndex() }
             let listed = listing.items.count + listing.unchanged.count
             progress?(.listing(collection: collection, items: listed))
 

@@ -62,9 +62,12 @@ extension Mirror {
         defer { withExtendedLifetime(lock) {} }
         try recoverInterruptedSync()
         if options.dryRun { return try await planSync(options) }
+        defer { indexPreload = nil }
         var fetchReport: FetchReport?
         if !options.offline {
-            let report = try await fetchLocked(options.fetch)
+            var fetchOptions = options.fetch
+            fetchOptions.preloadIndex = true
+            let report = try await fetchLocked(fetchOptions)
             if !report.failures.isEmpty { throw .incompleteFetch(report.failures) }
             fetchReport = report
         }
@@ -185,6 +188,10 @@ extension Mirror {
         // A lock another git process holds is reported by name before anything else reads or
         // writes the index.
         try checkGitLocks(index: true, refs: [branch])
+        if let preload = indexPreload {
+            repository.adopt(preload)
+            indexPreload = nil
+        }
         if !force, let head {
             // The check may write refreshed stat data to the index.
             let edited = try withLockNote { () throws(MirrorError) in try localEdits(in: head.tree, among: changed) }

@@ -33,6 +33,9 @@ public actor Mirror {
     let customUpstream: (any Upstream)?
     /// Parsed manifests by blob id (blobs never change, so entries never go stale).
     var manifestCache: [ObjectID: Manifest] = [:]
+    /// The index file being read on another thread while a sync's fetch writes objects; the
+    /// sync's local-edit check adopts it.
+    var indexPreload: IndexPreload?
 
     init(repository: Repository, settings: MirrorSettings, upstream: (any Upstream)? = nil) {
         // A snapshot a ref points to must be on disk: objects, packs, refs and reflogs are

@@ -76,6 +76,25 @@ struct WorkingTreeTests {
         }
     }
 
+    /// An index file another process changes between the preload and its adoption is read again:
+    /// the checkout that writes the index keeps what the other process staged.
+    @Test func anIndexChangedAfterItWasPreloadedIsReadAgain() async throws {
+        try await withScratch { path in
+            let root = path + "/repo"
+            let repository = try Repository.create(at: root)
+            let v1 = try repository.updateTree(nil, [.upsert(path: "c/a.json", blob: try repository.writeBlob(Data("1\n".utf8)))])
+            let v2 = try repository.updateTree(v1, [.upsert(path: "c/a.json", blob: try repository.writeBlob(Data("2\n".utf8)))])
+            try repository.checkout(tree: v1, baseline: nil, strategy: .safe)
+            let preload = try #require(repository.preloadIndex())
+            #expect(FileManager.default.createFile(atPath: root + "/notes.txt", contents: Data("mine\n".utf8)))
+            _ = try git(["add", "notes.txt"], in: root)
+            repository.adopt(preload)
+            try repository.checkout(tree: v2, baseline: v1, paths: ["c/a.json"], strategy: .safe)
+            #expect(try git(["ls-files"], in: root) == "c/a.json\nnotes.txt\n")
+            #expect(FileManager.default.contents(atPath: root + "/c/a.json") == Data("2\n".utf8))
+        }
+    }
+
     @Test func treeDiffsGivePatchStatsAndStatuses() async throws {
         try await withScratch { path in
             let repository = try Repository.create(at: path + "/repo")
