@@ -20,13 +20,19 @@ struct WorkingTreeTests {
         }
     }
 
+    /// A repository at `path/repo` whose `c/a.json` holds `1` in v1 and `2` in v2, v1 checked out.
+    static func twoVersionsOfOneFile(in path: String) throws -> (String, Repository, ObjectID, ObjectID) {
+        let root = path + "/repo"
+        let repository = try Repository.create(at: root)
+        let v1 = try repository.updateTree(nil, [.upsert(path: "c/a.json", blob: try repository.writeBlob(Data("1\n".utf8)))])
+        let v2 = try repository.updateTree(v1, [.upsert(path: "c/a.json", blob: try repository.writeBlob(Data("2\n".utf8)))])
+        try repository.checkout(tree: v1, baseline: nil, strategy: .safe)
+        return (root, repository, v1, v2)
+    }
+
     @Test func checkoutSafeNeverOverwritesLocalEditsAndForceDoes() async throws {
         try await withScratch { path in
-            let root = path + "/repo"
-            let repository = try Repository.create(at: root)
-            let v1 = try repository.updateTree(nil, [.upsert(path: "c/a.json", blob: try repository.writeBlob(Data("1\n".utf8)))])
-            let v2 = try repository.updateTree(v1, [.upsert(path: "c/a.json", blob: try repository.writeBlob(Data("2\n".utf8)))])
-            try repository.checkout(tree: v1, baseline: nil, strategy: .safe)
+            let (root, repository, v1, v2) = try Self.twoVersionsOfOneFile(in: path)
             #expect(FileManager.default.contents(atPath: root + "/c/a.json") == Data("1\n".utf8))
             try Data("local\n".utf8).write(to: URL(fileURLWithPath: root + "/c/a.json"))
             #expect(try repository.diffTreeToWorkdir(v1).deltas.map(\.path) == ["c/a.json"])
@@ -80,11 +86,7 @@ struct WorkingTreeTests {
     /// the checkout that writes the index keeps what the other process staged.
     @Test func anIndexChangedAfterItWasPreloadedIsReadAgain() async throws {
         try await withScratch { path in
-            let root = path + "/repo"
-            let repository = try Repository.create(at: root)
-            let v1 = try repository.updateTree(nil, [.upsert(path: "c/a.json", blob: try repository.writeBlob(Data("1\n".utf8)))])
-            let v2 = try repository.updateTree(v1, [.upsert(path: "c/a.json", blob: try repository.writeBlob(Data("2\n".utf8)))])
-            try repository.checkout(tree: v1, baseline: nil, strategy: .safe)
+            let (root, repository, v1, v2) = try Self.twoVersionsOfOneFile(in: path)
             let preload = try #require(repository.preloadIndex())
             #expect(FileManager.default.createFile(atPath: root + "/notes.txt", contents: Data("mine\n".utf8)))
             _ = try git(["add", "notes.txt"], in: root)
