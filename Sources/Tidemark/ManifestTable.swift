@@ -101,18 +101,20 @@ struct ManifestTable: CachedVersions {
     var count: Int { starts.count }
 
     func position(of id: ItemID) -> Int? {
+        id.bytes.withUnsafeBufferPointer { position(ofIDBytes: $0) }
+    }
+
+    func position(ofIDBytes wanted: UnsafeBufferPointer<UInt8>) -> Int? {
         bytes.withUnsafeBufferPointer { buffer in
-            id.bytes.withUnsafeBufferPointer { wanted in
-                var slot = ManifestTable.hash(wanted) & mask
-                while true {
-                    let position = Int(slots[slot])
-                    if position < 0 { return nil }
-                    let field = Int(starts[position])..<Int(idEnds[position])
-                    if ManifestTable.withID(buffer, field, escaped[position], { ManifestTable.compare($0, wanted) == 0 }) {
-                        return position
-                    }
-                    slot = (slot + 1) & mask
+            var slot = ManifestTable.hash(wanted) & mask
+            while true {
+                let position = Int(slots[slot])
+                if position < 0 { return nil }
+                let field = Int(starts[position])..<Int(idEnds[position])
+                if ManifestTable.withID(buffer, field, escaped[position], { ManifestTable.compare($0, wanted) == 0 }) {
+                    return position
                 }
+                slot = (slot + 1) & mask
             }
         }
     }
@@ -274,16 +276,18 @@ struct ManifestTable: CachedVersions {
         withID(a, left, leftEscaped) { x in withID(b, right, rightEscaped) { y in compare(x, y) } }
     }
 
+    private static let seed = 0xcbf2_9ce4_8422_2325 ^ UInt64.random(in: 0...UInt64.max)
+
     private static func compare(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Int {
         let common = min(x.count, y.count)
         let order = common == 0 ? 0 : Int(memcmp(x.baseAddress!, y.baseAddress!, common))
         return order != 0 ? order : x.count - y.count
     }
 
-    /// FNV-1a over the id's bytes: the table lives for one operation and its keys come from our
-    /// own manifest, so it needs no seed.
+    /// FNV-1a over the id's bytes, from a state seeded once per process: ids come from upstream,
+    /// and a server choosing ids that all land in one slot must not make lookups quadratic.
     private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var hash: UInt64 = seed
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         return Int(truncatingIfNeeded: hash ^ (hash >> 29))
     }

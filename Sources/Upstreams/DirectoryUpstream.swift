@@ -221,13 +221,13 @@ public struct DirectoryUpstream: Upstream {
                     // Hidden folders are not shards.
                     if name.first != 46 { subfolders.append(path + "/" + String(decoding: name, as: UTF8.self)) }
                 } else if kind == S_IFREG, name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
-                    let id = ItemID(bytes: Array(name.dropLast(5)))
-                    let position = cached.position(of: id)
+                    let stem = UnsafeBufferPointer(rebasing: name.dropLast(5))
+                    let position = cached.position(ofIDBytes: stem)
                     if let position, let etag = cached.etagUTF8(at: position), StatSignature(info).matches(etag) {
                         result.unchanged.append(position)
                     } else {
                         let file = path + "/" + String(decoding: name, as: UTF8.self)
-                        result.files.append(ListedFile(id: id, path: file, info: info, position: position))
+                        result.files.append(ListedFile(id: ItemID(bytes: Array(stem)), path: file, info: info, position: position))
                     }
                 }
             }

@@ -32,6 +32,9 @@ public protocol CachedVersions: Sendable {
     var count: Int { get }
     /// The position of `id`, nil when it is not cached.
     func position(of id: ItemID) -> Int?
+    /// The position of the id with these bytes, for adapters that look up many (may avoid making
+    /// an ``ItemID``).
+    func position(ofIDBytes bytes: UnsafeBufferPointer<UInt8>) -> Int?
     /// The id at `position`.
     func id(at position: Int) -> ItemID
     /// The validator stored for the item at `position` (an HTTP ETag, a stat signature); nil when none.
@@ -42,6 +45,7 @@ public protocol CachedVersions: Sendable {
 
 extension CachedVersions {
     public func etagUTF8(at position: Int) -> ArraySlice<UInt8>? { etag(at: position).map { ArraySlice($0.utf8) } }
+    public func position(ofIDBytes bytes: UnsafeBufferPointer<UInt8>) -> Int? { position(of: ItemID(bytes: Array(bytes))) }
 }
 
 /// No cached versions: a first listing, or an adapter that does not look.
