@@ -109,17 +109,20 @@ extension Mirror {
 
         for collection in settings.collections {
             let baseBlob = try manifestBlob(collection, in: base?.tree)
-            let cached = try manifestTable(collection, blob: baseBlob)
+            // Read on another thread while the listing starts.
+            let load = ManifestLoad(collection: collection, blob: baseBlob, gitDirectory: gitDirectory)
             let previousWatermark = baseMessage?.watermark(of: collection).flatMap(Timestamp.init)
             progress?(.listing(collection: collection, items: 0))
             let listing: Listing
             do {
                 listing = try await upstream.list(
                     collection: collection, since: previousWatermark?.adding(seconds: -settings.overlapSeconds),
-                    cached: cached)
+                    cached: load)
             } catch {
+                _ = try load.table()  // an unreadable manifest is the error to report
                 throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
             }
+            let cached = try load.table()
             crashPoint("after-listing")
             // The rest of the fetch leaves a core free most of the time (libgit2's indexer, file reads).
             if options.preloadIndex, indexPreload == nil { indexPreload = repository.preloadIndex() }

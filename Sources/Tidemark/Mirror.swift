@@ -178,12 +178,7 @@ public actor Mirror {
 
     /// A manifest blob as a ``ManifestTable`` (empty for none): what a fetch works on.
     func manifestTable(_ collection: String, blob: ObjectID?) throws(MirrorError) -> ManifestTable {
-        let data = try manifestData(blob)
-        do {
-            return try ManifestTable(data)
-        } catch {
-            throw .corruptManifest(collection: collection, reason: error.description)
-        }
+        try ManifestLoad.table(try manifestData(blob), collection: collection)
     }
 
     /// Resolves a revision; `upstream` names the upstream-tracking ref.

@@ -42,6 +42,7 @@ public struct DirectoryUpstream: Upstream {
     public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
         let base = folder(for: collection)
         let folders = try await DirectoryUpstream.scanInParallel(base.path, cached: cached)
+        let cached = try cached.loaded()
         var items: [ListedItem] = []
         var unchanged: [Int] = []
         unchanged.reserveCapacity(cached.count)
@@ -139,13 +140,37 @@ public struct DirectoryUpstream: Upstream {
         var files: [ListedFile] = []
     }
 
+    /// One folder's `*.json` regular files as read, before any comparison: their stems (names
+    /// without `.json`, back to back in one buffer) and `lstat` data.
+    struct FolderFiles: Sendable {
+        let path: String
+        var names: [UInt8] = []
+        var stems: [Range<Int>] = []
+        var infos: [stat] = []
+    }
+
+    /// A folder compared with the cached versions, or only read (they were not ready yet).
+    enum FolderResult: Sendable {
+        case scanned(FolderScan)
+        case read(FolderFiles)
+
+        func scan(against cached: any CachedVersions) -> FolderScan {
+            switch self {
+            case .scanned(let scan): scan
+            case .read(let files): DirectoryUpstream.compare(files, with: cached)
+            }
+        }
+    }
+
     /// Scans `path` and its subfolders, the top folder's subfolders (shards) on all cores at once:
     /// a listing is one `lstat` per file, which the kernel serves in parallel, and the comparison
-    /// with the cached signature is made on the same core. Folders come back in walk order.
+    /// with the cached signature is made on the same core. Folders read while the cached versions
+    /// are still being read (on another thread) are compared once they are ready. Folders come
+    /// back in walk order.
     static func scanInParallel(_ path: String, cached: some CachedVersions) async throws -> [FolderScan] {
         var subfolders: [String] = []
-        let top = try scan(path, cached: cached, subfolders: &subfolders)
-        guard !subfolders.isEmpty else { return [top] }
+        let top = try readFolder(path, subfolders: &subfolders)
+        guard !subfolders.isEmpty else { return [compare(top, with: try cached.loaded())] }
         let folders = subfolders
         let workers = max(1, min(folders.count, ProcessInfo.processInfo.activeProcessorCount))
         // Each worker takes the next folder not yet taken, so one slow folder does not hold the others up.
@@ -153,11 +178,12 @@ public struct DirectoryUpstream: Upstream {
         let scanned = try await withThrowingTaskGroup(of: [(Int, [FolderScan])].self) { group in
             for _ in 0..<workers {
                 group.addTask {
-                    var done: [(Int, [FolderScan])] = []
+                    var done: [(Int, [FolderResult])] = []
                     while case let index = next.value.add(1, ordering: .relaxed).oldValue, index < folders.count {
                         done.append((index, try scanTree(folders[index], cached: cached)))
                     }
-                    return done
+                    let versions = try cached.loaded()
+                    return done.map { ($0.0, $0.1.map { $0.scan(against: versions) }) }
                 }
             }
             var byFolder = [[FolderScan]](repeating: [], count: folders.count)
@@ -166,21 +192,23 @@ public struct DirectoryUpstream: Upstream {
             }
             return byFolder
         }
-        return [top] + scanned.joined()
+        return [compare(top, with: try cached.loaded())] + scanned.joined()
     }
 
-    /// Scans `path` and, depth first, every subfolder below it.
-    static func scanTree(_ path: String, cached: some CachedVersions) throws -> [FolderScan] {
+    /// Scans `path` and, depth first, every subfolder below it; compares each folder at once when
+    /// the cached versions are ready.
+    static func scanTree(_ path: String, cached: some CachedVersions) throws -> [FolderResult] {
         var subfolders: [String] = []
-        var scans = [try scan(path, cached: cached, subfolders: &subfolders)]
-        for folder in subfolders { scans += try scanTree(folder, cached: cached) }
-        return scans
+        let files = try readFolder(path, subfolders: &subfolders)
+        var results: [FolderResult] = [cached.isReady ? .scanned(compare(files, with: try cached.loaded())) : .read(files)]
+        for folder in subfolders { results += try scanTree(folder, cached: cached) }
+        return results
     }
 
-    /// Scans one folder: `*.json` regular files (following no symlinks), with one `lstat` each
+    /// Reads one folder: `*.json` regular files (following no symlinks), with one `lstat` each
     /// taken relative to the open folder, so the kernel does not walk the path. Subfolders (not
     /// hidden ones) are appended to `subfolders`, in name order.
-    static func scan(_ path: String, cached: some CachedVersions, subfolders: inout [String]) throws -> FolderScan {
+    static func readFolder(_ path: String, subfolders: inout [String]) throws -> FolderFiles {
         guard let dir = opendir(path) else {
             throw UpstreamError.unreachable("cannot read upstream folder '\(path)'")
         }
@@ -188,7 +216,7 @@ public struct DirectoryUpstream: Upstream {
         let fd = dirfd(dir)
         // Names go into one buffer, NUL-terminated (so `fstatat` takes them as they are): no array
         // or String per file.
-        var names: [UInt8] = []
+        var files = FolderFiles(path: path)
         var ranges: [Range<Int>] = []
         let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(dir) {
@@ -197,13 +225,12 @@ public struct DirectoryUpstream: Upstream {
             let cName = (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: UInt8.self)
             let name = UnsafeBufferPointer(start: cName, count: strlen(UnsafeRawPointer(cName).assumingMemoryBound(to: CChar.self)))
             if name.elementsEqual([46]) || name.elementsEqual([46, 46]) { continue }
-            ranges.append(names.count..<names.count + name.count)
-            names.append(contentsOf: name)
-            names.append(0)
+            ranges.append(files.names.count..<files.names.count + name.count)
+            files.names.append(contentsOf: name)
+            files.names.append(0)
         }
-        var result = FolderScan(path: path)
         let firstSubfolder = subfolders.count
-        try names.withUnsafeBufferPointer { buffer in
+        try files.names.withUnsafeBufferPointer { buffer in
             let base = buffer.baseAddress!
             // In directory order: only what is returned is sorted (unchanged items are positions).
             for range in ranges {
@@ -221,18 +248,32 @@ public struct DirectoryUpstream: Upstream {
                     // Hidden folders are not shards.
                     if name.first != 46 { subfolders.append(path + "/" + String(decoding: name, as: UTF8.self)) }
                 } else if kind == S_IFREG, name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
-                    let stem = UnsafeBufferPointer(rebasing: name.dropLast(5))
-                    let position = cached.position(ofIDBytes: stem)
-                    if let position, let etag = cached.etagUTF8(at: position), StatSignature(info).matches(etag) {
-                        result.unchanged.append(position)
-                    } else {
-                        let file = path + "/" + String(decoding: name, as: UTF8.self)
-                        result.files.append(ListedFile(id: ItemID(bytes: Array(stem)), path: file, info: info, position: position))
-                    }
+                    files.stems.append(range.lowerBound..<range.upperBound - 5)
+                    files.infos.append(info)
                 }
             }
         }
         subfolders[firstSubfolder...].sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return files
+    }
+
+    /// Compares a folder's files with the cached versions: a file whose stat signature is the
+    /// cached ETag is unchanged (reported by position, no read needed); the others are returned,
+    /// in name order.
+    static func compare(_ files: FolderFiles, with cached: any CachedVersions) -> FolderScan {
+        var result = FolderScan(path: files.path)
+        files.names.withUnsafeBufferPointer { buffer in
+            for (stem, info) in zip(files.stems, files.infos) {
+                let id = UnsafeBufferPointer(rebasing: buffer[stem])
+                let position = cached.position(ofIDBytes: id)
+                if let position, let etag = cached.etagUTF8(at: position), StatSignature(info).matches(etag) {
+                    result.unchanged.append(position)
+                } else {
+                    let file = files.path + "/" + String(decoding: id, as: UTF8.self) + ".json"
+                    result.files.append(ListedFile(id: ItemID(bytes: Array(id)), path: file, info: info, position: position))
+                }
+            }
+        }
         result.files.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
         return result
     }

@@ -41,11 +41,19 @@ public protocol CachedVersions: Sendable {
     func etag(at position: Int) -> String?
     /// The validator's UTF-8 bytes, for adapters that compare many (may avoid making Strings).
     func etagUTF8(at position: Int) -> ArraySlice<UInt8>?
+    /// False while the versions are still being read on another thread: an adapter may list
+    /// upstream first and compare afterwards. Every other requirement waits for them.
+    var isReady: Bool { get }
+    /// The versions once read (waiting for them), to compare many against; throws when they could
+    /// not be read.
+    func loaded() throws -> any CachedVersions
 }
 
 extension CachedVersions {
     public func etagUTF8(at position: Int) -> ArraySlice<UInt8>? { etag(at: position).map { ArraySlice($0.utf8) } }
     public func position(ofIDBytes bytes: UnsafeBufferPointer<UInt8>) -> Int? { position(of: ItemID(bytes: Array(bytes))) }
+    public var isReady: Bool { true }
+    public func loaded() throws -> any CachedVersions { self }
 }
 
 /// No cached versions: a first listing, or an adapter that does not look.

@@ -252,6 +252,32 @@ struct MirrorTests {
         }
     }
 
+    /// The manifest is read on another thread while the listing starts: one that cannot be parsed
+    /// is still the error a fetch reports, naming the collection, and no ref moves (a `dir`
+    /// upstream, whose listing asks for the manifest, and one that only looks items up).
+    @Test(arguments: ["dir", "memory"])
+    func anUnreadableManifestIsTheErrorAFetchReports(_ kind: String) async throws {
+        try await withScratch { path in
+            let root = path + "/m"
+            for index in 0..<5 {
+                try FileManager.default.createDirectory(atPath: path + "/up", withIntermediateDirectories: true)
+                try Data("{\"lastModified\": \"2024-01-01T00:00:0\(index)Z\"}".utf8)
+                    .write(to: URL(fileURLWithPath: path + "/up/item-\(index).json"))
+            }
+            let (mirror, _) = kind == "dir"
+                ? try await Mirror.clone("dir:" + path + "/up", to: root)
+                : try await Mirror.clone("test:memory", to: root, upstream: seeded(5))
+            try Data((Manifest.header + "\na\tb\n").utf8).write(to: URL(fileURLWithPath: root + "/.tidemark/items.manifest"))
+            _ = try git(["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "break the manifest"], in: root)
+            _ = try git(["update-ref", "refs/tidemark/upstream", "HEAD"], in: root)
+            await #expect { _ = try await mirror.fetch() } throws: { error in
+                guard case .corruptManifest(let collection, _) = error as? MirrorError else { return false }
+                return collection == "items"
+            }
+            #expect(try git(["rev-parse", "refs/tidemark/upstream"], in: root) == (try git(["rev-parse", "HEAD"], in: root)))
+        }
+    }
+
     @Test func notAMirrorIsAClearError() async throws {
         try await withScratch { path in
             #expect { _ = try Mirror.open(at: path) } throws: { String(describing: $0).contains("not a tidemark mirror") }

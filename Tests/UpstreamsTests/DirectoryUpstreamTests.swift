@@ -13,6 +13,31 @@ private struct Cached: CachedVersions {
     func etag(at position: Int) -> String? { etags[position] }
 }
 
+/// Cached versions still being read: not ready until an adapter asks for them with `loaded()`
+/// (which may fail), so a listing reads every folder before it compares any.
+private final class LateCached: CachedVersions, @unchecked Sendable {
+    let versions: Cached
+    let failure: (any Error)?
+    private let lock = NSLock()
+    private var asked = false
+
+    init(_ versions: Cached, failure: (any Error)? = nil) {
+        self.versions = versions
+        self.failure = failure
+    }
+
+    var isReady: Bool { lock.withLock { asked } }
+    func loaded() throws -> any CachedVersions {
+        lock.withLock { asked = true }
+        if let failure { throw failure }
+        return versions
+    }
+    var count: Int { versions.count }
+    func position(of id: ItemID) -> Int? { versions.position(of: id) }
+    func id(at position: Int) -> ItemID { versions.id(at: position) }
+    func etag(at position: Int) -> String? { versions.etag(at: position) }
+}
+
 @Suite("dir upstream: listing against cached versions")
 struct DirectoryUpstreamTests {
     private func write(_ text: String, to path: String) throws {
@@ -41,6 +66,15 @@ struct DirectoryUpstreamTests {
             #expect(second.items.first?.lastModified == Timestamp("2024-02-01T00:00:00Z"))
             #expect(second.unchanged.map { cached.ids[$0].description }.sorted() == ["one", "three"])
             #expect(second.requests == 2, "only the changed and the new file are read")
+
+            // Versions that are ready only once the folders are read give the same listing; when
+            // they cannot be read, that is the error.
+            let late = try await upstream.list(collection: "items", since: nil, cached: LateCached(cached))
+            #expect(late.items == second.items && late.unchanged.sorted() == second.unchanged.sorted())
+            struct Unreadable: Error {}
+            await #expect(throws: Unreadable.self) {
+                _ = try await upstream.list(collection: "items", since: nil, cached: LateCached(cached, failure: Unreadable()))
+            }
 
             // A signature that is not the file's (another inode, say) makes it read again.
             cached.etags[cached.ids.firstIndex(of: ItemID("one"))!] = "1-2-3"

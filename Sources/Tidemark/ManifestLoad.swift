@@ -1,0 +1,59 @@
+import Foundation
+import GitStore
+import Synchronization
+import Upstreams
+
+/// A collection's manifest table, read on another thread, on a repository handle of its own,
+/// while the listing starts: the `dir` adapter reads its folders meanwhile and compares them once
+/// the table is ready. Inflating and indexing the 8.7 MB manifest of a 100k-item collection takes
+/// about 35 ms, most of a core, which the scan's first folders overlap.
+final class ManifestLoad: CachedVersions, @unchecked Sendable {
+    private let done = DispatchGroup()
+    private let ready = Atomic(false)
+    // Written once, before `ready` is set and `done` is left; read only after waiting on `done`.
+    private var result: Result<ManifestTable, MirrorError>
+
+    /// Starts reading `blob` (an empty table when nil) from the repository at `gitDirectory`.
+    init(collection: String, blob: ObjectID?, gitDirectory: String) {
+        result = .failure(.corruptManifest(collection: collection, reason: "not read"))
+        guard let blob else {
+            result = Result { () throws(MirrorError) in try ManifestLoad.table(Data(), collection: collection) }
+            ready.store(true, ordering: .releasing)
+            return
+        }
+        done.enter()
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            result = Result { () throws(MirrorError) in
+                let repository = try mirrorErrors { try Repository.open(at: gitDirectory, search: false) }
+                return try ManifestLoad.table(try mirrorErrors { try repository.readBlob(blob) }, collection: collection)
+            }
+            ready.store(true, ordering: .releasing)
+            done.leave()
+        }
+    }
+
+    static func table(_ data: Data, collection: String) throws(MirrorError) -> ManifestTable {
+        do {
+            return try ManifestTable(data)
+        } catch {
+            throw .corruptManifest(collection: collection, reason: error.description)
+        }
+    }
+
+    /// The table, waiting for it; throws what reading it threw.
+    func table() throws(MirrorError) -> ManifestTable {
+        done.wait()
+        return try result.get()
+    }
+
+    var isReady: Bool { ready.load(ordering: .acquiring) }
+    func loaded() throws -> any CachedVersions { try table() }
+
+    // One-off lookups wait for the table; an unreadable one has no entries (the fetch then throws
+    // the reading error from `table()`).
+    var count: Int { (try? table())?.count ?? 0 }
+    func position(of id: ItemID) -> Int? { (try? table())?.position(of: id) }
+    func id(at position: Int) -> ItemID { try! table().id(at: position) }
+    func etag(at position: Int) -> String? { (try? table())?.etag(at: position) }
+    func etagUTF8(at position: Int) -> ArraySlice<UInt8>? { (try? table())?.etagUTF8(at: position) }
+}
