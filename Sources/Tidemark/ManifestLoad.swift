@@ -50,7 +50,8 @@ final class ManifestLoad: CachedVersions, @unchecked Sendable {
     func loaded() throws -> any CachedVersions { try table() }
 
     // One-off lookups wait for the table; an unreadable one has no entries (the fetch then throws
-    // the reading error from `table()`).
+    // the reading error from `table()`), so positions, and `id(at:)` calls, come only from a table
+    // that was read.
     var count: Int { (try? table())?.count ?? 0 }
     func position(of id: ItemID) -> Int? { (try? table())?.position(of: id) }
     func id(at position: Int) -> ItemID { try! table().id(at: position) }
