@@ -64,11 +64,11 @@ import TidemarkFixtures
             try await using(try upstream(server, settings: settings)) { docusign in
                 let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 let text = error?.description ?? ""
-                // The reset is 600 s after the window opened; a loaded machine may answer a few
-                // seconds into it (CI once saw 599 s).
+                // The reset is 600 s after the window opened, measured against the response's Date
+                // header, which lags by seconds on a loaded machine (CI saw 599 s and 603 s).
                 let marker = "burst limit exhausted (X-BurstLimit-Remaining: 0) for another "
                 let seconds = text.range(of: marker).flatMap { Int(text[$0.upperBound...].prefix { $0.isNumber }) }
-                #expect(seconds.map { (590...600).contains($0) } == true, "\(text)")
+                #expect(seconds.map { (570...630).contains($0) } == true, "\(text)")
                 #expect(text.contains("more than the 5 s this run waits"), "\(text)")
                 #expect(clock.sleeps.isEmpty)
                 #expect(server.requestCount() == 1)
