@@ -68,6 +68,24 @@ extension ChangeCounts {
     }
 }
 
+extension ManifestTable {
+    /// What ``updating(_:removing:)`` with the same arguments changes, counted as
+    /// `Manifest.changes` would count it between the two files, without comparing them.
+    func changeCounts(_ upserts: [ManifestEntry], removing: [Int] = []) -> ChangeCounts {
+        var latest: [ItemID: ManifestEntry] = [:]
+        for entry in upserts { latest[entry.id] = entry }
+        var counts = ChangeCounts(deleted: Set(removing).count)
+        for entry in latest.values {
+            if let position = position(of: entry.id) {
+                if !self.entry(at: position).sameVersion(as: entry) { counts.changed += 1 }
+            } else {
+                counts.added += 1
+            }
+        }
+        return counts
+    }
+}
+
 /// Walks the entry lines of a manifest file (skipping the header, comments and blank lines).
 private struct LineCursor {
     let bytes: UnsafeRawBufferPointer

@@ -147,22 +147,6 @@ struct ManifestTable: CachedVersions {
         }
     }
 
-    /// What ``updating(_:removing:)`` with the same arguments changes, counted as
-    /// `Manifest.changes` would count it between the two files, without comparing them.
-    func changeCounts(_ upserts: [ManifestEntry], removing: [Int] = []) -> ChangeCounts {
-        var latest: [ItemID: ManifestEntry] = [:]
-        for entry in upserts { latest[entry.id] = entry }
-        var counts = ChangeCounts(deleted: Set(removing).count)
-        for entry in latest.values {
-            if let position = position(of: entry.id) {
-                if !self.entry(at: position).sameVersion(as: entry) { counts.changed += 1 }
-            } else {
-                counts.added += 1
-            }
-        }
-        return counts
-    }
-
     /// The manifest file with `upserts` put in (replacing entries of the same id; the last of
     /// several upserts of one id wins) and the entries at `removing` taken out. Unchanged lines
     /// are copied as runs of bytes.

@@ -46,7 +46,7 @@ struct ParallelCheckoutTests {
         (try git(["ls-files", "--stage"], in: root), try git(["diff-files", "--name-only"], in: root))
     }
 
-    /// 600 files changed, 40 removed and 40 added in folders that stay: the parallel checkout
+    /// 600 files changed, 27 removed and 40 added in folders that stay: the parallel checkout
     /// writes what libgit2's single checkout writes, and leaves the index git itself would.
     @Test func manyPathsGiveWhatOneCheckoutGives() async throws {
         try await withScratch { path in
