@@ -182,15 +182,18 @@ struct MirrorTests {
     }
 
     @Test func aLargeSyncOverFanOutFoldersReusesItsFetchComparisonsExactly() async throws {
-        // Enough changes over enough fan-out folders that the trees are rebuilt on all cores.
+        // Enough changes over enough fan-out folders that the trees are rebuilt and the files
+        // checked out on all cores (the index parsed meanwhile, during the fetch).
         try await withScratch { path in
-            let upstream = seeded(400)
+            let upstream = seeded(2000)
             let reused = try await syncBothWays(upstream, options: CloneOptions(fanout: true), in: path) {
-                for index in stride(from: 0, to: 400, by: 2) { upstream.put(ItemID("item-\(index)"), "2024-05-01T00:00:00Z") }
+                for index in stride(from: 0, to: 2000, by: 2) { upstream.put(ItemID("item-\(index)"), "2024-05-01T00:00:00Z") }
                 for index in 0..<5 { upstream.remove(ItemID("item-\(2 * index + 1)")) }
             }
-            #expect(reused.counts == ChangeCounts(changed: 201, added: 0, deleted: 5))
-            #expect(reused.paths.count == 200 + 5 + 1, "items written or deleted, and the manifest")
+            #expect(reused.counts == ChangeCounts(changed: 1001, added: 0, deleted: 5))
+            #expect(reused.paths.count == 1000 + 5 + 1, "items written or deleted, and the manifest")
+            #expect(try git(["diff", "--name-only"], in: path + "/one") == "")
+            #expect(try git(["diff", "--cached", "--name-only"], in: path + "/one") == "")
         }
     }
 
