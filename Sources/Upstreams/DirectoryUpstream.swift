@@ -65,6 +65,12 @@ public struct DirectoryUpstream: Upstream {
         }
         var reads = 0
         var carried = 0
+        // The files that changed are read and dated on all cores, a chunk at a time (bounded
+        // memory), ahead of the loop below, which takes them in order.
+        let changed = folders.flatMap(\.files)
+        var chunk: [Result<ReadFile, any Error>] = []
+        var chunkStart = 0
+        var next = 0
         for (folderIndex, folder) in folders.enumerated() {
             for position in folder.unchanged {
                 try claim(position, cached.id(at: position), folder: folderIndex,
@@ -73,21 +79,54 @@ public struct DirectoryUpstream: Upstream {
             }
             for file in folder.files {
                 try claim(file.position, file.id, folder: folderIndex, path: file.path)
-                guard let data = FileManager.default.contents(atPath: file.path) else {
-                    throw UpstreamError.unreachable("cannot read '\(file.path)'")
+                if next == chunkStart + chunk.count {
+                    chunkStart = next
+                    chunk = DirectoryUpstream.read(changed[next..<min(changed.count, next + DirectoryUpstream.readChunk)],
+                                                   collection: collection)
                 }
+                let read = try chunk[next - chunkStart].get()
+                next += 1
                 reads += 1
-                let info = file.info
-                let mtime = Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec))
-                let version = try DirectoryUpstream.version(of: data, collection: collection, id: file.id, fallback: mtime)
                 // Carry bodies up to a budget, so a first clone of a large folder stays within bounded memory.
-                let carry = carried + data.count <= DirectoryUpstream.bodyBudget
-                if carry { carried += data.count }
-                items.append(ListedItem(id: file.id, lastModified: version, etag: StatSignature(info).description,
-                                        body: carry ? data : nil, location: file.path))
+                let carry = carried + read.data.count <= DirectoryUpstream.bodyBudget
+                if carry { carried += read.data.count }
+                items.append(ListedItem(id: file.id, lastModified: read.version, etag: StatSignature(file.info).description,
+                                        body: carry ? read.data : nil, location: file.path))
             }
         }
         return Listing(items: items, isComplete: true, unchanged: unchanged, requests: reads)
+    }
+
+    /// A changed file's bytes and the version they give.
+    struct ReadFile {
+        let data: Data
+        let version: Timestamp
+    }
+
+    /// Files read together on all cores.
+    static let readChunk = 1024
+
+    /// Reads `files` and dates each (its `lastModified`, else its mtime), on all cores when there
+    /// are many; each result in place, an error where the file could not be read or dated.
+    static func read(_ files: ArraySlice<ListedFile>, collection: String) -> [Result<ReadFile, any Error>] {
+        @Sendable func readOne(_ file: ListedFile) -> Result<ReadFile, any Error> {
+            Result {
+                guard let data = FileManager.default.contents(atPath: file.path) else {
+                    throw UpstreamError.unreachable("cannot read '\(file.path)'")
+                }
+                let info = file.info
+                let mtime = Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec))
+                return ReadFile(data: data, version: try version(of: data, collection: collection, id: file.id, fallback: mtime))
+            }
+        }
+        let files = Array(files)
+        guard files.count >= 32 else { return files.map(readOne) }
+        let results = UnsafeMutableBufferPointer<Result<ReadFile, any Error>?>.allocate(capacity: files.count)
+        results.initialize(repeating: nil)
+        defer { results.deinitialize(); results.deallocate() }
+        nonisolated(unsafe) let output = results
+        DispatchQueue.concurrentPerform(iterations: files.count) { index in output[index] = readOne(files[index]) }
+        return results.map { $0! }
     }
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {

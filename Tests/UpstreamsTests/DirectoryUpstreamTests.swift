@@ -83,6 +83,41 @@ struct DirectoryUpstreamTests {
         }
     }
 
+    /// More changed files than one read chunk: they are read on all cores, a chunk at a time, and
+    /// come back in walk order with their versions; the first bad file in that order is the error,
+    /// also in a later chunk.
+    @Test func manyChangedFilesAreReadInChunksAndTakenInOrder() async throws {
+        try await withScratch { path in
+            let shards = "abcdefghijk".map(String.init)
+            var expected: [(String, String)] = []
+            for (s, shard) in shards.enumerated() {
+                for n in 0..<100 {
+                    let id = String(format: "item-%04d", s * 100 + n)
+                    let date = String(format: "2024-%02d-%02dT00:00:00Z", 1 + s, 1 + n % 28)
+                    try write(#"{"lastModified": "\#(date)"}"#, to: "\(path)/up/\(shard)/\(id).json")
+                    expected.append((id, date))
+                }
+            }
+            #expect(expected.count > DirectoryUpstream.readChunk)
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
+            let listing = try await upstream.list(collection: "items", since: nil, cached: .none)
+            #expect(listing.requests == expected.count)
+            #expect(listing.items.map(\.id.description) == expected.map(\.0))
+            #expect(listing.items.map(\.lastModified) == expected.map { Timestamp($0.1)! })
+
+            try write("{ not json", to: "\(path)/up/k/item-1050.json")
+            await #expect { _ = try await upstream.list(collection: "items", since: nil, cached: .none) } throws: {
+                guard case .malformedItem(_, let item, _) = $0 as? UpstreamError else { return false }
+                return item == "item-1050"
+            }
+            try write("[]", to: "\(path)/up/c/item-0207.json")
+            await #expect { _ = try await upstream.list(collection: "items", since: nil, cached: .none) } throws: {
+                guard case .malformedItem(_, let item, _) = $0 as? UpstreamError else { return false }
+                return item == "item-0207"
+            }
+        }
+    }
+
     @Test func anIdInTwoShardsNamesBothFilesWhetherCachedOrNot() async throws {
         try await withScratch { path in
             try write("{}", to: "\(path)/up/a/same.json")
