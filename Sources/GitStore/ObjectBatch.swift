@@ -43,15 +43,9 @@ public struct PreparedObject: Sendable {
     /// Compresses objects whose ids are known, on all cores; in the order given.
     static func prepareAll(_ objects: [(id: ObjectID, type: git_object_t, contents: Data)]) -> [PreparedObject] {
         guard objects.count > 1 else { return objects.map { PreparedObject(id: $0.id, type: $0.type, contents: $0.contents) } }
-        let prepared = UnsafeMutableBufferPointer<PreparedObject?>.allocate(capacity: objects.count)
-        prepared.initialize(repeating: nil)
-        defer { prepared.deinitialize(); prepared.deallocate() }
-        nonisolated(unsafe) let results = prepared
-        DispatchQueue.concurrentPerform(iterations: objects.count) { index in
-            let object = objects[index]
-            results[index] = PreparedObject(id: object.id, type: object.type, contents: object.contents)
+        return concurrentMap(objects.count) { index in
+            PreparedObject(id: objects[index].id, type: objects[index].type, contents: objects[index].contents)
         }
-        return prepared.map { $0! }
     }
 
     /// The pack entry of `raw` in one zlib call.

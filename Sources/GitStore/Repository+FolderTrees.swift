@@ -31,14 +31,9 @@ extension Repository {
         for _ in 0...workers { handles.append(try CaptureHandle(over: self)) }
         let top = handles[workers]
         // Worker w rebuilds folders w, w + workers, ...: fan-out folders are alike in size.
-        let outcomes = UnsafeMutableBufferPointer<Result<[RebuiltFolder], GitError>>.allocate(capacity: workers)
-        outcomes.initialize(repeating: .success([]))
-        defer { outcomes.deinitialize(); outcomes.deallocate() }
-        nonisolated(unsafe) let results = outcomes
-        nonisolated(unsafe) let workerHandles = handles
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            results[worker] = Result { () throws(GitError) -> [RebuiltFolder] in
-                let repository = workerHandles[worker].repository
+        let outcomes = concurrentMap(workers) { worker in
+            Result { () throws(GitError) -> [RebuiltFolder] in
+                let repository = handles[worker].repository
                 var built: [RebuiltFolder] = []
                 for index in stride(from: worker, to: folders.count, by: workers) {
                     built.append(try repository.rebuild(folders[index], in: base))

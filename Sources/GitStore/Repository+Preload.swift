@@ -90,20 +90,10 @@ private struct IndexStatPass {
         // Contiguous chunks, so a worker's entries share folders; more chunks than cores evens out load.
         let chunks = workers == 1 ? 1 : workers * 8
         let size = (count + chunks - 1) / chunks
-        let results = UnsafeMutableBufferPointer<[String]>.allocate(capacity: chunks)
-        results.initialize(repeating: [])
-        defer { results.deinitialize(); results.deallocate() }
-        nonisolated(unsafe) let pass = self
-        nonisolated(unsafe) let output = results
-        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+        return Array(concurrentMap(chunks) { chunk in
             let range = chunk * size..<min(count, (chunk + 1) * size)
-            if let positions {
-                output[chunk] = pass.check(positions[range])
-            } else {
-                output[chunk] = pass.check(range)
-            }
-        }
-        return Array(results.joined())
+            return positions.map { check($0[range]) } ?? check(range)
+        }.joined())
     }
 
     /// The paths among the entries at `positions` that may differ.
