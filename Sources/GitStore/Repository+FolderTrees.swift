@@ -27,6 +27,7 @@ extension Repository {
                 UpdatedTree(tree: try scratch.updateTree(base, updates), unchanged: try scratch.unchangedUpserts(base, updates))
             }
         }
+        try refreshObjects()
         var handles: [CaptureHandle] = []
         for _ in 0...workers { handles.append(try CaptureHandle(over: self)) }
         let top = handles[workers]

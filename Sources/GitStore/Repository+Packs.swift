@@ -30,6 +30,7 @@ extension Repository {
     /// that rewrites 250 trees then costs one pack and its fsyncs, not 250 loose objects each
     /// fsynced. If `body` throws, nothing it wrote reaches the repository.
     public func writingOnePack<R>(_ body: (Repository) throws(GitError) -> R) throws(GitError) -> R {
+        try refreshObjects()
         let scratch = try CaptureHandle(over: self)
         let result = try body(scratch.repository)
         try write(scratch)
@@ -57,6 +58,16 @@ extension Repository {
     }
 }
 
+extension Repository {
+    /// Makes the packs written since this handle last looked (a fetch's blobs, just flushed)
+    /// visible to it, and so to the ``CaptureHandle``s made over it.
+    func refreshObjects() throws(GitError) {
+        let objects = try makeHandle("git_repository_odb") { git_repository_odb(&$0, pointer) }
+        defer { git_odb_free(objects) }
+        try check(git_odb_refresh(objects), "git_odb_refresh")
+    }
+}
+
 /// A repository handle whose new objects are kept in memory: its object database is a capture
 /// backend (`tidemark_capture_new`) in front of a read-only view of another repository's objects
 /// (`tidemark_proxy_new`). Used by one thread at a time, like any handle.
@@ -76,15 +87,9 @@ final class CaptureHandle {
             throw GitError(code: .generic, message: "no capture backend", operation: "tidemark_capture_new")
         }
         try CaptureHandle.add(capture, to: odb, priority: 1000)
+        // The proxy never refreshes `source`'s objects on a miss: callers refresh them first
+        // (``Repository/refreshObjects()``), once for all the handles they make.
         let target = try makeHandle("git_repository_odb") { git_repository_odb(&$0, source.pointer) }
-        // Packs written since `source` last looked (a fetch's blobs, just flushed) become visible
-        // now, once: the proxy never refreshes on a miss.
-        do {
-            try check(git_odb_refresh(target), "git_odb_refresh")
-        } catch {
-            git_odb_free(target)
-            throw error
-        }
         var proxy: UnsafeMutablePointer<git_odb_backend>?
         guard tidemark_proxy_new(&proxy, target) == 0, let proxy else {
             git_odb_free(target)
