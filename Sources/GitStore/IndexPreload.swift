@@ -5,22 +5,24 @@ import Foundation
 /// ``Repository`` adopts it with ``Repository/adopt(_:)``. Parsing the index of a 100k-file
 /// working tree (8.8 MB, checksummed) takes about 50 ms.
 public final class IndexPreload: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    // Written once by the reading thread before `done` is signalled; read only after waiting on it.
+    private let done = DispatchGroup()
+    // Written by the reading thread before it leaves `done`; used only after waiting on it.
     private var index: OpaquePointer?
 
     init(path: String) {
+        done.enter()
         DispatchQueue.global(qos: .userInitiated).async { [self] in
             var loaded: OpaquePointer?
             if git_index_open(&loaded, path) == 0 { index = loaded }
-            done.signal()
+            done.leave()
         }
     }
 
-    /// Waits for the read; the parsed index, owned by the caller, or nil when it failed.
+    /// Waits for the read; the parsed index, owned by the caller from now on, or nil when it
+    /// failed (or was taken already).
     func take() -> OpaquePointer? {
         done.wait()
-        defer { index = nil; done.signal() }
+        defer { index = nil }
         return index
     }
 

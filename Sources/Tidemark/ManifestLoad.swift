@@ -1,6 +1,5 @@
 import Foundation
 import GitStore
-import Synchronization
 import Upstreams
 
 /// A collection's manifest table, read on another thread, on a repository handle of its own,
@@ -9,25 +8,20 @@ import Upstreams
 /// about 35 ms, most of a core, which the scan's first folders overlap.
 final class ManifestLoad: CachedVersions, @unchecked Sendable {
     private let done = DispatchGroup()
-    private let ready = Atomic(false)
-    // Written once, before `ready` is set and `done` is left; read only after waiting on `done`.
+    // The empty table, or what the reading thread wrote before leaving `done`; read only after
+    // waiting on `done`.
     private var result: Result<ManifestTable, MirrorError>
 
     /// Starts reading `blob` (an empty table when nil) from the repository at `gitDirectory`.
     init(collection: String, blob: ObjectID?, gitDirectory: String) {
-        result = .failure(.corruptManifest(collection: collection, reason: "not read"))
-        guard let blob else {
-            result = Result { () throws(MirrorError) in try ManifestLoad.table(Data(), collection: collection) }
-            ready.store(true, ordering: .releasing)
-            return
-        }
+        result = Result { () throws(MirrorError) in try ManifestLoad.table(Data(), collection: collection) }
+        guard let blob else { return }
         done.enter()
         DispatchQueue.global(qos: .userInitiated).async { [self] in
             result = Result { () throws(MirrorError) in
                 let repository = try mirrorErrors { try Repository.open(at: gitDirectory, search: false) }
                 return try ManifestLoad.table(try mirrorErrors { try repository.readBlob(blob) }, collection: collection)
             }
-            ready.store(true, ordering: .releasing)
             done.leave()
         }
     }
@@ -46,7 +40,7 @@ final class ManifestLoad: CachedVersions, @unchecked Sendable {
         return try result.get()
     }
 
-    var isReady: Bool { ready.load(ordering: .acquiring) }
+    var isReady: Bool { done.wait(timeout: .now()) == .success }
     func loaded() throws -> any CachedVersions { try table() }
 
     // One-off lookups wait for the table; an unreadable one has no entries (the fetch then throws
