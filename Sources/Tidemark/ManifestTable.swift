@@ -12,17 +12,12 @@ import Upstreams
 struct ManifestTable: CachedVersions {
     /// The file's bytes.
     let bytes: [UInt8]
-    /// Per entry line: where it starts, where its id field ends (the first tab), where it ends.
-    private let starts: [Int32]
-    private let idEnds: [Int32]
-    private let ends: [Int32]
-    /// Per entry line: where its validator field starts and ends, and whether the line holds an
-    /// escape (`%`); found once when loading, so lookups scan no bytes for them.
-    private let etagStarts: [Int32]
-    private let etagEnds: [Int32]
-    private let escaped: [Bool]
-    /// The hash index: open addressing with linear probing; a position, or -1 for an empty slot.
-    private let slots: [Int32]
+    /// Where each entry line's fields are, in one record per line: a lookup touches one.
+    private let lines: [Line]
+    /// The hash index: open addressing with linear probing. A slot holds the high half of its
+    /// id's hash and position + 1 (0 for an empty slot), so a probe that meets another id
+    /// mostly tells so without reading that entry.
+    private let slots: [UInt64]
     private let mask: Int
 
     /// An empty manifest.
@@ -32,15 +27,8 @@ struct ManifestTable: CachedVersions {
 
     init(_ data: Data) throws(Manifest.ParseError) {
         let bytes = [UInt8](data)
-        var starts: [Int32] = [], idEnds: [Int32] = [], ends: [Int32] = []
-        var etagStarts: [Int32] = [], etagEnds: [Int32] = [], escaped: [Bool] = []
-        let capacity = bytes.count / 64
-        starts.reserveCapacity(capacity)
-        idEnds.reserveCapacity(capacity)
-        ends.reserveCapacity(capacity)
-        etagStarts.reserveCapacity(capacity)
-        etagEnds.reserveCapacity(capacity)
-        escaped.reserveCapacity(capacity)
+        var lines: [Line] = []
+        lines.reserveCapacity(bytes.count / 64)
         let result = bytes.withUnsafeBufferPointer { (buffer) -> Result<Void, Manifest.ParseError> in
             Result { () throws(Manifest.ParseError) in
                 var start = 0, number = 0
@@ -63,67 +51,60 @@ struct ManifestTable: CachedVersions {
                         throw Manifest.ParseError(line: number, reason: "ids are not sorted or repeat")
                     }
                     previous = (id, fields.escaped)
-                    starts.append(Int32(start))
-                    idEnds.append(Int32(fields.idEnd))
-                    ends.append(Int32(end))
-                    etagStarts.append(Int32(fields.etag.lowerBound))
-                    etagEnds.append(Int32(fields.etag.upperBound))
-                    escaped.append(fields.escaped)
+                    lines.append(Line(start: Int32(start), idEnd: Int32(fields.idEnd), end: Int32(end),
+                                      etagStart: Int32(fields.etag.lowerBound), etagEnd: Int32(fields.etag.upperBound),
+                                      escaped: fields.escaped))
                 }
             }
         }
         try result.get()
         var size = 16
-        while size < starts.count * 2 { size <<= 1 }
-        var slots = [Int32](repeating: -1, count: size)
+        while size < lines.count * 2 { size <<= 1 }
+        var slots = [UInt64](repeating: 0, count: size)
         bytes.withUnsafeBufferPointer { buffer in
-            for position in starts.indices {
-                let hash = ManifestTable.withID(buffer, Int(starts[position])..<Int(idEnds[position]), escaped[position]) {
-                    ManifestTable.hash($0)
-                }
-                var slot = hash & (size - 1)
-                while slots[slot] >= 0 { slot = (slot + 1) & (size - 1) }
-                slots[slot] = Int32(position)
+            for (position, line) in lines.enumerated() {
+                let hash = ManifestTable.withID(buffer, line.id, line.escaped) { ManifestTable.hash($0) }
+                var slot = Int(truncatingIfNeeded: hash) & (size - 1)
+                while slots[slot] != 0 { slot = (slot + 1) & (size - 1) }
+                slots[slot] = hash & ManifestTable.highHalf | UInt64(position + 1)
             }
         }
         self.bytes = bytes
-        self.starts = starts
-        self.idEnds = idEnds
-        self.ends = ends
-        self.etagStarts = etagStarts
-        self.etagEnds = etagEnds
-        self.escaped = escaped
+        self.lines = lines
         self.slots = slots
         self.mask = size - 1
     }
 
     /// Entries.
-    var count: Int { starts.count }
+    var count: Int { lines.count }
 
     func position(of id: ItemID) -> Int? {
         id.bytes.withUnsafeBufferPointer { position(ofIDBytes: $0) }
     }
 
     func position(ofIDBytes wanted: UnsafeBufferPointer<UInt8>) -> Int? {
-        bytes.withUnsafeBufferPointer { buffer in
-            var slot = ManifestTable.hash(wanted) & mask
-            while true {
-                let position = Int(slots[slot])
-                if position < 0 { return nil }
-                let field = Int(starts[position])..<Int(idEnds[position])
-                if ManifestTable.withID(buffer, field, escaped[position], { ManifestTable.compare($0, wanted) == 0 }) {
-                    return position
+        let hash = ManifestTable.hash(wanted)
+        return bytes.withUnsafeBufferPointer { buffer in
+            slots.withUnsafeBufferPointer { slots in
+                var slot = Int(truncatingIfNeeded: hash) & mask
+                while case let value = slots[slot], value != 0 {
+                    if value & ManifestTable.highHalf == hash & ManifestTable.highHalf {
+                        let position = Int(truncatingIfNeeded: value & ~ManifestTable.highHalf) - 1
+                        let line = lines[position]
+                        if ManifestTable.withID(buffer, line.id, line.escaped, { ManifestTable.compare($0, wanted) == 0 }) {
+                            return position
+                        }
+                    }
+                    slot = (slot + 1) & mask
                 }
-                slot = (slot + 1) & mask
+                return nil
             }
         }
     }
 
     func id(at position: Int) -> ItemID {
         bytes.withUnsafeBufferPointer { buffer in
-            ManifestTable.withID(buffer, Int(starts[position])..<Int(idEnds[position]), escaped[position]) {
-                ItemID(bytes: Array($0))
-            }
+            ManifestTable.withID(buffer, lines[position].id, lines[position].escaped) { ItemID(bytes: Array($0)) }
         }
     }
 
@@ -133,15 +114,16 @@ struct ManifestTable: CachedVersions {
 
     /// The validator's bytes without making a String: the `dir` adapter compares 100k of them.
     func etagUTF8(at position: Int) -> ArraySlice<UInt8>? {
-        let field = bytes[Int(etagStarts[position])..<Int(etagEnds[position])]
+        let line = lines[position]
+        let field = bytes[Int(line.etagStart)..<Int(line.etagEnd)]
         if field.isEmpty { return nil }
-        return escaped[position] && field.contains(37) ? Manifest.unescape(field).map { ArraySlice($0) } : field
+        return line.escaped && field.contains(37) ? Manifest.unescape(field).map { ArraySlice($0) } : field
     }
 
     /// The entry at `position`, decoded.
     func entry(at position: Int) -> ManifestEntry {
         do {
-            return try Manifest.parseLine(bytes[Int(starts[position])..<Int(ends[position])], number: position + 2)
+            return try Manifest.parseLine(bytes[lines[position].range], number: position + 2)
         } catch {
             preconditionFailure("manifest line \(position + 2) was validated when it was loaded: \(error)")
         }
@@ -167,12 +149,11 @@ struct ManifestTable: CachedVersions {
                 if let pending = run { out.append(contentsOf: buffer[pending]) }
                 run = nil
             }
-            for position in 0..<count {
-                let field = Int(starts[position])..<Int(idEnds[position])
+            for (position, entry) in lines.enumerated() {
                 var replaced = false
                 while next < incoming.count {
                     let order = incoming[next].id.bytes.withUnsafeBufferPointer { wanted in
-                        ManifestTable.withID(buffer, field, escaped[position]) { ManifestTable.compare(wanted, $0) }
+                        ManifestTable.withID(buffer, entry.id, entry.escaped) { ManifestTable.compare(wanted, $0) }
                     }
                     if order > 0 { break }
                     flush()
@@ -184,14 +165,14 @@ struct ManifestTable: CachedVersions {
                     flush()
                     continue
                 }
-                let end = Int(ends[position])
+                let end = Int(entry.end)
                 guard end < buffer.count else {  // the last line, without a newline
                     flush()
-                    out.append(contentsOf: buffer[Int(starts[position])..<end])
+                    out.append(contentsOf: buffer[entry.range])
                     out.append(10)
                     continue
                 }
-                let line = Int(starts[position])..<end + 1  // with its newline
+                let line = Int(entry.start)..<end + 1  // with its newline
                 if let pending = run, pending.upperBound == line.lowerBound {
                     run = pending.lowerBound..<line.upperBound
                 } else {
@@ -269,10 +250,32 @@ struct ManifestTable: CachedVersions {
     }
 
     /// FNV-1a over the id's bytes, from a state seeded once per process: ids come from upstream,
-    /// and a server choosing ids that all land in one slot must not make lookups quadratic.
-    private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    /// and a server choosing ids that all land in one slot must not make lookups quadratic. The
+    /// low bits pick the slot; the high half is kept in it.
+    private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var hash: UInt64 = seed
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        return Int(truncatingIfNeeded: hash ^ (hash >> 29))
+        return hash ^ (hash >> 29)
     }
+
+    private static let highHalf: UInt64 = 0xffff_ffff_0000_0000
+}
+
+/// Where one entry line of a manifest's bytes has its fields.
+private struct Line {
+    /// The line's first byte, where its id field starts.
+    let start: Int32
+    /// The first tab: the end of the id field.
+    let idEnd: Int32
+    /// The line's newline (the end of the file for a last line without one).
+    let end: Int32
+    /// The validator field.
+    let etagStart: Int32
+    let etagEnd: Int32
+    /// True when the line holds an escape (`%`); found once when loading, so lookups scan no
+    /// bytes for it.
+    let escaped: Bool
+
+    var id: Range<Int> { Int(start)..<Int(idEnd) }
+    var range: Range<Int> { Int(start)..<Int(end) }
 }

@@ -302,9 +302,12 @@ public struct DirectoryUpstream: Upstream {
     static func compare(_ files: FolderFiles, with cached: any CachedVersions) -> FolderScan {
         var result = FolderScan(path: files.path)
         files.names.withUnsafeBufferPointer { buffer in
-            for (stem, info) in zip(files.stems, files.infos) {
+            // All lookups first, then all comparisons: each lookup's reads depend on the one
+            // before, but lookups do not depend on each other, so the processor overlaps them.
+            let positions = files.stems.map { cached.position(ofIDBytes: UnsafeBufferPointer(rebasing: buffer[$0])) }
+            for (index, (stem, info)) in zip(files.stems, files.infos).enumerated() {
                 let id = UnsafeBufferPointer(rebasing: buffer[stem])
-                let position = cached.position(ofIDBytes: id)
+                let position = positions[index]
                 if let position, let etag = cached.etagUTF8(at: position), StatSignature(info).matches(etag) {
                     result.unchanged.append(position)
                 } else {

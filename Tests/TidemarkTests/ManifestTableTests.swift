@@ -67,6 +67,17 @@ struct ManifestTableTests {
         }
     }
 
+    /// A large table: long probe runs, and absent ids whose slots hold other ids.
+    @Test func everyIdOfALargeTableIsFoundAndNoOtherIs() throws {
+        let ids = (0..<30_000).map { ItemID("item-\($0 * 2)") }.sorted()
+        let manifest = Manifest(entries: ids.map { ManifestEntry(id: $0, lastModified: "2024-01-01T00:00:00Z", etag: "", path: "p") })
+        let table = try ManifestTable(manifest.serialized())
+        for (position, id) in ids.enumerated() { #expect(table.position(of: id) == position) }
+        let absent = (0..<30_000).filter { table.position(of: ItemID("item-\($0 * 2 + 1)")) != nil }
+        #expect(absent.isEmpty)
+        #expect(table.position(of: ItemID("item-")) == nil)
+    }
+
     @Test func aLastLineWithoutItsNewlineIsKept() throws {
         let data = Data("# tidemark manifest 1\nb\t2024-01-01T00:00:00Z\t\tp/b".utf8)
         let upsert = ManifestEntry(id: ItemID("a"), lastModified: "2024-02-01T00:00:00Z", etag: "", path: "p/a")
