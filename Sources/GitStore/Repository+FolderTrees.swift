@@ -19,13 +19,11 @@ extension Repository {
     /// ``writingOnePack(_:)``). The folders holding updated paths are rebuilt on all cores, each
     /// worker on its own handle, then the trees above them: a sync of 1% of a 100k-item mirror
     /// rewrites 250 fan-out folders of 400 entries each. The tree is the one `updateTree` gives;
-    /// the upserts that changed nothing are found on the way (see ``unchangedUpserts(_:_:)``).
+    /// the upserts that changed nothing are found on the way (as ``updatedTree(_:_:)`` finds them).
     public func updateTreeInOnePack(_ base: ObjectID?, _ updates: [TreeUpdate]) throws(GitError) -> UpdatedTree {
         let workers = min(ProcessInfo.processInfo.activeProcessorCount, 8)
         guard workers > 1, let folders = FolderUpdates.group(updates), folders.count >= 4 * workers else {
-            return try writingOnePack { (scratch) throws(GitError) in
-                UpdatedTree(tree: try scratch.updateTree(base, updates), unchanged: try scratch.unchangedUpserts(base, updates))
-            }
+            return try writingOnePack { (scratch) throws(GitError) in try scratch.updatedTree(base, updates) }
         }
         try refreshObjects()
         var handles: [CaptureHandle] = []
@@ -55,8 +53,13 @@ extension Repository {
         return UpdatedTree(tree: tree, unchanged: unchanged)
     }
 
+    /// ``updateTree(_:_:)``, with the upserts whose blob `base` already held at that path.
+    public func updatedTree(_ base: ObjectID?, _ updates: [TreeUpdate]) throws(GitError) -> UpdatedTree {
+        UpdatedTree(tree: try updateTree(base, updates), unchanged: try unchangedUpserts(base, updates))
+    }
+
     /// The upserts of `updates` whose blob `base` already holds at that path.
-    public func unchangedUpserts(_ base: ObjectID?, _ updates: [TreeUpdate]) throws(GitError) -> Set<String> {
+    func unchangedUpserts(_ base: ObjectID?, _ updates: [TreeUpdate]) throws(GitError) -> Set<String> {
         guard let base else { return [] }
         var unchanged = Set<String>()
         for case .upsert(let path, let blob) in updates where try treeEntry(at: path, in: base)?.id == blob {
@@ -77,9 +80,8 @@ extension Repository {
             }
             old = entry.id
         }
-        let tree = try updateTree(old, folder.updates)
-        return RebuiltFolder(tree: tree == ObjectID.emptyTree ? nil : tree,
-                             unchanged: try unchangedUpserts(old, folder.updates))
+        let updated = try updatedTree(old, folder.updates)
+        return RebuiltFolder(tree: updated.tree == ObjectID.emptyTree ? nil : updated.tree, unchanged: updated.unchanged)
     }
 }
 

@@ -188,8 +188,7 @@ extension Mirror {
         // not the file: its path is not among the changed ones.
         let updated = try mirrorErrors {
             updates.count < ObjectBatch.looseLimit
-                ? UpdatedTree(tree: try repository.updateTree(base?.tree, updates),
-                              unchanged: try repository.unchangedUpserts(base?.tree, updates))
+                ? try repository.updatedTree(base?.tree, updates)
                 : try repository.updateTreeInOnePack(base?.tree, updates)
         }
         let tree = updated.tree
