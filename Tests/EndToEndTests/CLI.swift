@@ -58,9 +58,9 @@ enum CLI {
         /// Sends SIGKILL if the process still runs; true when it was still running.
         func kill() -> Bool { process.signal(SIGKILL) }
 
-        /// Waits (blocking) for the process to end and returns its result.
-        func wait() -> Result {
-            _ = process.wait()
+        /// Waits for the process to end, without blocking a task-pool thread, and returns its result.
+        func finished() async -> Result {
+            await exited()
             return result()
         }
 
@@ -95,12 +95,12 @@ enum CLI {
         try Child(tidemark, arguments, in: directory, environment: environment)
     }
 
-    /// Waits (polling, at most `seconds`) until `path` exists; true when it does.
-    static func waitForFile(_ path: String, seconds: Double = 120) -> Bool {
+    /// Waits (polling, at most `seconds`, suspended between looks) until `path` exists; true when it does.
+    static func waitForFile(_ path: String, seconds: Double = 120) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while !FileManager.default.fileExists(atPath: path) {
             if Date() > deadline { return false }
-            usleep(10_000)
+            try? await Task.sleep(nanoseconds: 10_000_000)
         }
         return true
     }

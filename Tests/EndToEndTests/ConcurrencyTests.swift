@@ -23,14 +23,14 @@ struct ConcurrencyTests {
             let go = root + "/go"
             let first = try CLI.spawnTidemark(["sync"], in: mirror,
                                               environment: ["TIDEMARK_PAUSE_AT": "after-lock", "TIDEMARK_PAUSE_FILE": go])
-            #expect(CLI.waitForFile(go + ".reached"))
+            #expect(await CLI.waitForFile(go + ".reached"))
             let second = try await CLI.tidemark(["sync"], in: mirror)
             #expect(second.status == 128)
             #expect(second.stderr.hasPrefix("fatal: another tidemark process (pid \(first.pid)) is running"), "\(second.stderr)")
             let fetch = try await CLI.tidemark(["fetch"], in: mirror)
             #expect(fetch.status == 128 && fetch.stderr.contains("(pid \(first.pid))"))
             _ = FileManager.default.createFile(atPath: go, contents: nil)
-            let done = first.wait()
+            let done = await first.finished()
             #expect(done.status == 0 && done.stdout.contains("Synced: 5 changed"), "\(done.stderr)")
             #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
             try await CLI.expectClean(mirror)
@@ -50,13 +50,13 @@ struct ConcurrencyTests {
             let go = root + "/go"
             let sync = try CLI.spawnTidemark(["sync"], in: mirror,
                                              environment: ["TIDEMARK_PAUSE_AT": "after-journal", "TIDEMARK_PAUSE_FILE": go])
-            #expect(CLI.waitForFile(go + ".reached"))
+            #expect(await CLI.waitForFile(go + ".reached"))
             try Data("my notes\n".utf8).write(to: URL(fileURLWithPath: mirror + "/NOTES.md"))
             try await CLI.git(["add", "NOTES.md"], in: mirror)
             try await CLI.git(["-c", "user.name=User", "-c", "user.email=user@example.org", "commit", "-q", "-m", "My notes"], in: mirror)
             let users = try await Self.rev("HEAD", in: mirror)
             _ = FileManager.default.createFile(atPath: go, contents: nil)
-            let refused = sync.wait()
+            let refused = await sync.finished()
             #expect(refused.status == 128)
             #expect(refused.stderr.hasPrefix("fatal: refs/heads/main changed while tidemark was working"), "\(refused.stderr)")
             #expect(try await Self.rev("HEAD", in: mirror) == users)
@@ -109,7 +109,7 @@ struct ConcurrencyTests {
             let mirror = try await Self.mirrorBehindUpstream(root)
             let gone = try CLI.spawnTidemark(["--version"], in: root)
             let deadPid = gone.pid
-            _ = gone.wait()
+            _ = await gone.finished()
             let lock = mirror + "/.git/refs/tidemark/upstream.lock"
             let note = mirror + "/.git/tidemark/locks"
             try FileManager.default.createDirectory(atPath: mirror + "/.git/tidemark", withIntermediateDirectories: true)

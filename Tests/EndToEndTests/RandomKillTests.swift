@@ -53,9 +53,9 @@ struct RandomKillTests {
                 let range = round % 2 == 1 ? 0.02...1.0 : 0.75...1.05
                 let delay = runTime * Double.random(in: range, using: &generator)
                 let run = try CLI.spawnTidemark(["sync"], in: mirror, environment: env)
-                usleep(UInt32(delay * 1_000_000))
+                usleep(UInt32(delay * 1_000_000))  // blocking: a suspended task may wake late, and the kill must land on time
                 let sent = run.kill()
-                let result = run.wait()
+                let result = await run.finished()
                 // A SIGKILL sent while the process is already exiting (its output written, its
                 // memory being torn down) is accepted by the kernel and has no effect: whether the
                 // kill landed is told by how the process ended, not by the kill call.
