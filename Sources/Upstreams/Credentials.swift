@@ -222,7 +222,7 @@ enum TokenCommand {
     /// `posix_spawn_file_actions_addclosefrom_np`, looked up at run time: Swift's Glibc module
     /// does not declare it.
     private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    nonisolated(unsafe) private static let closeFrom: CloseFrom? =
+    private static let closeFrom: CloseFrom? =
         dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
             .map { unsafeBitCast($0, to: CloseFrom.self) }
 
