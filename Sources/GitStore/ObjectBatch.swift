@@ -119,6 +119,7 @@ public final class ObjectBatch {
 
     private let repository: Repository
     private let maxPackBytes: Int
+    private let looseLimit: Int
     private var seen: Set<ObjectID> = []
     private var small: [PreparedObject] = []
     private var pack: [UInt8] = []
@@ -129,16 +130,18 @@ public final class ObjectBatch {
     public private(set) var objectsWritten = 0
 
     /// A batch writing into `repository`; a pack is written out each time `maxPackBytes` of
-    /// compressed data has been added.
-    public init(repository: Repository, maxPackBytes: Int = ObjectBatch.defaultMaxPackBytes) {
+    /// compressed data has been added. Batches of fewer than `looseLimit` objects are written loose.
+    public init(repository: Repository, maxPackBytes: Int = ObjectBatch.defaultMaxPackBytes,
+                looseLimit: Int = ObjectBatch.looseLimit) {
         self.repository = repository
         self.maxPackBytes = maxPackBytes
+        self.looseLimit = looseLimit
     }
 
     /// Adds a prepared blob; adding the same object twice stores it once.
     public func add(_ object: PreparedObject) throws(GitError) {
         guard seen.insert(object.id).inserted else { return }
-        if packed == 0 && small.count < ObjectBatch.looseLimit - 1 {
+        if packed == 0 && small.count < looseLimit - 1 {
             small.append(object)
             return
         }

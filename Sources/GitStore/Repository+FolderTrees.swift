@@ -20,10 +20,15 @@ extension Repository {
     /// worker on its own handle, then the trees above them: a sync of 1% of a 100k-item mirror
     /// rewrites 250 fan-out folders of 400 entries each. The tree is the one `updateTree` gives;
     /// the upserts that changed nothing are found on the way (as ``updatedTree(_:_:)`` finds them).
-    public func updateTreeInOnePack(_ base: ObjectID?, _ updates: [TreeUpdate]) throws(GitError) -> UpdatedTree {
+    ///
+    /// - Parameter late: more updates, asked for once the folders are rebuilt and applied with the
+    ///   trees above them; their blobs may be written meanwhile (a ``PendingBlob`` it waits for).
+    public func updateTreeInOnePack(_ base: ObjectID?, _ updates: [TreeUpdate],
+                                    late: () throws(GitError) -> [TreeUpdate] = { [] }) throws(GitError) -> UpdatedTree {
         let workers = min(ProcessInfo.processInfo.activeProcessorCount, 8)
         guard workers > 1, let folders = FolderUpdates.group(updates), folders.count >= 4 * workers else {
-            return try writingOnePack { (scratch) throws(GitError) in try scratch.updatedTree(base, updates) }
+            let all = updates + (try late())
+            return try writingOnePack { (scratch) throws(GitError) in try scratch.updatedTree(base, all) }
         }
         try refreshObjects()
         var handles: [CaptureHandle] = []
@@ -48,7 +53,11 @@ extension Repository {
             for name in rebuilt.unchanged { unchanged.insert(folder.path + "/" + name) }
         }
         for handle in handles[..<workers] { tidemark_capture_take(top.capture, handle.capture) }
-        let tree = try top.repository.applyUpdates(base, folderTrees)
+        // Blobs `late` waited for were written through another handle: `top` reads them through
+        // this one, which `late` refreshed.
+        let lateUpdates = try late()
+        unchanged.formUnion(try top.repository.unchangedUpserts(base, lateUpdates))
+        let tree = try top.repository.applyUpdates(base, folderTrees + lateUpdates.map(\.raw))
         try write(top)
         return UpdatedTree(tree: tree, unchanged: unchanged)
     }

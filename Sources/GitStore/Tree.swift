@@ -93,12 +93,7 @@ extension Repository {
     /// Applies `updates` to tree `base` (nil: the empty tree) and returns the new tree's id.
     /// Only the trees on the changed paths are rewritten (`git_tree_create_updated`).
     public func updateTree(_ base: ObjectID?, _ updates: [TreeUpdate]) throws(GitError) -> ObjectID {
-        try applyUpdates(base, updates.map { update in
-            switch update {
-            case .upsert(let path, let blob): return RawTreeUpdate(path: path, id: blob, mode: GIT_FILEMODE_BLOB)
-            case .remove(let path): return RawTreeUpdate(path: path, id: nil, mode: GIT_FILEMODE_UNREADABLE)
-            }
-        })
+        try applyUpdates(base, updates.map(\.raw))
     }
 
     /// `git_tree_create_updated` on `base`: upserts (any mode, trees included) and removals (nil id).
@@ -138,4 +133,14 @@ struct RawTreeUpdate {
     let path: String
     let id: ObjectID?
     let mode: git_filemode_t
+}
+
+extension TreeUpdate {
+    /// The update for `git_tree_create_updated`.
+    var raw: RawTreeUpdate {
+        switch self {
+        case .upsert(let path, let blob): RawTreeUpdate(path: path, id: blob, mode: GIT_FILEMODE_BLOB)
+        case .remove(let path): RawTreeUpdate(path: path, id: nil, mode: GIT_FILEMODE_UNREADABLE)
+        }
+    }
 }

@@ -100,10 +100,9 @@ extension Mirror {
         let trafficBefore = upstream.statistics
 
         var updates: [TreeUpdate] = []
-        var collections: [FetchReport.Collection] = []
+        var fetched: [FetchedCollection] = []
         var watermarks: [(name: String, watermark: String)] = []
         var failures: [String] = []
-        var perCollection: [String: ChangeCounts] = [:]
         var itemCount = 0
         let batch = ObjectBatch(repository: repository)
 
@@ -150,50 +149,55 @@ extension Mirror {
             }
             watermarks.append((collection, watermark?.raw ?? "none"))
 
-            var manifestBlob = baseBlob
-            var newManifest: Data?
-            if !outcome.stored.isEmpty || !deletions.isEmpty || manifestBlob == nil {
-                let data = cached.updating(outcome.stored.map(\.entry), removing: deletions)
-                manifestBlob = try mirrorErrors { try batch.add(blob: data) }
-                updates.append(.upsert(path: Mirror.manifestPath(collection), blob: manifestBlob!))
-                newManifest = data
+            // A changed manifest (8.7 MB at 100k items) is hashed, compressed and written on
+            // another thread while the item blobs and the folder trees are written.
+            var collectionFetch = FetchedCollection(
+                report: FetchReport.Collection(name: collection, listed: listed, downloaded: outcome.downloaded,
+                                               notModified: outcome.notModified, behind: ChangeCounts(),
+                                               listingRequests: listing.requests),
+                baseBlob: baseBlob, cached: cached, stored: outcome.stored.map(\.entry), deletions: deletions,
+                manifestBlob: baseBlob)
+            if !outcome.stored.isEmpty || !deletions.isEmpty || baseBlob == nil {
+                let data = cached.updating(collectionFetch.stored, removing: deletions)
+                collectionFetch.newManifest = data
+                collectionFetch.pending = PendingBlob(data, into: repository)
             }
+            fetched.append(collectionFetch)
             itemCount += cached.count - deletions.count + outcome.stored.filter { cached.position(of: $0.entry.id) == nil }.count
-            // What a sync would change: HEAD's manifest against the new one. HEAD's is usually the
-            // one just read (the last sync left the two refs equal): the changes are then those
-            // just applied to it. Otherwise the two files are compared line by line.
-            let behind: ChangeCounts
-            let headBlob = try self.manifestBlob(collection, in: head?.tree)
-            if headBlob == manifestBlob {
-                behind = ChangeCounts()
-            } else if headBlob == baseBlob {
-                behind = cached.changeCounts(outcome.stored.map(\.entry), removing: deletions)
-            } else {
-                behind = ChangeCounts(try manifestChanges(collection, from: try manifestData(headBlob),
-                                                          to: newManifest ?? Data(cached.bytes)))
-            }
-            perCollection[collection] = behind
             crashPoint("after-manifest")
-            collections.append(FetchReport.Collection(
-                name: collection, listed: listed, downloaded: outcome.downloaded,
-                notModified: outcome.notModified, behind: behind, listingRequests: listing.requests))
         }
         // Blobs first (one pack, or loose for small batches), then trees, commit and ref.
         try mirrorErrors { try batch.flush() }
         crashPoint("after-objects")
 
         updates.sort { $0.path < $1.path }
+        // The manifests' upserts, once they are written.
+        let manifestWrites = fetched.compactMap { fetch in fetch.pending.map { (Mirror.manifestPath(fetch.report.name), $0) } }
+        let manifestUpdates = { () throws(GitError) -> [TreeUpdate] in
+            var upserts: [TreeUpdate] = []
+            for (path, pending) in manifestWrites { upserts.append(.upsert(path: path, blob: try pending.wait())) }
+            return upserts
+        }
         // Many changed paths rewrite many trees (one per fan-out folder): those are built on all
         // cores and go in one pack too. A new version with the same body changes the manifest,
         // not the file: its path is not among the changed ones.
         let updated = try mirrorErrors {
             updates.count < ObjectBatch.looseLimit
-                ? try repository.updatedTree(base?.tree, updates)
-                : try repository.updateTreeInOnePack(base?.tree, updates)
+                ? try repository.updatedTree(base?.tree, updates + (try manifestUpdates()))
+                : try repository.updateTreeInOnePack(base?.tree, updates, late: manifestUpdates)
         }
         let tree = updated.tree
         crashPoint("after-trees")
-        let changedPaths = updates.map(\.path).filter { !updated.unchanged.contains($0) }
+        let changedPaths = (manifestWrites.map(\.0) + updates.map(\.path)).filter { !updated.unchanged.contains($0) }.sorted()
+        var perCollection: [String: ChangeCounts] = [:]
+        var collections: [FetchReport.Collection] = []
+        for var fetch in fetched {
+            if let pending = fetch.pending { fetch.manifestBlob = try mirrorErrors { try pending.wait() } }
+            var report = fetch.report
+            report.behind = try behind(fetch, head: head)
+            perCollection[report.name] = report.behind
+            collections.append(report)
+        }
         var current = previous?.id
         if tree != previous?.tree || previous == nil {
             let counts = perCollection.values.reduce(ChangeCounts(), +)
@@ -222,6 +226,21 @@ extension Mirror {
         report.requests = traffic.requests - trafficBefore.requests
         report.bytesReceived = traffic.bytesReceived - trafficBefore.bytesReceived
         return report
+    }
+
+    /// What a sync would change in one collection: HEAD's manifest against the new one. HEAD's is
+    /// usually the one just read (the last sync left the two refs equal): the changes are then
+    /// those just applied to it. Otherwise the two files are compared line by line.
+    private func behind(_ fetch: FetchedCollection, head: Commit?) throws(MirrorError) -> ChangeCounts {
+        let headBlob = try manifestBlob(fetch.report.name, in: head?.tree)
+        if headBlob == fetch.manifestBlob {
+            return ChangeCounts()
+        } else if headBlob == fetch.baseBlob {
+            return fetch.cached.changeCounts(fetch.stored, removing: fetch.deletions)
+        } else {
+            return ChangeCounts(try manifestChanges(fetch.report.name, from: try manifestData(headBlob),
+                                                    to: fetch.newManifest ?? Data(fetch.cached.bytes)))
+        }
     }
 
     /// The newest `lastModified` of a listing. Items listed unchanged hold cached versions, which
@@ -267,4 +286,21 @@ extension Mirror {
         }
         return counts
     }
+}
+
+/// One collection's part of a fetch, kept until its new manifest is written.
+private struct FetchedCollection {
+    /// The report, without ``FetchReport/Collection/behind`` yet.
+    var report: FetchReport.Collection
+    /// The manifest the fetch started from, and its entries.
+    let baseBlob: ObjectID?
+    let cached: ManifestTable
+    /// The entries stored and the positions removed.
+    let stored: [ManifestEntry]
+    let deletions: [Int]
+    /// The manifest the new snapshot holds: the base one until the new one is written.
+    var manifestBlob: ObjectID?
+    /// The new manifest, when it changed, and its write.
+    var newManifest: Data? = nil
+    var pending: PendingBlob? = nil
 }

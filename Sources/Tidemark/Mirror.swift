@@ -267,13 +267,19 @@ public actor Mirror {
     /// there. `TIDEMARK_PAUSE_AT=<step>` with `TIDEMARK_PAUSE_FILE=<path>` writes the pid to
     /// `<path>.reached`, then waits (at most 120 s) until `<path>` exists, so a test can act
     /// (commit, start a second run) at an exact moment of a run. `TIDEMARK_TRACE_STEPS=1` prints
-    /// each step reached to stderr with a monotonic time in seconds, to time the phases of a run.
+    /// each step reached to stderr with a monotonic time in seconds and the CPU time the process
+    /// has used so far, to time the phases of a run and see how many cores each kept busy.
     nonisolated func crashPoint(_ step: String) {
         let environment = ProcessInfo.processInfo.environment
         if environment["TIDEMARK_TRACE_STEPS"] != nil {
             var now = timespec()
             clock_gettime(CLOCK_MONOTONIC, &now)
-            FileHandle.standardError.write(Data(String(format: "%.3f %@\n", Double(now.tv_sec) + Double(now.tv_nsec) / 1e9, step).utf8))
+            var usage = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+                + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+            FileHandle.standardError.write(Data(String(format: "%.3f %@ (cpu %.3f)\n",
+                                                       Double(now.tv_sec) + Double(now.tv_nsec) / 1e9, step, cpu).utf8))
         }
         if environment["TIDEMARK_CRASH_AT"] == step {
             kill(getpid(), SIGKILL)

@@ -106,4 +106,49 @@ struct OnePackTests {
             _ = try git(["fsck", "--strict"], in: root)
         }
     }
+
+    @Test func lateUpdatesWaitForABlobWrittenMeanwhileAndLandWithTheTopTrees() async throws {
+        try await withScratch { path in
+            let root = path + "/repo"
+            let repository = try Repository.create(at: root)
+            let batch = ObjectBatch(repository: repository)
+            func blob(_ text: String) throws -> ObjectID { try batch.add(blob: Data((text + "\n").utf8)) }
+            var first: [TreeUpdate] = [.upsert(path: ".tidemark/items.manifest", blob: try blob("manifest 1"))]
+            for i in 0..<512 {
+                first.append(.upsert(path: String(format: "items/%02x/item-%03d.json", i % 64, i), blob: try blob("item \(i)")))
+            }
+            try batch.flush()
+            let base = try repository.updateTree(nil, first.sorted { $0.path < $1.path })
+            var items: [TreeUpdate] = []
+            for i in stride(from: 0, to: 512, by: 2) {
+                items.append(.upsert(path: String(format: "items/%02x/item-%03d.json", i % 64, i), blob: try blob("item \(i) v2")))
+            }
+            try batch.flush()
+            items.sort { $0.path < $1.path }
+            let packs = { try FileManager.default.contentsOfDirectory(atPath: root + "/.git/objects/pack").filter { $0.hasSuffix(".pack") }.count }
+            let packsBefore = try packs()
+            // A new manifest, written on another thread while the folders are rebuilt; the same one
+            // (an upsert that changes nothing); and the whole-tree path (a folder holding another).
+            let written = PendingBlob(Data("manifest 2\n".utf8), into: repository)
+            let cases: [(String, [TreeUpdate], PendingBlob, Set<String>)] = [
+                ("new", items, written, []),
+                ("same", items, PendingBlob(Data("manifest 1\n".utf8), into: repository), [".tidemark/items.manifest"]),
+                ("nested", items + [.upsert(path: "items/00/deeper/x.json", blob: try repository.writeBlob(Data("x".utf8)))],
+                 PendingBlob(Data("manifest 3\n".utf8), into: repository), []),
+            ]
+            for (name, updates, pending, unchanged) in cases {
+                let late = { () throws(GitError) -> [TreeUpdate] in [.upsert(path: ".tidemark/items.manifest", blob: try pending.wait())] }
+                let result = try repository.updateTreeInOnePack(base, updates.sorted { $0.path < $1.path }, late: late)
+                let all = (updates + (try late())).sorted { $0.path < $1.path }
+                #expect(result == UpdatedTree(tree: try repository.updateTree(base, all), unchanged: unchanged), "\(name)")
+            }
+            // The blob went into a pack of its own, readable through the first handle.
+            #expect(try packs() > packsBefore)
+            let manifest = try #require(try repository.treeEntry(at: ".tidemark/items.manifest", in:
+                try repository.updateTreeInOnePack(base, items, late: { () throws(GitError) in
+                    [.upsert(path: ".tidemark/items.manifest", blob: try written.wait())] }).tree))
+            #expect(try repository.readBlob(manifest.id) == Data("manifest 2\n".utf8))
+            _ = try git(["fsck", "--strict"], in: root)
+        }
+    }
 }
