@@ -188,7 +188,12 @@ extension Mirror {
         }
         let tree = updated.tree
         crashPoint("after-trees")
-        let changedPaths = (manifestWrites.map(\.0) + updates.map(\.path)).filter { !updated.unchanged.contains($0) }.sorted()
+        // In path order, like the updates (a clone's 100k paths are not sorted again).
+        var changedPaths = updates.map(\.path)
+        for (path, _) in manifestWrites {
+            changedPaths.insert(path, at: changedPaths.firstIndex { $0 > path } ?? changedPaths.endIndex)
+        }
+        changedPaths.removeAll { updated.unchanged.contains($0) }
         var perCollection: [String: ChangeCounts] = [:]
         var collections: [FetchReport.Collection] = []
         for var fetch in fetched {
