@@ -23,6 +23,7 @@ extension Repository {
     ///
     /// - Parameter late: more updates, asked for once the folders are rebuilt and applied with the
     ///   trees above them; their blobs may be written meanwhile (a ``PendingBlob`` it waits for).
+    ///   Their paths must lie outside the folders `updates` change (a collection's manifest).
     public func updateTreeInOnePack(_ base: ObjectID?, _ updates: [TreeUpdate],
                                     late: () throws(GitError) -> [TreeUpdate] = { [] }) throws(GitError) -> UpdatedTree {
         let workers = min(ProcessInfo.processInfo.activeProcessorCount, 8)
@@ -56,6 +57,13 @@ extension Repository {
         // Blobs `late` waited for were written through another handle: `top` reads them through
         // this one, which `late` refreshed.
         let lateUpdates = try late()
+        for update in lateUpdates {
+            let path = update.path
+            if let folder = folders.first(where: { path.hasPrefix($0.path + "/") || $0.path.hasPrefix(path + "/") || $0.path == path }) {
+                throw GitError(code: .generic, message: "'\(path)' is in or above '\(folder.path)', a folder rebuilt before it",
+                               operation: "git_tree_create_updated")
+            }
+        }
         unchanged.formUnion(try top.repository.unchangedUpserts(base, lateUpdates))
         let tree = try top.repository.applyUpdates(base, folderTrees + lateUpdates.map(\.raw))
         try write(top)

@@ -148,6 +148,12 @@ struct OnePackTests {
                 try repository.updateTreeInOnePack(base, items, late: { () throws(GitError) in
                     [.upsert(path: ".tidemark/items.manifest", blob: try written.wait())] }).tree))
             #expect(try repository.readBlob(manifest.id) == Data("manifest 2\n".utf8))
+            // A late update inside a folder already rebuilt is refused, not lost.
+            let error = #expect(throws: GitError.self) {
+                try repository.updateTreeInOnePack(base, items, late: { () throws(GitError) in
+                    [.upsert(path: "items/00/late.json", blob: try written.wait())] })
+            }
+            #expect(error?.message.contains("items/00") == true)
             _ = try git(["fsck", "--strict"], in: root)
         }
     }
