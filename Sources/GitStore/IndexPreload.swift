@@ -5,30 +5,32 @@ import Foundation
 /// ``Repository`` adopts it with ``Repository/adopt(_:)``. Parsing the index of a 100k-file
 /// working tree (8.8 MB, checksummed) takes about 50 ms.
 public final class IndexPreload: @unchecked Sendable {
-    private let done = DispatchGroup()
-    // Written by the reading thread before it leaves `done`; used only after waiting on it.
-    private var index: OpaquePointer?
+    // The parsed index (nil when it could not be read), until it is taken.
+    private let read: Background<Index?>
+    private var taken = false
 
     init(path: String) {
-        done.enter()
-        DispatchQueue.global(qos: .userInitiated).async { [self] in
+        read = Background {
             var loaded: OpaquePointer?
-            if git_index_open(&loaded, path) == 0 { index = loaded }
-            done.leave()
+            return git_index_open(&loaded, path) == 0 ? loaded.map(Index.init) : nil
         }
     }
 
     /// Waits for the read; the parsed index, owned by the caller from now on, or nil when it
     /// failed (or was taken already).
     func take() -> OpaquePointer? {
-        done.wait()
-        defer { index = nil }
-        return index
+        let index = read.value
+        defer { taken = true }
+        return taken ? nil : index?.pointer
     }
 
     deinit {
-        done.wait()
-        if let index { git_index_free(index) }
+        if !taken, let index = read.value { git_index_free(index.pointer) }
+    }
+
+    /// A parsed index handed between threads (used by one at a time).
+    private struct Index: @unchecked Sendable {
+        let pointer: OpaquePointer
     }
 }
 

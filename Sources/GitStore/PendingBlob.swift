@@ -8,19 +8,14 @@ import Foundation
 /// readable through the caller's handle once ``wait()`` returns.
 public final class PendingBlob: @unchecked Sendable {
     private let repository: Repository
-    private let done = DispatchGroup()
-    // Written by the writing thread before it leaves `done`; read only after waiting on it.
-    private var result: Result<ObjectID, GitError>?
-    // Set by the first `wait`, on the caller's thread.
-    private var refreshed = false
+    private let write: Background<Result<ObjectID, GitError>>
 
     /// Starts writing `data` as a blob of the repository `repository` opened.
     public init(_ data: Data, into repository: Repository) {
         self.repository = repository
         let gitDirectory = repository.gitDirectory
-        done.enter()
-        DispatchQueue.global(qos: .userInitiated).async { [self] in
-            result = Result { () throws(GitError) -> ObjectID in
+        write = Background {
+            Result { () throws(GitError) -> ObjectID in
                 let own = try Repository.open(at: gitDirectory, search: false)
                 // A pack even for one object: its zlib runs on all cores, a loose object's on one.
                 let batch = ObjectBatch(repository: own, looseLimit: 0)
@@ -28,21 +23,14 @@ public final class PendingBlob: @unchecked Sendable {
                 try batch.flush()
                 return id
             }
-            done.leave()
         }
     }
 
-    /// Waits for the write and returns the blob's id; the blob is then readable through the
-    /// repository given to ``init(_:into:)``, which must not be in use on another thread.
+    /// Waits for the write, makes the repository given to ``init(_:into:)`` see the new pack
+    /// (it must not be in use on another thread), and returns the blob's id.
     public func wait() throws(GitError) -> ObjectID {
-        done.wait()
-        let id = try result!.get()
-        if !refreshed {
-            try repository.refreshObjects()
-            refreshed = true
-        }
+        let id = try write.value.get()
+        try repository.refreshObjects()
         return id
     }
-
-    deinit { done.wait() }
 }

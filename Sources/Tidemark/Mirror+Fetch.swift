@@ -155,8 +155,7 @@ extension Mirror {
                 report: FetchReport.Collection(name: collection, listed: listed, downloaded: outcome.downloaded,
                                                notModified: outcome.notModified, behind: ChangeCounts(),
                                                listingRequests: listing.requests),
-                baseBlob: baseBlob, cached: cached, stored: outcome.stored.map(\.entry), deletions: deletions,
-                manifestBlob: baseBlob)
+                baseBlob: baseBlob, cached: cached, stored: outcome.stored.map(\.entry), deletions: deletions)
             if !outcome.stored.isEmpty || !deletions.isEmpty || baseBlob == nil {
                 let data = cached.updating(collectionFetch.stored, removing: deletions)
                 collectionFetch.newManifest = data
@@ -196,10 +195,9 @@ extension Mirror {
         changedPaths.removeAll { updated.unchanged.contains($0) }
         var perCollection: [String: ChangeCounts] = [:]
         var collections: [FetchReport.Collection] = []
-        for var fetch in fetched {
-            if let pending = fetch.pending { fetch.manifestBlob = try mirrorErrors { try pending.wait() } }
+        for fetch in fetched {
             var report = fetch.report
-            report.behind = try behind(fetch, head: head)
+            report.behind = try behind(fetch, head: head, manifestBlob: try manifestBlob(report.name, in: tree))
             perCollection[report.name] = report.behind
             collections.append(report)
         }
@@ -236,9 +234,10 @@ extension Mirror {
     /// What a sync would change in one collection: HEAD's manifest against the new one. HEAD's is
     /// usually the one just read (the last sync left the two refs equal): the changes are then
     /// those just applied to it. Otherwise the two files are compared line by line.
-    private func behind(_ fetch: FetchedCollection, head: Commit?) throws(MirrorError) -> ChangeCounts {
-        let headBlob = try manifestBlob(fetch.report.name, in: head?.tree)
-        if headBlob == fetch.manifestBlob {
+    /// `manifestBlob` is the manifest the new tree holds.
+    private func behind(_ fetch: FetchedCollection, head: Commit?, manifestBlob: ObjectID?) throws(MirrorError) -> ChangeCounts {
+        let headBlob = try self.manifestBlob(fetch.report.name, in: head?.tree)
+        if headBlob == manifestBlob {
             return ChangeCounts()
         } else if headBlob == fetch.baseBlob {
             return fetch.cached.changeCounts(fetch.stored, removing: fetch.deletions)
@@ -303,8 +302,6 @@ private struct FetchedCollection {
     /// The entries stored and the positions removed.
     let stored: [ManifestEntry]
     let deletions: [Int]
-    /// The manifest the new snapshot holds: the base one until the new one is written.
-    var manifestBlob: ObjectID?
     /// The new manifest, when it changed, and its write.
     var newManifest: Data? = nil
     var pending: PendingBlob? = nil
