@@ -245,6 +245,8 @@ public actor Mirror {
     func lock() throws(MirrorError) -> RunLock {
         let lock = try RunLock(gitDirectory: gitDirectory)
         removeOwnStaleGitLock()
+        // What the killed run was writing: packs it had not finished are garbage to git.
+        if let start = lock.abandonedRunStart { repository.removeObjectWritingLeftovers(modifiedSince: start) }
         crashPoint("after-lock")
         return lock
     }

@@ -5,6 +5,9 @@ import Foundation
 final class RunLock {
     private let descriptor: Int32
     let path: String
+    /// When the run before this one took the lock, if that run never released it (it was killed,
+    /// or crashed): a lock released in order is left empty.
+    let abandonedRunStart: timespec?
 
     /// Takes the lock at once or throws ``MirrorError/locked(pid:path:)``.
     init(gitDirectory: String) throws(MirrorError) {
@@ -22,6 +25,8 @@ final class RunLock {
             throw .locked(pid: pid, path: path)
         }
         descriptor = fd
+        var info = stat()
+        abandonedRunStart = fstat(fd, &info) == 0 && info.st_size > 0 ? info.st_mtim : nil
         let text = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
         _ = pwrite(fd, text, text.count, 0)

@@ -136,4 +136,44 @@ struct ConcurrencyTests {
             try await CLI.expectClean(mirror)
         }
     }
+
+    /// libgit2 writes a pack through `objects/pack/pack_git2_*` and a loose object through
+    /// `objects/tmp_object_git2_*`; a run killed meanwhile leaves them. The next run removes the
+    /// ones written since the killed run started (it left its pid in the run lock), and nothing else.
+    @Test func objectFilesLeftByAKilledRunAreRemovedByTheNextRun() async throws {
+        try await withScratch { root in
+            let mirror = try await Self.mirrorBehindUpstream(root)
+            let git = mirror + "/.git/"
+            let old = git + "objects/pack/pack_git2_old111"
+            _ = FileManager.default.createFile(atPath: old, contents: Data("older".utf8))
+            var past = [timeval(tv_sec: time(nil) - 3600, tv_usec: 0), timeval(tv_sec: time(nil) - 3600, tv_usec: 0)]
+            #expect(utimes(old, &past) == 0)
+            let gitsOwn = git + "objects/pack/tmp_pack_Zx81"
+            _ = FileManager.default.createFile(atPath: gitsOwn, contents: Data("git's".utf8))
+            let leftovers = ["objects/pack/pack_git2_a1B2c3", "objects/pack/pack_git2_a1B2c3idx.lock", "objects/tmp_object_git2_Q9w8e7"]
+            func plant() {
+                for path in leftovers { _ = FileManager.default.createFile(atPath: git + path, contents: Data(repeating: 7, count: 4096)) }
+            }
+            func present() -> [String] { leftovers.filter { FileManager.default.fileExists(atPath: git + $0) } }
+
+            // The last run released the lock in order: the files may be another program's.
+            plant()
+            let first = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(first.status == 0, "\(first.stderr)")
+            #expect(present() == leftovers)
+
+            // A run that is gone still holds its pid in the lock: it was killed.
+            let gone = try CLI.spawnTidemark(["--version"], in: root)
+            _ = await gone.finished()
+            try Data("\(gone.pid)\n".utf8).write(to: URL(fileURLWithPath: git + "tidemark.lock"))
+            plant()
+            let second = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(second.status == 0, "\(second.stderr)")
+            #expect(present().isEmpty)
+            #expect(FileManager.default.fileExists(atPath: old), "older than the killed run: not its own")
+            #expect(FileManager.default.fileExists(atPath: gitsOwn))
+            for path in [old, gitsOwn] { try FileManager.default.removeItem(atPath: path) }
+            try await CLI.expectClean(mirror)
+        }
+    }
 }

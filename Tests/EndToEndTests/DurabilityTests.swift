@@ -21,7 +21,7 @@ struct DurabilityTests {
             let run = try await CLI.run(Self.strace, ["-f", "-qq", "-e", "trace=fsync,rename,link", "-o", trace,
                                                       CLI.tidemark, "sync"], in: root + "/m")
             #expect(run.status == 0, "\(run.stderr)")
-            let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map(String.init)
+            let lines = Self.completedCalls(try String(contentsOfFile: trace, encoding: .utf8))
             // libgit2 puts a file in place with link(2) (objects, packs) or rename(2) (refs).
             func index(_ needle: String) -> Int? {
                 lines.firstIndex { ($0.contains("rename(") || $0.contains("link(")) && $0.contains(needle) && $0.hasSuffix("= 0") }
@@ -37,5 +37,36 @@ struct DurabilityTests {
             #expect(pack < upstreamRef && upstreamRef < branch)
             #expect(fsyncs.contains { $0 > upstreamRef && $0 < branch })
         }
+    }
+
+    /// strace's lines, one per system call, in the order the calls returned. When threads
+    /// overlap, strace splits a call in two (`fsync(5 <unfinished ...>`, then `<... fsync
+    /// resumed>) = 0` from the same pid); the halves are joined where the call returned.
+    static func completedCalls(_ output: String) -> [String] {
+        var started: [Substring: String] = [:]
+        var calls: [String] = []
+        for line in output.split(separator: "\n") {
+            let pid = line.prefix { $0 != " " }
+            if line.hasSuffix(" <unfinished ...>") {
+                started[pid] = String(line.dropLast(" <unfinished ...>".count))
+            } else if let resumed = line.range(of: " resumed>") {
+                calls.append((started.removeValue(forKey: pid) ?? String(pid) + " ") + line[resumed.upperBound...])
+            } else {
+                calls.append(String(line))
+            }
+        }
+        return calls
+    }
+
+    @Test func callsSplitByStraceAreJoinedWhereTheyReturned() {
+        let output = """
+            101 fsync(5 <unfinished ...>
+            102 link("a.pack.tmp", "a.pack") = 0
+            101 <... fsync resumed>) = 0
+            101 rename("HEAD.lock", "HEAD") = 0
+            """
+        #expect(Self.completedCalls(output) == [
+            #"102 link("a.pack.tmp", "a.pack") = 0"#, "101 fsync(5) = 0", #"101 rename("HEAD.lock", "HEAD") = 0"#,
+        ])
     }
 }
