@@ -1,5 +1,6 @@
 #include "pack_format.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -23,14 +24,125 @@ static void sha1_block(uint32_t h[5], const uint8_t *p) {
     h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e;
 }
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+
+/// True when the processor has the SHA extensions (and the SSSE3 and SSE4.1 they are used with).
+static int has_sha_extensions(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSSE3) || !(c & bit_SSE4_1)) return 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    return (b & bit_SHA) != 0;
+}
+
+// One group of four rounds after the first four: the message words of group g are in M; the
+// words of groups g+1, g+2 and g+3 are advanced as far as M allows (Intel's SHA extensions guide).
+#define SHA1_GROUP(g, ECUR, ENEXT, M, M1, M2, M3, F)                    \
+    ECUR = _mm_sha1nexte_epu32(ECUR, M);                                \
+    ENEXT = abcd;                                                       \
+    if ((g) <= 18) M1 = _mm_sha1msg2_epu32(M1, M);                      \
+    abcd = _mm_sha1rnds4_epu32(abcd, ECUR, F);                          \
+    if ((g) <= 16) M3 = _mm_sha1msg1_epu32(M3, M);                      \
+    if ((g) <= 17) M2 = _mm_xor_si128(M2, M);
+
+/// SHA-1 of whole 64-byte blocks with the SHA extensions: about four times the portable code's speed.
+__attribute__((target("sha,ssse3,sse4.1")))
+static void sha1_blocks_extensions(uint32_t h[5], const uint8_t *p, size_t blocks) {
+    const __m128i order = _mm_set_epi64x(0x0001020304050607ULL, 0x08090a0b0c0d0e0fULL);
+    __m128i abcd = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)h), 0x1B);
+    __m128i e0 = _mm_set_epi32((int)h[4], 0, 0, 0), e1;
+    for (; blocks > 0; blocks--, p += 64) {
+        const __m128i abcdSaved = abcd, eSaved = e0;
+        __m128i m0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)p), order);
+        __m128i m1 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16)), order);
+        __m128i m2 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 32)), order);
+        __m128i m3 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 48)), order);
+        // Rounds 0-15: the message words as loaded.
+        e0 = _mm_add_epi32(e0, m0);
+        e1 = abcd;
+        abcd = _mm_sha1rnds4_epu32(abcd, e0, 0);
+        e1 = _mm_sha1nexte_epu32(e1, m1);
+        e0 = abcd;
+        abcd = _mm_sha1rnds4_epu32(abcd, e1, 0);
+        m0 = _mm_sha1msg1_epu32(m0, m1);
+        e0 = _mm_sha1nexte_epu32(e0, m2);
+        e1 = abcd;
+        abcd = _mm_sha1rnds4_epu32(abcd, e0, 0);
+        m1 = _mm_sha1msg1_epu32(m1, m2);
+        m0 = _mm_xor_si128(m0, m2);
+        e1 = _mm_sha1nexte_epu32(e1, m3);
+        e0 = abcd;
+        m0 = _mm_sha1msg2_epu32(m0, m3);
+        abcd = _mm_sha1rnds4_epu32(abcd, e1, 0);
+        m2 = _mm_sha1msg1_epu32(m2, m3);
+        m1 = _mm_xor_si128(m1, m3);
+        // Rounds 16-79.
+        SHA1_GROUP(4, e0, e1, m0, m1, m2, m3, 0)
+        SHA1_GROUP(5, e1, e0, m1, m2, m3, m0, 1)
+        SHA1_GROUP(6, e0, e1, m2, m3, m0, m1, 1)
+        SHA1_GROUP(7, e1, e0, m3, m0, m1, m2, 1)
+        SHA1_GROUP(8, e0, e1, m0, m1, m2, m3, 1)
+        SHA1_GROUP(9, e1, e0, m1, m2, m3, m0, 1)
+        SHA1_GROUP(10, e0, e1, m2, m3, m0, m1, 2)
+        SHA1_GROUP(11, e1, e0, m3, m0, m1, m2, 2)
+        SHA1_GROUP(12, e0, e1, m0, m1, m2, m3, 2)
+        SHA1_GROUP(13, e1, e0, m1, m2, m3, m0, 2)
+        SHA1_GROUP(14, e0, e1, m2, m3, m0, m1, 2)
+        SHA1_GROUP(15, e1, e0, m3, m0, m1, m2, 3)
+        SHA1_GROUP(16, e0, e1, m0, m1, m2, m3, 3)
+        SHA1_GROUP(17, e1, e0, m1, m2, m3, m0, 3)
+        SHA1_GROUP(18, e0, e1, m2, m3, m0, m1, 3)
+        SHA1_GROUP(19, e1, e0, m3, m0, m1, m2, 3)
+        e0 = _mm_sha1nexte_epu32(e0, eSaved);
+        abcd = _mm_add_epi32(abcd, abcdSaved);
+    }
+    _mm_storeu_si128((__m128i *)h, _mm_shuffle_epi32(abcd, 0x1B));
+    h[4] = (uint32_t)_mm_extract_epi32(e0, 3);
+}
+#endif
+
+int tidemark_sha1_accelerated(void) {
+#if defined(__x86_64__)
+    // Asked once; threads racing on the first call store the same answer.
+    static int known = -1;
+    int answer = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (answer < 0) {
+        answer = has_sha_extensions();
+        __atomic_store_n(&known, answer, __ATOMIC_RELAXED);
+    }
+    return answer;
+#else
+    return 0;
+#endif
+}
+
+/// SHA-1 of whole 64-byte blocks: with the processor's SHA extensions unless `portable`.
+static void sha1_blocks(uint32_t h[5], const uint8_t *p, size_t blocks, int portable) {
+#if defined(__x86_64__)
+    if (!portable && tidemark_sha1_accelerated()) {
+        sha1_blocks_extensions(h, p, blocks);
+        return;
+    }
+#endif
+    for (; blocks > 0; blocks--, p += 64) sha1_block(h, p);
+}
+
 void tidemark_sha1_init(tidemark_sha1 *ctx) {
     static const uint32_t initial[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
     memcpy(ctx->state, initial, sizeof initial);
     ctx->length = 0;
     ctx->used = 0;
+    ctx->portable = 0;
+}
+
+void tidemark_sha1_init_portable(tidemark_sha1 *ctx) {
+    tidemark_sha1_init(ctx);
+    ctx->portable = 1;
 }
 
 void tidemark_sha1_update(tidemark_sha1 *ctx, const void *data, size_t length) {
+    if (length == 0) return;
     const uint8_t *p = data;
     ctx->length += length;
     if (ctx->used > 0) {
@@ -40,10 +152,12 @@ void tidemark_sha1_update(tidemark_sha1 *ctx, const void *data, size_t length) {
         p += take;
         length -= take;
         if (ctx->used < 64) return;
-        sha1_block(ctx->state, ctx->buffer);
+        sha1_blocks(ctx->state, ctx->buffer, 1, ctx->portable);
         ctx->used = 0;
     }
-    for (; length >= 64; p += 64, length -= 64) sha1_block(ctx->state, p);
+    sha1_blocks(ctx->state, p, length / 64, ctx->portable);
+    p += length / 64 * 64;
+    length %= 64;
     memcpy(ctx->buffer, p, length);
     ctx->used = length;
 }
@@ -60,6 +174,17 @@ void tidemark_sha1_final(tidemark_sha1 *ctx, uint8_t digest[20]) {
         digest[4 * i + 2] = (uint8_t)(ctx->state[i] >> 8);
         digest[4 * i + 3] = (uint8_t)ctx->state[i];
     }
+}
+
+void tidemark_object_id(int type, const void *data, size_t length, uint8_t digest[20]) {
+    static const char *const names[] = {"", "commit", "tree", "blob", "tag"};
+    char header[32];
+    int headerLength = snprintf(header, sizeof header, "%s %zu", type >= 1 && type <= 4 ? names[type] : "", length);
+    tidemark_sha1 ctx;
+    tidemark_sha1_init(&ctx);
+    tidemark_sha1_update(&ctx, header, (size_t)headerLength + 1);
+    tidemark_sha1_update(&ctx, data, length);
+    tidemark_sha1_final(&ctx, digest);
 }
 
 size_t tidemark_pack_entry_bound(size_t length) { return 16 + compressBound((uLong)length); }

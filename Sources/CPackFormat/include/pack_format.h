@@ -4,17 +4,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// Incremental SHA-1 (FIPS 180-4), for the trailer of a pack file.
+/// Incremental SHA-1 (FIPS 180-4): object ids and the trailer of a pack file. It uses the
+/// processor's SHA extensions where it has them (x86-64), portable C elsewhere.
 typedef struct {
     uint32_t state[5];
     uint64_t length;
     uint8_t buffer[64];
     size_t used;
+    int portable;
 } tidemark_sha1;
 
 void tidemark_sha1_init(tidemark_sha1 *ctx);
+/// Like `tidemark_sha1_init`, but the context never uses the SHA extensions (for tests).
+void tidemark_sha1_init_portable(tidemark_sha1 *ctx);
+/// 1 when SHA-1 runs on the processor's SHA extensions.
+int tidemark_sha1_accelerated(void);
 void tidemark_sha1_update(tidemark_sha1 *ctx, const void *data, size_t length);
 void tidemark_sha1_final(tidemark_sha1 *ctx, uint8_t digest[20]);
+
+/// The id git gives an object of `type` (1 commit, 2 tree, 3 blob, 4 tag) holding `data`: the
+/// SHA-1 of "<type> <length>\0" followed by the data.
+void tidemark_object_id(int type, const void *data, size_t length, uint8_t digest[20]);
 
 /// The most bytes `tidemark_pack_entry` writes for `length` bytes of object data.
 size_t tidemark_pack_entry_bound(size_t length);
