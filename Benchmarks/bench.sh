@@ -7,12 +7,15 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 items="${BENCH_ITEMS:-100000}"
 runs="${BENCH_RUNS:-3}"
-work="${BENCH_DIR:-$here/Benchmarks/work}"
+work="$(realpath -m "${BENCH_DIR:-$here/Benchmarks/work}")"
 bin="${BENCH_BIN:-$here/.build/release}"
 tidemark="$bin/tidemark"
 results="${BENCH_RESULTS:-$here/Benchmarks/RESULTS.md}"
 changed=$(( items / 100 ))
-rm -rf "$work" && mkdir -p "$work" && cd "$work"
+# The last run's files are moved aside and deleted at the end, like the trees of earlier runs below:
+# deleting ~500k files just before the clone would slow its file creation (see "trash").
+if [ -d "$work" ]; then mv "$work" "$work.old.$$"; fi
+mkdir -p "$work" && cd "$work"
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
 
 echo "Generating $items items of ~1 KB (100 shards)..." >&2
@@ -162,4 +165,4 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a / b; else 
 cat table.md
 echo
 cat http-table.md
-rm -rf trash
+rm -rf trash "$work".old.*
