@@ -22,8 +22,9 @@ let package = Package(
             pkgConfig: "libgit2",
             providers: [.apt(["libgit2-dev"]), .brew(["libgit2"])]
         ),
-        // The pack file format's small pieces libgit2 does not export: entry encoding (zlib), the
-        // SHA-1 trailer, and an odb backend that keeps written objects in memory to pack them.
+        // The pack file format's small pieces libgit2 does not export: entry encoding (zlib), SHA-1
+        // (object ids, pack trailers), and an odb backend that keeps written objects in memory to
+        // pack them.
         // GitStore hands the packs it builds to libgit2's indexer.
         .target(name: "CPackFormat", dependencies: ["CLibGit2"], linkerSettings: [.linkedLibrary("z")]),
         // Thin, safe wrapper over the libgit2 calls tidemark uses.
