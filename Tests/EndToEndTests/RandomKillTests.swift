@@ -116,7 +116,7 @@ struct RandomKillTests {
 
             let midRun = landings.filter { $0.key != .afterExit }.values.reduce(0, +)
             let detail = Landing.allCases.map { "\(landings[$0] ?? 0) \($0.rawValue)" }.joined(separator: ", ")
-            print("random-kill loop: \(Self.kills) kills (seed \(Self.seed)), \(midRun) mid-run; \(detail); \(strayLocks) git lock file(s) left by a kill and removed by the next run; uninterrupted run \(String(format: "%.2f", runTime)) s")
+            print("random-kill loop: \(Self.kills) kills (seed \(Self.seed)), \(midRun) mid-run; \(detail); \(strayLocks) git lock or temporary object file(s) left by a kill and removed by the next run; uninterrupted run \(String(format: "%.2f", runTime)) s")
             #expect(midRun >= 1, "no kill landed during a run: \(detail)")
         }
     }
@@ -126,13 +126,14 @@ struct RandomKillTests {
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// git lock files left in the repository (a SIGKILL never lets libgit2 remove its own).
+    /// git lock files and libgit2's temporary object files (`*_git2_*`) left in the repository
+    /// (a SIGKILL never lets libgit2 remove its own).
     static func strayLockFiles(_ mirror: String) -> [String] {
         let git = mirror + "/.git/"
         let enumerator = FileManager.default.enumerator(atPath: git)
         var found: [String] = []
         while let path = enumerator?.nextObject() as? String {
-            if path.hasSuffix(".lock"), path != "tidemark.lock" { found.append(path) }
+            if (path.hasSuffix(".lock") && path != "tidemark.lock") || path.contains("_git2_") { found.append(path) }
         }
         return found
     }
