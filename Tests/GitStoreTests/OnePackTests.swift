@@ -5,6 +5,9 @@ import TestSupport
 
 @Suite("GitStore: objects written as one pack")
 struct OnePackTests {
+    /// Item `i` of the fan-out trees below: 512 items in 64 folders.
+    static func item(_ i: Int) -> String { String(format: "items/%02x/item-%03d.json", i % 64, i) }
+
     @Test func treesWrittenThroughOnePackLandInOnePackAndNothingLoose() async throws {
         try await withScratch { path in
             let root = path + "/repo"
@@ -63,7 +66,7 @@ struct OnePackTests {
             // A base with 64 fan-out folders of 8 items in two collections, a nested folder, a manifest.
             var first: [TreeUpdate] = []
             for i in 0..<512 {
-                first.append(.upsert(path: String(format: "items/%02x/item-%03d.json", i % 64, i), blob: try blob("item \(i)")))
+                first.append(.upsert(path: Self.item(i), blob: try blob("item \(i)")))
             }
             for i in 0..<16 { first.append(.upsert(path: "pages/p/\(i).json", blob: try blob("page \(i)"))) }
             first.append(.upsert(path: ".tidemark/items.manifest", blob: try blob("manifest 1")))
@@ -73,14 +76,14 @@ struct OnePackTests {
             // Changes in most folders, new folders, and the manifest.
             var spread: [TreeUpdate] = [.upsert(path: ".tidemark/items.manifest", blob: try blob("manifest 2"))]
             for i in stride(from: 0, to: 512, by: 3) {
-                spread.append(.upsert(path: String(format: "items/%02x/item-%03d.json", i % 64, i), blob: try blob("item \(i) v2")))
+                spread.append(.upsert(path: Self.item(i), blob: try blob("item \(i) v2")))
             }
             for i in 0..<20 { spread.append(.upsert(path: String(format: "items/n%02d/new.json", i), blob: try blob("new \(i)"))) }
             spread.append(.upsert(path: "items/22/item-034.json", blob: try blob("item 34")))  // the blob it holds
             cases.append(("spread", spread))
             // Folders emptied (they disappear), the nested collection emptied entirely, a same-blob upsert.
             var removals: [TreeUpdate] = [.upsert(path: "items/20/item-032.json", blob: try blob("item 32"))]
-            for i in 0..<512 where i % 64 < 12 { removals.append(.remove(path: String(format: "items/%02x/item-%03d.json", i % 64, i))) }
+            for i in 0..<512 where i % 64 < 12 { removals.append(.remove(path: Self.item(i))) }
             for i in 0..<16 { removals.append(.remove(path: "pages/p/\(i).json")) }
             cases.append(("removals", removals))
             // A path at the top, and a folder holding another: the whole-tree path.
@@ -115,13 +118,13 @@ struct OnePackTests {
             func blob(_ text: String) throws -> ObjectID { try batch.add(blob: Data((text + "\n").utf8)) }
             var first: [TreeUpdate] = [.upsert(path: ".tidemark/items.manifest", blob: try blob("manifest 1"))]
             for i in 0..<512 {
-                first.append(.upsert(path: String(format: "items/%02x/item-%03d.json", i % 64, i), blob: try blob("item \(i)")))
+                first.append(.upsert(path: Self.item(i), blob: try blob("item \(i)")))
             }
             try batch.flush()
             let base = try repository.updateTree(nil, first.sorted { $0.path < $1.path })
             var items: [TreeUpdate] = []
             for i in stride(from: 0, to: 512, by: 2) {
-                items.append(.upsert(path: String(format: "items/%02x/item-%03d.json", i % 64, i), blob: try blob("item \(i) v2")))
+                items.append(.upsert(path: Self.item(i), blob: try blob("item \(i) v2")))
             }
             try batch.flush()
             items.sort { $0.path < $1.path }
