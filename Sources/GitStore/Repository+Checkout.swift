@@ -28,8 +28,12 @@ extension Repository {
     }
 
     /// One libgit2 checkout on this handle, with `flags` added to the strategy's.
+    ///
+    /// - Parameter inPlace: open existing files without `O_TRUNC`, so libgit2 writes the new
+    ///   contents over the old ones; a file that gets shorter then keeps the old tail, and the
+    ///   caller must cut it (``checkedOut(_:of:workdir:)`` does).
     func checkoutOnce(tree: ObjectID, baseline: ObjectID?, paths: [String], strategy: CheckoutStrategy,
-                      flags extra: UInt32 = 0) throws(GitError) {
+                      flags extra: UInt32 = 0, inPlace: Bool = false) throws(GitError) {
         var treeOID = tree.raw
         let target = try makeHandle("git_object_lookup") { git_object_lookup(&$0, pointer, &treeOID, GIT_OBJECT_TREE) }
         defer { git_object_free(target) }
@@ -50,6 +54,7 @@ extension Repository {
         // A mirror's files are its items as upstream sent them. Without filters, checkout also
         // skips the attribute lookups it would make for each file written.
         options.disable_filters = 1
+        if inPlace { options.file_open_flags = O_CREAT | O_WRONLY }
         options.baseline = baselineTree
         try withStrArray(paths) { (array) throws(GitError) in
             options.paths = array

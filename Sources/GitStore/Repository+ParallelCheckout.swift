@@ -50,7 +50,8 @@ extension Repository {
                 results[group] = Result { () throws(GitError) -> [CheckedOutFile] in
                     try handle.checkoutOnce(
                         tree: tree, baseline: baseline, paths: groups[group], strategy: strategy,
-                        flags: GIT_CHECKOUT_DONT_UPDATE_INDEX.rawValue | GIT_CHECKOUT_NO_REFRESH.rawValue)
+                        flags: GIT_CHECKOUT_DONT_UPDATE_INDEX.rawValue | GIT_CHECKOUT_NO_REFRESH.rawValue,
+                        inPlace: true)
                     return try handle.checkedOut(groups[group], of: tree, workdir: workdir)
                 }
                 if case .failure = results[group] { progress.failed.store(true, ordering: .relaxed) }
@@ -85,9 +86,14 @@ extension Repository {
 
     /// The index entries a checkout of `tree` gives `paths` (sorted): the stat data of the
     /// working-tree file and the blob `tree` holds there; none where `tree` has no file.
+    ///
+    /// The checkout wrote in place (``checkoutOnce(tree:baseline:paths:strategy:flags:inPlace:)``):
+    /// a file longer than its blob is cut to the blob's size first.
     private func checkedOut(_ paths: [String], of tree: ObjectID, workdir: String) throws(GitError) -> [CheckedOutFile] {
         var files: [CheckedOutFile] = []
         files.reserveCapacity(paths.count)
+        let odb = try makeHandle("git_repository_odb") { git_repository_odb(&$0, pointer) }
+        defer { git_odb_free(odb) }
         var treeOID = tree.raw
         let root = try makeHandle("git_tree_lookup") { git_tree_lookup(&$0, pointer, &treeOID) }
         defer { git_tree_free(root) }
@@ -119,9 +125,18 @@ extension Repository {
                 files.append(CheckedOutFile(path: path, entry: nil))
                 continue
             }
+            var size = 0
+            var type = GIT_OBJECT_INVALID
+            try check(git_odb_read_header(&size, &type, odb, git_tree_entry_id(entry)), "git_odb_read_header")
             var info = stat()
             guard lstat(workdir + path, &info) == 0 else {
                 throw GitError(code: .generic, message: "'\(path)' is missing after checkout", operation: "checkout")
+            }
+            if info.st_size > size {
+                guard truncate(workdir + path, off_t(size)) == 0, lstat(workdir + path, &info) == 0 else {
+                    throw GitError(code: .generic, message: "could not cut '\(path)' to \(size) bytes after checkout: "
+                                   + String(cString: strerror(errno)), operation: "checkout")
+                }
             }
             var indexEntry = git_index_entry()
             // As libgit2's checkout fills it (git_index_entry__init_from_stat).

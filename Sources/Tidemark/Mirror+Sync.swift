@@ -308,13 +308,24 @@ extension Mirror {
         return ObjectID.hashBlob(data) == entry.id
     }
 
-    /// True when the working-tree file at `path` is a strict prefix of its contents in `tree`: a
-    /// write that a crash cut short.
-    func isTornWrite(_ path: String, of tree: ObjectID) throws(MirrorError) -> Bool {
+    /// True when the working-tree file at `path` holds what a write of its contents in `tree`,
+    /// cut short by a crash, leaves: the first bytes of the new contents, then nothing (a file
+    /// written anew) or the rest of its contents in `old` (a file written over in place, which is
+    /// how a checkout of many paths writes; a file that gets shorter is cut last).
+    func isTornWrite(_ path: String, of tree: ObjectID, over old: ObjectID?) throws(MirrorError) -> Bool {
         guard let entry = try mirrorErrors({ try repository.treeEntry(at: path, in: tree) }),
               let data = FileManager.default.contents(atPath: workingTree + path) else { return false }
-        let blob = try mirrorErrors { try repository.readBlob(entry.id) }
-        return data.count < blob.count && blob.starts(with: data)
+        let new = try mirrorErrors { try repository.readBlob(entry.id) }
+        guard data != new else { return false }
+        let written = zip(data, new).prefix(while: { $0 == $1 }).count
+        if written == data.count { return true }
+        guard let old, let oldEntry = try mirrorErrors({ try repository.treeEntry(at: path, in: old) }) else { return false }
+        let previous = try mirrorErrors { try repository.readBlob(oldEntry.id) }
+        guard data.count == previous.count else { return false }
+        // The old bytes from where the new ones stop: they must start at or before `written`.
+        var kept = data.count
+        while kept > 0, data[data.startIndex + kept - 1] == previous[previous.startIndex + kept - 1] { kept -= 1 }
+        return kept <= min(written, new.count)
     }
 
     /// Finishes a sync a crash interrupted: its journal names the old and new snapshot.
@@ -340,12 +351,12 @@ extension Mirror {
         let oldTree = try old.map { id throws(MirrorError) in try mirrorErrors { try repository.commit(id).tree } }
         let changed = try mirrorErrors { try repository.diffTrees(oldTree, targetCommit.tree).deltas.map(\.path) }
         // Files the interrupted checkout already wrote are left alone; a file it was writing when
-        // it died (libgit2 writes in place, so it holds a strict prefix of the new contents) is
-        // rewritten; the rest are updated safely (an edit made since is never overwritten).
+        // it died (the new contents cut short, over the old ones or alone) is rewritten; the rest
+        // are updated safely (an edit made since is never overwritten).
         var remaining: [String] = []
         var torn: [String] = []
         for path in changed where try !workingTreeMatches(path, in: targetCommit.tree) {
-            if try isTornWrite(path, of: targetCommit.tree) { torn.append(path) } else { remaining.append(path) }
+            if try isTornWrite(path, of: targetCommit.tree, over: oldTree) { torn.append(path) } else { remaining.append(path) }
         }
         try checkNoSymlinks(remaining + torn)
         if !torn.isEmpty {

@@ -71,4 +71,46 @@ struct CrashTests {
             try await CLI.expectClean(mirror)
         }
     }
+
+    /// A checkout of many paths writes over the old files in place and cuts the ones that get
+    /// shorter last: a kill there leaves the new contents' first bytes, then the old file's
+    /// rest. The next run recognises those files and rewrites them; a file of the old length
+    /// with other bytes is still a local edit.
+    @Test func aFileWrittenOverInPlaceAndCutShortIsRewrittenByTheNextRun() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            let long = #", "notes": "\#(String(repeating: "a long note ", count: 8))""#
+            for index in 1...4 { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z", extra: long) }
+            #expect(try await CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
+            let mirror = root + "/m"
+            func contents(_ id: String) -> Data? { FileManager.default.contents(atPath: mirror + "/items/\(id).json") }
+            let old = (1...4).map { contents("i\($0)")! }
+            for index in 1...4 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
+            #expect(try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"]).signalled)
+            var new: [Data] = []
+            for index in 1...4 { new.append(Data(try await CLI.git(["show", "tidemark/upstream:items/i\(index).json"], in: mirror).utf8)) }
+            #expect(new.allSatisfy { $0.count < old[0].count })
+            func write(_ data: Data, _ id: String) throws { try data.write(to: URL(fileURLWithPath: mirror + "/items/\(id).json")) }
+            // i1: all new bytes written, not cut yet. i2: killed halfway through the new bytes.
+            try write(new[0] + old[0].dropFirst(new[0].count), "i1")
+            try write(new[1].prefix(new[1].count / 2) + old[1].dropFirst(new[1].count / 2), "i2")
+            let rerun = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(rerun.status == 0, "\(rerun.stderr)")
+            #expect(contents("i1") == new[0] && contents("i2") == new[1] && contents("i3") == new[2])
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            try await CLI.expectClean(mirror)
+
+            // The old file's length, but a byte in the old part changed too: a local edit, kept.
+            for index in 1...4 { try writeItem(upstream, "i\(index)", lastModified: "2021-07-01T00:00:00Z", extra: long) }
+            #expect(try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"]).signalled)
+            let newer = Data(try await CLI.git(["show", "tidemark/upstream:items/i4.json"], in: mirror).utf8)
+            var edit = newer.prefix(new[3].count / 2) + new[3].dropFirst(new[3].count / 2)
+            edit[edit.count - 3] = UInt8(ascii: "#")
+            try write(edit, "i4")
+            #expect(try await CLI.tidemark(["sync"], in: mirror).status != 0)
+            #expect(contents("i4") == edit)
+            try await CLI.expectClean(mirror)
+        }
+    }
 }

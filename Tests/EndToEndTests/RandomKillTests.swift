@@ -29,9 +29,10 @@ struct RandomKillTests {
             #expect(clone.status == 0, "\(clone.stderr)")
             let mirror = root + "/m"
 
-            // About 200 items change upstream (modified, new, deleted).
+            // About 300 items change upstream (modified, new, deleted): over 256, so the checkout
+            // runs on all cores and writes files in place.
             let ids = server.ids(.docusign).sorted()
-            for id in ids.prefix(180) { server.modify(.docusign, id: id) }
+            for id in ids.prefix(280) { server.modify(.docusign, id: id) }
             for _ in 0..<10 { server.create(.docusign) }
             for id in ids.suffix(10) { server.purge(.docusign, id: id) }
 
@@ -94,8 +95,8 @@ struct RandomKillTests {
                 if main != oldMain { snapshots.append(main) }
                 if !killed || main != oldMain {
                     // The run finished: give the next kills as much to interrupt as the measured run had.
-                    let start = (round * 200) % 1800
-                    for id in ids[start..<start + 200] { server.modify(.docusign, id: id) }
+                    let start = (round * 300) % 1500
+                    for id in ids[start..<start + 300] { server.modify(.docusign, id: id) }
                 }
             }
 
