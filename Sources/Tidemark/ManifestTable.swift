@@ -133,57 +133,85 @@ struct ManifestTable: CachedVersions {
     /// several upserts of one id wins) and the entries at `removing` taken out. Unchanged lines
     /// are copied as runs of bytes.
     func updating(_ upserts: [ManifestEntry], removing: [Int] = []) -> Data {
+        // Where each upsert goes: found through the hash index (it replaces that line), or, for a
+        // new id, by binary search (it goes before that line). No unchanged id is compared.
         let incoming = upserts.sorted { $0.id < $1.id }  // stable: equal ids keep their order
-        let removed = Set(removing)
-        var out: [UInt8] = Array(Manifest.header.utf8) + [10]
-        out.reserveCapacity(bytes.count + incoming.count * 128)
-        var next = 0
-        func emitIncoming() {
-            while next + 1 < incoming.count && incoming[next + 1].id == incoming[next].id { next += 1 }
-            Manifest.appendLine(incoming[next], to: &out)
-            next += 1
+        var targets: [(entry: ManifestEntry, position: Int, replaces: Bool)] = []
+        targets.reserveCapacity(incoming.count)
+        for (index, entry) in incoming.enumerated() where index + 1 == incoming.count || incoming[index + 1].id != entry.id {
+            if let position = position(of: entry.id) {
+                targets.append((entry, position, true))
+            } else {
+                targets.append((entry, insertionPoint(of: entry.id), false))
+            }
         }
+        let removed = removing.sorted()
+        var nextRemoved = 0
+        // Built as `Data` (the blob writer takes it), so 8.7 MB are not copied once more.
+        var out = Data(capacity: bytes.count + incoming.count * 128)
+        out.append(contentsOf: Array(Manifest.header.utf8) + [10])
+        var encoded: [UInt8] = []  // one upserted line
         bytes.withUnsafeBufferPointer { buffer in
-            var run: Range<Int>?  // unchanged lines not copied yet
-            func flush() {
-                if let pending = run { out.append(contentsOf: buffer[pending]) }
-                run = nil
-            }
-            for (position, entry) in lines.enumerated() {
-                var replaced = false
-                while next < incoming.count {
-                    let order = incoming[next].id.bytes.withUnsafeBufferPointer { wanted in
-                        ManifestTable.withID(buffer, entry.id, entry.escaped) { ManifestTable.compare(wanted, $0) }
+            // Copies the lines in `positions` but removed ones, as runs of adjacent lines.
+            func copy(_ positions: Range<Int>) {
+                var run: Range<Int>?
+                func flush() {
+                    if let pending = run { out.append(UnsafeBufferPointer(rebasing: buffer[pending])) }
+                    run = nil
+                }
+                for position in positions {
+                    while nextRemoved < removed.count, removed[nextRemoved] < position { nextRemoved += 1 }
+                    if nextRemoved < removed.count, removed[nextRemoved] == position {
+                        flush()
+                        continue
                     }
-                    if order > 0 { break }
-                    flush()
-                    replaced = order == 0
-                    emitIncoming()
-                    if replaced { break }
+                    let line = lines[position]
+                    let end = Int(line.end)
+                    guard end < buffer.count else {  // the last line, without a newline
+                        flush()
+                        out.append(UnsafeBufferPointer(rebasing: buffer[line.range]))
+                        out.append(10)
+                        continue
+                    }
+                    if let pending = run, pending.upperBound == Int(line.start) {
+                        run = pending.lowerBound..<end + 1
+                    } else {
+                        flush()
+                        run = Int(line.start)..<end + 1  // with its newline
+                    }
                 }
-                if replaced || removed.contains(position) {
-                    flush()
-                    continue
-                }
-                let end = Int(entry.end)
-                guard end < buffer.count else {  // the last line, without a newline
-                    flush()
-                    out.append(contentsOf: buffer[entry.range])
-                    out.append(10)
-                    continue
-                }
-                let line = Int(entry.start)..<end + 1  // with its newline
-                if let pending = run, pending.upperBound == line.lowerBound {
-                    run = pending.lowerBound..<line.upperBound
-                } else {
-                    flush()
-                    run = line
-                }
+                flush()
             }
-            flush()
+            var next = 0
+            for target in targets {
+                copy(next..<target.position)
+                encoded.removeAll(keepingCapacity: true)
+                Manifest.appendLine(target.entry, to: &encoded)
+                out.append(contentsOf: encoded)
+                next = target.replaces ? target.position + 1 : target.position
+            }
+            copy(next..<lines.count)
         }
-        while next < incoming.count { emitIncoming() }
-        return Data(out)
+        return out
+    }
+
+    /// The position of the first entry whose id sorts after `id`.
+    private func insertionPoint(of id: ItemID) -> Int {
+        id.bytes.withUnsafeBufferPointer { wanted in
+            bytes.withUnsafeBufferPointer { buffer in
+                var low = 0, high = lines.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    let line = lines[middle]
+                    if ManifestTable.withID(buffer, line.id, line.escaped, { ManifestTable.compare($0, wanted) }) < 0 {
+                        low = middle + 1
+                    } else {
+                        high = middle
+                    }
+                }
+                return low
+            }
+        }
     }
 
     // MARK: - Bytes
