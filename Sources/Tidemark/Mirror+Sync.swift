@@ -24,6 +24,15 @@ public struct SyncOptions: Sendable {
 }
 
 /// What a sync did or, with `--dry-run`, would do.
+/// A sync that a killed run left unfinished (its journal in `.git/tidemark/sync-journal`), and
+/// that a later command finished: the working tree updated, `branch` moved from `from` to `to`.
+public struct FinishedSync: Sendable, Equatable {
+    /// The branch's short name (`main`).
+    public let branch: String
+    public let from: ObjectID?
+    public let to: ObjectID
+}
+
 public struct SyncReport: Sendable {
     public enum Outcome: Sendable, Equatable {
         /// `--if-stale`: the last sync is recent enough; nothing was contacted.
@@ -45,6 +54,8 @@ public struct SyncReport: Sendable {
     public var current: ObjectID?
     /// Items a dry run would download (fetch requests beyond the listing).
     public var plannedDownloads: Int
+    /// The sync a killed run left unfinished, finished before this one started.
+    public var finishedInterrupted: FinishedSync?
 }
 
 extension Mirror {
@@ -61,7 +72,11 @@ extension Mirror {
         let lock = try lock()
         defer { withExtendedLifetime(lock) {} }
         try recoverInterruptedSync()
-        if options.dryRun { return try await planSync(options) }
+        if options.dryRun {
+            var report = try await planSync(options)
+            report.finishedInterrupted = finishedInterruptedSync
+            return report
+        }
         defer { indexPreload = nil }
         var fetchReport: FetchReport?
         if !options.offline {
@@ -73,6 +88,7 @@ extension Mirror {
         }
         var report = try apply(force: options.force, after: fetchReport)
         report.fetch = fetchReport
+        report.finishedInterrupted = finishedInterruptedSync
         return report
     }
 
@@ -329,7 +345,9 @@ extension Mirror {
     }
 
     /// Finishes a sync a crash interrupted: its journal names the old and new snapshot.
+    /// Sets ``finishedInterruptedSync``.
     func recoverInterruptedSync() throws(MirrorError) {
+        finishedInterruptedSync = nil
         guard let journal = readState("sync-journal") else { return }
         let fields = journal.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
         guard fields.count == 3, let target = ObjectID(hex: fields[1]) else {
@@ -368,5 +386,7 @@ extension Mirror {
         try withLockNote { () throws(MirrorError) in try mirrorErrors { try repository.resetIndex(to: targetCommit.tree) } }
         try updateRef(branch, to: target, expected: old, message: "tidemark: finish interrupted sync")
         removeState("sync-journal")
+        let name = branch.hasPrefix("refs/heads/") ? String(branch.dropFirst("refs/heads/".count)) : branch
+        finishedInterruptedSync = FinishedSync(branch: name, from: old, to: target)
     }
 }

@@ -36,6 +36,9 @@ public actor Mirror {
     /// The index file being read on another thread while a sync's fetch writes objects; the
     /// sync's local-edit check adopts it.
     var indexPreload: IndexPreload?
+    /// The sync a killed run left unfinished that this handle's last `fetch`, `sync` or
+    /// `rollback` finished before its own work (nil when there was none).
+    public internal(set) var finishedInterruptedSync: FinishedSync?
 
     init(repository: Repository, settings: MirrorSettings, upstream: (any Upstream)? = nil) {
         // A snapshot a ref points to must be on disk: objects, packs, refs and reflogs are

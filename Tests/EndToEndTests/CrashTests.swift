@@ -25,8 +25,20 @@ struct CrashTests {
             let upstreamTip = try await CLI.run("/usr/bin/git", ["rev-parse", "tidemark/upstream"], in: mirror).stdout
             #expect(afterKill == before || afterKill == upstreamTip, "main is the old or the new snapshot")
 
-            let rerun = try await CLI.tidemark(["sync"], in: mirror)
+            let rerun = try await CLI.tidemark(["sync", "--json"], in: mirror)
             #expect(rerun.status == 0, "\(step): \(rerun.stderr)")
+            // Killed between the journal and the branch update: the rerun says it finished that
+            // sync first (on stderr, and in the JSON report).
+            let finishes = step == "after-journal" || step == "after-checkout"
+            #expect(rerun.stderr.contains("Finished the sync a killed run had left: main ") == finishes, "\(step): \(rerun.stderr)")
+            let json = try JSONSerialization.jsonObject(with: Data(rerun.stdout.utf8)) as? [String: Any]
+            let finished = json?["finishedInterrupted"] as? [String: Any]
+            #expect((finished != nil) == finishes, "\(step): \(rerun.stdout)")
+            if finishes {
+                #expect(finished?["branch"] as? String == "main")
+                let trimmed = { (text: String) in text.trimmingCharacters(in: .whitespacesAndNewlines) }
+                #expect(finished?["from"] as? String == trimmed(before) && finished?["to"] as? String == trimmed(upstreamTip))
+            }
             try await CLI.expectClean(mirror)
             #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")

@@ -35,6 +35,7 @@ extension TidemarkCommand {
                 try await mirror.fetch(fetchOptions.options)
             }
             reporter?.finish()
+            await tellFinishedSync(of: mirror, output)
             if json {
                 emitJSON(FetchJSON(report))
             } else if !output.quiet {

@@ -40,6 +40,7 @@ extension TidemarkCommand {
             let report = try await engine { () async throws(MirrorError) in
                 try await mirror.rollback(to: revision, hard: hard, force: force)
             }
+            await tellFinishedSync(of: mirror, output)
             if json {
                 emitJSON(RollbackJSON(report, hard: hard))
             } else if !output.quiet {

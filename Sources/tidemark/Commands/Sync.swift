@@ -67,6 +67,7 @@ extension TidemarkCommand {
             await mirror.report(to: reporter)
             let report = try await engine { () async throws(MirrorError) in try await mirror.sync(options) }
             reporter?.finish()
+            await tellFinishedSync(of: mirror, output)
             if json { emitJSON(SyncJSON(report)); return }
             guard !output.quiet else { return }
             switch report.outcome {

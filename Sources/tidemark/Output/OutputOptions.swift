@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Tidemark
 
 /// Output flags shared by the commands: colour, quiet, progress.
 struct OutputOptions: ParsableArguments {
@@ -22,6 +23,13 @@ struct OutputOptions: ParsableArguments {
     func red(_ text: String) -> String { paint(text, "31") }
     func green(_ text: String) -> String { paint(text, "32") }
     func yellow(_ text: String) -> String { paint(text, "33") }
+}
+
+/// Tells on stderr (unless `-q`) that the command first finished a sync a killed run had left.
+func tellFinishedSync(of mirror: Mirror, _ output: OutputOptions) async {
+    guard !output.quiet, let finished = await mirror.finishedInterruptedSync else { return }
+    let range = "\(finished.from?.short() ?? "(none)")..\(finished.to.short())"
+    FileHandle.standardError.write(Data("Finished the sync a killed run had left: \(finished.branch) \(range)\n".utf8))
 }
 
 /// Writes to standard output without Swift's print buffering surprises.

@@ -93,6 +93,7 @@ struct SyncJSON: Encodable {
     var paths: [String]
     var plannedDownloads: Int?
     var fetch: FetchJSON?
+    var finishedInterrupted: FinishedSyncJSON?
 
     init(_ report: SyncReport) {
         switch report.outcome {
@@ -107,7 +108,17 @@ struct SyncJSON: Encodable {
         paths = report.paths
         plannedDownloads = report.outcome == .planned ? report.plannedDownloads : nil
         fetch = report.fetch.map(FetchJSON.init)
+        finishedInterrupted = report.finishedInterrupted.map {
+            FinishedSyncJSON(branch: $0.branch, from: $0.from?.hex, to: $0.to.hex)
+        }
     }
+}
+
+/// A sync a killed run had left, finished first.
+struct FinishedSyncJSON: Encodable {
+    var branch: String
+    var from: String?
+    var to: String
 }
 
 struct DiffJSON: Encodable {
