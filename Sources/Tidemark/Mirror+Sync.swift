@@ -23,7 +23,6 @@ public struct SyncOptions: Sendable {
     }
 }
 
-/// What a sync did or, with `--dry-run`, would do.
 /// A sync that a killed run left unfinished (its journal in `.git/tidemark/sync-journal`), and
 /// that a later command finished: the working tree updated, `branch` moved from `from` to `to`.
 public struct FinishedSync: Sendable, Equatable {
@@ -33,6 +32,7 @@ public struct FinishedSync: Sendable, Equatable {
     public let to: ObjectID
 }
 
+/// What a sync did or, with `--dry-run`, would do.
 public struct SyncReport: Sendable {
     public enum Outcome: Sendable, Equatable {
         /// `--if-stale`: the last sync is recent enough; nothing was contacted.
