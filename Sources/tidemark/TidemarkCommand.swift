@@ -118,6 +118,22 @@ enum CommandFailure: Error {
     }
 }
 
+/// ``engine(_:)`` for the commands that first finish a sync a killed run had left (`fetch`, `sync`,
+/// `rollback`): once the call returns or fails, and `settle` has erased any progress line, tells
+/// so on stderr (``tellFinishedSync(of:_:)``), so a failure after that recovery hides nothing.
+func engine<R>(on mirror: Mirror, _ output: OutputOptions, settle: () -> Void = {},
+               _ body: () async throws(MirrorError) -> R) async throws(CommandFailure) -> R {
+    let outcome: Result<R, MirrorError>
+    do {
+        outcome = .success(try await body())
+    } catch {
+        outcome = .failure(error)
+    }
+    settle()
+    await tellFinishedSync(of: mirror, output)
+    return try await engine { () throws(MirrorError) in try outcome.get() }
+}
+
 /// Runs an engine call, mapping its errors to ``CommandFailure``.
 func engine<R>(_ body: () async throws(MirrorError) -> R) async throws(CommandFailure) -> R {
     do {

@@ -125,4 +125,29 @@ struct CrashTests {
             try await CLI.expectClean(mirror)
         }
     }
+
+    /// The rerun finishes the interrupted sync, then its own fetch fails: it still says what it
+    /// finished, before the error.
+    @Test func aRerunThatFailsAfterFinishingTheSyncStillSaysSo() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            for index in 1...3 { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z") }
+            #expect(try await CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
+            let mirror = root + "/m"
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"]).signalled)
+            let target = try await CLI.git(["rev-parse", "--short", "tidemark/upstream"], in: mirror)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            try FileManager.default.moveItem(atPath: upstream, toPath: root + "/gone")
+            let rerun = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(rerun.status == 128, "\(rerun.stderr)")
+            let lines = rerun.stderr.split(separator: "\n").map(String.init)
+            #expect(lines.first?.hasPrefix("Finished the sync a killed run had left: main ") == true, "\(rerun.stderr)")
+            #expect(lines.first?.hasSuffix(".." + target) == true, "\(rerun.stderr)")
+            #expect(lines.last?.hasPrefix("fatal: ") == true, "\(rerun.stderr)")
+            #expect(try await CLI.git(["rev-parse", "--short", "HEAD"], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines) == target)
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+        }
+    }
 }

@@ -31,11 +31,9 @@ extension TidemarkCommand {
             let reporter = transfer.reporter(output)
             defer { reporter?.finish() }
             await mirror.report(to: reporter)
-            let report = try await engine { () async throws(MirrorError) in
+            let report = try await engine(on: mirror, output, settle: { reporter?.finish() }) { () async throws(MirrorError) in
                 try await mirror.fetch(fetchOptions.options)
             }
-            reporter?.finish()
-            await tellFinishedSync(of: mirror, output)
             if json {
                 emitJSON(FetchJSON(report))
             } else if !output.quiet {

@@ -37,10 +37,9 @@ extension TidemarkCommand {
 
         func run() async throws {
             let mirror = try root.openMirror()
-            let report = try await engine { () async throws(MirrorError) in
+            let report = try await engine(on: mirror, output) { () async throws(MirrorError) in
                 try await mirror.rollback(to: revision, hard: hard, force: force)
             }
-            await tellFinishedSync(of: mirror, output)
             if json {
                 emitJSON(RollbackJSON(report, hard: hard))
             } else if !output.quiet {

@@ -65,9 +65,9 @@ extension TidemarkCommand {
             let reporter = transfer.reporter(output)
             defer { reporter?.finish() }
             await mirror.report(to: reporter)
-            let report = try await engine { () async throws(MirrorError) in try await mirror.sync(options) }
-            reporter?.finish()
-            await tellFinishedSync(of: mirror, output)
+            let report = try await engine(on: mirror, output, settle: { reporter?.finish() }) { () async throws(MirrorError) in
+                try await mirror.sync(options)
+            }
             if json { emitJSON(SyncJSON(report)); return }
             guard !output.quiet else { return }
             switch report.outcome {
