@@ -17,7 +17,12 @@ extension Repository {
     /// - Parameters:
     ///   - baseline: the tree the working tree is expected to match (default: HEAD's tree).
     ///   - paths: exact paths to update; empty updates every path that differs.
+    ///
+    /// A file at one of `paths` that has other hard links gets a file of its own first
+    /// (``separateHardLinks(_:workdir:)``): libgit2 writes into the file it finds, and the other
+    /// names must not change with it.
     public func checkout(tree: ObjectID, baseline: ObjectID?, paths: [String] = [], strategy: CheckoutStrategy) throws(GitError) {
+        if baseline != nil, let workdir { try separateHardLinks(paths, workdir: workdir) }
         let workers = min(ProcessInfo.processInfo.activeProcessorCount, 4)
         if paths.count >= Repository.parallelCheckoutMinimum, workers > 1,
            try foldersStay(paths, from: baseline, to: tree) {

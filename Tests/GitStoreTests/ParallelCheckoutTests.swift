@@ -89,6 +89,32 @@ struct ParallelCheckoutTests {
         }
     }
 
+    /// A changed file with another hard link (outside the working tree) gets a file of its own
+    /// before the checkout writes into it: the other name keeps the old bytes. On one thread and
+    /// on all cores alike.
+    @Test(arguments: [10, 600])
+    func aHardLinkedFileIsNotWrittenThrough(changes: Int) async throws {
+        try await withScratch { path in
+            let pair = try Self.makePair(in: path) { repository, v1 in
+                var updates: [TreeUpdate] = []
+                for i in 0..<changes {
+                    updates.append(.upsert(path: Self.item(i), blob: try repository.writeBlob(Data("{\"n\": \(i), \"v\": 2}\n".utf8))))
+                }
+                return try repository.updateTree(v1, updates.sorted { $0.path < $1.path })
+            }
+            let root = pair.root + "/parallel"
+            let outside = pair.root + "/outside.json"
+            #expect(link(root + "/" + Self.item(0), outside) == 0)
+            #expect(chmod(root + "/" + Self.item(0), 0o640) == 0)
+            try pair.parallel.checkout(tree: pair.v2, baseline: pair.v1, paths: pair.paths, strategy: .safe)
+            #expect(FileManager.default.contents(atPath: outside) == Data("{\"n\": 0}\n".utf8))
+            #expect(pair.file("parallel", Self.item(0)) == Data("{\"n\": 0, \"v\": 2}\n".utf8))
+            var info = stat()
+            #expect(lstat(root + "/" + Self.item(0), &info) == 0 && info.st_nlink == 1 && info.st_mode & 0o777 == 0o640)
+            #expect(try git(["diff", "--name-only"], in: root) == "")
+        }
+    }
+
     /// With `.safe`, a file edited in one worker's group stops that group; the groups that wrote
     /// are put back, so the working tree and index are as before, the edit kept.
     @Test func anEditedFileLeavesEveryFileAsItWas() async throws {

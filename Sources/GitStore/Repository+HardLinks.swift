@@ -1,0 +1,61 @@
+import Foundation
+
+extension Repository {
+    /// Gives each of `paths` that is a regular file with other hard links a file of its own (a
+    /// copy renamed over it), so that a checkout, which writes into the file it finds (libgit2
+    /// opens it with `O_TRUNC`, or in place), cannot change the file's other names: a working tree
+    /// deduplicated with hard links (`cp -al`, `jdupes -L`), another mirror's copy. Git's own
+    /// checkout unlinks a file before writing it, with the same effect. Returns the paths copied.
+    ///
+    /// The copy has the same bytes and permission bits, so a safe checkout still finds the file
+    /// unchanged (its stat data differs from the index, so it compares the contents).
+    @discardableResult
+    func separateHardLinks(_ paths: [String], workdir: String) throws(GitError) -> [String] {
+        var separated: [String] = []
+        for path in paths {
+            var info = stat()
+            guard lstat(workdir + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink > 1 else { continue }
+            try copyOver(workdir + path, as: info, label: path)
+            separated.append(path)
+        }
+        return separated
+    }
+}
+
+/// Replaces `file` by a copy of it (same bytes and permission bits) renamed over it, unless the
+/// file changed from `before` while it was copied (then an edit could be lost: nothing is renamed).
+private func copyOver(_ file: String, as before: stat, label: String) throws(GitError) {
+    let mode = before.st_mode & 0o7777
+    func failure(_ what: String) -> GitError {
+        GitError(code: .generic, message: "could not give '\(label)' a file of its own before checkout (\(what)): "
+                 + String(cString: strerror(errno)), operation: "checkout")
+    }
+    let temporary = file + ".tidemark-unlink-\(getpid())"
+    guard let contents = FileManager.default.contents(atPath: file) else { throw failure("read") }
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
+    guard descriptor >= 0 else { throw failure("create") }
+    let written = contents.withUnsafeBytes { buffer -> Bool in
+        var offset = 0
+        while offset < buffer.count {
+            let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return false }
+            offset += count
+        }
+        return true
+    }
+    // The file's permission bits as they were (open's mode is masked by the umask).
+    let kept = written && fchmod(descriptor, mode) == 0
+    close(descriptor)
+    var after = stat()
+    let unchanged = lstat(file, &after) == 0 && after.st_ino == before.st_ino && after.st_size == before.st_size
+        && after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec
+        && after.st_ctim.tv_sec == before.st_ctim.tv_sec && after.st_ctim.tv_nsec == before.st_ctim.tv_nsec
+    guard kept, unchanged, rename(temporary, file) == 0 else {
+        let error = kept && !unchanged
+            ? GitError(code: .generic, message: "'\(label)' changed while tidemark copied it; run again", operation: "checkout")
+            : failure(kept ? "rename" : "write")
+        unlink(temporary)
+        throw error
+    }
+}
