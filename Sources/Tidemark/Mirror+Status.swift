@@ -31,6 +31,9 @@ public struct StatusReport: Sendable {
     public var otherPaths: [String]
     public var lastFetch: Date?
     public var lastSync: Date?
+    /// A sync a killed run left unfinished: until the next `fetch`, `sync` or `rollback`
+    /// finishes it, the files it wrote show as edited locally.
+    public var interruptedSync: InterruptedSync?
 
     /// True when nothing differs on either side.
     public var isClean: Bool { items.isEmpty && otherPaths.isEmpty }
@@ -108,7 +111,8 @@ extension Mirror {
         }
         let activity = lastActivity()
         return StatusReport(branch: try branch(), head: head?.id, upstream: upstream?.id, items: items,
-                            otherPaths: others.sorted(), lastFetch: activity.fetch, lastSync: activity.sync)
+                            otherPaths: others.sorted(), lastFetch: activity.fetch, lastSync: activity.sync,
+                            interruptedSync: try pendingInterruptedSync())
     }
 
     /// The upstream side of `status`, per collection: HEAD's manifest against the upstream ref's.

@@ -23,9 +23,9 @@ public struct SyncOptions: Sendable {
     }
 }
 
-/// A sync that a killed run left unfinished (its journal in `.git/tidemark/sync-journal`), and
-/// that a later command finished: the working tree updated, `branch` moved from `from` to `to`.
-public struct FinishedSync: Sendable, Equatable {
+/// A sync that a killed run left unfinished (its journal in `.git/tidemark/sync-journal`): it was
+/// moving `branch` from `from` to `to`, and the next `fetch`, `sync` or `rollback` finishes it.
+public struct InterruptedSync: Sendable, Equatable {
     /// The branch's short name (`main`).
     public let branch: String
     public let from: ObjectID?
@@ -55,7 +55,7 @@ public struct SyncReport: Sendable {
     /// Items a dry run would download (fetch requests beyond the listing).
     public var plannedDownloads: Int
     /// The sync a killed run left unfinished, finished before this one started.
-    public var finishedInterrupted: FinishedSync?
+    public var finishedInterrupted: InterruptedSync?
 }
 
 extension Mirror {
@@ -344,18 +344,37 @@ extension Mirror {
         return kept <= min(written, new.count)
     }
 
+    /// The sync journal's old and new snapshot and branch; nil without a journal, or with one
+    /// that cannot be read.
+    private func readJournal() -> (old: ObjectID?, target: ObjectID, branch: String)? {
+        guard let journal = readState("sync-journal") else { return nil }
+        let fields = journal.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+        guard fields.count == 3, let target = ObjectID(hex: fields[1]) else { return nil }
+        return (ObjectID(hex: fields[0]), target, fields[2])
+    }
+
+    /// The sync a killed run left unfinished, which the next `fetch`, `sync` or `rollback` will
+    /// finish; nil when there is none (or its journal is stale). Changes nothing.
+    func pendingInterruptedSync() throws(MirrorError) -> InterruptedSync? {
+        guard let (old, target, branch) = readJournal() else { return nil }
+        let current = try mirrorErrors { try repository.resolveReference(branch) }
+        guard current == old, current != target, (try? repository.commit(target)) != nil else { return nil }
+        return InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target)
+    }
+
+    static func shortBranchName(_ branch: String) -> String {
+        branch.hasPrefix("refs/heads/") ? String(branch.dropFirst("refs/heads/".count)) : branch
+    }
+
     /// Finishes a sync a crash interrupted: its journal names the old and new snapshot.
     /// Sets ``finishedInterruptedSync``.
     func recoverInterruptedSync() throws(MirrorError) {
         finishedInterruptedSync = nil
-        guard let journal = readState("sync-journal") else { return }
-        let fields = journal.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
-        guard fields.count == 3, let target = ObjectID(hex: fields[1]) else {
+        guard readState("sync-journal") != nil else { return }
+        guard let (old, target, branch) = readJournal() else {
             removeState("sync-journal")
             return
         }
-        let old = ObjectID(hex: fields[0])
-        let branch = fields[2]
         let current = try mirrorErrors { try repository.resolveReference(branch) }
         if current == target {
             removeState("sync-journal")
@@ -386,7 +405,6 @@ extension Mirror {
         try withLockNote { () throws(MirrorError) in try mirrorErrors { try repository.resetIndex(to: targetCommit.tree) } }
         try updateRef(branch, to: target, expected: old, message: "tidemark: finish interrupted sync")
         removeState("sync-journal")
-        let name = branch.hasPrefix("refs/heads/") ? String(branch.dropFirst("refs/heads/".count)) : branch
-        finishedInterruptedSync = FinishedSync(branch: name, from: old, to: target)
+        finishedInterruptedSync = InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target)
     }
 }

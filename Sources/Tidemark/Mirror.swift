@@ -38,7 +38,7 @@ public actor Mirror {
     var indexPreload: IndexPreload?
     /// The sync a killed run left unfinished that this handle's last `fetch`, `sync` or
     /// `rollback` finished before its own work (nil when there was none).
-    public internal(set) var finishedInterruptedSync: FinishedSync?
+    public internal(set) var finishedInterruptedSync: InterruptedSync?
 
     init(repository: Repository, settings: MirrorSettings, upstream: (any Upstream)? = nil) {
         // A snapshot a ref points to must be on disk: objects, packs, refs and reflogs are

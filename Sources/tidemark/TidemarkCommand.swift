@@ -120,7 +120,7 @@ enum CommandFailure: Error {
 
 /// ``engine(_:)`` for the commands that first finish a sync a killed run had left (`fetch`, `sync`,
 /// `rollback`): once the call returns or fails, and `settle` has erased any progress line, tells
-/// so on stderr (``tellFinishedSync(of:_:)``), so a failure after that recovery hides nothing.
+/// so on stderr (``tellFinishedInterruptedSync(of:_:)``), so a failure after that recovery hides nothing.
 func engine<R>(on mirror: Mirror, _ output: OutputOptions, settle: () -> Void = {},
                _ body: () async throws(MirrorError) -> R) async throws(CommandFailure) -> R {
     let outcome: Result<R, MirrorError>
@@ -130,7 +130,7 @@ func engine<R>(on mirror: Mirror, _ output: OutputOptions, settle: () -> Void = 
         outcome = .failure(error)
     }
     settle()
-    await tellFinishedSync(of: mirror, output)
+    await tellFinishedInterruptedSync(of: mirror, output)
     return try await engine { () throws(MirrorError) in try outcome.get() }
 }
 

@@ -25,16 +25,25 @@ struct CrashTests {
             let upstreamTip = try await CLI.run("/usr/bin/git", ["rev-parse", "tidemark/upstream"], in: mirror).stdout
             #expect(afterKill == before || afterKill == upstreamTip, "main is the old or the new snapshot")
 
+            // Killed between the journal and the branch update: status says a sync is unfinished
+            // (and changes nothing), and the rerun says it finished that sync first (on stderr,
+            // and in the JSON report).
+            let finishes = step == "after-journal" || step == "after-checkout"
+            let status = try await CLI.tidemark(["status"], in: mirror)
+            #expect(status.stdout.contains("A killed run left a sync unfinished (") == finishes, "\(step): \(status.stdout)")
+            let statusJSON = try JSONSerialization.jsonObject(
+                with: Data(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.utf8)) as? [String: Any]
+            let pending = statusJSON?["interruptedSync"] as? [String: Any]
+            #expect((pending != nil) == finishes, "\(step): \(String(describing: statusJSON))")
+            #expect(try await CLI.git(["rev-parse", "HEAD"], in: mirror) == afterKill)
             let rerun = try await CLI.tidemark(["sync", "--json"], in: mirror)
             #expect(rerun.status == 0, "\(step): \(rerun.stderr)")
-            // Killed between the journal and the branch update: the rerun says it finished that
-            // sync first (on stderr, and in the JSON report).
-            let finishes = step == "after-journal" || step == "after-checkout"
             #expect(rerun.stderr.contains("Finished the sync a killed run had left: main ") == finishes, "\(step): \(rerun.stderr)")
             let json = try JSONSerialization.jsonObject(with: Data(rerun.stdout.utf8)) as? [String: Any]
             let finished = json?["finishedInterrupted"] as? [String: Any]
             #expect((finished != nil) == finishes, "\(step): \(rerun.stdout)")
             if finishes {
+                #expect(pending?["from"] as? String == finished?["from"] as? String && pending?["to"] as? String == finished?["to"] as? String)
                 #expect(finished?["branch"] as? String == "main")
                 let trimmed = { (text: String) in text.trimmingCharacters(in: .whitespacesAndNewlines) }
                 #expect(finished?["from"] as? String == trimmed(before) && finished?["to"] as? String == trimmed(upstreamTip))

@@ -26,7 +26,7 @@ struct OutputOptions: ParsableArguments {
 }
 
 /// Tells on stderr (unless `-q`) that the command first finished a sync a killed run had left.
-func tellFinishedSync(of mirror: Mirror, _ output: OutputOptions) async {
+func tellFinishedInterruptedSync(of mirror: Mirror, _ output: OutputOptions) async {
     guard !output.quiet, let finished = await mirror.finishedInterruptedSync else { return }
     let range = "\(finished.from?.short() ?? "(none)")..\(finished.to.short())"
     FileHandle.standardError.write(Data("Finished the sync a killed run had left: \(finished.branch) \(range)\n".utf8))
@@ -49,9 +49,10 @@ func emitJSON<T: Encodable>(_ value: T) {
 /// "3 minutes ago", like git's relative dates.
 func relative(_ date: Date, now: Date = Date()) -> String {
     let seconds = Int(now.timeIntervalSince(date))
+    func ago(_ count: Int, _ unit: String) -> String { "\(count) \(unit)\(count == 1 ? "" : "s") ago" }
     if seconds < 0 { return "in the future" }
-    if seconds < 90 { return "\(seconds) seconds ago" }
-    if seconds < 90 * 60 { return "\(seconds / 60) minutes ago" }
-    if seconds < 36 * 3600 { return "\(seconds / 3600) hours ago" }
-    return "\(seconds / 86_400) days ago"
+    if seconds < 90 { return ago(seconds, "second") }
+    if seconds < 90 * 60 { return ago(seconds / 60, "minute") }
+    if seconds < 36 * 3600 { return ago(seconds / 3600, "hour") }
+    return ago(seconds / 86_400, "day")
 }

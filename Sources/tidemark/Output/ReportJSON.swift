@@ -30,6 +30,7 @@ struct StatusJSON: Encodable {
     var locallyModified: Int
     var clean: Bool
     var items: [Item]
+    var interruptedSync: InterruptedSyncJSON?
 
     init(_ report: StatusReport) {
         branch = report.branch
@@ -45,6 +46,7 @@ struct StatusJSON: Encodable {
                  upstream: ["M": "changed", "A": "new", "D": "deleted"][item.upstream.rawValue] ?? "unchanged",
                  local: ["M": "modified", "D": "deleted"][item.local.rawValue] ?? "unchanged")
         }
+        interruptedSync = report.interruptedSync.map(InterruptedSyncJSON.init)
     }
 }
 
@@ -93,7 +95,7 @@ struct SyncJSON: Encodable {
     var paths: [String]
     var plannedDownloads: Int?
     var fetch: FetchJSON?
-    var finishedInterrupted: FinishedSyncJSON?
+    var finishedInterrupted: InterruptedSyncJSON?
 
     init(_ report: SyncReport) {
         switch report.outcome {
@@ -108,17 +110,21 @@ struct SyncJSON: Encodable {
         paths = report.paths
         plannedDownloads = report.outcome == .planned ? report.plannedDownloads : nil
         fetch = report.fetch.map(FetchJSON.init)
-        finishedInterrupted = report.finishedInterrupted.map {
-            FinishedSyncJSON(branch: $0.branch, from: $0.from?.hex, to: $0.to.hex)
-        }
+        finishedInterrupted = report.finishedInterrupted.map(InterruptedSyncJSON.init)
     }
 }
 
-/// A sync a killed run had left, finished first.
-struct FinishedSyncJSON: Encodable {
+/// A sync a killed run had left unfinished.
+struct InterruptedSyncJSON: Encodable {
     var branch: String
     var from: String?
     var to: String
+
+    init(_ sync: InterruptedSync) {
+        branch = sync.branch
+        from = sync.from?.hex
+        to = sync.to.hex
+    }
 }
 
 struct DiffJSON: Encodable {

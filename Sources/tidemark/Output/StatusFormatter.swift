@@ -18,6 +18,10 @@ enum StatusFormatter {
     static func human(_ report: StatusReport, output: OutputOptions) -> String {
         let branch = report.branch.replacingOccurrences(of: "refs/heads/", with: "")
         var out = "On branch \(branch)\n"
+        if let interrupted = report.interruptedSync {
+            out += "A killed run left a sync unfinished (\(interrupted.from?.short() ?? "(none)")..\(interrupted.to.short())); "
+                + "until 'tidemark sync' finishes it, the files it wrote show as edited.\n"
+        }
         guard report.head != nil else {
             return out + "\nNo snapshots yet (run 'tidemark sync').\n"
         }
