@@ -28,8 +28,12 @@ struct OutputOptions: ParsableArguments {
 /// Tells on stderr (unless `-q`) that the command first finished a sync a killed run had left.
 func tellFinishedInterruptedSync(of mirror: Mirror, _ output: OutputOptions) async {
     guard !output.quiet, let finished = await mirror.finishedInterruptedSync else { return }
-    let range = "\(finished.from?.short() ?? "(none)")..\(finished.to.short())"
-    FileHandle.standardError.write(Data("Finished the sync a killed run had left: \(finished.branch) \(range)\n".utf8))
+    FileHandle.standardError.write(Data("Finished the sync a killed run had left: \(finished.branch) \(finished.range)\n".utf8))
+}
+
+extension InterruptedSync {
+    /// `old..new` in short ids, as git prints a branch update.
+    var range: String { "\(from?.short() ?? "(none)")..\(to.short())" }
 }
 
 /// Writes to standard output without Swift's print buffering surprises.

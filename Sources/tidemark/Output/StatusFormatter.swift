@@ -19,7 +19,7 @@ enum StatusFormatter {
         let branch = report.branch.replacingOccurrences(of: "refs/heads/", with: "")
         var out = "On branch \(branch)\n"
         if let interrupted = report.interruptedSync {
-            out += "A killed run left a sync unfinished (\(interrupted.from?.short() ?? "(none)")..\(interrupted.to.short())); "
+            out += "A killed run left a sync unfinished (\(interrupted.range)); "
                 + "until 'tidemark sync' finishes it, the files it wrote show as edited.\n"
         }
         guard report.head != nil else {
