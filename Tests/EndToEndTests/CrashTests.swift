@@ -5,14 +5,20 @@ import Testing
 struct CrashTests {
     static let steps = ["after-lock", "after-objects", "after-commit", "after-upstream-ref", "after-journal", "after-checkout", "after-branch"]
 
+    /// A `dir` upstream `root/up` of `count` items (`i1`, `i2`, ...) dated 2021-01-01, each with
+    /// `extra` fields, cloned into `root/m`. Returns the two folders.
+    static func cloned(_ count: Int, in root: String, extra: String = "") async throws -> (upstream: String, mirror: String) {
+        let upstream = root + "/up"
+        try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+        for index in 1...count { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z", extra: extra) }
+        #expect(try await CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
+        return (upstream, root + "/m")
+    }
+
     @Test(arguments: steps)
     func killedSyncRecovers(_ step: String) async throws {
         try await withScratch { root in
-            let upstream = root + "/up"
-            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
-            for index in 1...20 { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z") }
-            #expect(try await CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
-            let mirror = root + "/m"
+            let (upstream, mirror) = try await Self.cloned(20, in: root)
             let before = try await CLI.git(["rev-parse", "HEAD"], in: mirror)
             for index in 1...5 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
             try writeItem(upstream, "i21", lastModified: "2021-06-02T00:00:00Z")
@@ -64,11 +70,7 @@ struct CrashTests {
     /// anything else is treated as a local edit and never overwritten).
     @Test func aFileCutShortByAKillIsRewrittenByTheNextRun() async throws {
         try await withScratch { root in
-            let upstream = root + "/up"
-            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
-            for index in 1...5 { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z") }
-            #expect(try await CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
-            let mirror = root + "/m"
+            let (upstream, mirror) = try await Self.cloned(5, in: root)
             for index in 1...2 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
             let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"])
             #expect(killed.signalled)
@@ -99,12 +101,8 @@ struct CrashTests {
     /// with other bytes is still a local edit.
     @Test func aFileWrittenOverInPlaceAndCutShortIsRewrittenByTheNextRun() async throws {
         try await withScratch { root in
-            let upstream = root + "/up"
-            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
             let long = #", "notes": "\#(String(repeating: "a long note ", count: 8))""#
-            for index in 1...4 { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z", extra: long) }
-            #expect(try await CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
-            let mirror = root + "/m"
+            let (upstream, mirror) = try await Self.cloned(4, in: root, extra: long)
             func contents(_ id: String) -> Data? { FileManager.default.contents(atPath: mirror + "/items/\(id).json") }
             let old = (1...4).map { contents("i\($0)")! }
             for index in 1...4 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
@@ -139,11 +137,7 @@ struct CrashTests {
     /// finished, before the error.
     @Test func aRerunThatFailsAfterFinishingTheSyncStillSaysSo() async throws {
         try await withScratch { root in
-            let upstream = root + "/up"
-            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
-            for index in 1...3 { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z") }
-            #expect(try await CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
-            let mirror = root + "/m"
+            let (upstream, mirror) = try await Self.cloned(3, in: root)
             try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
             #expect(try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"]).signalled)
             let target = try await CLI.git(["rev-parse", "--short", "tidemark/upstream"], in: mirror)
