@@ -37,7 +37,7 @@ extension Mirror {
         let branch = try branch()
         let branchTip = try mirrorErrors { try repository.resolveReference(branch) }
         let upstreamTip = try mirrorErrors { try repository.resolveReference(Mirror.upstreamRef) }
-        let branchName = branch.replacingOccurrences(of: "refs/heads/", with: "")
+        let branchName = Mirror.shortBranchName(branch)
         return try mirrorErrors {
             try repository.history(from: start, firstParentOnly: true, limit: limit).map { id in
                 let commit = try repository.commit(id)

@@ -344,10 +344,8 @@ extension Mirror {
         return kept <= min(written, new.count)
     }
 
-    /// The sync journal's old and new snapshot and branch; nil without a journal, or with one
-    /// that cannot be read.
-    private func readJournal() -> (old: ObjectID?, target: ObjectID, branch: String)? {
-        guard let journal = readState("sync-journal") else { return nil }
+    /// A sync journal's old and new snapshot and branch; nil when it cannot be read.
+    private static func parseJournal(_ journal: String) -> (old: ObjectID?, target: ObjectID, branch: String)? {
         let fields = journal.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
         guard fields.count == 3, let target = ObjectID(hex: fields[1]) else { return nil }
         return (ObjectID(hex: fields[0]), target, fields[2])
@@ -356,22 +354,18 @@ extension Mirror {
     /// The sync a killed run left unfinished, which the next `fetch`, `sync` or `rollback` will
     /// finish; nil when there is none (or its journal is stale). Changes nothing.
     func pendingInterruptedSync() throws(MirrorError) -> InterruptedSync? {
-        guard let (old, target, branch) = readJournal() else { return nil }
+        guard let journal = readState("sync-journal"), let (old, target, branch) = Mirror.parseJournal(journal) else { return nil }
         let current = try mirrorErrors { try repository.resolveReference(branch) }
         guard current == old, current != target, (try? repository.commit(target)) != nil else { return nil }
         return InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target)
-    }
-
-    static func shortBranchName(_ branch: String) -> String {
-        branch.hasPrefix("refs/heads/") ? String(branch.dropFirst("refs/heads/".count)) : branch
     }
 
     /// Finishes a sync a crash interrupted: its journal names the old and new snapshot.
     /// Sets ``finishedInterruptedSync``.
     func recoverInterruptedSync() throws(MirrorError) {
         finishedInterruptedSync = nil
-        guard readState("sync-journal") != nil else { return }
-        guard let (old, target, branch) = readJournal() else {
+        guard let journal = readState("sync-journal") else { return }
+        guard let (old, target, branch) = Mirror.parseJournal(journal) else {
             removeState("sync-journal")
             return
         }

@@ -116,6 +116,11 @@ public actor Mirror {
         try mirrorErrors { try repository.headBranch() ?? "refs/heads/main" }
     }
 
+    /// A branch's short name: `main` for `refs/heads/main`.
+    static func shortBranchName(_ branch: String) -> String {
+        branch.hasPrefix("refs/heads/") ? String(branch.dropFirst("refs/heads/".count)) : branch
+    }
+
     /// The commit HEAD points to, nil before the first snapshot.
     func headCommit() throws(MirrorError) -> Commit? {
         try mirrorErrors { try repository.resolveReference("HEAD").map { try repository.commit($0) } }
