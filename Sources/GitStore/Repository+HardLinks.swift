@@ -5,20 +5,16 @@ extension Repository {
     /// copy renamed over it), so that a checkout, which writes into the file it finds (libgit2
     /// opens it with `O_TRUNC`, or in place), cannot change the file's other names: a working tree
     /// deduplicated with hard links (`cp -al`, `jdupes -L`), another mirror's copy. Git's own
-    /// checkout unlinks a file before writing it, with the same effect. Returns the paths copied.
+    /// checkout unlinks a file before writing it, with the same effect.
     ///
     /// The copy has the same bytes and permission bits, so a safe checkout still finds the file
     /// unchanged (its stat data differs from the index, so it compares the contents).
-    @discardableResult
-    func separateHardLinks(_ paths: [String], workdir: String) throws(GitError) -> [String] {
-        var separated: [String] = []
+    func separateHardLinks(_ paths: [String], workdir: String) throws(GitError) {
         for path in paths {
             var info = stat()
             guard lstat(workdir + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink > 1 else { continue }
             try copyOver(workdir + path, as: info, label: path)
-            separated.append(path)
         }
-        return separated
     }
 }
 

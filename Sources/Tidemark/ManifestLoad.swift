@@ -7,22 +7,18 @@ import Upstreams
 /// the table is ready. Inflating and indexing the 8.7 MB manifest of a 100k-item collection takes
 /// about 35 ms, most of a core, which the scan's first folders overlap.
 final class ManifestLoad: CachedVersions, @unchecked Sendable {
-    private let done = DispatchGroup()
-    // The empty table, or what the reading thread wrote before leaving `done`; read only after
-    // waiting on `done`.
-    private var result: Result<ManifestTable, MirrorError>
+    // The read under way; nil when there is nothing to read (the table is empty).
+    private let read: Background<Result<ManifestTable, MirrorError>>?
 
     /// Starts reading `blob` (an empty table when nil) from the repository at `gitDirectory`.
     init(collection: String, blob: ObjectID?, gitDirectory: String) {
-        result = Result { () throws(MirrorError) in try ManifestLoad.table(Data(), collection: collection) }
-        guard let blob else { return }
-        done.enter()
-        DispatchQueue.global(qos: .userInitiated).async { [self] in
-            result = Result { () throws(MirrorError) in
-                let repository = try mirrorErrors { try Repository.open(at: gitDirectory, search: false) }
-                return try ManifestLoad.table(try mirrorErrors { try repository.readBlob(blob) }, collection: collection)
+        read = blob.map { blob in
+            Background {
+                Result { () throws(MirrorError) in
+                    let repository = try mirrorErrors { try Repository.open(at: gitDirectory, search: false) }
+                    return try ManifestLoad.table(try mirrorErrors { try repository.readBlob(blob) }, collection: collection)
+                }
             }
-            done.leave()
         }
     }
 
@@ -36,11 +32,11 @@ final class ManifestLoad: CachedVersions, @unchecked Sendable {
 
     /// The table, waiting for it; throws what reading it threw.
     func table() throws(MirrorError) -> ManifestTable {
-        done.wait()
-        return try result.get()
+        guard let read else { return ManifestTable() }
+        return try read.value.get()
     }
 
-    var isReady: Bool { done.wait(timeout: .now()) == .success }
+    var isReady: Bool { read?.isDone ?? true }
     func loaded() throws -> any CachedVersions { try table() }
 
     // One-off lookups wait for the table; an unreadable one has no entries (the fetch then throws
