@@ -251,3 +251,7 @@ size_t tidemark_deflate_part(const void *data, size_t length, const void *histor
 uint32_t tidemark_adler32(const void *data, size_t length) {
     return (uint32_t)adler32_z(adler32(0, Z_NULL, 0), data, length);
 }
+
+uint32_t tidemark_crc32(const void *data, size_t length) {
+    return (uint32_t)crc32_z(crc32(0, Z_NULL, 0), data, length);
+}

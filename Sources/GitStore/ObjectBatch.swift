@@ -12,10 +12,15 @@ public struct PreparedObject: Sendable {
     public let id: ObjectID
     /// The encoded pack entry (type and size header, then a zlib stream).
     let entry: [UInt8]
+    /// The CRC-32 of `entry`, which the pack's index records.
+    let crc: UInt32
     /// The uncompressed contents, kept for batches small enough to be written as loose objects.
     let contents: Data
     /// The object's type.
     let type: git_object_t
+    /// Why the object must not be stored, when hashing found a SHA-1 collision attack in it;
+    /// ``ObjectBatch/add(_:)`` throws it.
+    let refusal: GitError?
 
     /// Objects larger than this (a 100k-item manifest is 8.7 MB) are compressed in parts of this
     /// size, one per core at a time.
@@ -30,14 +35,22 @@ public struct PreparedObject: Sendable {
     init(id: ObjectID?, type: git_object_t, contents: Data) {
         self.type = type
         self.contents = contents
-        let (hashed, entry) = contents.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> (ObjectID?, [UInt8]) in
+        let (hashed, entry) = contents.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> (Result<ObjectID, GitError>?, [UInt8]) in
             if raw.count <= PreparedObject.partBytes {
-                return (id ?? ObjectID.hash(raw, type: type), PreparedObject.encode(raw, type: type))
+                return (id == nil ? ObjectID.hashDetectingCollisions(raw, type: type) : nil, PreparedObject.encode(raw, type: type))
             }
             return PreparedObject.encodeInParts(raw, type: type, hashing: id == nil)
         }
-        self.id = id ?? hashed!
+        // `hashed` is nil exactly when the id was given.
+        switch hashed ?? .success(id!) {
+        case .success(let hashed): self.id = hashed; refusal = nil
+        case .failure(let error):
+            // Named by the plain hash only so that the caller can say which object it was.
+            self.id = contents.withUnsafeBytes { ObjectID.hash($0, type: type) }
+            refusal = error
+        }
         self.entry = entry
+        crc = entry.withUnsafeBytes { tidemark_crc32($0.baseAddress, $0.count) }
     }
 
     /// Compresses objects whose ids are known, on all cores; in the order given.
@@ -61,18 +74,18 @@ public struct PreparedObject: Sendable {
     /// 32 KiB before it, so the stream is almost as small as one made in one pass); with `hashing`,
     /// the object's id is computed meanwhile.
     private static func encodeInParts(_ raw: UnsafeRawBufferPointer, type: git_object_t,
-                                      hashing: Bool) -> (ObjectID?, [UInt8]) {
+                                      hashing: Bool) -> (Result<ObjectID, GitError>?, [UInt8]) {
         let parts = (raw.count + partBytes - 1) / partBytes
         let outputs = UnsafeMutableBufferPointer<[UInt8]>.allocate(capacity: parts)
         outputs.initialize(repeating: [])
         defer { outputs.deinitialize(); outputs.deallocate() }
         nonisolated(unsafe) let results = outputs
         nonisolated(unsafe) let raw = raw
-        nonisolated(unsafe) var id: ObjectID?
+        nonisolated(unsafe) var id: Result<ObjectID, GitError>?
         // Task 0 hashes; tasks 1... compress one part each.
         DispatchQueue.concurrentPerform(iterations: parts + 1) { task in
             guard task > 0 else {
-                if hashing { id = ObjectID.hash(raw, type: type) }
+                if hashing { id = ObjectID.hashDetectingCollisions(raw, type: type) }
                 return
             }
             let part = task - 1
@@ -98,15 +111,16 @@ public struct PreparedObject: Sendable {
     }
 }
 
-/// Writes many blobs as one pack through libgit2's pack indexer (`git_odb_write_pack`), the way
-/// `git fast-import` and `git fetch` store what they receive, instead of one loose file (and, with
-/// fsync on, one fsync) per object.
+/// Writes many blobs as one pack, the way `git fast-import` stores what it imports, instead of
+/// one loose file (and, with fsync on, one fsync) per object.
 ///
-/// Entries are kept undeltified, so building the pack costs one zlib pass per object; the indexer
-/// checks every object and writes the `.pack` and `.idx`. Like git's `fetch.unpackLimit`, a batch
-/// of fewer than ``looseLimit`` objects is written as loose objects instead. A batch holding more
-/// than `maxPackBytes` of compressed data is written out as a pack at that point, which bounds
-/// memory on the largest clones.
+/// Entries are kept undeltified, so building the pack costs one zlib pass per object, done when
+/// the object is prepared. Every object was named by libgit2's collision-detecting SHA-1 then, so
+/// the pack's index (``PackIndex``) is written from what the batch already knows, with no second
+/// pass of inflating and hashing (libgit2's indexer made one). Like git's `fetch.unpackLimit`, a
+/// batch of fewer than ``looseLimit`` objects is written as loose objects instead. A batch holding
+/// more than `maxPackBytes` of compressed data is written out as a pack at that point, which
+/// bounds memory on the largest clones.
 ///
 /// Nothing added is readable from the repository until ``flush()`` returns.
 public final class ObjectBatch {
@@ -123,7 +137,8 @@ public final class ObjectBatch {
     private var seen: Set<ObjectID> = []
     private var small: [PreparedObject] = []
     private var pack: [UInt8] = []
-    private var packed = 0
+    /// What the pack's index will list: each entry's id, offset and CRC-32.
+    private var entries: [PackIndex.Entry] = []
     /// Packs written so far.
     public private(set) var packsWritten = 0
     /// Objects written so far, loose or packed.
@@ -138,16 +153,18 @@ public final class ObjectBatch {
         self.looseLimit = looseLimit
     }
 
-    /// Adds a prepared blob; adding the same object twice stores it once.
+    /// Adds a prepared blob; adding the same object twice stores it once. Throws, storing
+    /// nothing, for an object whose contents carry a SHA-1 collision attack.
     public func add(_ object: PreparedObject) throws(GitError) {
+        if let refusal = object.refusal { throw refusal }
         guard seen.insert(object.id).inserted else { return }
-        if packed == 0 && small.count < looseLimit - 1 {
+        if entries.isEmpty && small.count < looseLimit - 1 {
             small.append(object)
             return
         }
-        for waiting in small { appendEntry(waiting.entry) }
+        for waiting in small { appendEntry(waiting) }
         small.removeAll()
-        appendEntry(object.entry)
+        appendEntry(object)
         if pack.count >= maxPackBytes { try writePack() }
     }
 
@@ -161,7 +178,7 @@ public final class ObjectBatch {
 
     /// Writes what was added: loose objects for a small batch, else one pack.
     public func flush() throws(GitError) {
-        if packed > 0 { try writePack() }
+        if !entries.isEmpty { try writePack() }
         guard !small.isEmpty else { return }
         let odb = try makeHandle("git_repository_odb") { git_repository_odb(&$0, repository.pointer) }
         defer { git_odb_free(odb) }
@@ -176,36 +193,32 @@ public final class ObjectBatch {
         small.removeAll()
     }
 
-    private func appendEntry(_ entry: [UInt8]) {
+    private func appendEntry(_ object: PreparedObject) {
         if pack.isEmpty {
             pack.reserveCapacity(1 << 20)
             pack += Array("PACK".utf8) + [0, 0, 0, 2] + [0, 0, 0, 0]
         }
-        pack += entry
-        packed += 1
+        entries.append(PackIndex.Entry(id: object.id, offset: UInt64(pack.count), crc: object.crc))
+        pack += object.entry
     }
 
-    /// Completes the pack (object count, SHA-1 trailer) and gives it to libgit2's indexer.
+    /// Completes the pack (object count, SHA-1 trailer) and stores it with its index.
     private func writePack() throws(GitError) {
-        guard packed > 0 else { return }
-        let count = UInt32(packed)
+        guard !entries.isEmpty else { return }
+        let count = UInt32(entries.count)
         pack[8] = UInt8(count >> 24)
         pack[9] = UInt8(truncatingIfNeeded: count >> 16)
         pack[10] = UInt8(truncatingIfNeeded: count >> 8)
         pack[11] = UInt8(truncatingIfNeeded: count)
-        var sha = tidemark_sha1()
-        var digest = [UInt8](repeating: 0, count: 20)
-        pack.withUnsafeBytes { raw in
-            tidemark_sha1_init(&sha)
-            tidemark_sha1_update(&sha, raw.baseAddress, raw.count)
-        }
-        tidemark_sha1_final(&sha, &digest)
-        pack += digest
-
-        try pack.withUnsafeBytes { raw in Result { () throws(GitError) in try repository.writePack(raw) } }.get()
-        objectsWritten += packed
+        let checksum = pack.withUnsafeBytes { PackIndex.sha1($0) }
+        pack += checksum
+        let index = PackIndex.encode(entries, packChecksum: checksum)
+        try pack.withUnsafeBytes { raw in
+            Result { () throws(GitError) in try repository.storePack(raw, index: index, checksum: checksum) }
+        }.get()
+        objectsWritten += entries.count
         packsWritten += 1
         pack = []
-        packed = 0
+        entries = []
     }
 }

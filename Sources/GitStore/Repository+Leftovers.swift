@@ -1,19 +1,21 @@
 import Foundation
 
 extension Repository {
-    /// Removes the temporary files libgit2 writes objects through, as a process killed while
-    /// writing objects leaves them: `objects/pack/pack_git2_*` (a pack being indexed, and the
-    /// lock of its index) and `objects/tmp_object_git2_*` (a loose object). Only files modified at
-    /// or after `since` go. Nothing reads these files, but a killed clone can leave hundreds of
-    /// megabytes in them.
+    /// Removes the temporary files objects are written through, as a process killed while
+    /// writing objects leaves them: `objects/pack/tmp_tidemark_*` (a pack or its index, see
+    /// ``storePack(_:index:checksum:)``), `objects/pack/pack_git2_*` (libgit2's, for a pack being
+    /// indexed and the lock of its index) and `objects/tmp_object_git2_*` (a loose object). Only
+    /// files modified at or after `since` go. Nothing reads these files, but a killed clone can
+    /// leave hundreds of megabytes in them.
     ///
-    /// git never uses these names; call this only when no other libgit2 program can be writing
-    /// objects into the repository (tidemark calls it holding its run lock, after a run that
-    /// was killed). Returns the paths removed, relative to the git directory.
+    /// git never uses these names; call this only when no other tidemark or libgit2 program can
+    /// be writing objects into the repository (tidemark calls it holding its run lock, after a
+    /// run that was killed). Returns the paths removed, relative to the git directory.
     @discardableResult
     public func removeObjectWritingLeftovers(modifiedSince since: timespec) -> [String] {
         var removed: [String] = []
-        for (folder, prefix) in [("objects/pack/", "pack_git2_"), ("objects/", "tmp_object_git2_")] {
+        for (folder, prefix) in [("objects/pack/", "tmp_tidemark_"), ("objects/pack/", "pack_git2_"),
+                                 ("objects/", "tmp_object_git2_")] {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: gitDirectory + folder)) ?? []
             for name in names where name.hasPrefix(prefix) {
                 let path = gitDirectory + folder + name

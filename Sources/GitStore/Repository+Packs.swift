@@ -3,26 +3,74 @@ import CPackFormat
 import Foundation
 
 extension Repository {
-    /// Gives a complete pack to libgit2's indexer, which checks every object and writes the
-    /// `.pack` and `.idx` (fsynced when fsync is on).
-    func writePack(_ bytes: UnsafeRawBufferPointer) throws(GitError) {
-        let odb = try makeHandle("git_repository_odb") { git_repository_odb(&$0, pointer) }
-        defer { git_odb_free(odb) }
-        var handle: UnsafeMutablePointer<git_odb_writepack>?
-        try check(git_odb_write_pack(&handle, odb, nil, nil), "git_odb_write_pack")
-        guard let writer = handle else {
-            throw GitError(code: .generic, message: "git_odb_write_pack returned no writer", operation: "git_odb_write_pack")
+    /// Stores a complete pack and its index as `objects/pack/pack-<checksum>.pack` and `.idx`,
+    /// as git does: both written under temporary names (`tmp_tidemark_*`, names git's `prune`
+    /// also removes), fsynced when fsync is on, made read-only, then renamed into place pack
+    /// first, so a reader never finds an index without its pack; then the folder is fsynced.
+    /// The repository's handle sees the pack when this returns.
+    func storePack(_ pack: UnsafeRawBufferPointer, index: [UInt8], checksum: [UInt8]) throws(GitError) {
+        let folder = gitDirectory + "objects/pack/"
+        let name = folder + "pack-" + ObjectID(digest: checksum).hex
+        let packTemporary = try Repository.writeTemporary(pack, in: folder)
+        let indexTemporary: String
+        do {
+            indexTemporary = try index.withUnsafeBytes { raw in
+                Result { () throws(GitError) in try Repository.writeTemporary(raw, in: folder) }
+            }.get()
+        } catch {
+            unlink(packTemporary)
+            throw error
         }
-        defer { writer.pointee.free(writer) }
-        var progress = git_indexer_progress()
-        let chunk = 1 << 20
-        var offset = 0
-        while offset < bytes.count {
-            let length = min(chunk, bytes.count - offset)
-            try check(writer.pointee.append(writer, bytes.baseAddress! + offset, length, &progress), "git_odb_writepack append")
-            offset += length
+        guard rename(packTemporary, name + ".pack") == 0 else {
+            let error = Repository.fileError("rename", name + ".pack")
+            unlink(packTemporary)
+            unlink(indexTemporary)
+            throw error
         }
-        try check(writer.pointee.commit(writer, &progress), "git_odb_writepack commit")
+        guard rename(indexTemporary, name + ".idx") == 0 else {
+            let error = Repository.fileError("rename", name + ".idx")
+            unlink(indexTemporary)
+            throw error
+        }
+        if Library.fsyncEnabled {
+            let descriptor = Glibc.open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw Repository.fileError("open", folder) }
+            defer { close(descriptor) }
+            guard fsync(descriptor) == 0 else { throw Repository.fileError("fsync", folder) }
+        }
+        try refreshObjects()
+    }
+
+    /// Writes `bytes` to a new read-only file `tmp_tidemark_*` in `folder` (fsynced when fsync is
+    /// on) and returns its path; removes it and throws on any failure.
+    private static func writeTemporary(_ bytes: UnsafeRawBufferPointer, in folder: String) throws(GitError) -> String {
+        var template = Array((folder + "tmp_tidemark_XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        let path = String(cString: template)
+        guard descriptor >= 0 else { throw fileError("create", path) }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        var failure: GitError?
+        var written = 0
+        while written < bytes.count {
+            let count = Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { failure = fileError("write", path); break }
+            written += count
+        }
+        if failure == nil, Library.fsyncEnabled, fsync(descriptor) != 0 { failure = fileError("fsync", path) }
+        if failure == nil, fchmod(descriptor, 0o444) != 0 { failure = fileError("chmod", path) }
+        if close(descriptor) != 0, failure == nil { failure = fileError("close", path) }
+        if let failure {
+            unlink(path)
+            throw failure
+        }
+        return path
+    }
+
+    /// A failed file operation on `path`, with the system's reason.
+    private static func fileError(_ operation: String, _ path: String) -> GitError {
+        GitError(code: .generic, message: "cannot \(operation) \(path): \(String(cString: strerror(errno)))",
+                 operation: operation)
     }
 
     /// Runs `body` with a second handle on this repository whose new objects are held in memory,

@@ -123,7 +123,7 @@ extension Mirror {
             }
             let cached = try load.table()
             crashPoint("after-listing")
-            // The rest of the fetch leaves a core free most of the time (libgit2's indexer, file reads).
+            // The rest of the fetch leaves a core free most of the time (downloads, pack writes, file reads).
             if options.preloadIndex, indexPreload == nil { indexPreload = repository.preloadIndex() }
             let listed = listing.items.count + listing.unchanged.count
             progress?(.listing(collection: collection, items: listed))

@@ -137,8 +137,9 @@ struct ConcurrencyTests {
         }
     }
 
-    /// libgit2 writes a pack through `objects/pack/pack_git2_*` and a loose object through
-    /// `objects/tmp_object_git2_*`; a run killed meanwhile leaves them. The next run removes the
+    /// A pack is written through `objects/pack/tmp_tidemark_*` (libgit2's indexer used
+    /// `objects/pack/pack_git2_*`) and a loose object through `objects/tmp_object_git2_*`; a run
+    /// killed meanwhile leaves them. The next run removes the
     /// ones written since the killed run started (it left its pid in the run lock), and nothing else.
     @Test func objectFilesLeftByAKilledRunAreRemovedByTheNextRun() async throws {
         try await withScratch { root in
@@ -150,7 +151,8 @@ struct ConcurrencyTests {
             #expect(utimes(old, &past) == 0)
             let gitsOwn = git + "objects/pack/tmp_pack_Zx81"
             _ = FileManager.default.createFile(atPath: gitsOwn, contents: Data("git's".utf8))
-            let leftovers = ["objects/pack/pack_git2_a1B2c3", "objects/pack/pack_git2_a1B2c3idx.lock", "objects/tmp_object_git2_Q9w8e7"]
+            let leftovers = ["objects/pack/tmp_tidemark_k3Jx9a", "objects/pack/pack_git2_a1B2c3",
+                             "objects/pack/pack_git2_a1B2c3idx.lock", "objects/tmp_object_git2_Q9w8e7"]
             func plant() {
                 for path in leftovers { _ = FileManager.default.createFile(atPath: git + path, contents: Data(repeating: 7, count: 4096)) }
             }

@@ -83,7 +83,7 @@ struct RandomKillTests {
                 #expect(CLI.runLockIsFree(mirror), "round \(round): run lock still held")
                 // A kill inside a ref or index write leaves libgit2's lock file; the run noted it
                 // first, so the next run removes it (and nothing else). A kill inside a pack write
-                // leaves `objects/pack/pack_git2_*` files (one a lock); the killed run's pid, still
+                // leaves `objects/pack/tmp_tidemark_*` files; the killed run's pid, still
                 // in the run lock, tells the next run to remove those written since it started.
                 let stray = Self.strayLockFiles(mirror)
                 if !stray.isEmpty {
@@ -138,7 +138,9 @@ struct RandomKillTests {
         let enumerator = FileManager.default.enumerator(atPath: git)
         var found: [String] = []
         while let path = enumerator?.nextObject() as? String {
-            if (path.hasSuffix(".lock") && path != "tidemark.lock") || path.contains("_git2_") { found.append(path) }
+            if (path.hasSuffix(".lock") && path != "tidemark.lock") || path.contains("_git2_") || path.contains("tmp_tidemark_") {
+                found.append(path)
+            }
         }
         return found
     }

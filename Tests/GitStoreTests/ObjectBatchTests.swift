@@ -1,6 +1,6 @@
 import CPackFormat
 import Foundation
-import GitStore
+@testable import GitStore
 import Testing
 import TestSupport
 
@@ -120,6 +120,63 @@ struct ObjectBatchTests {
             #expect(onePass > 0)
             #expect(size < onePass + onePass / 100 + 4096)
         }
+    }
+
+    /// The batch writes the pack's index itself; `git index-pack` on the same pack must write
+    /// the same bytes, and the files must be in place, read-only, with nothing left beside them.
+    @Test func aPacksIndexIsTheOneGitIndexPackWrites() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path + "/repo")
+            let batch = ObjectBatch(repository: repository)
+            var ids: [ObjectID] = []
+            ids.append(try batch.add(blob: Data()))
+            ids.append(try batch.add(blob: Data(noise(3_000_000))))  // compressed in parts
+            for i in 0..<500 { ids.append(try batch.add(blob: Data(noise(i * 13 + 1)))) }
+            try batch.flush()
+            #expect(batch.packsWritten == 1)
+            for id in ids { #expect(repository.contains(id)) }
+            #expect(try repository.readBlob(ids[0]) == Data())
+
+            let folder = path + "/repo/.git/objects/pack/"
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+            #expect(names.count == 2, "\(names)")
+            let pack = try #require(names.first { $0.hasSuffix(".pack") })
+            let stem = String(pack.dropLast(5))
+            #expect(names.contains(stem + ".idx"))
+            for name in names {
+                let mode = try #require(try FileManager.default.attributesOfItem(atPath: folder + name)[.posixPermissions] as? Int)
+                #expect(mode == 0o444, "\(name)")
+            }
+            try FileManager.default.copyItem(atPath: folder + pack, toPath: path + "/copy.pack")
+            let printed = try git(["index-pack", "-o", path + "/copy.idx", path + "/copy.pack"], in: path)
+            #expect("pack-" + printed.trimmingCharacters(in: .whitespacesAndNewlines) == stem)
+            let ours = try #require(FileManager.default.contents(atPath: folder + stem + ".idx"))
+            #expect(FileManager.default.contents(atPath: path + "/copy.idx") == ours)
+            try git(["fsck", "--strict", "--no-dangling"], in: path + "/repo")
+        }
+    }
+
+    /// Offsets past 2 GiB go to the index's 64-bit table, as git writes them (a pack that large
+    /// cannot be built in a test, so the encoding is read back by hand).
+    @Test func largeOffsetsGoToTheSixtyFourBitTable() throws {
+        func id(_ first: UInt8) -> ObjectID { ObjectID(digest: [first] + [UInt8](repeating: 9, count: 19)) }
+        let entries = [PackIndex.Entry(id: id(0xC0), offset: 0x1_0000_0010, crc: 3),
+                       PackIndex.Entry(id: id(0x01), offset: 12, crc: 1),
+                       PackIndex.Entry(id: id(0x80), offset: 0x8000_0000, crc: 2)]
+        let checksum = [UInt8](repeating: 0xAB, count: 20)
+        let index = PackIndex.encode(entries, packChecksum: checksum)
+        func word(_ at: Int) -> UInt64 { index[at..<at + 4].reduce(0) { $0 << 8 | UInt64($1) } }
+        #expect(index.count == 8 + 1024 + 3 * (20 + 4 + 4) + 2 * 8 + 40)
+        #expect(word(0) == 0xFF74_4F63 && word(4) == 2)
+        #expect(word(8 + 4 * 0x00) == 0 && word(8 + 4 * 0x01) == 1 && word(8 + 4 * 0x80) == 2 && word(8 + 4 * 0xFF) == 3)
+        let ids = 8 + 1024, crcs = ids + 60, offsets = crcs + 12, large = offsets + 12
+        #expect(Array(index[ids..<ids + 20]) == id(0x01).bytes && Array(index[ids + 40..<ids + 60]) == id(0xC0).bytes)
+        #expect([word(crcs), word(crcs + 4), word(crcs + 8)] == [1, 2, 3])
+        #expect([word(offsets), word(offsets + 4), word(offsets + 8)] == [12, 0x8000_0000, 0x8000_0001])
+        #expect(word(large) << 32 | word(large + 4) == 0x8000_0000)
+        #expect(word(large + 8) << 32 | word(large + 12) == 0x1_0000_0010)
+        #expect(Array(index[large + 16..<large + 36]) == checksum)
+        #expect(Array(index[(index.count - 20)...]) == index.dropLast(20).withUnsafeBytes { PackIndex.sha1($0) })
     }
 
     @Test func aSmallBatchIsWrittenLoose() async throws {

@@ -53,4 +53,7 @@ size_t tidemark_deflate_part(const void *data, size_t length, const void *histor
 /// zlib's adler-32 of `data`.
 uint32_t tidemark_adler32(const void *data, size_t length);
 
+/// zlib's CRC-32 of `data` (what a pack index records for each entry).
+uint32_t tidemark_crc32(const void *data, size_t length);
+
 #endif

@@ -1,4 +1,5 @@
 import CLibGit2
+import Synchronization
 
 /// libgit2's global state. Initialised once per process and never shut down: a CLI exits, and a
 /// shutdown racing with finalisers is a known source of crashes.
@@ -9,8 +10,8 @@ public enum Library {
         // A fan-out folder of a 100k-item mirror is a 17 KB tree; libgit2 caches trees of up to 4 KB only,
         // so every lookup below one parsed it again. The cache's total size stays bounded.
         _ = tidemark_set_cache_object_limit(GIT_OBJECT_TREE, 1 << 20)
-        // Like git, objects are not hashed again on every read: packs are checked whole when they
-        // are written (the indexer hashes every object) and each object's zlib stream carries a
+        // Like git, objects are not hashed again on every read: every object was hashed (with
+        // collision detection) when it was stored, and each object's zlib stream carries a
         // checksum of its contents. Reading a 100k-item manifest (8.7 MB) then costs its inflate
         // only, not a SHA-1 pass on top. `git fsck` still hashes every object.
         _ = tidemark_enable_strict_hash_verification(0)
@@ -25,7 +26,12 @@ public enum Library {
     public static func enableFsync(_ enabled: Bool = true) {
         ensureInitialised()
         _ = tidemark_enable_fsync_gitdir(enabled ? 1 : 0)
+        fsyncing.store(enabled, ordering: .relaxed)
     }
+
+    /// Whether fsync is on (``enableFsync(_:)``), for the files GitStore writes itself (packs).
+    static var fsyncEnabled: Bool { fsyncing.load(ordering: .relaxed) }
+    private static let fsyncing = Atomic(false)
 
     /// Turns the `safe.directory` ownership check on or off. Only tests running as another user
     /// in containers should turn it off.
