@@ -56,6 +56,9 @@ public struct SyncReport: Sendable {
     public var plannedDownloads: Int
     /// The sync a killed run left unfinished, finished before this one started.
     public var finishedInterrupted: InterruptedSync?
+    /// `--dry-run` only: a sync a killed run left unfinished, which the sync would finish first.
+    /// The plan is made against the branch, so its counts and paths include that sync's changes.
+    public var interruptedSync: InterruptedSync?
 }
 
 extension Mirror {
@@ -71,12 +74,14 @@ extension Mirror {
         }
         let lock = try lock()
         defer { withExtendedLifetime(lock) {} }
-        try recoverInterruptedSync()
         if options.dryRun {
+            // A dry run changes nothing: a sync a killed run left is reported, not finished.
+            finishedInterruptedSync = nil
             var report = try await planSync(options)
-            report.finishedInterrupted = finishedInterruptedSync
+            report.interruptedSync = try pendingInterruptedSync()
             return report
         }
+        try recoverInterruptedSync()
         defer { indexPreload = nil }
         var fetchReport: FetchReport?
         if !options.offline {

@@ -42,6 +42,20 @@ struct CrashTests {
             let pending = statusJSON?["interruptedSync"] as? [String: Any]
             #expect((pending != nil) == finishes, "\(step): \(String(describing: statusJSON))")
             #expect(try await CLI.git(["rev-parse", "HEAD"], in: mirror) == afterKill)
+            // A dry run says so too, and leaves it unfinished: it changes nothing.
+            let journal = FileManager.default.contents(atPath: mirror + "/.git/tidemark/sync-journal")
+            #expect((journal != nil) == finishes || step == "after-branch", "\(step)")
+            let dry = try await CLI.tidemark(["sync", "--dry-run"], in: mirror)
+            #expect(dry.status == 0, "\(step): \(dry.stderr)")
+            #expect(dry.stdout.contains("A killed run left a sync unfinished (main ") == finishes, "\(step): \(dry.stdout)")
+            #expect(!dry.stderr.contains("Finished the sync"), "\(step): \(dry.stderr)")
+            let dryJSON = try JSONSerialization.jsonObject(
+                with: Data(try await CLI.tidemark(["sync", "--dry-run", "--json"], in: mirror).stdout.utf8)) as? [String: Any]
+            let planned = dryJSON?["interruptedSync"] as? [String: Any]
+            #expect((planned != nil) == finishes, "\(step): \(String(describing: dryJSON))")
+            #expect(planned?["to"] as? String == pending?["to"] as? String)
+            #expect(try await CLI.git(["rev-parse", "HEAD"], in: mirror) == afterKill)
+            #expect(FileManager.default.contents(atPath: mirror + "/.git/tidemark/sync-journal") == journal, "\(step)")
             let rerun = try await CLI.tidemark(["sync", "--json"], in: mirror)
             #expect(rerun.status == 0, "\(step): \(rerun.stderr)")
             #expect(rerun.stderr.contains("Finished the sync a killed run had left: main ") == finishes, "\(step): \(rerun.stderr)")

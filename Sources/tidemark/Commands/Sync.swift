@@ -76,6 +76,9 @@ extension TidemarkCommand {
             case .upToDate:
                 emit("Already up to date.\n")
             case .planned:
+                if let interrupted = report.interruptedSync {
+                    emit("A killed run left a sync unfinished (\(interrupted.branch) \(interrupted.range)); the sync finishes it first.\n")
+                }
                 emit("Would apply: \(report.counts.summary)\n")
                 for path in report.paths { emit("\t\(path)\n") }
                 emit("Requests: listing, plus \(report.plannedDownloads) item download(s).\n")

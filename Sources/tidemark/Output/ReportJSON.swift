@@ -96,6 +96,7 @@ struct SyncJSON: Encodable {
     var plannedDownloads: Int?
     var fetch: FetchJSON?
     var finishedInterrupted: InterruptedSyncJSON?
+    var interruptedSync: InterruptedSyncJSON?
 
     init(_ report: SyncReport) {
         switch report.outcome {
@@ -111,6 +112,7 @@ struct SyncJSON: Encodable {
         plannedDownloads = report.outcome == .planned ? report.plannedDownloads : nil
         fetch = report.fetch.map(FetchJSON.init)
         finishedInterrupted = report.finishedInterrupted.map(InterruptedSyncJSON.init)
+        interruptedSync = report.interruptedSync.map(InterruptedSyncJSON.init)
     }
 }
 
