@@ -49,7 +49,8 @@ public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     /// The id of an object of `type` holding `raw`, from libgit2's SHA-1, which (like git's)
     /// detects contents crafted for a collision attack (SHAttered) and refuses them. Every object
-    /// ``ObjectBatch`` stores is named this way: its packs are indexed without hashing again.
+    /// ``ObjectBatch`` stores is named by libgit2's SHA-1, this way or as libgit2 wrote it (trees),
+    /// so its packs are indexed without hashing again.
     static func hashDetectingCollisions(_ raw: UnsafeRawBufferPointer, type: git_object_t) -> Result<ObjectID, GitError> {
         Library.ensureInitialised()
         var oid = git_oid()
