@@ -356,13 +356,21 @@ extension Mirror {
         return (ObjectID(hex: fields[0]), target, fields[2])
     }
 
+    /// The sync `journal` describes, while it is unfinished: the branch is still at the old
+    /// snapshot and the target commit exists. nil when the journal cannot be read, the branch is
+    /// already at the target, or someone moved the branch since (the journal is stale).
+    private func unfinishedSync(_ journal: String) throws(MirrorError) -> (old: ObjectID?, target: Commit, branch: String)? {
+        guard let (old, target, branch) = Mirror.parseJournal(journal) else { return nil }
+        let current = try mirrorErrors { try repository.resolveReference(branch) }
+        guard current == old, current != target, let targetCommit = try? repository.commit(target) else { return nil }
+        return (old, targetCommit, branch)
+    }
+
     /// The sync a killed run left unfinished, which the next `fetch`, `sync` or `rollback` will
     /// finish; nil when there is none (or its journal is stale). Changes nothing.
     func pendingInterruptedSync() throws(MirrorError) -> InterruptedSync? {
-        guard let journal = readState("sync-journal"), let (old, target, branch) = Mirror.parseJournal(journal) else { return nil }
-        let current = try mirrorErrors { try repository.resolveReference(branch) }
-        guard current == old, current != target, (try? repository.commit(target)) != nil else { return nil }
-        return InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target)
+        guard let journal = readState("sync-journal"), let (old, target, branch) = try unfinishedSync(journal) else { return nil }
+        return InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target.id)
     }
 
     /// Finishes a sync a crash interrupted: its journal names the old and new snapshot.
@@ -370,20 +378,11 @@ extension Mirror {
     func recoverInterruptedSync() throws(MirrorError) {
         finishedInterruptedSync = nil
         guard let journal = readState("sync-journal") else { return }
-        guard let (old, target, branch) = Mirror.parseJournal(journal) else {
+        guard let (old, targetCommit, branch) = try unfinishedSync(journal) else {
             removeState("sync-journal")
             return
         }
-        let current = try mirrorErrors { try repository.resolveReference(branch) }
-        if current == target {
-            removeState("sync-journal")
-            return
-        }
-        guard current == old, let targetCommit = try? repository.commit(target) else {
-            // Someone moved the branch since; the journal is stale.
-            removeState("sync-journal")
-            return
-        }
+        let target = targetCommit.id
         let oldTree = try old.map { id throws(MirrorError) in try mirrorErrors { try repository.commit(id).tree } }
         let changed = try mirrorErrors { try repository.diffTrees(oldTree, targetCommit.tree).deltas.map(\.path) }
         // Files the interrupted checkout already wrote are left alone; a file it was writing when
