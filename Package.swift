@@ -25,7 +25,7 @@ let package = Package(
         // The pack file format's small pieces libgit2 does not export: entry encoding (zlib), SHA-1
         // (object ids, pack trailers), and an odb backend that keeps written objects in memory to
         // pack them.
-        // GitStore hands the packs it builds to libgit2's indexer.
+        // GitStore writes the packs it builds, and their indexes, itself.
         .target(name: "CPackFormat", dependencies: ["CLibGit2"], linkerSettings: [.linkedLibrary("z")]),
         // Thin, safe wrapper over the libgit2 calls tidemark uses.
         .target(name: "GitStore", dependencies: ["CLibGit2", "CPackFormat"]),

@@ -30,16 +30,7 @@ private func copyOver(_ file: String, as before: stat, label: String) throws(Git
     guard let contents = FileManager.default.contents(atPath: file) else { throw failure("read") }
     let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
     guard descriptor >= 0 else { throw failure("create") }
-    let written = contents.withUnsafeBytes { buffer -> Bool in
-        var offset = 0
-        while offset < buffer.count {
-            let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return false }
-            offset += count
-        }
-        return true
-    }
+    let written = contents.withUnsafeBytes { writeAll(descriptor, $0) }
     // The file's permission bits as they were (open's mode is masked by the umask).
     let kept = written && fchmod(descriptor, mode) == 0
     close(descriptor)

@@ -49,14 +49,7 @@ extension Repository {
         let path = String(cString: template)
         guard descriptor >= 0 else { throw fileError("create", path) }
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-        var failure: GitError?
-        var written = 0
-        while written < bytes.count {
-            let count = Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { failure = fileError("write", path); break }
-            written += count
-        }
+        var failure = writeAll(descriptor, bytes) ? nil : fileError("write", path)
         if failure == nil, Library.fsyncEnabled, fsync(descriptor) != 0 { failure = fileError("fsync", path) }
         if failure == nil, fchmod(descriptor, 0o444) != 0 { failure = fileError("chmod", path) }
         if close(descriptor) != 0, failure == nil { failure = fileError("close", path) }
