@@ -117,7 +117,7 @@ public actor Mirror {
     }
 
     /// A branch's short name: `main` for `refs/heads/main`.
-    static func shortBranchName(_ branch: String) -> String {
+    public static func shortBranchName(_ branch: String) -> String {
         branch.hasPrefix("refs/heads/") ? String(branch.dropFirst("refs/heads/".count)) : branch
     }
 

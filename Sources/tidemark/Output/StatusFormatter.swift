@@ -16,7 +16,7 @@ enum StatusFormatter {
 
     /// git-like status text.
     static func human(_ report: StatusReport, output: OutputOptions) -> String {
-        let branch = report.branch.replacingOccurrences(of: "refs/heads/", with: "")
+        let branch = Mirror.shortBranchName(report.branch)
         var out = "On branch \(branch)\n"
         if let interrupted = report.interruptedSync {
             out += "A killed run left a sync unfinished (\(interrupted.range)); "
