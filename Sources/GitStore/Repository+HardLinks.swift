@@ -16,6 +16,27 @@ extension Repository {
             try copyOver(workdir + path, as: info, label: path)
         }
     }
+
+    /// The name a file's copy has until it is renamed over the file: `<path>.tidemark-unlink`.
+    /// No item or manifest path ends so, and only one tidemark run writes at a time.
+    static let hardLinkCopySuffix = ".tidemark-unlink"
+
+    /// Removes the copies ``separateHardLinks(_:workdir:)`` left next to `paths` when its process
+    /// was killed before renaming them; returns the paths of the copies removed. Call it when
+    /// finishing a checkout a killed run started, with the paths that checkout was given.
+    @discardableResult
+    public func removeHardLinkCopies(near paths: [String]) -> [String] {
+        guard let workdir else { return [] }
+        var removed: [String] = []
+        for path in paths {
+            let copy = path + Repository.hardLinkCopySuffix
+            var info = stat()
+            if lstat(workdir + copy, &info) == 0, info.st_mode & S_IFMT == S_IFREG, unlink(workdir + copy) == 0 {
+                removed.append(copy)
+            }
+        }
+        return removed
+    }
 }
 
 /// Replaces `file` by a copy of it (same bytes and permission bits) renamed over it, unless the
@@ -26,7 +47,9 @@ private func copyOver(_ file: String, as before: stat, label: String) throws(Git
         GitError(code: .generic, message: "could not give '\(label)' a file of its own before checkout (\(what)): "
                  + String(cString: strerror(errno)), operation: "checkout")
     }
-    let temporary = file + ".tidemark-unlink-\(getpid())"
+    let temporary = file + Repository.hardLinkCopySuffix
+    // A copy a killed run left (the next run normally removes it first).
+    unlink(temporary)
     guard let contents = FileManager.default.contents(atPath: file) else { throw failure("read") }
     let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
     guard descriptor >= 0 else { throw failure("create") }

@@ -109,6 +109,44 @@ struct CrashTests {
         }
     }
 
+    /// A hard-linked file gets a copy of its own (`<path>.tidemark-unlink`, renamed over it)
+    /// before a checkout writes into it. A kill before that rename leaves the copy: the run that
+    /// finishes the sync removes it, and a later checkout of that path replaces it.
+    @Test func aCopyLeftByAKillWhileSeparatingHardLinksGoes() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await Self.cloned(3, in: root)
+            let outside = root + "/outside.json"
+            try FileManager.default.linkItem(atPath: mirror + "/items/i1.json", toPath: outside)
+            let linked = FileManager.default.contents(atPath: outside)
+            for index in 1...2 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
+            #expect(try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"]).signalled)
+            // As if the run had died while copying i1.json.
+            let copy = mirror + "/items/i1.json.tidemark-unlink"
+            try linked!.prefix(10).write(to: URL(fileURLWithPath: copy))
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror).contains("i1.json.tidemark-unlink"))
+            let rerun = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(rerun.status == 0, "\(rerun.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: copy))
+            #expect(FileManager.default.contents(atPath: outside) == linked, "the other name is not written through")
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+
+            // A copy found by a sync that was not interrupted: replaced by the new one, renamed away.
+            try FileManager.default.removeItem(atPath: outside)
+            try FileManager.default.linkItem(atPath: mirror + "/items/i3.json", toPath: outside)
+            let third = mirror + "/items/i3.json.tidemark-unlink"
+            try Data("{".utf8).write(to: URL(fileURLWithPath: third))
+            try writeItem(upstream, "i3", lastModified: "2021-07-01T00:00:00Z", extra: #", "v": 3"#)
+            let sync = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0, "\(sync.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: third))
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            let stored = try await CLI.git(["show", "HEAD:items/i3.json"], in: mirror)
+            #expect(stored.contains("3") && FileManager.default.contents(atPath: mirror + "/items/i3.json") == Data(stored.utf8))
+            #expect(try !String(contentsOfFile: outside, encoding: .utf8).contains("\"v\""))
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// A checkout of many paths writes over the old files in place and cuts the ones that get
     /// shorter last: a kill there leaves the new contents' first bytes, then the old file's
     /// rest. The next run recognises those files and rewrites them; a file of the old length
