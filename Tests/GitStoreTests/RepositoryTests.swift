@@ -40,6 +40,23 @@ struct RepositoryTests {
         }
     }
 
+    @Test func aBlobReadOutlivesItsRepositoryHandleAndOnlyBlobsAreRead() async throws {
+        try await withScratch { path in
+            let large = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            var repository: Repository? = try Repository.create(at: path + "/repo")
+            let id = try repository!.writeBlob(large)
+            let tree = try repository!.updateTree(nil, [.upsert(path: "a.json", blob: id)])
+            let read = try repository!.readBlob(id)
+            #expect { _ = try repository!.readBlob(tree) } throws: { error in
+                (error as? GitError)?.code == .notFound && "\(error)".contains(tree.hex)
+            }
+            // The bytes are libgit2's buffer, kept alive by the Data and not by the handle.
+            repository = nil
+            #expect(read == large)
+            #expect(ObjectID.hashBlob(read) == id)
+        }
+    }
+
     @Test func treeUpdatesRewriteOnlyChangedPathsAndDropEmptyFolders() async throws {
         try await withScratch { path in
             let repository = try Repository.create(at: path + "/repo")
