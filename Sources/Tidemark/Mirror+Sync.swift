@@ -385,8 +385,6 @@ extension Mirror {
         let target = targetCommit.id
         let oldTree = try old.map { id throws(MirrorError) in try mirrorErrors { try repository.commit(id).tree } }
         let changed = try mirrorErrors { try repository.diffTrees(oldTree, targetCommit.tree).deltas.map(\.path) }
-        // A copy made to separate a hard-linked file, not yet renamed over it when the run died.
-        repository.removeHardLinkCopies(near: changed)
         // Files the interrupted checkout already wrote are left alone; a file it was writing when
         // it died (the new contents cut short, over the old ones or alone) is rewritten; the rest
         // are updated safely (an edit made since is never overwritten).
@@ -396,6 +394,9 @@ extension Mirror {
             if try isTornWrite(path, of: targetCommit.tree, over: oldTree) { torn.append(path) } else { remaining.append(path) }
         }
         try checkNoSymlinks(remaining + torn)
+        // A copy made to separate a hard-linked file, not yet renamed over it when the run died
+        // (its file was not written yet, so it is among these; their folders are no links).
+        repository.removeHardLinkCopies(near: remaining + torn)
         if !torn.isEmpty {
             try checkout(targetCommit.tree, baseline: oldTree, paths: torn, force: true)
         }

@@ -124,6 +124,14 @@ struct CrashTests {
             let copy = mirror + "/items/i1.json.tidemark-unlink"
             try linked!.prefix(10).write(to: URL(fileURLWithPath: copy))
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror).contains("i1.json.tidemark-unlink"))
+            // With the folder swapped for a link elsewhere, the rerun refuses and removes nothing there.
+            let fm = FileManager.default
+            try fm.moveItem(atPath: mirror + "/items", toPath: root + "/elsewhere")
+            try fm.createSymbolicLink(atPath: mirror + "/items", withDestinationPath: root + "/elsewhere")
+            #expect(try await CLI.tidemark(["sync"], in: mirror).status != 0)
+            #expect(fm.fileExists(atPath: root + "/elsewhere/i1.json.tidemark-unlink"))
+            try fm.removeItem(atPath: mirror + "/items")
+            try fm.moveItem(atPath: root + "/elsewhere", toPath: mirror + "/items")
             let rerun = try await CLI.tidemark(["sync"], in: mirror)
             #expect(rerun.status == 0, "\(rerun.stderr)")
             #expect(!FileManager.default.fileExists(atPath: copy))
