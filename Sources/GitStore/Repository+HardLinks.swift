@@ -23,7 +23,9 @@ extension Repository {
 
     /// Removes the copies ``separateHardLinks(_:workdir:)`` left next to `paths` when its process
     /// was killed before renaming them; returns the paths of the copies removed. Call it when
-    /// finishing a checkout a killed run started, with the paths that checkout was given.
+    /// finishing a checkout a killed run started, with the paths still to be written (a copy's
+    /// file was not written yet), and only once no folder on their way is a symbolic link: the
+    /// paths are followed as they are, so a linked folder would make it remove a file elsewhere.
     @discardableResult
     public func removeHardLinkCopies(near paths: [String]) -> [String] {
         guard let workdir else { return [] }
