@@ -55,9 +55,9 @@ extension Mirror {
             }
             let deltas = diff.deltas
             let counts = try diff.lineCounts()
-            let described = try describe(paths: deltas.map(\.path), in: newTree ?? oldTree)
+            let described = try describe(paths: deltas.map(\.path), in: newTree ?? oldTree, quoted: false)
             var fallback: [String] = []
-            if newTree != nil { fallback = try describe(paths: deltas.map(\.path), in: oldTree) }
+            if newTree != nil { fallback = try describe(paths: deltas.map(\.path), in: oldTree, quoted: false) }
             let entries = deltas.enumerated().map { index, delta in
                 let item = [described[index], fallback.indices.contains(index) ? fallback[index] : delta.path]
                     .first { $0 != delta.path }

@@ -75,7 +75,7 @@ extension Mirror {
         try recoverInterruptedSync()
         try Mirror.checkJobs(options.jobs)
         let report = try await fetchLocked(options)
-        if !report.failures.isEmpty { throw .incompleteFetch(report.failures) }
+        if !report.failures.isEmpty { throw .incompleteFetch(report) }
         return report
     }
 

@@ -21,11 +21,11 @@ extension Mirror {
     public func rollback(to revision: String, hard: Bool = false, force: Bool = false) throws(MirrorError) -> RollbackReport {
         let lock = try lock()
         defer { withExtendedLifetime(lock) {} }
-        try recoverInterruptedSync()
+        let branch = try checkedOutBranch()
+        try recoverInterruptedSync(force: force)
         guard let head = try headCommit() else { throw .unknownRevision("HEAD") }
         let targetID = try resolve(revision)
         let target = try mirrorErrors { try repository.commit(targetID) }
-        let branch = try branch()
         var newTip = targetID
         if !hard {
             let counts = try changes(from: head.tree, to: target.tree)

@@ -43,6 +43,10 @@ public struct SyncReport: Sendable {
         case updated
         /// `--dry-run`: what would change.
         case planned
+        /// Some items could not be downloaded (``MirrorError/incompleteFetch(_:)``): the branch
+        /// did not move. Never returned by ``Mirror/sync(_:)``, which throws instead; for reports
+        /// made from that error.
+        case incompleteFetch
     }
     public var outcome: Outcome
     public var fetch: FetchReport?
@@ -59,6 +63,23 @@ public struct SyncReport: Sendable {
     /// `--dry-run` only: a sync a killed run left unfinished, which the sync would finish first.
     /// The plan is made against the branch, so its counts and paths include that sync's changes.
     public var interruptedSync: InterruptedSync?
+
+    init(outcome: Outcome, fetch: FetchReport?, counts: ChangeCounts, paths: [String], previous: ObjectID?,
+         current: ObjectID?, plannedDownloads: Int) {
+        self.outcome = outcome
+        self.fetch = fetch
+        self.counts = counts
+        self.paths = paths
+        self.previous = previous
+        self.current = current
+        self.plannedDownloads = plannedDownloads
+    }
+
+    /// The report of a sync whose fetch could not download every item: the branch did not move.
+    public init(incompleteFetch fetch: FetchReport) {
+        self.init(outcome: .incompleteFetch, fetch: fetch, counts: ChangeCounts(), paths: [], previous: nil,
+                  current: nil, plannedDownloads: 0)
+    }
 }
 
 extension Mirror {
@@ -74,6 +95,7 @@ extension Mirror {
         }
         let lock = try lock()
         defer { withExtendedLifetime(lock) {} }
+        _ = try checkedOutBranch()
         if options.dryRun {
             // A dry run changes nothing: a sync a killed run left is reported, not finished.
             finishedInterruptedSync = nil
@@ -81,14 +103,14 @@ extension Mirror {
             report.interruptedSync = try pendingInterruptedSync()
             return report
         }
-        try recoverInterruptedSync()
+        try recoverInterruptedSync(force: options.force)
         defer { indexPreload = nil }
         var fetchReport: FetchReport?
         if !options.offline {
             var fetchOptions = options.fetch
             fetchOptions.preloadIndex = true
             let report = try await fetchLocked(fetchOptions)
-            if !report.failures.isEmpty { throw .incompleteFetch(report.failures) }
+            if !report.failures.isEmpty { throw .incompleteFetch(report) }
             fetchReport = report
         }
         var report = try apply(force: options.force, after: fetchReport)
@@ -106,6 +128,7 @@ extension Mirror {
 
     func planSync(_ options: SyncOptions, from upstream: any Upstream) async throws(MirrorError) -> SyncReport {
         let head = try headCommit()
+        if !options.force, let head { try checkOwnCommits(head: head, undoneBy: nil, branch: try checkedOutBranch()) }
         let base = try upstreamCommit() ?? head
         var counts = ChangeCounts()
         var downloads = 0
@@ -147,7 +170,7 @@ extension Mirror {
             throw .unknownRevision(Mirror.upstreamRef)
         }
         let head = try headCommit()
-        let branch = try branch()
+        let branch = try checkedOutBranch()
         if head?.tree == upstream.tree {
             if head?.id != upstream.id, let head {
                 try updateRef(Mirror.upstreamRef, to: head.id, expected: upstream.id, message: "tidemark sync: up to date")
@@ -156,6 +179,7 @@ extension Mirror {
             return SyncReport(outcome: .upToDate, fetch: nil, counts: ChangeCounts(), paths: [],
                               previous: head?.id, current: head?.id, plannedDownloads: 0)
         }
+        if !force, let head { try checkOwnCommits(head: head, undoneBy: upstream.tree, branch: branch) }
         // Fast-forward when the upstream snapshot sits on the branch tip; else a new snapshot
         // with upstream's tree on top of the branch.
         var target = upstream.id
@@ -170,6 +194,7 @@ extension Mirror {
         if upstream.parents != (head.map { [$0.id] } ?? []) {
             var message = SnapshotMessage.parse(upstream.message)
                 ?? SnapshotMessage(verb: "Sync", upstream: settings.upstream, collections: [], counts: counts, items: 0)
+            message.verb = "Sync"
             message.counts = counts
             message.perCollection = [:]
             target = try mirrorErrors {
@@ -221,7 +246,15 @@ extension Mirror {
         }
         try writeState("sync-journal", "\(head?.id.hex ?? "none") \(target.hex) \(branch)\n")
         crashPoint("after-journal")
-        try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)
+        do {
+            try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)
+        } catch .localEdits(let conflicts) {
+            // A safe checkout that meets a file in the way writes nothing (what a parallel one
+            // wrote is put back): the sync did not start, so no journal is left for the next run.
+            removeState("sync-journal")
+            let inTheWay = try untrackedInTheWay(of: changed, head: head?.tree, target: targetCommit.tree)
+            throw .localEdits(inTheWay.isEmpty ? conflicts : inTheWay)
+        }
         crashPoint("after-checkout")
         do {
             try updateRef(branch, to: target, expected: head?.id, message: reflog)
@@ -259,6 +292,45 @@ extension Mirror {
         var seen = Set<String>()
         let edited = deltas.map(\.path).filter { wanted.contains($0) && seen.insert($0).inserted }
         return try describe(paths: edited, in: tree)
+    }
+
+    /// Items among `paths` that `head` does not hold but the working tree has a file (or folder)
+    /// at: untracked files a checkout of `target` would have to overwrite.
+    func untrackedInTheWay(of paths: [String], head: ObjectID?, target: ObjectID) throws(MirrorError) -> [String] {
+        var found: [String] = []
+        for path in paths {
+            var info = stat()
+            guard lstat(workingTree + path, &info) == 0 else { continue }
+            if let head, try mirrorErrors({ try repository.treeEntry(at: path, in: head) }) != nil { continue }
+            found.append(path)
+        }
+        return ((try? describe(paths: found, in: target)) ?? found).map { "\($0) (untracked file in the way)" }
+    }
+
+    /// Throws ``MirrorError/ownCommits(branch:commits:items:)`` when the branch tip is not a
+    /// tidemark snapshot and the commits made since the last one (first parents) change paths
+    /// that a tree `undoneBy` sets back; any path they change when `undoneBy` is nil (a dry run,
+    /// whose tree is not built). A snapshot tip (the usual case) costs one message parse.
+    func checkOwnCommits(head: Commit, undoneBy target: ObjectID?, branch: String) throws(MirrorError) {
+        guard SnapshotMessage.parse(head.message) == nil else { return }
+        var own = [head]
+        var snapshotTree: ObjectID?
+        while let parent = own.last?.parents.first, own.count < 1000 {
+            let commit = try mirrorErrors { try repository.commit(parent) }
+            if SnapshotMessage.parse(commit.message) != nil {
+                snapshotTree = commit.tree
+                break
+            }
+            own.append(commit)
+        }
+        var paths = try mirrorErrors { try repository.diffTrees(snapshotTree, head.tree).deltas.map(\.path) }
+        if let target {
+            let undone = Set(try mirrorErrors { try repository.diffTrees(head.tree, target).deltas.map(\.path) })
+            paths = paths.filter(undone.contains)
+        }
+        guard !paths.isEmpty else { return }
+        throw .ownCommits(branch: Mirror.shortBranchName(branch), commits: own.map { "\($0.id.short()) \($0.summary)" },
+                          items: (try? describe(paths: paths, in: head.tree)) ?? paths)
     }
 
     /// Throws ``MirrorError/symlinkInWorkingTree(path:target:)`` when one of `paths`, a folder on
@@ -299,8 +371,9 @@ extension Mirror {
         }
     }
 
-    /// Maps paths of `tree` to `collection/id` names through the manifests.
-    func describe(paths: [String], in tree: ObjectID) throws(MirrorError) -> [String] {
+    /// Maps paths of `tree` to `collection/id` names through the manifests; ids C-quoted for a
+    /// terminal unless `quoted` is false (JSON carries them as they are).
+    func describe(paths: [String], in tree: ObjectID, quoted: Bool = true) throws(MirrorError) -> [String] {
         var names: [String] = []
         var byPath: [String: [String: ItemID]] = [:]
         for path in paths {
@@ -311,7 +384,7 @@ extension Mirror {
                                               uniquingKeysWith: { a, _ in a })
             }
             if let id = byPath[parts[0]]?[parts[1]] {
-                names.append("\(parts[0])/\(Quoting.display(id))")
+                names.append("\(parts[0])/\(quoted ? Quoting.display(id) : id.description)")
             } else {
                 names.append(path)
             }
@@ -375,7 +448,10 @@ extension Mirror {
 
     /// Finishes a sync a crash interrupted: its journal names the old and new snapshot.
     /// Sets ``finishedInterruptedSync``.
-    func recoverInterruptedSync() throws(MirrorError) {
+    ///
+    /// - Parameter force: overwrite files edited since (else they are named in
+    ///   ``MirrorError/localEdits(_:)`` before anything is written).
+    func recoverInterruptedSync(force: Bool = false) throws(MirrorError) {
         finishedInterruptedSync = nil
         guard let journal = readState("sync-journal") else { return }
         guard let (old, targetCommit, branch) = try unfinishedSync(journal) else {
@@ -394,6 +470,21 @@ extension Mirror {
             if try isTornWrite(path, of: targetCommit.tree, over: oldTree) { torn.append(path) } else { remaining.append(path) }
         }
         try checkNoSymlinks(remaining + torn)
+        if !force {
+            // Files the killed run had not reached yet hold the old snapshot's contents; any
+            // other contents (an edit, an untracked file in the way) are named before anything
+            // is written.
+            var edited: [String] = []
+            for path in remaining {
+                var info = stat()
+                let unchanged = try oldTree.map { (tree) throws(MirrorError) in try workingTreeMatches(path, in: tree) }
+                    ?? (lstat(workingTree + path, &info) != 0)
+                if !unchanged { edited.append(path) }
+            }
+            if !edited.isEmpty {
+                throw .localEdits((try? describe(paths: edited, in: targetCommit.tree)) ?? edited)
+            }
+        }
         // A copy made to separate a hard-linked file, not yet renamed over it when the run died
         // (its file was not written yet, so it is among these; their folders are no links).
         repository.removeHardLinkCopies(near: remaining + torn)
@@ -401,7 +492,7 @@ extension Mirror {
             try checkout(targetCommit.tree, baseline: oldTree, paths: torn, force: true)
         }
         if !remaining.isEmpty {
-            try checkout(targetCommit.tree, baseline: oldTree, paths: remaining, force: false)
+            try checkout(targetCommit.tree, baseline: oldTree, paths: remaining, force: force)
         }
         try withLockNote { () throws(MirrorError) in try mirrorErrors { try repository.resetIndex(to: targetCommit.tree) } }
         try updateRef(branch, to: target, expected: old, message: "tidemark: finish interrupted sync")

@@ -111,9 +111,17 @@ public actor Mirror {
 
     // MARK: - Reading snapshots
 
-    /// The branch HEAD names, e.g. `refs/heads/main`.
+    /// The branch HEAD names, e.g. `refs/heads/main`; `HEAD` when HEAD is detached.
     func branch() throws(MirrorError) -> String {
-        try mirrorErrors { try repository.headBranch() ?? "refs/heads/main" }
+        try mirrorErrors { try repository.headBranch() ?? "HEAD" }
+    }
+
+    /// The branch a sync or rollback moves, HEAD's; throws ``MirrorError/detachedHead(_:)`` when
+    /// HEAD is detached (moving `main` then would leave HEAD and the working tree apart).
+    func checkedOutBranch() throws(MirrorError) -> String {
+        let branch = try branch()
+        if branch == "HEAD", let head = try headCommit() { throw .detachedHead(head.id) }
+        return branch
     }
 
     /// A branch's short name: `main` for `refs/heads/main`.

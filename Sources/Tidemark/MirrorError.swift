@@ -21,7 +21,12 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// Local edits would be overwritten.
     case localEdits([String])
     /// Some items could not be downloaded; what did download is stored on the upstream-tracking ref.
-    case incompleteFetch([String])
+    /// The report is the fetch's, its `failures` naming those items.
+    case incompleteFetch(FetchReport)
+    /// HEAD is detached: a sync or rollback moves a branch, and none is checked out.
+    case detachedHead(ObjectID)
+    /// The branch has commits not made by tidemark whose changes a sync would undo.
+    case ownCommits(branch: String, commits: [String], items: [String])
     /// The listing would delete too much; `--allow-mass-delete` overrides.
     case massDeletion(collection: String, deleting: Int, of: Int)
     /// A stored manifest is corrupt.
@@ -53,10 +58,20 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "your local changes to the following items would be overwritten by sync:\n"
                 + items.map { "\t\($0)" }.joined(separator: "\n")
                 + "\nCommit or discard them, or run with --force to overwrite them."
-        case .incompleteFetch(let failures):
+        case .incompleteFetch(let report):
+            let failures = report.failures
             return "\(failures.count) item(s) could not be downloaded; the rest is stored and the next fetch retries them:\n"
                 + failures.prefix(20).map { "\t\($0)" }.joined(separator: "\n")
                 + (failures.count > 20 ? "\n\t... and \(failures.count - 20) more" : "")
+        case .detachedHead(let commit):
+            return "HEAD is detached at \(commit.short()); tidemark moves the branch a mirror has checked out. Check it out again ('git switch main') and run the command again"
+        case .ownCommits(let branch, let commits, let items):
+            return "\(branch) has commits of your own that a sync would undo:\n"
+                + commits.prefix(10).map { "\t\($0)" }.joined(separator: "\n")
+                + (commits.count > 10 ? "\n\t... and \(commits.count - 10) more" : "")
+                + "\nThey change:\n" + items.prefix(20).map { "\t\($0)" }.joined(separator: "\n")
+                + (items.count > 20 ? "\n\t... and \(items.count - 20) more" : "")
+                + "\nRevert them ('git revert'), or run with --force to replace them with upstream's version (they stay in the history)."
         case .massDeletion(let collection, let deleting, let total):
             return "refusing to delete \(deleting) of \(total) items of '\(collection)' (upstream listing empty or more than half missing); if upstream really lost them, run again with --allow-mass-delete"
         case .corruptManifest(let collection, let reason): return "manifest of '\(collection)' is corrupt: \(reason)"

@@ -40,9 +40,10 @@ struct ConcurrencyTests {
 
     /// The user commits on main while a sync is between its checkout and its branch update: the
     /// compare-and-swap refuses, the files the sync wrote are put back, the commit survives.
-    /// The rerun then makes a snapshot equal to upstream on top of the user's commit (a mirror's
-    /// snapshots hold what upstream holds: a file the user added outside the collections is
-    /// removed from the new snapshot, and stays in the history).
+    /// The rerun then refuses to undo that commit, naming it; with `--force` it makes a snapshot
+    /// equal to upstream on top of the user's commit (a mirror's snapshots hold what upstream
+    /// holds: a file the user added outside the collections is removed from the new snapshot,
+    /// and stays in the history).
     @Test func aCommitDuringASyncSurvivesAndTheSyncRefuses() async throws {
         try await withScratch { root in
             let mirror = try await Self.mirrorBehindUpstream(root)
@@ -67,7 +68,11 @@ struct ConcurrencyTests {
             #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/sync-journal"))
             try await CLI.expectClean(mirror)
 
-            let rerun = try await CLI.tidemark(["sync"], in: mirror)
+            let own = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(own.status == 1, "\(own.stderr)")
+            #expect(own.stderr.contains("\(users.prefix(7)) My notes") && own.stderr.contains("\tNOTES.md\n"), "\(own.stderr)")
+            #expect(try await Self.rev("HEAD", in: mirror) == users)
+            let rerun = try await CLI.tidemark(["sync", "--force"], in: mirror)
             #expect(rerun.status == 0, "\(rerun.stderr)")
             #expect(try await Self.rev("HEAD~1", in: mirror) == users)
             #expect(try await CLI.git(["show", "HEAD~1:NOTES.md"], in: mirror) == "my notes\n")

@@ -123,7 +123,7 @@ struct MirrorTests {
             upstream.remove(ItemID("item-4"))
             upstream.fail([ItemID("item-3")])
             await #expect { _ = try await mirror.sync() } throws: {
-                if case .incompleteFetch(let failures) = $0 as? MirrorError { return failures.count == 1 }
+                if case .incompleteFetch(let report) = $0 as? MirrorError { return report.failures.count == 1 }
                 return false
             }
             // The branch did not move; what downloaded is on the upstream-tracking ref.

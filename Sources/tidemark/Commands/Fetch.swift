@@ -32,13 +32,18 @@ extension TidemarkCommand {
             defer { reporter?.finish() }
             await mirror.report(to: reporter)
             let report = try await engine(on: mirror, output, settle: { reporter?.finish() }) { () async throws(MirrorError) in
-                try await mirror.fetch(fetchOptions.options)
+                do throws(MirrorError) {
+                    return try await mirror.fetch(fetchOptions.options)
+                } catch .incompleteFetch(let report) {
+                    return report  // reported below, then exits 128
+                }
             }
             if json {
                 emitJSON(FetchJSON(report))
             } else if !output.quiet {
                 emit(Fetch.summary(report) + "\n")
             }
+            if !report.failures.isEmpty { throw CommandFailure(.incompleteFetch(report)) }
         }
 
         /// One line: what the fetch found and downloaded.

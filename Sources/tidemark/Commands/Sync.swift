@@ -66,11 +66,19 @@ extension TidemarkCommand {
             defer { reporter?.finish() }
             await mirror.report(to: reporter)
             let report = try await engine(on: mirror, output, settle: { reporter?.finish() }) { () async throws(MirrorError) in
-                try await mirror.sync(options)
+                do throws(MirrorError) {
+                    return try await mirror.sync(options)
+                } catch .incompleteFetch(let fetch) {
+                    // Reported below, then exits 128: the JSON still names the failed items.
+                    return SyncReport(incompleteFetch: fetch)
+                }
             }
-            if json { emitJSON(SyncJSON(report)); return }
-            guard !output.quiet else { return }
+            if json { emitJSON(SyncJSON(report)) }
+            if report.outcome == .incompleteFetch, let fetch = report.fetch { throw CommandFailure(.incompleteFetch(fetch)) }
+            guard !json, !output.quiet else { return }
             switch report.outcome {
+            case .incompleteFetch:
+                break
             case .fresh(let last):
                 emit("Cache is fresh (last sync \(relative(last))); nothing to do.\n")
             case .upToDate:

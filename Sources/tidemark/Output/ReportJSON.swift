@@ -104,6 +104,7 @@ struct SyncJSON: Encodable {
         case .upToDate: outcome = "up-to-date"
         case .updated: outcome = "updated"
         case .planned: outcome = "planned"
+        case .incompleteFetch: outcome = "incomplete-fetch"
         }
         previous = report.previous?.hex
         current = report.current?.hex

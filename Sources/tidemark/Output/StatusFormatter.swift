@@ -16,8 +16,9 @@ enum StatusFormatter {
 
     /// git-like status text.
     static func human(_ report: StatusReport, output: OutputOptions) -> String {
-        let branch = Mirror.shortBranchName(report.branch)
-        var out = "On branch \(branch)\n"
+        var out = report.branch == "HEAD"
+            ? "HEAD detached at \(report.head?.short() ?? "?") (sync and rollback need a branch checked out)\n"
+            : "On branch \(Mirror.shortBranchName(report.branch))\n"
         if let interrupted = report.interruptedSync {
             out += "A killed run left a sync unfinished (\(interrupted.range)); "
                 + "until 'tidemark sync' finishes it, the files it wrote show as edited.\n"

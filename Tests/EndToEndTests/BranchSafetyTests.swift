@@ -1,0 +1,185 @@
+import Foundation
+import Testing
+import TidemarkFixtures
+
+/// What a sync does with a branch or working tree that is not as tidemark left it: an untracked
+/// file in the way, a file edited after a killed run, a detached HEAD, commits of the user's own.
+/// Each is refused by name, leaves nothing half done, and `--force` gets past it.
+@Suite("End to end: refusals leave the mirror usable, and --force gets past them", .serialized)
+struct BranchSafetyTests {
+    static func rev(_ name: String, in mirror: String) async throws -> String {
+        try await CLI.git(["rev-parse", name], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func contents(_ path: String) -> String {
+        String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
+    }
+
+    @Test func anUntrackedFileInTheWayIsNamedNoJournalIsLeftAndForceOverwritesIt() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
+            let before = try await Self.rev("HEAD", in: mirror)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            try writeItem(upstream, "i3", lastModified: "2021-06-01T00:00:00Z")
+            try Data("my notes\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i3.json"))
+
+            let refused = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(refused.status == 1, "\(refused.stderr)")
+            #expect(refused.stderr.contains("items/i3 (untracked file in the way)"), "\(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/sync-journal"))
+            #expect(try await Self.rev("HEAD", in: mirror) == before)
+            #expect(Self.contents(mirror + "/items/i3.json") == "my notes\n")
+            #expect(!Self.contents(mirror + "/items/i1.json").contains("\"v\""), "nothing was written")
+            let status = try await CLI.tidemark(["status"], in: mirror)
+            #expect(!status.stdout.contains("killed run"), "\(status.stdout)")
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "?? items/i3.json\n")
+
+            let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
+            #expect(forced.status == 0, "\(forced.stderr)")
+            #expect(Self.contents(mirror + "/items/i3.json").contains("\"id\""))
+            #expect(Self.contents(mirror + "/items/i1.json").contains("\"v\""))
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
+    @Test func aFileEditedAfterAKilledSyncIsNamedAndForceFinishesTheSync() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(20, in: root)
+            let before = try await Self.rev("HEAD", in: mirror)
+            for index in 1...5 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
+            let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"])
+            #expect(killed.signalled, "\(killed.stderr)")
+            // A file the killed run had not written yet, edited since.
+            try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i3.json"))
+
+            for arguments in [["sync"], ["fetch"], ["rollback", "HEAD"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1, "\(arguments): \(refused.stderr)")
+                #expect(refused.stderr.contains("\titems/i3\n"), "\(arguments): \(refused.stderr)")
+                #expect(try await Self.rev("HEAD", in: mirror) == before)
+                #expect(Self.contents(mirror + "/items/i3.json") == "{\"mine\": 1}\n")
+                #expect(!Self.contents(mirror + "/items/i1.json").contains("\"v\""), "\(arguments): nothing was written")
+            }
+
+            let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
+            #expect(forced.status == 0, "\(forced.stderr)")
+            #expect(forced.stderr.contains("Finished the sync a killed run had left"), "\(forced.stderr)")
+            #expect(try await Self.rev("HEAD", in: mirror) != before)
+            #expect(Self.contents(mirror + "/items/i3.json").contains("\"v\""))
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/sync-journal"))
+            try await CLI.expectClean(mirror)
+        }
+    }
+
+    @Test func aDetachedHeadIsRefusedAndReported() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync"], in: mirror).status == 0)
+            try writeItem(upstream, "i2", lastModified: "2021-06-02T00:00:00Z", extra: #", "v": 2"#)
+            try await CLI.git(["checkout", "-q", "--detach", "HEAD~1"], in: mirror)
+            let main = try await Self.rev("main", in: mirror)
+            let detached = try await Self.rev("HEAD", in: mirror)
+
+            for arguments in [["sync"], ["sync", "--dry-run"], ["sync", "--force"], ["rollback", "main~1"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 128, "\(arguments): \(refused.stderr)")
+                #expect(refused.stderr.contains("HEAD is detached at \(detached.prefix(7))"), "\(arguments): \(refused.stderr)")
+                #expect(try await Self.rev("main", in: mirror) == main)
+                #expect(try await Self.rev("HEAD", in: mirror) == detached)
+                #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            }
+            let status = try await CLI.tidemark(["status"], in: mirror)
+            #expect(status.stdout.hasPrefix("HEAD detached at \(detached.prefix(7))"), "\(status.stdout)")
+            let json = try JSONSerialization.jsonObject(
+                with: Data(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.utf8)) as? [String: Any]
+            #expect(json?["branch"] as? String == "HEAD")
+
+            try await CLI.git(["checkout", "-q", "main"], in: mirror)
+            #expect(try await CLI.tidemark(["sync"], in: mirror).status == 0)
+            #expect(Self.contents(mirror + "/items/i2.json").contains("\"v\""))
+            try await CLI.expectClean(mirror)
+        }
+    }
+
+    @Test func commitsOfTheUsersOwnAreNotUndoneSilently() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(2, in: root)
+            let identity = ["-c", "user.name=Test", "-c", "user.email=test@example.com"]
+            try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+            try Data("notes\n".utf8).write(to: URL(fileURLWithPath: mirror + "/README.md"))
+            try await CLI.git(["add", "-A"], in: mirror)
+            try await CLI.git(identity + ["commit", "-q", "-m", "my work"], in: mirror)
+            let mine = try await Self.rev("HEAD", in: mirror)
+
+            for arguments in [["sync"], ["sync", "--dry-run"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1, "\(arguments): \(refused.stderr)")
+                for text in ["main has commits of your own that a sync would undo", "\(mine.prefix(7)) my work",
+                             "\titems/i1\n", "\tREADME.md\n"] {
+                    #expect(refused.stderr.contains(text), "\(arguments): '\(text)' not in \(refused.stderr)")
+                }
+                #expect(try await Self.rev("HEAD", in: mirror) == mine)
+                #expect(FileManager.default.fileExists(atPath: mirror + "/README.md"))
+            }
+
+            // Reverted, the branch holds nothing of its own any more: the sync goes through.
+            try await CLI.git(identity + ["revert", "--no-edit", "HEAD"], in: mirror)
+            let synced = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(synced.status == 0, "\(synced.stderr)")
+
+            // With --force the sync replaces them (they stay in the history) in a commit that
+            // says it is a sync.
+            try Data("notes\n".utf8).write(to: URL(fileURLWithPath: mirror + "/README.md"))
+            try await CLI.git(["add", "-A"], in: mirror)
+            try await CLI.git(identity + ["commit", "-q", "-m", "more work"], in: mirror)
+            let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
+            #expect(forced.status == 0, "\(forced.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/README.md"))
+            #expect(try await CLI.git(["log", "-1", "--format=%s"], in: mirror).hasPrefix("Sync "))
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
+    @Test func diffJSONNamesItemsAsTheyAreNotQuoted() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(1, in: root)
+            try writeItem(upstream, "café", lastModified: "2021-06-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["fetch"], in: mirror).status == 0)
+            let json = try JSONSerialization.jsonObject(
+                with: Data(try await CLI.tidemark(["diff", "--json"], in: mirror).stdout.utf8)) as? [String: Any]
+            let items = (json?["files"] as? [[String: Any]] ?? []).compactMap { $0["item"] as? String }
+            #expect(items == ["items/café"], "\(String(describing: json))")
+        }
+    }
+
+    @Test func fetchAndSyncPrintTheirJSONReportWhenItemsFail() async throws {
+        let token = "CANARY-branch-safety-SECRET"
+        let account = "/restapi/v2.1/accounts/safety"
+        let server = try await FixtureServer.start(items: 12, seed: 5, token: token)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let env = ["TIDEMARK_TEST_TOKEN": token]
+            let clone = try await CLI.tidemark(["clone", "docusign:\(server.baseURL)\(account)", "m", "--token-env", "TIDEMARK_TEST_TOKEN"],
+                                               in: root, environment: env)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            let ids = server.ids(.docusign).sorted()
+            for id in ids.prefix(3) { server.modify(.docusign, id: id) }
+            server.inject(FixtureFault(status: 500, pathPrefix: "\(account)/templates/\(ids[0])", count: 1000))
+
+            for command in ["fetch", "sync"] {
+                let result = try await CLI.tidemark([command, "--json"], in: root + "/m", environment: env)
+                #expect(result.status == 128, "\(command): \(result.stderr)")
+                #expect(result.stderr.contains("1 item(s) could not be downloaded"), "\(command): \(result.stderr)")
+                let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+                let fetch = command == "fetch" ? json : json?["fetch"] as? [String: Any]
+                let failures = fetch?["failures"] as? [String] ?? []
+                #expect(failures.count == 1 && failures.first?.hasPrefix("templates/\(ids[0])") == true, "\(command): \(result.stdout)")
+                if command == "sync" { #expect(json?["outcome"] as? String == "incomplete-fetch") }
+            }
+        }
+    }
+}
