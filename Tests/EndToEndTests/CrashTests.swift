@@ -213,4 +213,35 @@ struct CrashTests {
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
         }
     }
+
+    /// Like `git clone`, an interrupted clone (SIGINT, SIGTERM) removes what it made of its
+    /// destination, so the same clone can be run again; a folder that existed (empty) stays.
+    @Test(arguments: [SIGINT, SIGTERM])
+    func anInterruptedCloneRemovesItsDestination(_ number: Int32) async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            for index in 1...50 { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z") }
+            try FileManager.default.createDirectory(atPath: root + "/empty", withIntermediateDirectories: true)
+            for destination in ["m", "empty"] {
+                let go = root + "/go-\(destination)"
+                let clone = try CLI.spawnTidemark(["clone", "dir:up", destination], in: root,
+                                                  environment: ["TIDEMARK_PAUSE_AT": "after-objects", "TIDEMARK_PAUSE_FILE": go])
+                #expect(await CLI.waitForFile(go + ".reached"))
+                #expect(FileManager.default.fileExists(atPath: root + "/\(destination)/.git"))
+                #expect(clone.process.signal(number))
+                let result = await clone.finished()
+                #expect(result.signalled && result.status == number, "\(result.status) \(result.stderr)")
+                #expect(result.stderr.contains("interrupted: removed"), "\(result.stderr)")
+                if destination == "m" {
+                    #expect(!FileManager.default.fileExists(atPath: root + "/m"))
+                } else {
+                    #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/empty") == [])
+                }
+                #expect(try FileManager.default.contentsOfDirectory(atPath: root).filter { $0.contains("interrupted") } == [])
+                let again = try await CLI.tidemark(["clone", "dir:up", destination], in: root)
+                #expect(again.status == 0, "\(again.stderr)")
+            }
+        }
+    }
 }

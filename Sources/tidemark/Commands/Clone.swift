@@ -106,10 +106,13 @@ extension TidemarkCommand {
                 progress = { (event: ProgressEvent) in reporter.handle(event) }
                 requestObserver = { (record: HTTPRequestRecord) in reporter.handle(record) }
             }
+            let interruption = CloneInterruption(destination: target)
+            defer { interruption.finish() }
             let (_, report) = try await engine { [progress, requestObserver] () async throws(MirrorError) in
                 try await Mirror.clone(spec, to: target, options: cloneOptions,
                                        progress: progress, requestObserver: requestObserver)
             }
+            interruption.finish()
             reporter?.finish()
             if json {
                 emitJSON(SyncJSON(report))
