@@ -10,6 +10,9 @@ import Synchronization
 /// - The ETag is a stat signature (size, modification time, inode), like a web server's. A file
 ///   whose signature matches the cached one is not read again.
 ///
+/// Messages name files and ids quoted like git quotes paths (`CQuoting`), so no control
+/// character of a file name reaches a terminal.
+///
 /// Without `--collection`, the folder itself is the single collection `items`; with collections,
 /// each is the subfolder of that name.
 public struct DirectoryUpstream: Upstream {
@@ -27,7 +30,7 @@ public struct DirectoryUpstream: Upstream {
         let url = URL(fileURLWithPath: location).standardizedFileURL
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw UpstreamError.unreachable("upstream folder '\(location)' does not exist or is not a folder")
+            throw UpstreamError.unreachable("upstream folder '\(CQuoting.quoted(location))' does not exist or is not a folder")
         }
         self.root = url
         self.spec = "dir:" + url.path
@@ -51,7 +54,8 @@ public struct DirectoryUpstream: Upstream {
         var listedIn = [Int32](repeating: -1, count: cached.count)
         var newPaths: [ItemID: String] = [:]
         func duplicate(_ id: ItemID, _ other: String, _ path: String) -> UpstreamError {
-            .duplicateID(collection: collection, item: "\(id) (\(other) and \(path))")
+            .duplicateID(collection: collection,
+                         item: "\(CQuoting.quoted(id)) (\(CQuoting.quoted(other)) and \(CQuoting.quoted(path)))")
         }
         func claim(_ position: Int?, _ id: @autoclosure () -> ItemID, folder: Int, path: @autoclosure () -> String) throws {
             if let position {
@@ -112,7 +116,7 @@ public struct DirectoryUpstream: Upstream {
         @Sendable func readOne(_ file: ListedFile) -> Result<ReadFile, any Error> {
             Result {
                 guard let data = FileManager.default.contents(atPath: file.path) else {
-                    throw UpstreamError.unreachable("cannot read '\(file.path)'")
+                    throw UpstreamError.unreachable("cannot read '\(CQuoting.quoted(file.path))'")
                 }
                 let info = file.info
                 let mtime = Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec))
@@ -132,7 +136,7 @@ public struct DirectoryUpstream: Upstream {
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
         if let body = item.body { return .body(body, etag: item.etag) }
         guard let path = item.location, let data = FileManager.default.contents(atPath: path) else {
-            throw UpstreamError.unreachable("\(collection)/\(item.id): no longer in the upstream folder")
+            throw UpstreamError.unreachable("\(collection)/\(CQuoting.quoted(item.id)): no longer in the upstream folder")
         }
         return .body(data, etag: item.etag)
     }
@@ -143,20 +147,20 @@ public struct DirectoryUpstream: Upstream {
         do {
             object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
-            throw UpstreamError.malformedItem(collection: collection, item: id.description, reason: "not valid JSON")
+            throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(id), reason: "not valid JSON")
         }
         guard let dictionary = object as? [String: Any] else {
-            throw UpstreamError.malformedItem(collection: collection, item: id.description, reason: "not a JSON object")
+            throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(id), reason: "not a JSON object")
         }
         guard let value = dictionary["lastModified"] else { return fallback }
         guard let text = value as? String else {
             throw UpstreamError.malformedItem(
-                collection: collection, item: id.description, reason: "field 'lastModified' is not a string")
+                collection: collection, item: CQuoting.quoted(id), reason: "field 'lastModified' is not a string")
         }
         guard let timestamp = Timestamp(text) else {
             throw UpstreamError.malformedItem(
-                collection: collection, item: id.description,
-                reason: "field 'lastModified' is not a date-time: '\(text)'")
+                collection: collection, item: CQuoting.quoted(id),
+                reason: "field 'lastModified' is not a date-time: '\(CQuoting.quoted(text))'")
         }
         return timestamp
     }
@@ -249,7 +253,7 @@ public struct DirectoryUpstream: Upstream {
     /// hidden ones) are appended to `subfolders`, in name order.
     static func readFolder(_ path: String, subfolders: inout [String]) throws -> FolderFiles {
         guard let dir = opendir(path) else {
-            throw UpstreamError.unreachable("cannot read upstream folder '\(path)'")
+            throw UpstreamError.unreachable("cannot read upstream folder '\(CQuoting.quoted(path))'")
         }
         defer { closedir(dir) }
         let fd = dirfd(dir)

@@ -137,6 +137,29 @@ struct DirectoryUpstreamTests {
         }
     }
 
+    /// A file name with control characters reaches messages quoted like git quotes paths, so
+    /// nothing in it can drive the terminal: a bad item, and an id in two shards.
+    @Test func messagesQuoteFileNamesWithControlCharacters() async throws {
+        try await withScratch { path in
+            let evil = "evil\n\u{1B}[31mRED\u{1B}[0m"
+            let quoted = #""evil\n\033[31mRED\033[0m""#
+            try write("{ not json", to: "\(path)/up/\(evil).json")
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
+            await #expect { _ = try await upstream.list(collection: "items", since: nil, cached: .none) } throws: {
+                guard let error = $0 as? UpstreamError, case .malformedItem(_, let item, _) = error else { return false }
+                return item == quoted && error.description == "items/\(quoted): not valid JSON"
+            }
+            try write("{}", to: "\(path)/up/\(evil).json")
+            try write("{}", to: "\(path)/up/a/\(evil).json")
+            await #expect { _ = try await upstream.list(collection: "items", since: nil, cached: .none) } throws: {
+                guard let error = $0 as? UpstreamError, case .duplicateID = error else { return false }
+                let text = error.description
+                return text.hasPrefix("items/\(quoted) (") && text.contains(#"/up/evil\n\033[31mRED\033[0m.json""#)
+                    && !text.unicodeScalars.contains { $0.value < 32 }
+            }
+        }
+    }
+
     @Test func aFileNameThatIsNotUTF8IsAClearError() async throws {
         try await withScratch { path in
             try write("{}", to: "\(path)/up/a/fine.json")
