@@ -250,7 +250,8 @@ public struct DirectoryUpstream: Upstream {
 
     /// Reads one folder: `*.json` regular files (following no symlinks), with one `lstat` each
     /// taken relative to the open folder, so the kernel does not walk the path. Subfolders (not
-    /// hidden ones) are appended to `subfolders`, in name order.
+    /// hidden ones) are appended to `subfolders`, in name order. Only these names, which become
+    /// ids and paths, must be UTF-8; any other entry is ignored, whatever its name.
     static func readFolder(_ path: String, subfolders: inout [String]) throws -> FolderFiles {
         guard let dir = opendir(path) else {
             throw UpstreamError.unreachable("cannot read upstream folder '\(CQuoting.quoted(path))'")
@@ -278,19 +279,17 @@ public struct DirectoryUpstream: Upstream {
             // In directory order: only what is returned is sorted (unchanged items are positions).
             for range in ranges {
                 let name = UnsafeBufferPointer(rebasing: buffer[range])
-                // All-ASCII names (the usual) are valid UTF-8 without a check of their own.
-                guard name.allSatisfy({ $0 < 0x80 }) || String(validating: name, as: UTF8.self) != nil else {
-                    throw UpstreamError.unreachable(
-                        "upstream folder '\(path)' holds a file name that is not UTF-8: \(String(decoding: name, as: UTF8.self))")
-                }
                 var info = stat()
                 let cName = UnsafeRawPointer(base + range.lowerBound).assumingMemoryBound(to: CChar.self)
                 guard fstatat(fd, cName, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
                 let kind = info.st_mode & S_IFMT
                 if kind == S_IFDIR {
                     // Hidden folders are not shards.
-                    if name.first != 46 { subfolders.append(path + "/" + String(decoding: name, as: UTF8.self)) }
+                    guard name.first != 46 else { continue }
+                    try checkUTF8(name, in: path, what: "a folder")
+                    subfolders.append(path + "/" + String(decoding: name, as: UTF8.self))
                 } else if kind == S_IFREG, name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
+                    try checkUTF8(name, in: path, what: "an item file")
                     files.stems.append(range.lowerBound..<range.upperBound - 5)
                     files.infos.append(info)
                 }
@@ -298,6 +297,16 @@ public struct DirectoryUpstream: Upstream {
         }
         subfolders[firstSubfolder...].sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         return files
+    }
+
+    /// Throws when `name`, read in the folder at `path`, is not UTF-8: ids and paths are text, and
+    /// an item or shard must not silently go missing. The message quotes the name.
+    static func checkUTF8(_ name: UnsafeBufferPointer<UInt8>, in path: String, what: String) throws {
+        // All-ASCII names (the usual) are valid UTF-8 without a check of their own.
+        guard !name.allSatisfy({ $0 < 0x80 }), String(validating: name, as: UTF8.self) == nil else { return }
+        let file = Array(path.utf8) + [UInt8(ascii: "/")] + Array(name)
+        throw UpstreamError.unreachable(
+            "upstream folder holds \(what) whose name is not UTF-8: \(CQuoting.quoted(file)); rename it (the dir upstream takes UTF-8 names only)")
     }
 
     /// Compares a folder's files with the cached versions: a file whose stat signature is the

@@ -160,19 +160,48 @@ struct DirectoryUpstreamTests {
         }
     }
 
-    @Test func aFileNameThatIsNotUTF8IsAClearError() async throws {
+    /// Creates an empty file, or a folder, whose path is given as bytes (not necessarily UTF-8).
+    private func create(_ path: [UInt8], folder: Bool = false) {
+        (path + [0]).withUnsafeBufferPointer {
+            let cPath = UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)
+            if folder {
+                #expect(mkdir(cPath, 0o755) == 0)
+            } else {
+                let fd = open(cPath, O_CREAT | O_WRONLY, 0o644)
+                #expect(fd >= 0)
+                close(fd)
+            }
+        }
+    }
+
+    /// Only names that become ids or paths must be UTF-8: other files, and anything in a hidden
+    /// folder, are ignored whatever their names; an item file or a shard so named is an error
+    /// naming it quoted.
+    @Test func onlyItemAndShardNamesMustBeUTF8() async throws {
         try await withScratch { path in
             try write("{}", to: "\(path)/up/a/fine.json")
-            let name = Array("\(path)/up/a/bad-".utf8) + [0xFF] + Array(".json".utf8) + [0]
-            let fd = name.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644) }
-            #expect(fd >= 0)
-            close(fd)
+            try write("{}", to: "\(path)/up/.hidden/x.json")
+            create(Array("\(path)/up/README".utf8) + [0xFF] + Array(".txt".utf8))
+            create(Array("\(path)/up/a/notes-".utf8) + [0xFE])
+            create(Array("\(path)/up/.hidden/bad-".utf8) + [0xFF] + Array(".json".utf8))
+            create(Array("\(path)/up/.hidden/dir-".utf8) + [0xFF], folder: true)
             let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
-            do {
-                _ = try await upstream.list(collection: "items", since: nil, cached: .none)
-                Issue.record("a name that is not UTF-8 was accepted")
-            } catch UpstreamError.unreachable(let message) {
-                #expect(message.contains("holds a file name that is not UTF-8: bad-\u{FFFD}.json"), "\(message)")
+            let listing = try await upstream.list(collection: "items", since: nil, cached: .none)
+            #expect(listing.items.map(\.id.description) == ["fine"])
+
+            for (name, what) in [("a/bad-", "an item file"), ("shard-", "a folder")] {
+                let bytes = Array("\(path)/up/\(name)".utf8) + [0xFF, 0x1B] + (what == "a folder" ? [] : Array(".json".utf8))
+                create(bytes, folder: what == "a folder")
+                do {
+                    _ = try await upstream.list(collection: "items", since: nil, cached: .none)
+                    Issue.record("\(what) whose name is not UTF-8 was accepted")
+                } catch UpstreamError.unreachable(let message) {
+                    let quoted = #"""# + "\(path)/up/\(name)" + #"\377\033"# + (what == "a folder" ? "" : ".json") + #"""#
+                    #expect(message.contains("holds \(what) whose name is not UTF-8: \(quoted)"), "\(message)")
+                }
+                #expect((bytes + [0]).withUnsafeBufferPointer {
+                    remove(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self))
+                } == 0)
             }
         }
     }
