@@ -13,8 +13,10 @@ import Synchronization
 /// Messages name files and ids quoted like git quotes paths (`CQuoting`), so no control
 /// character of a file name reaches a terminal.
 ///
-/// Without `--collection`, the folder itself is the single collection `items`; with collections,
-/// each is the subfolder of that name.
+/// Without `--collection` (or with `--collection items` alone), the folder itself is the single
+/// collection `items`, whatever it holds: a subfolder named `items` is a shard like any other, so
+/// creating one never turns the files beside it into deletions. With other collections, each is
+/// the subfolder of that name.
 public struct DirectoryUpstream: Upstream {
     public let spec: String
     public let collections: [String]
@@ -37,9 +39,10 @@ public struct DirectoryUpstream: Upstream {
         self.collections = configuration.collections.isEmpty ? ["items"] : configuration.collections
     }
 
+    /// The folder listed for `collection`, decided by the collections alone, never by what the
+    /// folder holds: a listing cannot switch layouts between two runs.
     private func folder(for collection: String) -> URL {
-        collections == ["items"] && !FileManager.default.fileExists(atPath: root.appendingPathComponent("items").path)
-            ? root : root.appendingPathComponent(collection, isDirectory: true)
+        collections == ["items"] ? root : root.appendingPathComponent(collection, isDirectory: true)
     }
 
     public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {

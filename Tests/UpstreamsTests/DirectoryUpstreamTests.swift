@@ -160,6 +160,25 @@ struct DirectoryUpstreamTests {
         }
     }
 
+    /// The default collection is the folder itself, whatever it holds: a subfolder named `items`
+    /// is one more shard (what was listed stays listed); named collections are their subfolders.
+    @Test func theFolderIsTheDefaultCollectionEvenWithAnItemsSubfolder() async throws {
+        try await withScratch { path in
+            for id in ["t1", "t2"] { try write("{}", to: "\(path)/up/\(id).json") }
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
+            try write("{}", to: "\(path)/up/items/x.json")
+            let listing = try await upstream.list(collection: "items", since: nil, cached: .none)
+            #expect(listing.items.map(\.id.description) == ["t1", "t2", "x"])
+            let explicit = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up", collections: ["items"]))
+            #expect(try await explicit.list(collection: "items", since: nil, cached: .none).items == listing.items)
+
+            try write("{}", to: "\(path)/up/drafts/d.json")
+            let named = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up", collections: ["items", "drafts"]))
+            #expect(try await named.list(collection: "items", since: nil, cached: .none).items.map(\.id.description) == ["x"])
+            #expect(try await named.list(collection: "drafts", since: nil, cached: .none).items.map(\.id.description) == ["d"])
+        }
+    }
+
     /// Creates an empty file, or a folder, whose path is given as bytes (not necessarily UTF-8).
     private func create(_ path: [UInt8], folder: Bool = false) {
         (path + [0]).withUnsafeBufferPointer {
