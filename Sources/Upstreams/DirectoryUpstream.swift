@@ -45,6 +45,32 @@ public struct DirectoryUpstream: Upstream {
         collections == ["items"] ? root : root.appendingPathComponent(collection, isDirectory: true)
     }
 
+    /// True when `path` is the upstream folder or inside it, comparing real paths (links
+    /// resolved); `path` need not exist yet. A mirror there would list its own files.
+    public func contains(_ path: String) -> Bool {
+        let folder = DirectoryUpstream.realPath(root.path)
+        let other = DirectoryUpstream.realPath(URL(fileURLWithPath: path).standardizedFileURL.path)
+        return other == folder || other.hasPrefix(folder.hasSuffix("/") ? folder : folder + "/")
+    }
+
+    /// `path` with links resolved: its deepest existing part's real path, then the rest as given.
+    static func realPath(_ path: String) -> String {
+        var existing = path
+        var rest: [String] = []
+        while true {
+            if let resolved = realpath(existing, nil) {
+                defer { free(resolved) }
+                let head = String(cString: resolved)
+                guard !rest.isEmpty else { return head }
+                return (head == "/" ? "" : head) + "/" + rest.reversed().joined(separator: "/")
+            }
+            let parent = (existing as NSString).deletingLastPathComponent
+            guard parent != existing, !parent.isEmpty else { return path }
+            rest.append((existing as NSString).lastPathComponent)
+            existing = parent
+        }
+    }
+
     public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
         let base = folder(for: collection)
         let folders = try await DirectoryUpstream.scanInParallel(base.path, cached: cached)
@@ -253,7 +279,7 @@ public struct DirectoryUpstream: Upstream {
 
     /// Reads one folder: `*.json` regular files (following no symlinks), with one `lstat` each
     /// taken relative to the open folder, so the kernel does not walk the path. Subfolders (not
-    /// hidden ones) are appended to `subfolders`, in name order. Only these names, which become
+    /// hidden ones, not mirrors) are appended to `subfolders`, in name order. Only these names, which become
     /// ids and paths, must be UTF-8; any other entry is ignored, whatever its name.
     static func readFolder(_ path: String, subfolders: inout [String]) throws -> FolderFiles {
         guard let dir = opendir(path) else {
@@ -287,8 +313,8 @@ public struct DirectoryUpstream: Upstream {
                 guard fstatat(fd, cName, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
                 let kind = info.st_mode & S_IFMT
                 if kind == S_IFDIR {
-                    // Hidden folders are not shards.
-                    guard name.first != 46 else { continue }
+                    // Hidden folders are not shards, nor is a mirror (a clone made inside the folder).
+                    guard name.first != 46, !isMirror(fd, name) else { continue }
                     try checkUTF8(name, in: path, what: "a folder")
                     subfolders.append(path + "/" + String(decoding: name, as: UTF8.self))
                 } else if kind == S_IFREG, name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
@@ -310,6 +336,17 @@ public struct DirectoryUpstream: Upstream {
         let file = Array(path.utf8) + [UInt8(ascii: "/")] + Array(name)
         throw UpstreamError.unreachable(
             "upstream folder holds \(what) whose name is not UTF-8: \(CQuoting.quoted(file)); rename it (the dir upstream takes UTF-8 names only)")
+    }
+
+    /// True when the subfolder `name` of the open folder `fd` is a mirror: it holds `.git` and
+    /// `.tidemark`. Its files are a copy of upstream, not more of it.
+    static func isMirror(_ fd: Int32, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        var info = stat()
+        return [".git", ".tidemark"].allSatisfy { entry in
+            (Array(name) + Array("/\(entry)".utf8) + [0]).withUnsafeBufferPointer {
+                fstatat(fd, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), &info, AT_SYMLINK_NOFOLLOW) == 0
+            }
+        }
     }
 
     /// Compares a folder's files with the cached versions: a file whose stat signature is the

@@ -179,6 +179,31 @@ struct DirectoryUpstreamTests {
         }
     }
 
+    /// A mirror inside the folder (a subfolder holding `.git` and `.tidemark`) is not scanned:
+    /// its files are a copy of the items; a subfolder with only one of them is a shard. The
+    /// folder, and any path below it (through links too), counts as inside.
+    @Test func aMirrorInsideTheFolderIsSkippedAndCountsAsInside() async throws {
+        try await withScratch { path in
+            try write("{}", to: "\(path)/up/a.json")
+            try write("{}", to: "\(path)/up/cache/items/a.json")
+            try write("[core]", to: "\(path)/up/cache/.git/config")
+            try write("", to: "\(path)/up/cache/.tidemark/items.manifest")
+            try write("{}", to: "\(path)/up/shard/.git/x.json")
+            try write("{}", to: "\(path)/up/shard/b.json")
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
+            let listing = try await upstream.list(collection: "items", since: nil, cached: .none)
+            #expect(listing.items.map(\.id.description) == ["a", "b"])
+
+            try FileManager.default.createSymbolicLink(atPath: "\(path)/link", withDestinationPath: "\(path)/up")
+            for inside in ["up", "up/", "up/cache", "up/new/deeper", "link/new", "up/../up/x"] {
+                #expect(upstream.contains("\(path)/\(inside)"), "\(inside)")
+            }
+            for outside in ["", "upper", "up/..", "other/up"] {
+                #expect(!upstream.contains("\(path)/\(outside)"), "\(outside)")
+            }
+        }
+    }
+
     /// Creates an empty file, or a folder, whose path is given as bytes (not necessarily UTF-8).
     private func create(_ path: [UInt8], folder: Bool = false) {
         (path + [0]).withUnsafeBufferPointer {
