@@ -53,6 +53,7 @@ extension Mirror {
         configuration.spec = upstream.spec
         configuration.collections = upstream.collections
         if custom == nil { await upstream.shutdown() }
+        try checkOutside(upstream, destination)
         for name in configuration.collections where !CollectionName.isValid(name) {
             throw .unsafeName("invalid collection name '\(Quoting.cQuoted(Array(name.utf8)))'")
         }
@@ -76,5 +77,13 @@ extension Mirror {
             }
             throw error
         }
+    }
+
+    /// Throws when `destination` is a `dir` upstream's folder or inside it: the mirror's own files
+    /// would be listed as items on the next fetch.
+    static func checkOutside(_ upstream: any Upstream, _ destination: String) throws(MirrorError) {
+        guard let folder = upstream as? DirectoryUpstream, folder.contains(destination) else { return }
+        throw .invalidArgument("destination path '\(Quoting.cQuoted(Array(destination.utf8)))' is inside the upstream folder "
+            + "'\(Quoting.cQuoted(Array(folder.spec.dropFirst(4).utf8)))': its files would be listed as items; clone outside it")
     }
 }

@@ -10,8 +10,13 @@ import Synchronization
 /// - The ETag is a stat signature (size, modification time, inode), like a web server's. A file
 ///   whose signature matches the cached one is not read again.
 ///
-/// Without `--collection`, the folder itself is the single collection `items`; with collections,
-/// each is the subfolder of that name.
+/// Messages name files and ids quoted like git quotes paths (`CQuoting`), so no control
+/// character of a file name reaches a terminal.
+///
+/// Without `--collection` (or with `--collection items` alone), the folder itself is the single
+/// collection `items`, whatever it holds: a subfolder named `items` is a shard like any other, so
+/// creating one never turns the files beside it into deletions. With other collections, each is
+/// the subfolder of that name.
 public struct DirectoryUpstream: Upstream {
     public let spec: String
     public let collections: [String]
@@ -27,16 +32,43 @@ public struct DirectoryUpstream: Upstream {
         let url = URL(fileURLWithPath: location).standardizedFileURL
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw UpstreamError.unreachable("upstream folder '\(location)' does not exist or is not a folder")
+            throw UpstreamError.unreachable("upstream folder '\(CQuoting.quoted(location))' does not exist or is not a folder")
         }
         self.root = url
         self.spec = "dir:" + url.path
         self.collections = configuration.collections.isEmpty ? ["items"] : configuration.collections
     }
 
+    /// The folder listed for `collection`, decided by the collections alone, never by what the
+    /// folder holds: a listing cannot switch layouts between two runs.
     private func folder(for collection: String) -> URL {
-        collections == ["items"] && !FileManager.default.fileExists(atPath: root.appendingPathComponent("items").path)
-            ? root : root.appendingPathComponent(collection, isDirectory: true)
+        collections == ["items"] ? root : root.appendingPathComponent(collection, isDirectory: true)
+    }
+
+    /// True when `path` is the upstream folder or inside it, comparing real paths (links
+    /// resolved); `path` need not exist yet. A mirror there would list its own files.
+    public func contains(_ path: String) -> Bool {
+        let folder = DirectoryUpstream.realPath(root.path)
+        let other = DirectoryUpstream.realPath(URL(fileURLWithPath: path).standardizedFileURL.path)
+        return other == folder || other.hasPrefix(folder.hasSuffix("/") ? folder : folder + "/")
+    }
+
+    /// `path` with links resolved: its deepest existing part's real path, then the rest as given.
+    static func realPath(_ path: String) -> String {
+        var existing = path
+        var rest: [String] = []
+        while true {
+            if let resolved = realpath(existing, nil) {
+                defer { free(resolved) }
+                let head = String(cString: resolved)
+                guard !rest.isEmpty else { return head }
+                return (head == "/" ? "" : head) + "/" + rest.reversed().joined(separator: "/")
+            }
+            let parent = (existing as NSString).deletingLastPathComponent
+            guard parent != existing, !parent.isEmpty else { return path }
+            rest.append((existing as NSString).lastPathComponent)
+            existing = parent
+        }
     }
 
     public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
@@ -51,7 +83,8 @@ public struct DirectoryUpstream: Upstream {
         var listedIn = [Int32](repeating: -1, count: cached.count)
         var newPaths: [ItemID: String] = [:]
         func duplicate(_ id: ItemID, _ other: String, _ path: String) -> UpstreamError {
-            .duplicateID(collection: collection, item: "\(id) (\(other) and \(path))")
+            .duplicateID(collection: collection,
+                         item: "\(CQuoting.quoted(id)) (\(CQuoting.quoted(other)) and \(CQuoting.quoted(path)))")
         }
         func claim(_ position: Int?, _ id: @autoclosure () -> ItemID, folder: Int, path: @autoclosure () -> String) throws {
             if let position {
@@ -112,7 +145,7 @@ public struct DirectoryUpstream: Upstream {
         @Sendable func readOne(_ file: ListedFile) -> Result<ReadFile, any Error> {
             Result {
                 guard let data = FileManager.default.contents(atPath: file.path) else {
-                    throw UpstreamError.unreachable("cannot read '\(file.path)'")
+                    throw UpstreamError.unreachable("cannot read '\(CQuoting.quoted(file.path))'")
                 }
                 let info = file.info
                 let mtime = Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec))
@@ -132,7 +165,7 @@ public struct DirectoryUpstream: Upstream {
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
         if let body = item.body { return .body(body, etag: item.etag) }
         guard let path = item.location, let data = FileManager.default.contents(atPath: path) else {
-            throw UpstreamError.unreachable("\(collection)/\(item.id): no longer in the upstream folder")
+            throw UpstreamError.unreachable("\(collection)/\(CQuoting.quoted(item.id)): no longer in the upstream folder")
         }
         return .body(data, etag: item.etag)
     }
@@ -143,20 +176,20 @@ public struct DirectoryUpstream: Upstream {
         do {
             object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
-            throw UpstreamError.malformedItem(collection: collection, item: id.description, reason: "not valid JSON")
+            throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(id), reason: "not valid JSON")
         }
         guard let dictionary = object as? [String: Any] else {
-            throw UpstreamError.malformedItem(collection: collection, item: id.description, reason: "not a JSON object")
+            throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(id), reason: "not a JSON object")
         }
         guard let value = dictionary["lastModified"] else { return fallback }
         guard let text = value as? String else {
             throw UpstreamError.malformedItem(
-                collection: collection, item: id.description, reason: "field 'lastModified' is not a string")
+                collection: collection, item: CQuoting.quoted(id), reason: "field 'lastModified' is not a string")
         }
         guard let timestamp = Timestamp(text) else {
             throw UpstreamError.malformedItem(
-                collection: collection, item: id.description,
-                reason: "field 'lastModified' is not a date-time: '\(text)'")
+                collection: collection, item: CQuoting.quoted(id),
+                reason: "field 'lastModified' is not a date-time: '\(CQuoting.quoted(text))'")
         }
         return timestamp
     }
@@ -246,10 +279,11 @@ public struct DirectoryUpstream: Upstream {
 
     /// Reads one folder: `*.json` regular files (following no symlinks), with one `lstat` each
     /// taken relative to the open folder, so the kernel does not walk the path. Subfolders (not
-    /// hidden ones) are appended to `subfolders`, in name order.
+    /// hidden ones, not mirrors) are appended to `subfolders`, in name order. Only these names, which become
+    /// ids and paths, must be UTF-8; any other entry is ignored, whatever its name.
     static func readFolder(_ path: String, subfolders: inout [String]) throws -> FolderFiles {
         guard let dir = opendir(path) else {
-            throw UpstreamError.unreachable("cannot read upstream folder '\(path)'")
+            throw UpstreamError.unreachable("cannot read upstream folder '\(CQuoting.quoted(path))'")
         }
         defer { closedir(dir) }
         let fd = dirfd(dir)
@@ -274,19 +308,17 @@ public struct DirectoryUpstream: Upstream {
             // In directory order: only what is returned is sorted (unchanged items are positions).
             for range in ranges {
                 let name = UnsafeBufferPointer(rebasing: buffer[range])
-                // All-ASCII names (the usual) are valid UTF-8 without a check of their own.
-                guard name.allSatisfy({ $0 < 0x80 }) || String(validating: name, as: UTF8.self) != nil else {
-                    throw UpstreamError.unreachable(
-                        "upstream folder '\(path)' holds a file name that is not UTF-8: \(String(decoding: name, as: UTF8.self))")
-                }
                 var info = stat()
                 let cName = UnsafeRawPointer(base + range.lowerBound).assumingMemoryBound(to: CChar.self)
                 guard fstatat(fd, cName, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
                 let kind = info.st_mode & S_IFMT
                 if kind == S_IFDIR {
-                    // Hidden folders are not shards.
-                    if name.first != 46 { subfolders.append(path + "/" + String(decoding: name, as: UTF8.self)) }
+                    // Hidden folders are not shards, nor is a mirror (a clone made inside the folder).
+                    guard name.first != 46, !isMirror(fd, name) else { continue }
+                    try checkUTF8(name, in: path, what: "a folder")
+                    subfolders.append(path + "/" + String(decoding: name, as: UTF8.self))
                 } else if kind == S_IFREG, name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
+                    try checkUTF8(name, in: path, what: "an item file")
                     files.stems.append(range.lowerBound..<range.upperBound - 5)
                     files.infos.append(info)
                 }
@@ -294,6 +326,27 @@ public struct DirectoryUpstream: Upstream {
         }
         subfolders[firstSubfolder...].sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         return files
+    }
+
+    /// Throws when `name`, read in the folder at `path`, is not UTF-8: ids and paths are text, and
+    /// an item or shard must not silently go missing. The message quotes the name.
+    static func checkUTF8(_ name: UnsafeBufferPointer<UInt8>, in path: String, what: String) throws {
+        // All-ASCII names (the usual) are valid UTF-8 without a check of their own.
+        guard !name.allSatisfy({ $0 < 0x80 }), String(validating: name, as: UTF8.self) == nil else { return }
+        let file = Array(path.utf8) + [UInt8(ascii: "/")] + Array(name)
+        throw UpstreamError.unreachable(
+            "upstream folder holds \(what) whose name is not UTF-8: \(CQuoting.quoted(file)); rename it (the dir upstream takes UTF-8 names only)")
+    }
+
+    /// True when the subfolder `name` of the open folder `fd` is a mirror: it holds `.git` and
+    /// `.tidemark`. Its files are a copy of upstream, not more of it.
+    static func isMirror(_ fd: Int32, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        var info = stat()
+        return [".git", ".tidemark"].allSatisfy { entry in
+            (Array(name) + Array("/\(entry)".utf8) + [0]).withUnsafeBufferPointer {
+                fstatat(fd, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), &info, AT_SYMLINK_NOFOLLOW) == 0
+            }
+        }
     }
 
     /// Compares a folder's files with the cached versions: a file whose stat signature is the

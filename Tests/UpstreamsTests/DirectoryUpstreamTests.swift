@@ -137,19 +137,115 @@ struct DirectoryUpstreamTests {
         }
     }
 
-    @Test func aFileNameThatIsNotUTF8IsAClearError() async throws {
+    /// A file name with control characters reaches messages quoted like git quotes paths, so
+    /// nothing in it can drive the terminal: a bad item, and an id in two shards.
+    @Test func messagesQuoteFileNamesWithControlCharacters() async throws {
+        try await withScratch { path in
+            let evil = "evil\n\u{1B}[31mRED\u{1B}[0m"
+            let quoted = #""evil\n\033[31mRED\033[0m""#
+            try write("{ not json", to: "\(path)/up/\(evil).json")
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
+            await #expect { _ = try await upstream.list(collection: "items", since: nil, cached: .none) } throws: {
+                guard let error = $0 as? UpstreamError, case .malformedItem(_, let item, _) = error else { return false }
+                return item == quoted && error.description == "items/\(quoted): not valid JSON"
+            }
+            try write("{}", to: "\(path)/up/\(evil).json")
+            try write("{}", to: "\(path)/up/a/\(evil).json")
+            await #expect { _ = try await upstream.list(collection: "items", since: nil, cached: .none) } throws: {
+                guard let error = $0 as? UpstreamError, case .duplicateID = error else { return false }
+                let text = error.description
+                return text.hasPrefix("items/\(quoted) (") && text.contains(#"/up/evil\n\033[31mRED\033[0m.json""#)
+                    && !text.unicodeScalars.contains { $0.value < 32 }
+            }
+        }
+    }
+
+    /// The default collection is the folder itself, whatever it holds: a subfolder named `items`
+    /// is one more shard (what was listed stays listed); named collections are their subfolders.
+    @Test func theFolderIsTheDefaultCollectionEvenWithAnItemsSubfolder() async throws {
+        try await withScratch { path in
+            for id in ["t1", "t2"] { try write("{}", to: "\(path)/up/\(id).json") }
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
+            try write("{}", to: "\(path)/up/items/x.json")
+            let listing = try await upstream.list(collection: "items", since: nil, cached: .none)
+            #expect(listing.items.map(\.id.description) == ["t1", "t2", "x"])
+            let explicit = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up", collections: ["items"]))
+            #expect(try await explicit.list(collection: "items", since: nil, cached: .none).items == listing.items)
+
+            try write("{}", to: "\(path)/up/drafts/d.json")
+            let named = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up", collections: ["items", "drafts"]))
+            #expect(try await named.list(collection: "items", since: nil, cached: .none).items.map(\.id.description) == ["x"])
+            #expect(try await named.list(collection: "drafts", since: nil, cached: .none).items.map(\.id.description) == ["d"])
+        }
+    }
+
+    /// A mirror inside the folder (a subfolder holding `.git` and `.tidemark`) is not scanned:
+    /// its files are a copy of the items; a subfolder with only one of them is a shard. The
+    /// folder, and any path below it (through links too), counts as inside.
+    @Test func aMirrorInsideTheFolderIsSkippedAndCountsAsInside() async throws {
+        try await withScratch { path in
+            try write("{}", to: "\(path)/up/a.json")
+            try write("{}", to: "\(path)/up/cache/items/a.json")
+            try write("[core]", to: "\(path)/up/cache/.git/config")
+            try write("", to: "\(path)/up/cache/.tidemark/items.manifest")
+            try write("{}", to: "\(path)/up/shard/.git/x.json")
+            try write("{}", to: "\(path)/up/shard/b.json")
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
+            let listing = try await upstream.list(collection: "items", since: nil, cached: .none)
+            #expect(listing.items.map(\.id.description) == ["a", "b"])
+
+            try FileManager.default.createSymbolicLink(atPath: "\(path)/link", withDestinationPath: "\(path)/up")
+            for inside in ["up", "up/", "up/cache", "up/new/deeper", "link/new", "up/../up/x"] {
+                #expect(upstream.contains("\(path)/\(inside)"), "\(inside)")
+            }
+            for outside in ["", "upper", "up/..", "other/up"] {
+                #expect(!upstream.contains("\(path)/\(outside)"), "\(outside)")
+            }
+        }
+    }
+
+    /// Creates an empty file, or a folder, whose path is given as bytes (not necessarily UTF-8).
+    private func create(_ path: [UInt8], folder: Bool = false) {
+        (path + [0]).withUnsafeBufferPointer {
+            let cPath = UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)
+            if folder {
+                #expect(mkdir(cPath, 0o755) == 0)
+            } else {
+                let fd = open(cPath, O_CREAT | O_WRONLY, 0o644)
+                #expect(fd >= 0)
+                close(fd)
+            }
+        }
+    }
+
+    /// Only names that become ids or paths must be UTF-8: other files, and anything in a hidden
+    /// folder, are ignored whatever their names; an item file or a shard so named is an error
+    /// naming it quoted.
+    @Test func onlyItemAndShardNamesMustBeUTF8() async throws {
         try await withScratch { path in
             try write("{}", to: "\(path)/up/a/fine.json")
-            let name = Array("\(path)/up/a/bad-".utf8) + [0xFF] + Array(".json".utf8) + [0]
-            let fd = name.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644) }
-            #expect(fd >= 0)
-            close(fd)
+            try write("{}", to: "\(path)/up/.hidden/x.json")
+            create(Array("\(path)/up/README".utf8) + [0xFF] + Array(".txt".utf8))
+            create(Array("\(path)/up/a/notes-".utf8) + [0xFE])
+            create(Array("\(path)/up/.hidden/bad-".utf8) + [0xFF] + Array(".json".utf8))
+            create(Array("\(path)/up/.hidden/dir-".utf8) + [0xFF], folder: true)
             let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
-            do {
-                _ = try await upstream.list(collection: "items", since: nil, cached: .none)
-                Issue.record("a name that is not UTF-8 was accepted")
-            } catch UpstreamError.unreachable(let message) {
-                #expect(message.contains("holds a file name that is not UTF-8: bad-\u{FFFD}.json"), "\(message)")
+            let listing = try await upstream.list(collection: "items", since: nil, cached: .none)
+            #expect(listing.items.map(\.id.description) == ["fine"])
+
+            for (name, what) in [("a/bad-", "an item file"), ("shard-", "a folder")] {
+                let bytes = Array("\(path)/up/\(name)".utf8) + [0xFF, 0x1B] + (what == "a folder" ? [] : Array(".json".utf8))
+                create(bytes, folder: what == "a folder")
+                do {
+                    _ = try await upstream.list(collection: "items", since: nil, cached: .none)
+                    Issue.record("\(what) whose name is not UTF-8 was accepted")
+                } catch UpstreamError.unreachable(let message) {
+                    let quoted = #"""# + "\(path)/up/\(name)" + #"\377\033"# + (what == "a folder" ? "" : ".json") + #"""#
+                    #expect(message.contains("holds \(what) whose name is not UTF-8: \(quoted)"), "\(message)")
+                }
+                #expect((bytes + [0]).withUnsafeBufferPointer {
+                    remove(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self))
+                } == 0)
             }
         }
     }

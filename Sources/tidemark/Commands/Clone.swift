@@ -91,7 +91,8 @@ extension TidemarkCommand {
             if let tokenCommand { adapterOptions["tokenCommand"] = tokenCommand }
             if let basicEnv { adapterOptions["basicEnv"] = basicEnv }
             var spec = upstream
-            if spec.hasPrefix("dir:") { spec = "dir:" + root.path(String(spec.dropFirst(4))) }
+            // An empty `dir:` stays empty (an error naming the missing folder), not the current folder.
+            if spec.hasPrefix("dir:"), spec.count > 4 { spec = "dir:" + root.path(String(spec.dropFirst(4))) }
             let target = root.path(destination ?? Clone.defaultDestination(for: upstream))
             let cloneOptions = CloneOptions(collections: collection, options: adapterOptions, jobs: jobs,
                                             fanout: fanout == "auto" ? nil : fanout == "true")

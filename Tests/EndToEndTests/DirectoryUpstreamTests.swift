@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+
+/// The `dir` upstream as a user meets it: files next to the items that are not items, folders
+/// that appear later, a clone made inside the folder, and file names that are not plain text.
+@Suite("dir upstream: what the folder holds besides items")
+struct DirectoryUpstreamEndToEndTests {
+    /// Creates a file whose name is given as bytes (not necessarily UTF-8).
+    private func createFile(_ path: [UInt8], contents: String) throws {
+        let fd = (path + [0]).withUnsafeBufferPointer {
+            open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY | O_TRUNC, 0o644)
+        }
+        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        defer { close(fd) }
+        _ = Array(contents.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+
+    /// A file or folder whose name is not UTF-8 and would not become an item is ignored like
+    /// any other; a `*.json` file so named is an error naming it quoted, never raw bytes.
+    @Test func namesThatAreNotUTF8MatterOnlyForItems() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream + "/.hidden", withIntermediateDirectories: true)
+            try writeItem(upstream, "ok", lastModified: "2021-01-01T00:00:00Z")
+            try createFile(Array((upstream + "/README").utf8) + [0xFF] + Array(".txt".utf8), contents: "x")
+            try createFile(Array((upstream + "/.hidden/a").utf8) + [0xFF] + Array(".json".utf8), contents: "{}")
+            let clone = try await CLI.tidemark(["clone", "dir:up", "m"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            #expect(FileManager.default.fileExists(atPath: root + "/m/items/ok.json"))
+
+            try createFile(Array((upstream + "/bad-").utf8) + [0xFF, 0x1B] + Array(".json".utf8), contents: "{}")
+            let fetch = try await CLI.tidemark(["fetch"], in: root + "/m")
+            #expect(fetch.status == 128)
+            #expect(fetch.stderr.contains(#"/up/bad-\377\033.json""#) && fetch.stderr.contains("not UTF-8"), "\(fetch.stderr)")
+            #expect(!fetch.stderr.utf8.contains(0xFF) && !fetch.stderr.utf8.contains(0x1B))
+        }
+    }
+
+    /// A subfolder named like the collection (`items`) is a shard like any other: creating one
+    /// adds its items and deletes nothing; at clone time the files beside it are items too.
+    @Test func aSubfolderNamedItemsIsAShard() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            for n in 1...5 { try writeItem(upstream, "t\(n)", lastModified: "2021-01-01T00:00:00Z") }
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            try FileManager.default.createDirectory(atPath: upstream + "/items", withIntermediateDirectories: true)
+            try writeItem(upstream + "/items", "x", lastModified: "2021-01-01T00:00:00Z")
+            let sync = try await CLI.tidemark(["sync"], in: root + "/m")
+            #expect(sync.status == 0 && sync.stdout.contains("0 changed, 1 new, 0 deleted"), "\(sync.stdout)\(sync.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/m/items").count == 6)
+
+            let second = try await CLI.tidemark(["clone", "-q", "dir:up", "m2"], in: root)
+            #expect(second.status == 0, "\(second.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/m2/items").count == 6)
+        }
+    }
+
+    /// A clone into the upstream folder, or below it, is refused (real paths compared, so also
+    /// through a link); a mirror already there is skipped by the scan rather than listed as items.
+    /// An empty `dir:` names no folder and is refused, not taken as the current one.
+    @Test func aCloneInsideTheUpstreamFolderIsRefused() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            for folder in [upstream, root + "/empty"] {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            }
+            try writeItem(upstream, "a", lastModified: "2021-01-01T00:00:00Z")
+            try FileManager.default.createSymbolicLink(atPath: root + "/link", withDestinationPath: upstream)
+            for (arguments, directory) in [(["clone", "dir:.", "cache"], upstream), (["clone", "dir:up", "link/cache"], root),
+                                           (["clone", "dir:link", "up/x/y"], root), (["clone", "dir:empty", "empty"], root)] {
+                let result = try await CLI.tidemark(arguments, in: directory)
+                #expect(result.status == 128, "\(arguments): \(result.stderr)")
+                #expect(result.stderr.contains("is inside the upstream folder"), "\(arguments): \(result.stderr)")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: upstream) == ["a.json"])
+                #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/empty").isEmpty)
+            }
+            let empty = try await CLI.tidemark(["clone", "dir:", "x3"], in: upstream)
+            #expect(empty.status != 0 && empty.stderr.contains("dir upstream needs a folder"), "\(empty.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: upstream + "/x3"))
+
+            // A mirror that got inside anyway (a clone moved there) is not read as items.
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            try FileManager.default.moveItem(atPath: root + "/m", toPath: upstream + "/m")
+            try writeItem(upstream, "b", lastModified: "2021-01-01T00:00:00Z")
+            let sync = try await CLI.tidemark(["sync"], in: upstream + "/m")
+            #expect(sync.status == 0 && sync.stdout.contains("0 changed, 1 new, 0 deleted"), "\(sync.stdout)\(sync.stderr)")
+            let again = try await CLI.tidemark(["fetch"], in: upstream + "/m")
+            #expect(again.status == 0, "\(again.stderr)")
+        }
+    }
+
+    /// A listing error names the file quoted like git quotes paths: no control character of its
+    /// name reaches the terminal.
+    @Test func listingErrorsQuoteControlCharacters() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            try writeItem(upstream, "a", lastModified: "2021-01-01T00:00:00Z")
+            try Data("{ not json".utf8).write(to: URL(fileURLWithPath: upstream + "/evil\n\u{1B}[31mRED\u{1B}[0m.json"))
+            let result = try await CLI.tidemark(["clone", "dir:up", "m"], in: root)
+            #expect(result.status == 128)
+            #expect(result.stderr.hasSuffix(#"fatal: items/"evil\n\033[31mRED\033[0m": not valid JSON"# + "\n"), "\(result.stderr)")
+            #expect(!result.stderr.utf8.contains(0x1B))
+        }
+    }
+}
