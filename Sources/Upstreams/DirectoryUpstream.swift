@@ -380,29 +380,36 @@ private final class FolderCounter: Sendable {
     let value = Atomic(0)
 }
 
-/// The `dir` adapter's ETag: `size-mtimeNanoseconds-inode`, like a web server's stat-based ETag.
+/// The `dir` adapter's ETag: `size-mtimeNanoseconds-inode-ctimeNanoseconds`, like a web server's
+/// stat-based ETag. The status-change time is what git also checks: a file rewritten in place with
+/// its size and modification time kept (`cp -p`, `rsync --inplace -t`, `touch -r`) still gets a
+/// new one.
 struct StatSignature: CustomStringConvertible, Equatable {
     let size: Int64
     let mtime: Int64
     let inode: UInt64
+    let ctime: Int64
 
     init(_ info: stat) {
         size = Int64(info.st_size)
         mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
         inode = UInt64(info.st_ino)
+        ctime = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
     }
 
-    var description: String { "\(size)-\(mtime)-\(inode)" }
+    var description: String { "\(size)-\(mtime)-\(inode)-\(ctime)" }
 
     /// True when `etag` is this signature, compared as numbers without formatting one (a no-change
-    /// listing of a large folder compares 100k of them).
+    /// listing of a large folder compares 100k of them). An ETag stored before the status-change
+    /// time was part of it (three fields) matches on the three: upgrading does not make every
+    /// item count as changed once.
     func matches<Bytes: Sequence<UInt8>>(_ etag: Bytes) -> Bool {
-        var fields: (Int64, Int64, UInt64) = (0, 0, 0)
+        var fields: (Int64, Int64, UInt64, Int64) = (0, 0, 0, 0)
         var field = 0
         var digits = 0
         for byte in etag {
             if byte == UInt8(ascii: "-") {
-                guard digits > 0, field < 2 else { return false }
+                guard digits > 0, field < 3 else { return false }
                 field += 1
                 digits = 0
                 continue
@@ -412,10 +419,12 @@ struct StatSignature: CustomStringConvertible, Equatable {
             switch field {
             case 0: fields.0 = fields.0 * 10 + digit
             case 1: fields.1 = fields.1 * 10 + digit
-            default: fields.2 = fields.2 * 10 + UInt64(digit)
+            case 2: fields.2 = fields.2 * 10 + UInt64(digit)
+            default: fields.3 = fields.3 * 10 + digit
             }
             digits += 1
         }
-        return field == 2 && digits > 0 && fields == (size, mtime, inode)
+        guard digits > 0, fields.0 == size, fields.1 == mtime, fields.2 == inode else { return false }
+        return field == 3 ? fields.3 == ctime : field == 2
     }
 }

@@ -36,6 +36,35 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// A file rewritten in place with its size and modification time kept (what `cp -p` or
+    /// `rsync --inplace -t` do) is still seen as changed: its status-change time moved.
+    @Test func aRewriteKeepingSizeAndModificationTimeIsSeen() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            let file = upstream + "/a.json"
+            let date = Date(timeIntervalSince1970: 1_577_836_800)
+            func rewrite(_ version: Int) throws {
+                let handle = try FileHandle(forUpdating: URL(fileURLWithPath: file))
+                try handle.truncate(atOffset: 0)
+                try handle.write(contentsOf: Data("{\"v\": \(version)}\n".utf8))
+                try handle.close()
+                try FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: file)
+            }
+            try Data().write(to: URL(fileURLWithPath: file))
+            try rewrite(3)
+            #expect(try await CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
+            let inode = try FileManager.default.attributesOfItem(atPath: file)[.systemFileNumber] as? Int
+            try rewrite(4)
+            #expect(try FileManager.default.attributesOfItem(atPath: file)[.systemFileNumber] as? Int == inode)
+            #expect(try FileManager.default.attributesOfItem(atPath: file)[.modificationDate] as? Date == date)
+            let sync = try await CLI.tidemark(["sync"], in: root + "/m")
+            #expect(sync.status == 0, "\(sync.stderr)")
+            let cached = String(decoding: FileManager.default.contents(atPath: root + "/m/items/a.json") ?? Data(), as: UTF8.self)
+            #expect(cached.contains("4"), "\(cached)")
+        }
+    }
+
     /// A subfolder named like the collection (`items`) is a shard like any other: creating one
     /// adds its items and deletes nothing; at clone time the files beside it are items too.
     @Test func aSubfolderNamedItemsIsAShard() async throws {

@@ -255,10 +255,14 @@ struct DirectoryUpstreamTests {
         info.st_size = 1003
         info.st_mtim = timespec(tv_sec: 1_700_000_000, tv_nsec: 5)
         info.st_ino = 42
+        info.st_ctim = timespec(tv_sec: 1_700_000_100, tv_nsec: 7)
         let signature = StatSignature(info)
-        #expect(signature.description == "1003-1700000000000000005-42")
+        #expect(signature.description == "1003-1700000000000000005-42-1700000100000000007")
+        #expect(signature.matches("1003-1700000000000000005-42-1700000100000000007".utf8))
+        // Stored before the status-change time was part of the signature: matched on the rest.
         #expect(signature.matches("1003-1700000000000000005-42".utf8))
         for other in ["1003-1700000000000000005-43", "1003-1700000000000000005", "1003-1700000000000000005-42-1",
+                      "1003-1700000000000000005-42-1700000100000000007-1", "1003-1700000000000000005-42-",
                       "", "-1700000000000000005-42", "1003-17000000000000000050-42", "1003-x-42", "01003-1700000000000000005-42x"] {
             #expect(!signature.matches(other.utf8), "\(other)")
         }
