@@ -44,4 +44,11 @@ public final class Repository {
 
     /// The `.git` folder, ending in `/`.
     public var gitDirectory: String { String(cString: git_repository_path(pointer)) }
+
+    /// The folder of the objects and refs all worktrees share (the main `.git`), ending in `/`;
+    /// the same as ``gitDirectory`` but in a linked worktree (`git worktree add`).
+    public var commonDirectory: String { String(cString: git_repository_commondir(pointer)) }
+
+    /// True in a linked worktree (`git worktree add`), not the main working tree.
+    public var isLinkedWorktree: Bool { git_repository_is_worktree(pointer) == 1 }
 }

@@ -64,6 +64,12 @@ public actor Mirror {
             throw .git(error)
         }
         let settings = try MirrorSettings.load(from: repository)
+        if repository.isLinkedWorktree {
+            // Its index, HEAD and tidemark state are not the mirror's, its objects are: a sync
+            // there would split one mirror's state in two.
+            let main = URL(fileURLWithPath: repository.commonDirectory).deletingLastPathComponent().path
+            throw .invalidArgument("'\(repository.workdir ?? path)' is a linked worktree (git worktree add); tidemark works in the mirror's own working tree: tidemark -C \(main)")
+        }
         return Mirror(repository: repository, settings: settings, upstream: upstream)
     }
 

@@ -104,6 +104,23 @@ struct BranchSafetyTests {
         }
     }
 
+    @Test func aLinkedWorktreeIsRefusedNamingTheMirror() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            try await CLI.git(["worktree", "add", "-q", root + "/wt", "-b", "wt"], in: mirror)
+            let before = try await Self.rev("main", in: mirror)
+            for arguments in [["status"], ["sync"], ["fetch"]] {
+                let refused = try await CLI.tidemark(arguments, in: root + "/wt")
+                #expect(refused.status == 128, "\(arguments): \(refused.stderr)")
+                #expect(refused.stderr.contains("is a linked worktree") && refused.stderr.contains("tidemark -C \(mirror)"),
+                        "\(arguments): \(refused.stderr)")
+            }
+            #expect(try await Self.rev("main", in: mirror) == before)
+            #expect(try await CLI.tidemark(["sync"], in: mirror).status == 0)
+        }
+    }
+
     @Test func commitsOfTheUsersOwnAreNotUndoneSilently() async throws {
         try await withScratch { root in
             let (_, mirror) = try await CrashTests.cloned(2, in: root)
