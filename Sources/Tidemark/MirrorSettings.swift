@@ -49,6 +49,12 @@ public struct MirrorSettings: Sendable, Equatable {
     /// Option keys passed through to upstream adapters.
     public static let adapterOptionKeys = adapterOptions.map(\.key)
 
+    /// The upstream kinds (`docusign`, `rest`, ...) an adapter option means something for; nil
+    /// for an unknown key.
+    public static func kinds(ofOption key: String) -> Set<String>? {
+        adapterOptions.first { $0.key == key }?.kinds
+    }
+
     public init(upstream: String, collections: [String], jobs: Int = 8, fanout: Bool? = nil,
                 refreshInterval: String? = nil, overlapSeconds: Int64 = 60, options: [String: String] = [:]) {
         self.upstream = upstream

@@ -60,4 +60,28 @@ struct JobsTests {
             #expect(!FileManager.default.fileExists(atPath: root + "/m"))
         }
     }
+
+    /// Options for another kind of upstream, a token where a variable name goes, and two values
+    /// for one setting are usage errors that echo no secret and create nothing.
+    @Test func cloneRejectsOptionsThatCannotMeanWhatWasGiven() async throws {
+        try await withScratch { root in
+            let secret = "eyJ0eXAi.SECRET-looking.token"
+            let cases: [([String], String)] = [
+                (["docusign:http://127.0.0.1:9/x", "--option", "itemsPath=/a"], "--option itemsPath means nothing for a docusign upstream"),
+                (["dir:.", "--token-env", "TOKEN"], "--token-env means nothing for a dir upstream"),
+                (["wordpress:http://127.0.0.1:9/", "--option", "idField=uuid"], "applies to: rest"),
+                (["docusign:http://127.0.0.1:9/x", "--token-env", secret], "--token-env takes the name of an environment variable"),
+                (["rest:http://127.0.0.1:9/x", "--option", "tokenEnv=\(secret)"], "--token-env takes the name of an environment variable"),
+                (["wordpress:http://127.0.0.1:9/", "--basic-env", "USER:\(secret)"], "--basic-env takes two environment variable names"),
+                (["rest:http://127.0.0.1:9/x", "--token-env", "A", "--option", "tokenEnv=B"], "give two different values"),
+            ]
+            for (arguments, message) in cases {
+                let bad = try await CLI.tidemark(["clone"] + arguments + ["m"], in: root)
+                #expect(bad.status == 129, "\(arguments): \(bad.stderr)")
+                #expect(bad.stderr.contains(message), "\(arguments): \(bad.stderr)")
+                #expect(!bad.stderr.contains("SECRET") && !bad.stdout.contains("SECRET"), "\(arguments)")
+                #expect(!FileManager.default.fileExists(atPath: root + "/m"))
+            }
+        }
+    }
 }

@@ -70,15 +70,49 @@ extension TidemarkCommand {
             guard ["auto", "true", "false"].contains(fanout) else {
                 throw ValidationError("--fanout takes true, false or auto")
             }
+            let kind = String(upstream.prefix { $0 != ":" })
+            var given: [String: String] = [:]
             for option in options {
                 guard let equals = option.firstIndex(of: "=") else {
                     throw ValidationError("--option takes key=value, not '\(option)'")
                 }
                 let key = String(option[..<equals])
-                guard MirrorSettings.adapterOptionKeys.contains(key) else {
+                guard let kinds = MirrorSettings.kinds(ofOption: key) else {
                     throw ValidationError("--option: unknown key '\(key)' (known: \(MirrorSettings.adapterOptionKeys.joined(separator: ", ")))")
                 }
+                try Clone.check(key, "--option \(key)", appliesTo: kind, kinds: kinds)
+                given[key] = String(option[option.index(after: equals)...])
             }
+            for (key, flag, value) in [("tokenEnv", "--token-env", tokenEnv), ("tokenCommand", "--token-command", tokenCommand),
+                                       ("basicEnv", "--basic-env", basicEnv)] {
+                guard let value else { continue }
+                try Clone.check(key, flag, appliesTo: kind, kinds: MirrorSettings.kinds(ofOption: key) ?? [])
+                if let other = given[key], other != value {
+                    throw ValidationError("\(flag) and --option \(key)= give two different values; give one")
+                }
+                given[key] = value
+            }
+            // Names, not secrets: a token pasted here would be stored in .git/config and echoed.
+            if let name = given["tokenEnv"], !Clone.isVariableName(name) {
+                throw ValidationError("--token-env takes the name of an environment variable (letters, digits and _), and what was given is not one; the token itself goes in that variable")
+            }
+            if let names = given["basicEnv"], !(names.split(separator: ":", omittingEmptySubsequences: false).count == 2
+                                                && names.split(separator: ":").allSatisfy({ Clone.isVariableName(String($0)) })) {
+                throw ValidationError("--basic-env takes two environment variable names, USER_VAR:PASS_VAR, and what was given is not that; the credentials themselves go in those variables")
+            }
+        }
+
+        /// Rejects an adapter option given for an upstream kind it means nothing for.
+        static func check(_ key: String, _ flag: String, appliesTo kind: String, kinds: Set<String>) throws {
+            // An unknown kind is the adapter factory's error, with its own message.
+            guard ["dir", "docusign", "wordpress", "rest"].contains(kind), !kinds.contains(kind) else { return }
+            throw ValidationError("\(flag) means nothing for a \(kind) upstream (it applies to: \(kinds.sorted().joined(separator: ", ")))")
+        }
+
+        /// An environment variable name: a letter or `_`, then letters, digits and `_`.
+        static func isVariableName(_ name: String) -> Bool {
+            guard let first = name.utf8.first, first == 95 || (first | 0x20) >= 97 && (first | 0x20) <= 122 else { return false }
+            return name.utf8.allSatisfy { $0 == 95 || ($0 >= 48 && $0 <= 57) || (($0 | 0x20) >= 97 && ($0 | 0x20) <= 122) }
         }
 
         func run() async throws {
