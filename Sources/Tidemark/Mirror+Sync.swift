@@ -58,6 +58,8 @@ public struct SyncReport: Sendable {
     public var current: ObjectID?
     /// Items a dry run would download (fetch requests beyond the listing).
     public var plannedDownloads: Int
+    /// HTTP requests a dry run made to list upstream (the sync would make them again); 0 for `dir`.
+    public var listingRequests = 0
     /// The sync a killed run left unfinished, finished before this one started.
     public var finishedInterrupted: InterruptedSync?
     /// `--dry-run` only: a sync a killed run left unfinished, which the sync would finish first.
@@ -127,6 +129,7 @@ extension Mirror {
     }
 
     func planSync(_ options: SyncOptions, from upstream: any Upstream) async throws(MirrorError) -> SyncReport {
+        let requestsBefore = upstream.statistics.requests
         let head = try headCommit()
         if !options.force, let head { try checkOwnCommits(head: head, undoneBy: nil, branch: try checkedOutBranch()) }
         let base = try upstreamCommit() ?? head
@@ -157,8 +160,10 @@ extension Mirror {
             counts.deleted += changes.deletions.count
             paths += changes.deletions.map { "\(collection)/\(headTable.entry(at: $0).path)" }
         }
-        return SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: paths.sorted(),
-                          previous: head?.id, current: nil, plannedDownloads: downloads)
+        var report = SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: paths.sorted(),
+                                previous: head?.id, current: nil, plannedDownloads: downloads)
+        report.listingRequests = upstream.statistics.requests - requestsBefore
+        return report
     }
 
     /// Moves the branch to the upstream-tracking snapshot and updates the working tree.

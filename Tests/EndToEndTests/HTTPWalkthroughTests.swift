@@ -24,6 +24,13 @@ struct HTTPWalkthroughTests {
             #expect(server.modify(.docusign, id: ids[9]))
             let added = server.create(.docusign)
             #expect(server.purge(.docusign, id: ids[20]))
+            // A dry run says what it listed and what the sync would download; it downloads nothing.
+            server.resetCounts()
+            let dry = try await CLI.tidemark(["sync", "--dry-run", "--json"], in: mirror, environment: env)
+            let plan = try JSONSerialization.jsonObject(with: Data(dry.stdout.utf8)) as? [String: Any]
+            #expect(plan?["listingRequests"] as? Int == server.requests.count && server.requests.count == 3, "\(dry.stdout)")
+            #expect(plan?["plannedDownloads"] as? Int == 3)
+            #expect(server.requests.filter { $0.path.contains("/templates/") }.isEmpty)
             server.resetCounts()
             let fetch = try await CLI.tidemark(["fetch", "--json"], in: mirror, environment: env)
             #expect(fetch.status == 0, "\(fetch.stderr)")

@@ -89,7 +89,8 @@ extension TidemarkCommand {
                 }
                 emit("Would apply: \(report.counts.summary)\n")
                 for path in report.paths { emit("\t\(path)\n") }
-                emit("Requests: listing, plus \(report.plannedDownloads) item download(s).\n")
+                emit("Requests: \(report.listingRequests) to list upstream (made for this plan; the sync makes them again), "
+                     + "plus \(report.plannedDownloads) item download(s).\n")
             case .updated:
                 emit("Updating \(report.previous?.short() ?? "(none)")..\(report.current?.short() ?? "-")\n")
                 emit("Synced: \(report.counts.summary) (\(report.fetch?.downloaded ?? 0) downloaded)\n")

@@ -94,6 +94,7 @@ struct SyncJSON: Encodable {
     var counts: CountsJSON
     var paths: [String]
     var plannedDownloads: Int?
+    var listingRequests: Int?
     var fetch: FetchJSON?
     var finishedInterrupted: InterruptedSyncJSON?
     var interruptedSync: InterruptedSyncJSON?
@@ -111,6 +112,7 @@ struct SyncJSON: Encodable {
         counts = CountsJSON(report.counts)
         paths = report.paths
         plannedDownloads = report.outcome == .planned ? report.plannedDownloads : nil
+        listingRequests = report.outcome == .planned ? report.listingRequests : nil
         fetch = report.fetch.map(FetchJSON.init)
         finishedInterrupted = report.finishedInterrupted.map(InterruptedSyncJSON.init)
         interruptedSync = report.interruptedSync.map(InterruptedSyncJSON.init)
