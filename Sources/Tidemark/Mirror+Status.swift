@@ -34,9 +34,12 @@ public struct StatusReport: Sendable {
     /// A sync a killed run left unfinished: until the next `fetch`, `sync` or `rollback`
     /// finishes it, the files it wrote show as edited locally.
     public var interruptedSync: InterruptedSync?
+    /// Commits on the branch not made by tidemark (`short-id subject`, newest first) whose
+    /// changes a sync would undo; a sync refuses them without `--force`.
+    public var ownCommits: [String] = []
 
     /// True when nothing differs on either side.
-    public var isClean: Bool { items.isEmpty && otherPaths.isEmpty }
+    public var isClean: Bool { items.isEmpty && otherPaths.isEmpty && ownCommits.isEmpty }
     /// Counts of the upstream side: what a sync would apply.
     public var behind: ChangeCounts {
         var counts = ChangeCounts()
@@ -110,9 +113,11 @@ extension Mirror {
             items += (ordered[collection] ?? [:]).values.sorted { $0.id < $1.id }
         }
         let activity = lastActivity()
-        return StatusReport(branch: try branch(), head: head?.id, upstream: upstream?.id, items: items,
-                            otherPaths: others.sorted(), lastFetch: activity.fetch, lastSync: activity.sync,
-                            interruptedSync: try pendingInterruptedSync())
+        var report = StatusReport(branch: try branch(), head: head?.id, upstream: upstream?.id, items: items,
+                                  otherPaths: others.sorted(), lastFetch: activity.fetch, lastSync: activity.sync,
+                                  interruptedSync: try pendingInterruptedSync())
+        if let head { report.ownCommits = try ownCommits(head: head, undoneBy: upstream?.tree).commits }
+        return report
     }
 
     /// The upstream side of `status`, per collection: HEAD's manifest against the upstream ref's.

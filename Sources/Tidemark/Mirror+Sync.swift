@@ -317,7 +317,16 @@ extension Mirror {
     /// that a tree `undoneBy` sets back; any path they change when `undoneBy` is nil (a dry run,
     /// whose tree is not built). A snapshot tip (the usual case) costs one message parse.
     func checkOwnCommits(head: Commit, undoneBy target: ObjectID?, branch: String) throws(MirrorError) {
-        guard SnapshotMessage.parse(head.message) == nil else { return }
+        let (commits, paths) = try ownCommits(head: head, undoneBy: target)
+        guard !paths.isEmpty else { return }
+        throw .ownCommits(branch: Mirror.shortBranchName(branch), commits: commits,
+                          items: (try? describe(paths: paths, in: head.tree)) ?? paths)
+    }
+
+    /// The commits ``checkOwnCommits(head:undoneBy:branch:)`` refuses (`short-id subject`) and the
+    /// paths they change that `target` sets back; both empty when there are none.
+    func ownCommits(head: Commit, undoneBy target: ObjectID?) throws(MirrorError) -> (commits: [String], paths: [String]) {
+        guard SnapshotMessage.parse(head.message) == nil else { return ([], []) }
         var own = [head]
         var snapshotTree: ObjectID?
         while let parent = own.last?.parents.first, own.count < 1000 {
@@ -333,9 +342,8 @@ extension Mirror {
             let undone = Set(try mirrorErrors { try repository.diffTrees(head.tree, target).deltas.map(\.path) })
             paths = paths.filter(undone.contains)
         }
-        guard !paths.isEmpty else { return }
-        throw .ownCommits(branch: Mirror.shortBranchName(branch), commits: own.map { "\($0.id.short()) \($0.summary)" },
-                          items: (try? describe(paths: paths, in: head.tree)) ?? paths)
+        guard !paths.isEmpty else { return ([], []) }
+        return (own.map { "\($0.id.short()) \($0.summary)" }, paths)
     }
 
     /// Throws ``MirrorError/symlinkInWorkingTree(path:target:)`` when one of `paths`, a folder on

@@ -130,6 +130,13 @@ struct BranchSafetyTests {
             try await CLI.git(["add", "-A"], in: mirror)
             try await CLI.git(identity + ["commit", "-q", "-m", "my work"], in: mirror)
             let mine = try await Self.rev("HEAD", in: mirror)
+            let status = try await CLI.tidemark(["status", "--exit-code"], in: mirror)
+            #expect(status.status == 1)
+            #expect(status.stdout.contains("Your branch has 1 commit(s) of your own that a sync would undo:\n\t\(mine.prefix(7)) my work\n"),
+                    "\(status.stdout)")
+            let statusJSON = try JSONSerialization.jsonObject(
+                with: Data(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.utf8)) as? [String: Any]
+            #expect(statusJSON?["ownCommits"] as? [String] == ["\(mine.prefix(7)) my work"] && statusJSON?["clean"] as? Bool == false)
 
             for arguments in [["sync"], ["sync", "--dry-run"]] {
                 let refused = try await CLI.tidemark(arguments, in: mirror)

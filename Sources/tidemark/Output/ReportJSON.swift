@@ -31,9 +31,11 @@ struct StatusJSON: Encodable {
     var clean: Bool
     var items: [Item]
     var interruptedSync: InterruptedSyncJSON?
+    var ownCommits: [String]?
 
     init(_ report: StatusReport) {
         branch = report.branch
+        ownCommits = report.ownCommits.isEmpty ? nil : report.ownCommits
         head = report.head?.hex
         upstream = report.upstream?.hex
         lastFetch = report.lastFetch.map { Timestamp(date: $0).raw }

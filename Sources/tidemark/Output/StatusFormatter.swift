@@ -26,6 +26,11 @@ enum StatusFormatter {
         guard report.head != nil else {
             return out + "\nNo snapshots yet (run 'tidemark sync').\n"
         }
+        if !report.ownCommits.isEmpty {
+            out += "Your branch has \(report.ownCommits.count) commit(s) of your own that a sync would undo:\n"
+                + report.ownCommits.prefix(10).map { "\t\($0)\n" }.joined()
+                + "  (revert them, or 'tidemark sync --force' replaces them with upstream's version)\n"
+        }
         let fetched = report.lastFetch.map { "last fetch \(relative($0))" } ?? "never fetched"
         let behind = report.behind
         if report.upstream == nil {
