@@ -129,6 +129,10 @@ public final class FixtureServer: Sendable {
     /// `links.next`) point to this origin (e.g. another fixture) instead of this server.
     public func setForeignNextOrigin(_ origin: String?) { store.withLock { store.foreignOrigin = origin } }
 
+    /// Caps REST listing pages at `rows` rows, whatever `per_page` or `limit` asks, as servers
+    /// with a maximum page size do; nil removes the cap.
+    public func setRestPageCap(_ rows: Int?) { store.withLock { store.restPageCap = rows } }
+
     /// When false, `/wp-json/` answers 404 as on a site without pretty permalinks.
     public func setPrettyPermalinks(_ enabled: Bool) { setWordPressRoot(enabled ? .wpJSON : .plain) }
 

@@ -10,7 +10,8 @@ import Foundation
 /// - `itemURL`: URL template with `{id}` for an item's body (id percent-encoded as a path
 ///   segment). Without it the listed object is the body (re-serialized with sorted keys).
 /// - `paging`: `none` (default), `page` (`page`/`per_page`, until an empty page), `offset`
-///   (`offset`/`limit`, until an empty page), `link` (`Link: rel="next"`), or
+///   (`offset`/`limit`, until an empty page; the next offset counts the rows received, so a server
+///   that caps `limit` skips nothing), `link` (`Link: rel="next"`), or
 ///   `next-field:<JSON pointer>` (next page URL in the body). `pageSize` (default 100).
 /// - `sinceParam`: a query parameter taking the watermark. When set and `since` is given the
 ///   listing is incremental: `isComplete` is false and no deletions can be inferred.
@@ -95,6 +96,7 @@ public struct RestUpstream: Upstream {
         var accumulator = ListingAccumulator(collection: collection)
         var next: URL? = firstPage(base)
         var pageNumber = 1
+        var offset = 0
         var visited: Set<String> = []
         while let url = next {
             guard visited.insert(url.absoluteString).inserted else {
@@ -120,7 +122,8 @@ public struct RestUpstream: Upstream {
             case .page:
                 next = rows.isEmpty ? nil : URLSafety.setting([("page", String(pageNumber + 1)), ("per_page", String(pageSize))], in: base)
             case .offset:
-                next = rows.isEmpty ? nil : URLSafety.setting([("offset", String(pageNumber * pageSize)), ("limit", String(pageSize))], in: base)
+                offset += rows.count
+                next = rows.isEmpty ? nil : URLSafety.setting([("offset", String(offset)), ("limit", String(pageSize))], in: base)
             case .link:
                 next = LinkHeader.target(in: result.headerValues("Link"), relation: "next")
                     .flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }

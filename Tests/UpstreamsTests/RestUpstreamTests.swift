@@ -47,6 +47,21 @@ import TidemarkFixtures
         }
     }
 
+    /// A server that caps `limit` below `pageSize` sends fewer rows than asked for: the next
+    /// offset counts the rows received, so no row is skipped (and then taken for deleted).
+    @Test func offsetPagingFollowsACappedLimit() async throws {
+        try await withFixture(items: 25) { server in
+            server.setRestPageCap(4)
+            try await using(try upstream(server, options: ["paging": "offset", "pageSize": "10"])) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                #expect(listing.idStrings == server.ids(.rest))
+                #expect(listing.isComplete)
+                #expect(listing.requests == 8)  // 7 pages of at most 4 rows, then an empty one
+                #expect(server.requests.map(\.query) == (0...6).map { "offset=\($0 * 4)&limit=10" } + ["offset=25&limit=10"])
+            }
+        }
+    }
+
     @Test func itemURLConditionalFetch() async throws {
         try await withFixture(items: 5, token: canary) { server in
             let options = ["itemURL": server.baseURL + "/rest/items/{id}", "tokenEnv": "REST_TOKEN"]
