@@ -97,6 +97,8 @@ public struct RestUpstream: Upstream {
         var next: URL? = firstPage(base)
         var pageNumber = 1
         var offset = 0
+        /// Rows received on earlier pages: an item's position in the listing is this plus its index.
+        var received = 0
         var visited: Set<String> = []
         while let url = next {
             guard visited.insert(url.absoluteString).inserted else {
@@ -114,8 +116,9 @@ public struct RestUpstream: Upstream {
                     reason: "value at itemsPath '\(itemsPath.isEmpty ? "/" : itemsPath)' is \(found.typeName), not an array")
             }
             for (index, row) in rows.enumerated() {
-                try accumulator.add(listedItem(row, position: accumulator.count + index, collection: collection))
+                try accumulator.add(listedItem(row, position: received + index, collection: collection))
             }
+            received += rows.count
             switch paging {
             case .none:
                 next = nil

@@ -122,6 +122,29 @@ import TidemarkFixtures
         }
     }
 
+    /// A malformed item is named by its position in the listing (from 0), counted over pages.
+    @Test func malformedItemsAreNamedByTheirPosition() async throws {
+        let rows = (1...5).map { #"{"id": "i\#($0)", "lastModified": "2024-05-01T10:00:0\#($0)Z"}"# }
+        var broken = rows
+        broken[3] = #"{"lastModified": "2024-05-01T10:00:04Z"}"#
+        try await withFixture { server in
+            server.inject(FixtureFault(replacementBody: "[" + broken.joined(separator: ",") + "]"))
+            try await using(try upstream(server)) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                #expect(error == .malformedItem(collection: "items", item: "#3", reason: "field 'id' is missing"))
+            }
+        }
+        try await withFixture { server in
+            server.inject(FixtureFault(queryContains: "page=1&", replacementBody: "[" + rows[0...2].joined(separator: ",") + "]"))
+            let page2 = [rows[3], #"{"lastModified": "2024-05-01T10:00:05Z"}"#]
+            server.inject(FixtureFault(queryContains: "page=2&", replacementBody: "[" + page2.joined(separator: ",") + "]"))
+            try await using(try upstream(server, options: ["paging": "page", "pageSize": "3"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                #expect(error == .malformedItem(collection: "items", item: "#4", reason: "field 'id' is missing"))
+            }
+        }
+    }
+
     @Test func numericIDsBecomeDecimalStrings() async throws {
         try await withFixture { server in
             server.inject(FixtureFault(replacementBody: #"[{"id": 42, "lastModified": "2024-05-01T10:00:00Z"}]"#))
