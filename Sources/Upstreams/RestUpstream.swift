@@ -12,7 +12,9 @@ import Foundation
 /// - `paging`: `none` (default), `page` (`page`/`per_page`, until an empty page), `offset`
 ///   (`offset`/`limit`, until an empty page; the next offset counts the rows received, so a server
 ///   that caps `limit` skips nothing), `link` (`Link: rel="next"`), or
-///   `next-field:<JSON pointer>` (next page URL in the body). `pageSize` (default 100).
+///   `next-field:<JSON pointer>` (next page URL in the body). `pageSize` (default 100). With `page`
+///   and `offset`, a page that lists no id not seen before is an error (the server ignores the
+///   paging parameters and would send the same page forever).
 /// - `sinceParam`: a query parameter taking the watermark. When set and `since` is given the
 ///   listing is incremental: `isComplete` is false and no deletions can be inferred.
 public struct RestUpstream: Upstream {
@@ -115,10 +117,19 @@ public struct RestUpstream: Upstream {
                     collection: collection,
                     reason: "value at itemsPath '\(itemsPath.isEmpty ? "/" : itemsPath)' is \(found.typeName), not an array")
             }
+            let known = accumulator.count
             for (index, row) in rows.enumerated() {
                 try accumulator.add(listedItem(row, position: received + index, collection: collection))
             }
             received += rows.count
+            // A server that ignores `page` or `offset` answers every page with the first one, so the
+            // listing would never reach an empty page: a page with nothing new ends it.
+            if !rows.isEmpty, accumulator.count == known, paging == .page || paging == .offset {
+                throw UpstreamError.malformedListing(
+                    collection: collection,
+                    reason: "page \(pageNumber) repeats the items of earlier pages: "
+                        + "does the server support paging=\(paging == .page ? "page" : "offset")?")
+            }
             switch paging {
             case .none:
                 next = nil

@@ -62,6 +62,24 @@ import TidemarkFixtures
         }
     }
 
+    /// A server that ignores the paging parameters sends its first page again and again: the
+    /// second page, with nothing new, ends the listing with an error instead of an endless loop.
+    /// (The fault stops after 300 answers, so a loop shows as too many requests, not a hang.)
+    @Test(arguments: ["page", "offset"])
+    func serverIgnoringPagingIsAnError(_ paging: String) async throws {
+        try await withFixture { server in
+            let page = #"[{"id": "a", "lastModified": "2024-05-01T10:00:00Z"}, {"id": "b", "lastModified": "2024-05-01T10:00:00Z"}]"#
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 300, replacementBody: page))
+            try await using(try upstream(server, options: ["paging": paging, "pageSize": "2"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                #expect(error == .malformedListing(
+                    collection: "items",
+                    reason: "page 2 repeats the items of earlier pages: does the server support paging=\(paging)?"))
+                #expect(server.requestCount() == 2)
+            }
+        }
+    }
+
     @Test func itemURLConditionalFetch() async throws {
         try await withFixture(items: 5, token: canary) { server in
             let options = ["itemURL": server.baseURL + "/rest/items/{id}", "tokenEnv": "REST_TOKEN"]
