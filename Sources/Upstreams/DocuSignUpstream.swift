@@ -11,8 +11,9 @@ import Foundation
 /// that were deleted or purged. `since` is therefore not used. When the first page gives
 /// `totalSetSize` and its `nextUri` is the same query at the next `start_position`, the other pages
 /// are requested by position, up to 8 at once (`jobs`), and added in order; otherwise `nextUri` is
-/// followed page by page. The listing is complete only when every page arrived and the number of
-/// distinct ids equals `totalSetSize`.
+/// followed page by page. A template edited while the pages are fetched is listed twice (it moves
+/// to the end): the newer version is kept. The listing is complete only when every page arrived,
+/// the number of distinct ids equals `totalSetSize` and no template changed while paging.
 public struct DocuSignUpstream: Upstream {
     public let spec: String
     public let collections: [String]
@@ -70,10 +71,9 @@ public struct DocuSignUpstream: Upstream {
         /// Adds a page's templates; returns the next page's URL, nil after the last page.
         func consume(_ page: Page) throws -> URL? {
             total = page.total ?? total
-            for (index, template) in page.templates.enumerated() {
-                let position = (page.startPosition ?? listedRows) + index
-                try accumulator.add(listedTemplate(template, position: position, collection: collection))
-            }
+            try accumulator.add(page: page.templates.enumerated().map { index, template in
+                try listedTemplate(template, position: (page.startPosition ?? listedRows) + index, collection: collection)
+            })
             listedRows += page.templates.count
             let size = page.resultSetSize ?? page.templates.count
             let start = page.startPosition ?? listedRows - page.templates.count
@@ -107,7 +107,7 @@ public struct DocuSignUpstream: Upstream {
                 }
             }
         }
-        let complete = total.map { $0 == accumulator.count } ?? true
+        let complete = (total.map { $0 == accumulator.count } ?? true) && !accumulator.changedWhilePaging
         return Listing(items: accumulator.items, isComplete: complete,
                        requests: session.statistics.requests - before)
     }

@@ -118,9 +118,9 @@ public struct RestUpstream: Upstream {
                     reason: "value at itemsPath '\(itemsPath.isEmpty ? "/" : itemsPath)' is \(found.typeName), not an array")
             }
             let known = accumulator.count
-            for (index, row) in rows.enumerated() {
-                try accumulator.add(listedItem(row, position: received + index, collection: collection))
-            }
+            try accumulator.add(page: rows.enumerated().map { index, row in
+                try listedItem(row, position: received + index, collection: collection)
+            })
             received += rows.count
             // A server that ignores `page` or `offset` answers every page with the first one, so the
             // listing would never reach an empty page: a page with nothing new ends it.
@@ -157,7 +157,8 @@ public struct RestUpstream: Upstream {
             }
             pageNumber += 1
         }
-        return Listing(items: accumulator.items, isComplete: !incremental, requests: session.statistics.requests - before)
+        return Listing(items: accumulator.items, isComplete: !incremental && !accumulator.changedWhilePaging,
+                       requests: session.statistics.requests - before)
     }
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {

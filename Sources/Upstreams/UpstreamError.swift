@@ -10,7 +10,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreachable(String)
     /// An HTTP request failed after its retries.
     case http(status: Int, url: String, message: String)
-    /// The same id was listed twice with different versions.
+    /// The same id was listed twice with different versions on one listing page.
     case duplicateID(collection: String, item: String)
     /// The credentials could not be obtained.
     case credentials(String)

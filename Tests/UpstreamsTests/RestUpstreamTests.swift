@@ -80,6 +80,25 @@ import TidemarkFixtures
         }
     }
 
+    /// An item listed again on a later page with a newer version (edited while paging) keeps the
+    /// newer version; the listing is then not complete, since the edit may have shifted an item
+    /// past a page boundary, and a rest listing has no total to notice it by.
+    @Test func itemEditedWhilePagingMakesTheListingIncomplete() async throws {
+        try await withFixture { server in
+            server.inject(FixtureFault(queryContains: "page=1&", replacementBody:
+                #"[{"id": "a", "lastModified": "2024-05-01T10:00:00Z"}, {"id": "b", "lastModified": "2024-05-01T10:00:01Z"}]"#))
+            server.inject(FixtureFault(queryContains: "page=2&", replacementBody:
+                #"[{"id": "c", "lastModified": "2024-05-01T10:00:02Z"}, {"id": "a", "lastModified": "2024-05-01T10:00:03Z"}]"#))
+            server.inject(FixtureFault(queryContains: "page=3&", replacementBody: "[]"))
+            try await using(try upstream(server, options: ["paging": "page", "pageSize": "2"])) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                #expect(listing.idStrings == ["a", "b", "c"])
+                #expect(listing.items.first?.lastModified.raw == "2024-05-01T10:00:03Z")
+                #expect(!listing.isComplete)
+            }
+        }
+    }
+
     @Test func itemURLConditionalFetch() async throws {
         try await withFixture(items: 5, token: canary) { server in
             let options = ["itemURL": server.baseURL + "/rest/items/{id}", "tokenEnv": "REST_TOKEN"]
