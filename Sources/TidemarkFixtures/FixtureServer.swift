@@ -262,6 +262,7 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
                 }
                 if let status = fault.status {
                     var reply = FixtureReply.json(["code": "fixture_fault", "message": "injected fault"], status: status)
+                    if let location = fault.location { reply.headers.append(("Location", location)) }
                     switch fault.retryAfter {
                     case .seconds(let seconds)?: reply.headers.append(("Retry-After", String(seconds)))
                     case .httpDate(let offset)?:
