@@ -6,12 +6,13 @@ import TidemarkFixtures
 
 /// Transport failures: which ones are retried, how long they take and what the error says.
 @Suite struct HTTPSessionTests {
-    /// A refused connection fails each attempt at once (no pool reconnecting until the 10 s
-    /// connect timeout), so five attempts with short backoffs end within seconds, and the error
-    /// says what happened instead of "HTTP 0".
+    /// A refused connection fails each attempt at once (no pool reconnecting until the connect
+    /// timeout), so five attempts with short backoffs end long before a single connect timeout,
+    /// and the error says what happened instead of "HTTP 0". (Alone this takes 0.1 s; in the full
+    /// suite, starved of threads on a 2-core machine, up to 20 s, hence the 60 s timeout.)
     @Test func refusedConnectionFailsFastAndSaysSo() async throws {
         var settings = fastSettings
-        settings.connectTimeout = 10
+        settings.connectTimeout = 60
         settings.maxAttempts = 5
         let rest = try RestUpstream(UpstreamConfiguration(spec: "rest:http://127.0.0.1:1/items"), settings: settings)
         try await using(rest) { rest in
@@ -20,7 +21,7 @@ import TidemarkFixtures
             }
             #expect(error == .unreachable("cannot connect to http://127.0.0.1:1/items: connection refused; gave up after 5 attempts"))
             #expect(rest.statistics.requests == 5)
-            #expect(seconds < 5)
+            #expect(seconds < 45)
         }
     }
 
