@@ -157,24 +157,32 @@ public struct DocuSignUpstream: Upstream {
 
     /// Fetches `urls` with at most ``parallelPages`` requests at once and hands the pages to
     /// `consume` in order (a page that arrives early waits for the ones before it).
+    ///
+    /// No more requests are in flight than the rate limits say remain (the burst limit allows
+    /// 30 requests in 30 s): at 0, one request at a time goes out and waits for the reset.
     private func pages(_ urls: [URL], collection: String, consume: (Page) throws -> Void) async throws {
         try await withThrowingTaskGroup(of: (Int, Page).self) { group in
-            var launched = 0, consumed = 0
+            var launched = 0, consumed = 0, inFlight = 0
             var arrived: [Int: Page] = [:]
-            func launch() {
-                let index = launched
-                let url = urls[index]
-                group.addTask { (index, try await self.page(url, collection: collection)) }
-                launched += 1
+            func launchWhileAllowed() {
+                let allowed = min(parallelPages, max(1, session.requestBudget ?? parallelPages))
+                while launched < urls.count, launched - consumed < parallelPages, inFlight < allowed {
+                    let index = launched
+                    let url = urls[index]
+                    group.addTask { (index, try await self.page(url, collection: collection)) }
+                    launched += 1
+                    inFlight += 1
+                }
             }
-            while launched < min(parallelPages, urls.count) { launch() }
+            launchWhileAllowed()
             while let (index, page) = try await group.next() {
+                inFlight -= 1
                 arrived[index] = page
                 while let ready = arrived.removeValue(forKey: consumed) {
                     try consume(ready)
                     consumed += 1
-                    if launched < urls.count { launch() }
                 }
+                launchWhileAllowed()
             }
         }
     }

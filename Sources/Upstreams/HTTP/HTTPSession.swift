@@ -190,19 +190,25 @@ public final class HTTPSession: Sendable {
     /// `X-BurstLimit-*`.
     static let limitHeaders = ["X-RateLimit", "X-BurstLimit"]
 
+    /// Requests that may still be sent before a rate limit is reached: the fewest any limit pair
+    /// announced as `Remaining` in its current window; nil when no response announced one.
+    public var requestBudget: Int? { state.fewestRemaining }
+
     /// Records `<limit>-Remaining: 0` with its `<limit>-Reset` (epoch seconds) for each limit pair;
-    /// a positive `Remaining` clears that limit.
+    /// a positive `Remaining` clears that limit. Within one window (the same `-Reset`) the fewest
+    /// remaining counts, so a late response of a parallel request cannot undo a 0.
     private func noteRateLimit(_ result: HTTPResult) {
         for limit in Self.limitHeaders {
-            guard let remaining = result.header(limit + "-Remaining")
+            guard let announced = result.header(limit + "-Remaining")
                 .flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) })
             else { continue }
+            let resetText = result.header(limit + "-Reset")?.trimmingCharacters(in: .whitespaces)
+            let remaining = state.noteRemaining(limit, announced, reset: resetText)
             guard remaining <= 0 else {
                 state.setLimitReset(limit, nil)
                 continue
             }
-            guard let reset = result.header(limit + "-Reset").flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) })
-            else { continue }
+            guard let reset = resetText.flatMap(Double.init) else { continue }
             // Measure the wait against the server's clock, then apply it to ours.
             let localNow = settings.clock.now
             let serverNow = result.header("Date").flatMap(HTTPDate.parse)?.date ?? localNow
