@@ -4,8 +4,9 @@ import Foundation
 /// - `/_admin/{docusign|wordpress|rest}/create[?type=posts|pages]` → `{"id": ...}`
 /// - `/_admin/{api}/modify?id=X`, `/_admin/{api}/trash?id=X`, `/_admin/{api}/purge?id=X`
 /// - `/_admin/{api}/ids[?type=]` → `{"ids": [...]}`
-/// - `/_admin/fault?status=503&retryAfter=1&retryAfterDate=1&delay=0.5&body=truncated|malformed|drop&prefix=/x&count=K&probability=p&query=TEXT&replace=JSON`
+/// - `/_admin/fault?status=503&retryAfter=1&retryAfterDate=1&delay=0.5&body=truncated|malformed|drop&prefix=/x&count=K&probability=p&query=TEXT&replace=JSON&location=URL`
 /// - `/_admin/faults/clear`, `/_admin/foreign-next?origin=http://...` (no origin: off)
+/// - `/_admin/rest-page-cap?rows=N` (no rows: off): REST listing pages hold at most N rows
 /// - `/_admin/permalinks?pretty=0|1|pathinfo&advertise=0|1`, `/_admin/timezone?offset=SECONDS`, `/_admin/ratelimit?remaining=N&reset=SECONDS`
 /// - `/_admin/burstlimit?limit=N&window=SECONDS[&remaining=N&reset=SECONDS]` (no limit: off; no reset: the
 ///   next request opens a window)
@@ -65,6 +66,7 @@ enum AdminAPI {
             fault.probability = request.query("probability").flatMap(Double.init)
             fault.queryContains = request.query("query")
             fault.replacementBody = request.query("replace")
+            fault.location = request.query("location")
             store.withLock { store.faults.append(fault) }
             return .json(["ok": true])
         case "faults/clear":
@@ -72,6 +74,9 @@ enum AdminAPI {
             return .json(["ok": true])
         case "foreign-next":
             store.withLock { store.foreignOrigin = request.query("origin").flatMap { $0.isEmpty ? nil : $0 } }
+            return .json(["ok": true])
+        case "rest-page-cap":
+            store.withLock { store.restPageCap = request.query("rows").flatMap(Int.init).flatMap { $0 >= 1 ? $0 : nil } }
             return .json(["ok": true])
         case "permalinks":
             let root: WordPressRoot

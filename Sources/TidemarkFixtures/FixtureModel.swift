@@ -40,12 +40,15 @@ public struct FixtureFault: Sendable, Equatable {
     public var queryContains: String?
     /// A JSON body served verbatim instead of the real one (with `status`, default 200).
     public var replacementBody: String?
+    /// A `Location` header sent with `status` (e.g. 302 and a URL or path to redirect to).
+    public var location: String?
 
     public init(
         status: Int? = nil, retryAfter: RetryAfter? = nil, delay: Double = 0, body: Body = .normal,
         pathPrefix: String? = nil, count: Int? = nil, probability: Double? = nil, queryContains: String? = nil,
-        replacementBody: String? = nil
+        replacementBody: String? = nil, location: String? = nil
     ) {
+        self.location = location
         self.queryContains = queryContains
         self.replacementBody = replacementBody
         self.status = status

@@ -129,6 +129,10 @@ public final class FixtureServer: Sendable {
     /// `links.next`) point to this origin (e.g. another fixture) instead of this server.
     public func setForeignNextOrigin(_ origin: String?) { store.withLock { store.foreignOrigin = origin } }
 
+    /// Caps REST listing pages at `rows` rows, whatever `per_page` or `limit` asks, as servers
+    /// with a maximum page size do; nil removes the cap.
+    public func setRestPageCap(_ rows: Int?) { store.withLock { store.restPageCap = rows } }
+
     /// When false, `/wp-json/` answers 404 as on a site without pretty permalinks.
     public func setPrettyPermalinks(_ enabled: Bool) { setWordPressRoot(enabled ? .wpJSON : .plain) }
 
@@ -258,6 +262,7 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
                 }
                 if let status = fault.status {
                     var reply = FixtureReply.json(["code": "fixture_fault", "message": "injected fault"], status: status)
+                    if let location = fault.location { reply.headers.append(("Location", location)) }
                     switch fault.retryAfter {
                     case .seconds(let seconds)?: reply.headers.append(("Retry-After", String(seconds)))
                     case .httpDate(let offset)?:

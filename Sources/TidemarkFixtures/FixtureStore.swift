@@ -18,6 +18,8 @@ final class FixtureStore: @unchecked Sendable {
     var inFlight = 0
     var maxInFlight = 0
     var foreignOrigin: String?
+    /// The most rows one REST listing page holds, whatever `per_page` or `limit` asks (nil: no cap).
+    var restPageCap: Int?
     /// Where the WordPress REST API is served besides `?rest_route=`.
     var wordPressRoot: WordPressRoot = .wpJSON
     /// Whether the home page advertises the REST root in a `Link: rel="https://api.w.org/"` header.

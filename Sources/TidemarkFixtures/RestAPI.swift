@@ -3,6 +3,7 @@ import Foundation
 /// A generic JSON REST collection:
 /// - `GET /rest/items`: a JSON array; `page`/`per_page` or `offset`/`limit` page it (an empty
 ///   array past the end; `Link rel="next"` while more remain); `modified_since` filters (`>`).
+///   ``FixtureServer/setRestPageCap(_:)`` caps `per_page` and `limit`.
 /// - `GET /rest/envelope?cursor=N&limit=L`: `{"data": {"items": [...]}, "links": {"next": url|null}}`.
 /// - `GET /rest/items/{id}`: one item, with an ETag and `If-None-Match` support.
 enum RestAPI {
@@ -12,6 +13,7 @@ enum RestAPI {
         }
         let s = request.segments
         return store.withLock {
+            func capped(_ size: Int) -> Int { store.restPageCap.map { min($0, size) } ?? size }
             var rows = store.restItems.sorted { $0.id < $1.id }
             if let since = request.query("modified_since") {
                 guard let ticks = FixtureTime.parse(since) else { return .json(["error": "bad modified_since"], status: 400) }
@@ -20,7 +22,7 @@ enum RestAPI {
             if s == ["rest", "items"] {
                 let nextOrigin = store.foreignOrigin ?? origin
                 if let page = request.query("page").flatMap(Int.init) {
-                    let size = request.query("per_page").flatMap(Int.init) ?? 10
+                    let size = capped(request.query("per_page").flatMap(Int.init) ?? 10)
                     guard page >= 1, size >= 1 else { return .json(["error": "bad paging"], status: 400) }
                     let slice = Array(rows.dropFirst((page - 1) * size).prefix(size))
                     var headers: [(String, String)] = []
@@ -30,7 +32,7 @@ enum RestAPI {
                     return .json(slice.map(render), headers: headers)
                 }
                 if let offset = request.query("offset").flatMap(Int.init) {
-                    let limit = request.query("limit").flatMap(Int.init) ?? 10
+                    let limit = capped(request.query("limit").flatMap(Int.init) ?? 10)
                     guard offset >= 0, limit >= 1 else { return .json(["error": "bad paging"], status: 400) }
                     return .json(Array(rows.dropFirst(offset).prefix(limit)).map(render))
                 }

@@ -11,8 +11,9 @@ import Foundation
 /// that were deleted or purged. `since` is therefore not used. When the first page gives
 /// `totalSetSize` and its `nextUri` is the same query at the next `start_position`, the other pages
 /// are requested by position, up to 8 at once (`jobs`), and added in order; otherwise `nextUri` is
-/// followed page by page. The listing is complete only when every page arrived and the number of
-/// distinct ids equals `totalSetSize`.
+/// followed page by page. A template edited while the pages are fetched is listed twice (it moves
+/// to the end): the newer version is kept. The listing is complete only when every page arrived,
+/// the number of distinct ids equals `totalSetSize` and no template changed while paging.
 public struct DocuSignUpstream: Upstream {
     public let spec: String
     public let collections: [String]
@@ -70,10 +71,9 @@ public struct DocuSignUpstream: Upstream {
         /// Adds a page's templates; returns the next page's URL, nil after the last page.
         func consume(_ page: Page) throws -> URL? {
             total = page.total ?? total
-            for (index, template) in page.templates.enumerated() {
-                let position = (page.startPosition ?? listedRows) + index
-                try accumulator.add(listedTemplate(template, position: position, collection: collection))
-            }
+            try accumulator.add(page: page.templates.enumerated().map { index, template in
+                try listedTemplate(template, position: (page.startPosition ?? listedRows) + index, collection: collection)
+            })
             listedRows += page.templates.count
             let size = page.resultSetSize ?? page.templates.count
             let start = page.startPosition ?? listedRows - page.templates.count
@@ -107,7 +107,7 @@ public struct DocuSignUpstream: Upstream {
                 }
             }
         }
-        let complete = total.map { $0 == accumulator.count } ?? true
+        let complete = (total.map { $0 == accumulator.count } ?? true) && !accumulator.changedWhilePaging
         return Listing(items: accumulator.items, isComplete: complete,
                        requests: session.statistics.requests - before)
     }
@@ -157,24 +157,32 @@ public struct DocuSignUpstream: Upstream {
 
     /// Fetches `urls` with at most ``parallelPages`` requests at once and hands the pages to
     /// `consume` in order (a page that arrives early waits for the ones before it).
+    ///
+    /// No more requests are in flight than the rate limits say remain (the burst limit allows
+    /// 30 requests in 30 s): at 0, one request at a time goes out and waits for the reset.
     private func pages(_ urls: [URL], collection: String, consume: (Page) throws -> Void) async throws {
         try await withThrowingTaskGroup(of: (Int, Page).self) { group in
-            var launched = 0, consumed = 0
+            var launched = 0, consumed = 0, inFlight = 0
             var arrived: [Int: Page] = [:]
-            func launch() {
-                let index = launched
-                let url = urls[index]
-                group.addTask { (index, try await self.page(url, collection: collection)) }
-                launched += 1
+            func launchWhileAllowed() {
+                let allowed = min(parallelPages, max(1, session.requestBudget ?? parallelPages))
+                while launched < urls.count, launched - consumed < parallelPages, inFlight < allowed {
+                    let index = launched
+                    let url = urls[index]
+                    group.addTask { (index, try await self.page(url, collection: collection)) }
+                    launched += 1
+                    inFlight += 1
+                }
             }
-            while launched < min(parallelPages, urls.count) { launch() }
+            launchWhileAllowed()
             while let (index, page) = try await group.next() {
+                inFlight -= 1
                 arrived[index] = page
                 while let ready = arrived.removeValue(forKey: consumed) {
                     try consume(ready)
                     consumed += 1
-                    if launched < urls.count { launch() }
                 }
+                launchWhileAllowed()
             }
         }
     }

@@ -1,28 +1,54 @@
-/// Collects listed items across pages: keeps the first occurrence of an id, drops an exact repeat
-/// (same id and version, as when items shift between pages) and rejects an id listed with two
-/// different versions.
+/// Collects listed items across pages, a page at a time:
+/// - an exact repeat (same id and version, as when items shift between pages) is dropped;
+/// - an id listed again on a later page with another version changed while the listing was being
+///   paged (listings ordered by modification date move an edited item to the end, so it shows
+///   twice): the newer version is kept and ``changedWhilePaging`` is set, because the move also
+///   shifted the pages after it, so an item may have slipped past a page boundary unseen;
+/// - an id listed twice on one page with different versions is an error: a page is one snapshot
+///   of upstream, where an item cannot have two versions, so two items share that id (e.g. an
+///   `idField` that is not unique) and keeping either would silently lose the other.
 struct ListingAccumulator {
     let collection: String
     private(set) var items: [ListedItem] = []
-    private var versions: [ItemID: Timestamp] = [:]
+    /// Where each id is in `items`.
+    private var positions: [ItemID: Int] = [:]
+    /// True when an id came back on a later page with another version. The listing is then not
+    /// complete: deletions must not be inferred from it.
+    private(set) var changedWhilePaging = false
 
     init(collection: String) { self.collection = collection }
 
     /// The number of distinct ids so far.
     var count: Int { items.count }
 
-    mutating func add(_ item: ListedItem) throws {
-        if let known = versions[item.id] {
-            guard known.raw == item.lastModified.raw || known == item.lastModified else {
-                throw UpstreamError.duplicateID(
-                    collection: collection,
-                    item: "\(item.id) (versions \(known.raw) and \(item.lastModified.raw))")
+    /// Adds the items of one listing page, in order.
+    /// - Throws: ``UpstreamError/duplicateID(collection:item:)`` for an id listed twice on this
+    ///   page with different versions.
+    mutating func add(page: [ListedItem]) throws {
+        var onThisPage: [ItemID: Timestamp] = [:]
+        for item in page {
+            if let other = onThisPage.updateValue(item.lastModified, forKey: item.id) {
+                guard Self.same(other, item.lastModified) else {
+                    throw UpstreamError.duplicateID(
+                        collection: collection, item: "\(item.id) (versions \(other.raw) and \(item.lastModified.raw))")
+                }
+                continue
             }
-            return
+            guard let position = positions[item.id] else {
+                positions[item.id] = items.count
+                items.append(item)
+                continue
+            }
+            let known = items[position].lastModified
+            if !Self.same(known, item.lastModified) {
+                changedWhilePaging = true
+                if item.lastModified > known { items[position] = item }
+            }
         }
-        versions[item.id] = item.lastModified
-        items.append(item)
     }
+
+    /// Whether two listed versions are the same (as written, or as instants).
+    private static func same(_ a: Timestamp, _ b: Timestamp) -> Bool { a.raw == b.raw || a == b }
 }
 
 /// Reads the version field of one listed item.

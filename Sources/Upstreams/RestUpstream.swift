@@ -10,8 +10,11 @@ import Foundation
 /// - `itemURL`: URL template with `{id}` for an item's body (id percent-encoded as a path
 ///   segment). Without it the listed object is the body (re-serialized with sorted keys).
 /// - `paging`: `none` (default), `page` (`page`/`per_page`, until an empty page), `offset`
-///   (`offset`/`limit`, until an empty page), `link` (`Link: rel="next"`), or
-///   `next-field:<JSON pointer>` (next page URL in the body). `pageSize` (default 100).
+///   (`offset`/`limit`, until an empty page; the next offset counts the rows received, so a server
+///   that caps `limit` skips nothing), `link` (`Link: rel="next"`), or
+///   `next-field:<JSON pointer>` (next page URL in the body). `pageSize` (default 100). With `page`
+///   and `offset`, a page that lists no id not seen before is an error (the server ignores the
+///   paging parameters and would send the same page forever).
 /// - `sinceParam`: a query parameter taking the watermark. When set and `since` is given the
 ///   listing is incremental: `isComplete` is false and no deletions can be inferred.
 public struct RestUpstream: Upstream {
@@ -95,6 +98,9 @@ public struct RestUpstream: Upstream {
         var accumulator = ListingAccumulator(collection: collection)
         var next: URL? = firstPage(base)
         var pageNumber = 1
+        var offset = 0
+        /// Rows received on earlier pages: an item's position in the listing is this plus its index.
+        var received = 0
         var visited: Set<String> = []
         while let url = next {
             guard visited.insert(url.absoluteString).inserted else {
@@ -111,8 +117,18 @@ public struct RestUpstream: Upstream {
                     collection: collection,
                     reason: "value at itemsPath '\(itemsPath.isEmpty ? "/" : itemsPath)' is \(found.typeName), not an array")
             }
-            for (index, row) in rows.enumerated() {
-                try accumulator.add(listedItem(row, position: accumulator.count + index, collection: collection))
+            let known = accumulator.count
+            try accumulator.add(page: rows.enumerated().map { index, row in
+                try listedItem(row, position: received + index, collection: collection)
+            })
+            received += rows.count
+            // A server that ignores `page` or `offset` answers every page with the first one, so the
+            // listing would never reach an empty page: a page with nothing new ends it.
+            if !rows.isEmpty, accumulator.count == known, paging == .page || paging == .offset {
+                throw UpstreamError.malformedListing(
+                    collection: collection,
+                    reason: "page \(pageNumber) repeats the items of earlier pages: "
+                        + "does the server support paging=\(paging == .page ? "page" : "offset")?")
             }
             switch paging {
             case .none:
@@ -120,7 +136,8 @@ public struct RestUpstream: Upstream {
             case .page:
                 next = rows.isEmpty ? nil : URLSafety.setting([("page", String(pageNumber + 1)), ("per_page", String(pageSize))], in: base)
             case .offset:
-                next = rows.isEmpty ? nil : URLSafety.setting([("offset", String(pageNumber * pageSize)), ("limit", String(pageSize))], in: base)
+                offset += rows.count
+                next = rows.isEmpty ? nil : URLSafety.setting([("offset", String(offset)), ("limit", String(pageSize))], in: base)
             case .link:
                 next = LinkHeader.target(in: result.headerValues("Link"), relation: "next")
                     .flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }
@@ -140,7 +157,8 @@ public struct RestUpstream: Upstream {
             }
             pageNumber += 1
         }
-        return Listing(items: accumulator.items, isComplete: !incremental, requests: session.statistics.requests - before)
+        return Listing(items: accumulator.items, isComplete: !incremental && !accumulator.changedWhilePaging,
+                       requests: session.statistics.requests - before)
     }
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {

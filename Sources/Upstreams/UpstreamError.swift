@@ -8,9 +8,10 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case malformedListing(collection: String, reason: String)
     /// The upstream folder or endpoint could not be read.
     case unreachable(String)
-    /// An HTTP request failed after its retries.
+    /// An HTTP request failed after its retries; status 0 when no response arrived (the
+    /// connection broke or timed out after it was made, or a redirect loop).
     case http(status: Int, url: String, message: String)
-    /// The same id was listed twice with different versions.
+    /// The same id was listed twice with different versions on one listing page.
     case duplicateID(collection: String, item: String)
     /// The credentials could not be obtained.
     case credentials(String)
@@ -21,6 +22,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case .malformedItem(let c, let i, let r): return "\(c)/\(i): \(r)"
         case .malformedListing(let c, let r): return "listing of \(c): \(r)"
         case .unreachable(let m): return m
+        case .http(0, let u, let m): return "request to \(u) failed\(m.isEmpty ? "" : ": \(m)")"
         case .http(let s, let u, let m): return "HTTP \(s) from \(u)\(m.isEmpty ? "" : ": \(m)")"
         case .duplicateID(let c, let i): return "\(c)/\(i): listed twice with different versions"
         case .credentials(let m): return m

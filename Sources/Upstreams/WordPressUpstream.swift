@@ -10,7 +10,8 @@ import Foundation
 /// its `Link: <...>; rel="https://api.w.org/"` header, else `<site>/?rest_route=/` (sites without
 /// pretty permalinks). Every listing is a full id listing (`_fields=id,modified_gmt`, 100 per
 /// page, ordered by `modified` ascending), paged by `Link rel="next"` or `X-WP-TotalPages`, and
-/// cross-checked against `X-WP-Total`. With credentials it covers the statuses
+/// cross-checked against `X-WP-Total` (a post edited while paging is listed twice: the newer version
+/// is kept, and the listing is not complete). With credentials it covers the statuses
 /// `publish,future,draft,pending,private`, and a second listing of `status=trash` reports trashed
 /// ids in ``Listing/deleted``. The version is `modified_gmt` (UTC, no offset).
 public struct WordPressUpstream: Upstream {
@@ -109,9 +110,9 @@ public struct WordPressUpstream: Upstream {
                 throw UpstreamError.malformedListing(
                     collection: collection, reason: "response from \(URLSafety.redact(url)) is not a JSON array")
             }
-            for (index, row) in rows.enumerated() {
-                try accumulator.add(listedPost(row, position: (page - 1) * pageSize + index, collection: collection))
-            }
+            try accumulator.add(page: rows.enumerated().map { index, row in
+                try listedPost(row, position: (page - 1) * pageSize + index, collection: collection)
+            })
             if let link = LinkHeader.target(in: result.headerValues("Link"), relation: "next"),
                let resolved = URL(string: link, relativeTo: url)?.absoluteURL {
                 next = resolved
@@ -123,7 +124,7 @@ public struct WordPressUpstream: Upstream {
             page += 1
         }
         let countsAgree = total.map { $0 == accumulator.count } ?? !endedEarly
-        return (accumulator.items, countsAgree)
+        return (accumulator.items, countsAgree && !accumulator.changedWhilePaging)
     }
 
     private func listedPost(_ value: JSONValue, position: Int, collection: String) throws -> ListedItem {

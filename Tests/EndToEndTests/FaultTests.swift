@@ -98,11 +98,13 @@ struct FaultTests {
                 failed = changed
                 named = ["listing of templates", "start_position=10", "not valid JSON"]
             case .repeatedID:
-                let first = try await world.page(0)["envelopeTemplates"] as? [[String: Any]] ?? []
-                let repeated = first[0]["templateId"] as? String ?? "?"
+                // Twice on one page with two versions: two templates share an id. (On a later page
+                // it is a template edited while paging: the newer version is kept.)
+                var repeated = "?"
                 try await world.replacePage(30) { rows in
-                    rows[0]["templateId"] = repeated
-                    rows[0]["lastModified"] = "2031-01-01T00:00:00.0000000Z"
+                    repeated = rows[0]["templateId"] as? String ?? "?"
+                    rows[1]["templateId"] = repeated
+                    rows[1]["lastModified"] = "2031-01-01T00:00:00.0000000Z"
                 }
                 failed = changed
                 named = ["templates/\(repeated)", "listed twice with different versions"]

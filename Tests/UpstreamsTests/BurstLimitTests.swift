@@ -57,6 +57,28 @@ import TidemarkFixtures
         }
     }
 
+    /// The first page says 2 burst requests remain of 3 per 2-second window: the other 5 pages,
+    /// fetched up to 8 at once otherwise, go out 2, then 1 at a time after each reset, and none
+    /// is refused.
+    @Test func parallelPagesStayWithinTheBurstLimit() async throws {
+        try await withFixture(items: 12, token: canary) { server in
+            server.setBurstLimit(3, window: 2)
+            var settings = fastSettings
+            settings.maxRetryAfter = 60
+            let docusign = try DocuSignUpstream(
+                UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
+                                      options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"], jobs: 8),
+                settings: settings, environment: ["DS_TOKEN": canary])
+            try await using(docusign) { docusign in
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
+                #expect(listing.items.count == 12)
+                #expect(listing.requests == 6)
+                #expect(docusign.statistics.retries == 0)
+            }
+            #expect(server.burstRejections == 0)
+        }
+    }
+
     @Test func burstResetBeyondTheCapFailsClearlyWithoutWaiting() async throws {
         try await withFixture(items: 4, token: canary) { server in
             server.setBurstLimit(1, window: 600)

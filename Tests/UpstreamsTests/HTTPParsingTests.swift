@@ -58,6 +58,35 @@ import Testing
         #expect(shown.contains("access_token=***"))
     }
 
+    /// Secret parameter names are matched case-insensitively, with `-` and `_` ignored, and by
+    /// their endings; the same rule refuses them in a spec URL and redacts them from messages.
+    @Test(arguments: [
+        "private_token", "auth_token", "api-key", "access-token", "sig", "signature", "X-Amz-Signature",
+        "X-Amz-Credential", "X-Amz-Security-Token", "X-Goog-Signature", "session", "sessionid", "JSESSIONID", "jwt",
+        "passwd", "pwd", "client-secret", "Client_Secret", "refresh_token", "apiKey", "key", "password", "Token",
+    ])
+    func secretParametersAreRefusedAndRedacted(_ name: String) {
+        let url = "https://example.org/x?page=2&\(name)=\(canary)"
+        #expect(throws: UpstreamError.invalidConfiguration(
+            "rest upstream URL must not carry a secret in its query ('\(name)='); "
+                + "use the tokenEnv, tokenCommand or basicEnv option instead")) {
+            try URLSafety.specURL(url, kind: "rest", example: "https://h/items")
+        }
+        #expect(URLSafety.redact(url) == "https://example.org/x?page=2&\(name)=***")
+    }
+
+    /// Ordinary names, paging cursors included, are neither refused nor redacted.
+    @Test(arguments: [
+        "sort", "keyword", "page", "per_page", "limit", "offset", "order", "orderby", "status", "_fields", "search",
+        "modified_since", "cursor", "pageToken", "next_token", "author", "key_id", "sortkey", "monkey",
+        "signature_type", "start_position", "rest_route", "passage",
+    ])
+    func ordinaryParametersAreKept(_ name: String) throws {
+        let url = "https://example.org/x?\(name)=abc"
+        #expect(try URLSafety.specURL(url, kind: "rest", example: "https://h/items").absoluteString == url)
+        #expect(URLSafety.redact(url) == url)
+    }
+
     @Test func pathSegmentsAreEncoded() throws {
         let base = try #require(URL(string: "https://h/restapi/v2.1/accounts/1"))
         let url = URLSafety.appending(["templates", "../a/b?c#d"], to: base)

@@ -47,6 +47,58 @@ import TidemarkFixtures
         }
     }
 
+    /// A server that caps `limit` below `pageSize` sends fewer rows than asked for: the next
+    /// offset counts the rows received, so no row is skipped (and then taken for deleted).
+    @Test func offsetPagingFollowsACappedLimit() async throws {
+        try await withFixture(items: 25) { server in
+            server.setRestPageCap(4)
+            try await using(try upstream(server, options: ["paging": "offset", "pageSize": "10"])) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                #expect(listing.idStrings == server.ids(.rest))
+                #expect(listing.isComplete)
+                #expect(listing.requests == 8)  // 7 pages of at most 4 rows, then an empty one
+                #expect(server.requests.map(\.query) == (0...6).map { "offset=\($0 * 4)&limit=10" } + ["offset=25&limit=10"])
+            }
+        }
+    }
+
+    /// A server that ignores the paging parameters sends its first page again and again: the
+    /// second page, with nothing new, ends the listing with an error instead of an endless loop.
+    /// (The fault stops after 300 answers, so a loop shows as too many requests, not a hang.)
+    @Test(arguments: ["page", "offset"])
+    func serverIgnoringPagingIsAnError(_ paging: String) async throws {
+        try await withFixture { server in
+            let page = #"[{"id": "a", "lastModified": "2024-05-01T10:00:00Z"}, {"id": "b", "lastModified": "2024-05-01T10:00:00Z"}]"#
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 300, replacementBody: page))
+            try await using(try upstream(server, options: ["paging": paging, "pageSize": "2"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                #expect(error == .malformedListing(
+                    collection: "items",
+                    reason: "page 2 repeats the items of earlier pages: does the server support paging=\(paging)?"))
+                #expect(server.requestCount() == 2)
+            }
+        }
+    }
+
+    /// An item listed again on a later page with a newer version (edited while paging) keeps the
+    /// newer version; the listing is then not complete, since the edit may have shifted an item
+    /// past a page boundary, and a rest listing has no total to notice it by.
+    @Test func itemEditedWhilePagingMakesTheListingIncomplete() async throws {
+        try await withFixture { server in
+            server.inject(FixtureFault(queryContains: "page=1&", replacementBody:
+                #"[{"id": "a", "lastModified": "2024-05-01T10:00:00Z"}, {"id": "b", "lastModified": "2024-05-01T10:00:01Z"}]"#))
+            server.inject(FixtureFault(queryContains: "page=2&", replacementBody:
+                #"[{"id": "c", "lastModified": "2024-05-01T10:00:02Z"}, {"id": "a", "lastModified": "2024-05-01T10:00:03Z"}]"#))
+            server.inject(FixtureFault(queryContains: "page=3&", replacementBody: "[]"))
+            try await using(try upstream(server, options: ["paging": "page", "pageSize": "2"])) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                #expect(listing.idStrings == ["a", "b", "c"])
+                #expect(listing.items.first?.lastModified.raw == "2024-05-01T10:00:03Z")
+                #expect(!listing.isComplete)
+            }
+        }
+    }
+
     @Test func itemURLConditionalFetch() async throws {
         try await withFixture(items: 5, token: canary) { server in
             let options = ["itemURL": server.baseURL + "/rest/items/{id}", "tokenEnv": "REST_TOKEN"]
@@ -103,6 +155,29 @@ import TidemarkFixtures
             try await using(try upstream(server, options: ["itemsPath": "/data"])) { rest in
                 let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
                 guard case .malformedListing? = error else { Issue.record("\(String(describing: error))"); return }
+            }
+        }
+    }
+
+    /// A malformed item is named by its position in the listing (from 0), counted over pages.
+    @Test func malformedItemsAreNamedByTheirPosition() async throws {
+        let rows = (1...5).map { #"{"id": "i\#($0)", "lastModified": "2024-05-01T10:00:0\#($0)Z"}"# }
+        var broken = rows
+        broken[3] = #"{"lastModified": "2024-05-01T10:00:04Z"}"#
+        try await withFixture { server in
+            server.inject(FixtureFault(replacementBody: "[" + broken.joined(separator: ",") + "]"))
+            try await using(try upstream(server)) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                #expect(error == .malformedItem(collection: "items", item: "#3", reason: "field 'id' is missing"))
+            }
+        }
+        try await withFixture { server in
+            server.inject(FixtureFault(queryContains: "page=1&", replacementBody: "[" + rows[0...2].joined(separator: ",") + "]"))
+            let page2 = [rows[3], #"{"lastModified": "2024-05-01T10:00:05Z"}"#]
+            server.inject(FixtureFault(queryContains: "page=2&", replacementBody: "[" + page2.joined(separator: ",") + "]"))
+            try await using(try upstream(server, options: ["paging": "page", "pageSize": "3"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                #expect(error == .malformedItem(collection: "items", item: "#4", reason: "field 'id' is missing"))
             }
         }
     }

@@ -89,3 +89,15 @@ func timed<T>(_ body: () async throws -> T) async rethrows -> (T, Double) {
     let value = try await body()
     return (value, Date().timeIntervalSince(start))
 }
+
+/// Polls `condition` every 10 ms until it holds; fails after `seconds`.
+func waitUntil(seconds: Double = 20, _ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        guard Date() < deadline else {
+            Issue.record("condition not met within \(seconds) s", sourceLocation: sourceLocation)
+            return
+        }
+        try await Task.sleep(nanoseconds: 10_000_000)
+    }
+}

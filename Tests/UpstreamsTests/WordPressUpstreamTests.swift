@@ -161,17 +161,38 @@ import TidemarkFixtures
         }
     }
 
-    @Test func duplicateIDsAcrossPagesAreAnError() async throws {
+    /// A post edited while the pages are fetched shows again on a later page (the listing is
+    /// ordered by modification date): the newer version is kept and the listing is not complete.
+    @Test func postEditedWhilePagingKeepsTheNewerVersion() async throws {
         try await withFixture(items: 30) { server in
             try await using(try upstream(server, options: ["pageSize": "10"])) { wordpress in
                 let all = try await wordpress.list(collection: "posts", since: nil, cached: .none)
+                #expect(all.isComplete)
                 let first = try #require(all.items.first)
                 server.inject(FixtureFault(
-                    queryContains: "page=2",
+                    queryContains: "&page=2",
                     replacementBody: #"[{"id": \#(first.id), "modified_gmt": "2031-01-01T00:00:00"}]"#))
+                let listing = try await wordpress.list(collection: "posts", since: nil, cached: .none)
+                #expect(listing.items.first?.id == first.id)
+                #expect(listing.items.first?.lastModified.raw == "2031-01-01T00:00:00")
+                #expect(!listing.isComplete)
+            }
+        }
+    }
+
+    /// The same post twice on one page with two versions is an error: a page is one snapshot.
+    @Test func duplicateIDOnOnePageIsAnError() async throws {
+        try await withFixture(items: 30) { server in
+            try await using(try upstream(server, options: ["pageSize": "10"])) { wordpress in
+                let all = try await wordpress.list(collection: "posts", since: nil, cached: .none)
+                let last = try #require(all.items.last)
+                server.inject(FixtureFault(
+                    queryContains: "&page=2",
+                    replacementBody: #"[{"id": \#(last.id), "modified_gmt": "2031-01-01T00:00:00"}, "#
+                        + #"{"id": \#(last.id), "modified_gmt": "2031-01-02T00:00:00"}]"#))
                 let error = await upstreamError { _ = try await wordpress.list(collection: "posts", since: nil, cached: .none) }
-                guard case .duplicateID("posts", let item)? = error else { Issue.record("\(String(describing: error))"); return }
-                #expect(item.hasPrefix(first.id.description + " "))
+                #expect(error == .duplicateID(
+                    collection: "posts", item: "\(last.id) (versions 2031-01-01T00:00:00 and 2031-01-02T00:00:00)"))
             }
         }
     }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOPosix
 
 /// The HTTP client of one upstream: GET with timeouts, a body size limit, retries with backoff,
 /// `Retry-After` and rate-limit handling, conditional requests, counting, and credentials that
@@ -28,7 +29,7 @@ public final class HTTPSession: Sendable {
         self.settings = settings
         self.credentials = credentials
         var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .follow(max: 5, allowCycles: false),
+            redirectConfiguration: .follow(max: Self.maxRedirects, allowCycles: false),
             timeout: .init(
                 connect: .milliseconds(Int64(settings.connectTimeout * 1000)),
                 read: .milliseconds(Int64(settings.readTimeout * 1000))))
@@ -36,6 +37,10 @@ public final class HTTPSession: Sendable {
         // The engine bounds downloads by `--jobs` (at most 256); the pool must not cap them at
         // its default of 8 connections per host.
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
+        // A failed connection fails the request at once, so that `get` retries it with its own
+        // backoff and attempt count. Left on, the pool keeps reconnecting until the connect
+        // timeout, so a refused connection took the whole timeout on every attempt.
+        configuration.connectionPool.retryConnectionEstablishment = false
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -52,7 +57,8 @@ public final class HTTPSession: Sendable {
 
     /// GETs `url` and returns a 2xx or 304 response, or one whose status is in `acceptStatuses`.
     ///
-    /// Retries connection errors, timeouts, 5xx and 429 up to `settings.maxAttempts` attempts,
+    /// Retries connection errors, timeouts, 5xx and 429 up to `settings.maxAttempts` attempts (not
+    /// a redirect loop or an invalid URL, which fail at once),
     /// waiting `Retry-After` when given (seconds or HTTP-date) and an exponential backoff with
     /// jitter otherwise. When `X-RateLimit-Remaining` or `X-BurstLimit-Remaining` reached 0, later
     /// requests wait for the matching `-Reset` (capped by `settings.maxRetryAfter`, else they fail).
@@ -60,7 +66,9 @@ public final class HTTPSession: Sendable {
     ///   conditional request: an ETag is sent as `If-None-Match`, a `Last-Modified` date as
     ///   `If-Modified-Since` (304 → status 304, empty body).
     /// - Throws: ``UpstreamError/http(status:url:message:)`` naming the URL with secrets redacted
-    ///   (status 0 when no response arrived), or ``UpstreamError/credentials(_:)``.
+    ///   (status 0 when no response arrived), ``UpstreamError/unreachable(_:)`` ("cannot connect to
+    ///   <url>: connection refused; gave up after 5 attempts") when no connection could be made, or
+    ///   ``UpstreamError/credentials(_:)``.
     public func get(_ url: URL, validator: String? = nil, acceptStatuses: Set<Int> = []) async throws -> HTTPResult {
         let shownURL = URLSafety.redact(url)
         let sameOrigin = Origin(url) == origin
@@ -91,6 +99,7 @@ public final class HTTPSession: Sendable {
             }
 
             let failure: String
+            var transport: TransportFailure?
             var retryAfter: Double?
             var status = 0
             let started = ContinuousClock.now
@@ -138,14 +147,17 @@ public final class HTTPSession: Sendable {
                     status: status, url: shownURL,
                     message: "response body larger than the \(settings.maxBodyBytes)-byte limit")
             } catch {
-                failure = credentials.redact(Self.describe(error))
+                let found = Self.transportFailure(error)
+                transport = found
+                failure = credentials.redact(found.text)
                 observe(status, 0, failure)
+                guard found.isRetryable else { throw found.error(url: shownURL, message: failure) }
             }
 
             guard attempt < settings.maxAttempts else {
-                throw UpstreamError.http(
-                    status: status, url: shownURL,
-                    message: "\(failure); gave up after \(attempt) attempt\(attempt == 1 ? "" : "s")")
+                let message = "\(failure); gave up after \(attempt) attempt\(attempt == 1 ? "" : "s")"
+                if let transport { throw transport.error(url: shownURL, message: message) }
+                throw UpstreamError.http(status: status, url: shownURL, message: message)
             }
             let delay: Double
             if let retryAfter {
@@ -178,19 +190,25 @@ public final class HTTPSession: Sendable {
     /// `X-BurstLimit-*`.
     static let limitHeaders = ["X-RateLimit", "X-BurstLimit"]
 
+    /// Requests that may still be sent before a rate limit is reached: the fewest any limit pair
+    /// announced as `Remaining` in its current window; nil when no response announced one.
+    public var requestBudget: Int? { state.fewestRemaining }
+
     /// Records `<limit>-Remaining: 0` with its `<limit>-Reset` (epoch seconds) for each limit pair;
-    /// a positive `Remaining` clears that limit.
+    /// a positive `Remaining` clears that limit. Within one window (the same `-Reset`) the fewest
+    /// remaining counts, so a late response of a parallel request cannot undo a 0.
     private func noteRateLimit(_ result: HTTPResult) {
         for limit in Self.limitHeaders {
-            guard let remaining = result.header(limit + "-Remaining")
+            guard let announced = result.header(limit + "-Remaining")
                 .flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) })
             else { continue }
+            let resetText = result.header(limit + "-Reset")?.trimmingCharacters(in: .whitespaces)
+            let remaining = state.noteRemaining(limit, announced, reset: resetText)
             guard remaining <= 0 else {
                 state.setLimitReset(limit, nil)
                 continue
             }
-            guard let reset = result.header(limit + "-Reset").flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) })
-            else { continue }
+            guard let reset = resetText.flatMap(Double.init) else { continue }
             // Measure the wait against the server's clock, then apply it to ours.
             let localNow = settings.clock.now
             let serverNow = result.header("Date").flatMap(HTTPDate.parse)?.date ?? localNow
@@ -217,19 +235,70 @@ public final class HTTPSession: Sendable {
         try await settings.clock.sleep(seconds: wait)
     }
 
-    /// A one-line description of a transport error.
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .connectTimeout: return "connection timed out"
-            case .readTimeout: return "read timed out"
-            case .deadlineExceeded: return "request timed out"
-            case .remoteConnectionClosed: return "connection closed by the server"
-            default: return "connection failed (\(error))"
-            }
+    /// Why a request got no response, in a few words, and whether to try again.
+    struct TransportFailure: Equatable {
+        /// E.g. "connection refused", "read timed out".
+        var text: String
+        /// True when no connection could be made (refused, unreachable, DNS, connect timeout).
+        var isConnecting: Bool
+        /// False when another attempt cannot succeed (a redirect loop, an invalid URL).
+        var isRetryable: Bool
+
+        /// The error to throw: ``UpstreamError/unreachable(_:)`` ("cannot connect to <url>: ...")
+        /// when no connection was made, else ``UpstreamError/http(status:url:message:)`` with status 0.
+        func error(url: String, message: String) -> UpstreamError {
+            isConnecting ? .unreachable("cannot connect to \(url): \(message)") : .http(status: 0, url: url, message: message)
         }
-        return "connection failed (\(String(describing: error)))"
     }
+
+    /// Classifies a transport error.
+    static func transportFailure(_ error: any Error) -> TransportFailure {
+        func connecting(_ text: String) -> TransportFailure { TransportFailure(text: text, isConnecting: true, isRetryable: true) }
+        func transient(_ text: String) -> TransportFailure { TransportFailure(text: text, isConnecting: false, isRetryable: true) }
+        func final(_ text: String) -> TransportFailure { TransportFailure(text: text, isConnecting: false, isRetryable: false) }
+        switch error {
+        case let error as HTTPClientError:
+            switch error {
+            case .connectTimeout: return connecting("connection timed out")
+            case .tlsHandshakeTimeout: return connecting("TLS handshake timed out")
+            case .readTimeout: return transient("read timed out")
+            case .deadlineExceeded: return transient("request timed out")
+            case .remoteConnectionClosed: return transient("connection closed by the server")
+            case .redirectLimitReached: return final("too many redirects (more than \(maxRedirects))")
+            case .redirectCycleDetected: return final("redirect loop")
+            case .invalidURL, .emptyHost, .emptyScheme: return final("invalid URL")
+            case _ where String(describing: error).hasPrefix("HTTPClientError.unsupportedScheme"):
+                return final("redirect to a URL that is not http(s)")
+            default: return transient("connection failed (\(error))")
+            }
+        case let error as NIOConnectionError:
+            if error.dnsAError != nil || error.dnsAAAAError != nil { return connecting("cannot resolve host '\(error.host)'") }
+            let reasons = error.connectionErrors.compactMap { ($0.error as? IOError).flatMap { socketReason($0.errnoCode) } }
+            return connecting(reasons.first ?? "connection failed (\(error))")
+        case let error as IOError:
+            if error.errnoCode == ECONNREFUSED || error.errnoCode == ENETUNREACH || error.errnoCode == EHOSTUNREACH {
+                return connecting(socketReason(error.errnoCode) ?? "connection failed")
+            }
+            return transient(socketReason(error.errnoCode) ?? "connection failed (\(error))")
+        default:
+            return transient("connection failed (\(String(describing: error)))")
+        }
+    }
+
+    /// A socket error number in words, for the ones users meet.
+    private static func socketReason(_ code: Int32) -> String? {
+        switch code {
+        case ECONNREFUSED: return "connection refused"
+        case ECONNRESET: return "connection reset by the server"
+        case ENETUNREACH: return "network unreachable"
+        case EHOSTUNREACH: return "host unreachable"
+        case ETIMEDOUT: return "connection timed out"
+        default: return nil
+        }
+    }
+
+    /// Redirects followed per request.
+    static let maxRedirects = 5
 }
 
 extension HTTPSession {

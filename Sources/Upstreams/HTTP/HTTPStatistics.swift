@@ -24,6 +24,9 @@ final class SessionState: @unchecked Sendable {
     /// For each exhausted limit (`X-RateLimit`, `X-BurstLimit`): the instant (on the session's
     /// clock) it resets.
     private var limitedUntil: [String: Date] = [:]
+    /// For each limit announced: the fewest requests left in its current window (named by its
+    /// `-Reset` value), however the responses of parallel requests arrive.
+    private var windows: [String: (remaining: Int, reset: String?)] = [:]
 
     func read() -> HTTPStatistics { lock.withLock { statistics } }
     func update(_ change: (inout HTTPStatistics) -> Void) { lock.withLock { change(&statistics) } }
@@ -31,6 +34,22 @@ final class SessionState: @unchecked Sendable {
 
     /// Sets (or with nil clears) when the limit named by header prefix `limit` resets.
     func setLimitReset(_ limit: String, _ date: Date?) { lock.withLock { limitedUntil[limit] = date } }
+
+    /// Records that a response said `remaining` requests are left of `limit` in the window ending
+    /// at `reset`; returns the fewest left in that window so far.
+    func noteRemaining(_ limit: String, _ remaining: Int, reset: String?) -> Int {
+        lock.withLock {
+            if let window = windows[limit], window.reset == reset, reset != nil {
+                windows[limit] = (min(window.remaining, remaining), reset)
+            } else {
+                windows[limit] = (remaining, reset)
+            }
+            return windows[limit]?.remaining ?? remaining
+        }
+    }
+
+    /// The fewest requests left in any announced limit's window; nil when none was announced.
+    var fewestRemaining: Int? { lock.withLock { windows.values.map(\.remaining).min() } }
 
     /// The exhausted limit that resets last, if any.
     var latestLimitReset: (limit: String, until: Date)? {

@@ -21,9 +21,33 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
 
 /// Checks and redaction of URLs that come from configuration or from upstream.
 public enum URLSafety {
-    /// Query parameter names whose values are treated as secrets.
-    static let secretParameters: Set<String> = [
-        "access_token", "token", "api_key", "apikey", "key", "password", "secret", "client_secret", "auth",
+    /// Whether query parameter `name` carries a secret: refused in a spec URL, its value redacted
+    /// from messages and logs (one rule for both). Names are compared lowercased with everything
+    /// but letters and digits removed (`X-Amz-Signature`, `api-key`, `Private_Token`), against
+    /// ``secretNames`` and the endings in ``secretSuffixes``; paging cursors such as `pageToken`
+    /// (``cursorNames``) are not secrets.
+    static func isSecretParameter(_ name: String) -> Bool {
+        let key = String(name.lowercased().unicodeScalars.filter { ("a"..."z").contains($0) || ("0"..."9").contains($0) })
+        if secretNames.contains(key) { return true }
+        if cursorNames.contains(key) { return false }
+        return secretSuffixes.contains { key.hasSuffix($0) }
+    }
+
+    /// Normalized parameter names that are secrets as a whole word (`key`, but not `sortkey`).
+    static let secretNames: Set<String> = [
+        "key", "auth", "authorization", "bearer", "sig", "jwt", "pass", "pwd", "session", "otp",
+    ]
+
+    /// Normalized endings of secret parameter names (`access_token`, `X-Amz-Credential`, `jsessionid`).
+    static let secretSuffixes = [
+        "token", "secret", "password", "passwd", "passphrase", "signature", "apikey", "credential", "credentials",
+        "sessionid", "sessid", "sessionkey", "privatekey", "secretkey", "accesskey", "authkey",
+    ]
+
+    /// Normalized names of paging cursors that end like a secret but are not one.
+    static let cursorNames: Set<String> = [
+        "pagetoken", "nextpagetoken", "nexttoken", "continuationtoken", "resumptiontoken", "synctoken",
+        "skiptoken", "deltatoken",
     ]
 
     /// Parses an upstream location given in a spec and refuses URLs that carry credentials.
@@ -42,8 +66,7 @@ public enum URLSafety {
                 "\(kind) upstream URL must not embed credentials (user:password@); "
                     + "use the tokenEnv, tokenCommand or basicEnv option instead")
         }
-        if let names = components.queryItems?.map({ $0.name.lowercased() }),
-           let name = names.first(where: { secretParameters.contains($0) }) {
+        if let name = components.queryItems?.map(\.name).first(where: isSecretParameter) {
             throw UpstreamError.invalidConfiguration(
                 "\(kind) upstream URL must not carry a secret in its query ('\(name)='); "
                     + "use the tokenEnv, tokenCommand or basicEnv option instead")
@@ -66,7 +89,7 @@ public enum URLSafety {
         }
         if let items = components.queryItems {
             components.queryItems = items.map { item in
-                guard secretParameters.contains(item.name.lowercased()) else { return item }
+                guard isSecretParameter(item.name) else { return item }
                 changed = true
                 return URLQueryItem(name: item.name, value: "***")
             }
