@@ -28,7 +28,14 @@ extension Mirror {
         let target = try mirrorErrors { try repository.commit(targetID) }
         var newTip = targetID
         if !hard {
-            let counts = try changes(from: head.tree, to: target.tree)
+            // A manifest committed corrupt (the snapshot rolled back from, typically) leaves the
+            // counts unknown: the rollback still goes ahead, as `--hard` would.
+            let counts: ChangeCounts
+            do {
+                counts = try changes(from: head.tree, to: target.tree)
+            } catch .corruptManifest {
+                counts = ChangeCounts()
+            }
             var message = SnapshotMessage.parse(target.message)
                 ?? SnapshotMessage(verb: "Rollback", upstream: settings.upstream, collections: [], counts: counts, items: 0)
             message.verb = "Rollback"
