@@ -26,29 +26,41 @@ enum FuzzListing {
         } else {
             preconditionFailure("serialized JSONValue does not parse")
         }
-        // Decode a page as the adapters do: rows with an id and a version, ids repeated only
-        // with the same version.
+        // Decode rows as the adapters do, in pages of up to three: an id repeated on one page
+        // with another version is an error (the listing stops there), one repeated on a later page
+        // keeps the newer version.
         guard case .object(let fields) = value else { return }
         let rows: [JSONValue]
         switch fields["envelopeTemplates"] ?? fields["items"] {
         case .array(let array)?: rows = array
         default: rows = fields.values.compactMap { if case .array(let a) = $0 { a } else { nil } }.first ?? []
         }
-        var accumulator = ListingAccumulator(collection: "fuzz")
+        var listed: [ListedItem] = []
         for (position, row) in rows.enumerated() {
             guard case .object(let item) = row else { continue }
             guard let id = (item["templateId"] ?? item["id"])?.stringValue, !id.isEmpty else { continue }
             guard let version = try? listedVersion(item["lastModified"] ?? item["modified_gmt"], collection: "fuzz",
                                                    item: "\(id) (#\(position))", field: "lastModified") else { continue }
+            listed.append(ListedItem(id: ItemID(id), lastModified: version))
+        }
+        var accumulator = ListingAccumulator(collection: "fuzz")
+        var newest: [ItemID: Timestamp] = [:]
+        for start in stride(from: 0, to: listed.count, by: 3) {
+            let page = Array(listed[start..<min(start + 3, listed.count)])
             let before = accumulator.count
             do {
-                try accumulator.add(ListedItem(id: ItemID(id), lastModified: version))
-                precondition(accumulator.count <= before + 1)
+                try accumulator.add(page: page)
             } catch {
-                precondition(accumulator.count == before, "a rejected row was kept")
+                precondition(accumulator.count <= before + page.count)
+                break
             }
+            precondition(accumulator.count <= before + page.count)
+            for item in page where newest[item.id].map({ item.lastModified > $0 }) ?? true { newest[item.id] = item.lastModified }
         }
         precondition(Set(accumulator.items.map(\.id)).count == accumulator.items.count, "an id was kept twice")
+        for item in accumulator.items where newest[item.id].map({ $0 > item.lastModified }) == true {
+            preconditionFailure("an older version was kept")
+        }
     }
 
     /// Structural equality where an integer and a number with the same value are equal.
