@@ -193,19 +193,25 @@ import TidemarkFixtures
         }
     }
 
+    /// An adapter listing `server` two templates a page, whose second page of four is `rows`
+    /// (template id, lastModified) instead of the real one.
+    private func upstream(_ server: FixtureServer, secondPage rows: [(String, String)]) throws -> DocuSignUpstream {
+        let templates = rows.map { #"{"templateId":"\#($0.0)","lastModified":"\#($0.1)"}"# }.joined(separator: ",")
+        let page = #"{"resultSetSize":"2","startPosition":"2","totalSetSize":"4","envelopeTemplates":["# + templates + "]}"
+        server.inject(FixtureFault(queryContains: "start_position=2", replacementBody: page))
+        return try DocuSignUpstream(
+            UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
+                                  options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"]),
+            settings: fastSettings, environment: ["DS_TOKEN": canary])
+    }
+
     /// One page is one snapshot: an id listed twice on it with two versions means two templates
     /// share it, and that stays an error.
     @Test func duplicateIDOnOnePageIsAnError() async throws {
         try await withFixture(items: 4, token: canary) { server in
             let ids = server.ids(.docusign)
-            let page2 = #"{"resultSetSize":"2","startPosition":"2","totalSetSize":"4","envelopeTemplates":["#
-                + #"{"templateId":"\#(ids[2])","lastModified":"2030-01-01T00:00:00.0000000Z"},"#
-                + #"{"templateId":"\#(ids[2])","lastModified":"2030-01-02T00:00:00.0000000Z"}]}"#
-            server.inject(FixtureFault(queryContains: "start_position=2", replacementBody: page2))
-            let docusign = try DocuSignUpstream(
-                UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
-                                      options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"]),
-                settings: fastSettings, environment: ["DS_TOKEN": canary])
+            let docusign = try upstream(server, secondPage: [(ids[2], "2030-01-01T00:00:00.0000000Z"),
+                                                             (ids[2], "2030-01-02T00:00:00.0000000Z")])
             try await using(docusign) { docusign in
                 let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 #expect(error == .duplicateID(
@@ -220,14 +226,8 @@ import TidemarkFixtures
     @Test func olderVersionOnALaterPageIsIgnored() async throws {
         try await withFixture(items: 4, token: canary) { server in
             let ids = server.ids(.docusign)
-            let page2 = #"{"resultSetSize":"2","startPosition":"2","totalSetSize":"4","envelopeTemplates":["#
-                + #"{"templateId":"\#(ids[0])","lastModified":"2001-01-01T00:00:00.0000000Z"},"#
-                + #"{"templateId":"\#(ids[3])","lastModified":"2030-01-01T00:00:00.0000000Z"}]}"#
-            server.inject(FixtureFault(queryContains: "start_position=2", replacementBody: page2))
-            let docusign = try DocuSignUpstream(
-                UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
-                                      options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"]),
-                settings: fastSettings, environment: ["DS_TOKEN": canary])
+            let docusign = try upstream(server, secondPage: [(ids[0], "2001-01-01T00:00:00.0000000Z"),
+                                                             (ids[3], "2030-01-01T00:00:00.0000000Z")])
             try await using(docusign) { docusign in
                 let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
                 #expect(listing.idStrings == [ids[0], ids[1], ids[3]])
