@@ -140,9 +140,10 @@ extension Mirror {
             // Like rclone: after a failed download, infer no deletions this run.
             let deletions = outcome.failures.isEmpty ? plan.deletions : []
             for position in deletions { updates.append(.remove(path: "\(collection)/\(cached.entry(at: position).path)")) }
-            // The watermark advances only when every listed item is stored, and never goes back.
+            // The watermark advances only when every listed item is stored and the listing saw
+            // every item (none changed while it was paged), and never goes back.
             var watermark = previousWatermark
-            if outcome.failures.isEmpty,
+            if outcome.failures.isEmpty, !listing.changedWhilePaging,
                let newest = newestVersion(listing, cached: cached, since: previousWatermark, after: baseMessage),
                watermark.map({ newest > $0 }) ?? true {
                 watermark = newest

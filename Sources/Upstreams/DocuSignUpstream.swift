@@ -108,8 +108,10 @@ public struct DocuSignUpstream: Upstream {
             }
         }
         let complete = (total.map { $0 == accumulator.count } ?? true) && !accumulator.changedWhilePaging
-        return Listing(items: accumulator.items, isComplete: complete,
-                       requests: session.statistics.requests - before)
+        var listing = Listing(items: accumulator.items, isComplete: complete,
+                              requests: session.statistics.requests - before)
+        listing.changedWhilePaging = accumulator.changedWhilePaging
+        return listing
     }
 
     /// True when both URLs name the same origin, path and query items (in any order).

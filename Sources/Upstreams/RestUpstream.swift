@@ -157,8 +157,10 @@ public struct RestUpstream: Upstream {
             }
             pageNumber += 1
         }
-        return Listing(items: accumulator.items, isComplete: !incremental && !accumulator.changedWhilePaging,
-                       requests: session.statistics.requests - before)
+        var listing = Listing(items: accumulator.items, isComplete: !incremental && !accumulator.changedWhilePaging,
+                              requests: session.statistics.requests - before)
+        listing.changedWhilePaging = accumulator.changedWhilePaging
+        return listing
     }
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {

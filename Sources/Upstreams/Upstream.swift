@@ -85,6 +85,10 @@ public struct Listing: Sendable {
     public var deleted: [ItemID]
     /// HTTP requests (or file reads) the listing made.
     public var requests: Int
+    /// True when an item changed while the listing was paged (it came back on a later page with
+    /// another version): the pages after it shifted, so an item may have gone unseen. Such a
+    /// listing is not complete, and the watermark does not move past what it did not see.
+    public var changedWhilePaging = false
 
     public init(items: [ListedItem], isComplete: Bool, unchanged: [Int] = [], deleted: [ItemID] = [], requests: Int = 0) {
         self.items = items

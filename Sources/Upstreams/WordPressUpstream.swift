@@ -57,15 +57,17 @@ public struct WordPressUpstream: Upstream {
         let before = session.statistics.requests
         let authenticated = session.credentials.isConfigured
         let statuses = authenticated ? "publish,future,draft,pending,private" : nil
-        let (items, complete) = try await listAll(collection: collection, status: statuses)
+        let (items, complete, changedWhilePaging) = try await listAll(collection: collection, status: statuses)
         var deleted: [ItemID] = []
         if authenticated {
-            let (trashed, _) = try await listAll(collection: collection, status: "trash")
+            let trashed = try await listAll(collection: collection, status: "trash").items
             let live = Set(items.map(\.id))
             deleted = trashed.map(\.id).filter { !live.contains($0) }
         }
-        return Listing(items: items, isComplete: complete, deleted: deleted,
-                       requests: session.statistics.requests - before)
+        var listing = Listing(items: items, isComplete: complete, deleted: deleted,
+                              requests: session.statistics.requests - before)
+        listing.changedWhilePaging = changedWhilePaging
+        return listing
     }
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
@@ -77,7 +79,7 @@ public struct WordPressUpstream: Upstream {
     }
 
     /// Lists every item of `collection` with the given `status` filter (nil: the default).
-    private func listAll(collection: String, status: String?) async throws -> ([ListedItem], Bool) {
+    private func listAll(collection: String, status: String?) async throws -> (items: [ListedItem], complete: Bool, changedWhilePaging: Bool) {
         var query = [("per_page", String(pageSize)), ("page", "1"), ("orderby", "modified"), ("order", "asc"),
                      ("_fields", "id,modified_gmt")]
         if let status { query.append(("status", status)) }
@@ -124,7 +126,7 @@ public struct WordPressUpstream: Upstream {
             page += 1
         }
         let countsAgree = total.map { $0 == accumulator.count } ?? !endedEarly
-        return (accumulator.items, countsAgree && !accumulator.changedWhilePaging)
+        return (accumulator.items, countsAgree && !accumulator.changedWhilePaging, accumulator.changedWhilePaging)
     }
 
     private func listedPost(_ value: JSONValue, position: Int, collection: String) throws -> ListedItem {

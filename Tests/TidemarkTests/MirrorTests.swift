@@ -29,6 +29,28 @@ struct MirrorTests {
         }
     }
 
+    /// A listing in which an item changed while it was paged may have missed another: the
+    /// versions it found are stored, but the watermark stays until a listing sees everything.
+    @Test func aListingThatChangedWhilePagedHoldsTheWatermark() async throws {
+        try await withScratch { path in
+            let upstream = seeded(5)
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            upstream.put(ItemID("item-1"), "2024-02-01T00:00:00Z")
+            upstream.listingChangedWhilePaging = true
+            let held = try await mirror.fetch()
+            #expect(held.downloaded == 1 && held.behind == ChangeCounts(changed: 1))
+            #expect(try await mirror.log(from: "tidemark/upstream").first?.collections.first?.watermark == "2024-01-01T00:00:04Z")
+            // The next fetch that stores something moves it to the newest version that fetch
+            // listed (a fetch that finds nothing new makes no snapshot, so it records none). It
+            // stays below item-1's version, stored under the held one: a watermark that lags only
+            // makes an incremental listing cover more.
+            upstream.listingChangedWhilePaging = false
+            upstream.put(ItemID("item-2"), "2024-01-15T00:00:00Z")
+            _ = try await mirror.fetch()
+            #expect(try await mirror.log(from: "tidemark/upstream").first?.collections.first?.watermark == "2024-01-15T00:00:00Z")
+        }
+    }
+
     @Test func fetchDownloadsOnlyWhatChangedAndStatusReportsIt() async throws {
         try await withScratch { path in
             let upstream = seeded(20)

@@ -15,6 +15,8 @@ final class TestUpstream: Upstream, @unchecked Sendable {
     private var failing: Set<ItemID> = []
     private var downloads: [ItemID] = []
     var listingIsComplete = true
+    /// Listings say an item changed while they were paged (``Listing/changedWhilePaging``).
+    var listingChangedWhilePaging = false
 
     init(collections: [String] = ["items"]) {
         self.collections = collections
@@ -46,7 +48,9 @@ final class TestUpstream: Upstream, @unchecked Sendable {
                 items.append(ListedItem(id: id, lastModified: Timestamp(item.lastModified)!, etag: item.lastModified))
             }
         }
-        return Listing(items: items, isComplete: listingIsComplete, unchanged: unchanged, requests: 1)
+        var listing = Listing(items: items, isComplete: listingIsComplete, unchanged: unchanged, requests: 1)
+        listing.changedWhilePaging = listingChangedWhilePaging
+        return listing
     }
 
     func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
