@@ -65,18 +65,9 @@ public struct SyncReport: Sendable {
     /// `--dry-run` only: a sync a killed run left unfinished, which the sync would finish first.
     /// The plan is made against the branch, so its counts and paths include that sync's changes.
     public var interruptedSync: InterruptedSync?
+}
 
-    init(outcome: Outcome, fetch: FetchReport?, counts: ChangeCounts, paths: [String], previous: ObjectID?,
-         current: ObjectID?, plannedDownloads: Int) {
-        self.outcome = outcome
-        self.fetch = fetch
-        self.counts = counts
-        self.paths = paths
-        self.previous = previous
-        self.current = current
-        self.plannedDownloads = plannedDownloads
-    }
-
+extension SyncReport {
     /// The report of a sync whose fetch could not download every item: the branch did not move.
     public init(incompleteFetch fetch: FetchReport) {
         self.init(outcome: .incompleteFetch, fetch: fetch, counts: ChangeCounts(), paths: [], previous: nil,
@@ -160,10 +151,9 @@ extension Mirror {
             counts.deleted += changes.deletions.count
             paths += changes.deletions.map { "\(collection)/\(headTable.entry(at: $0).path)" }
         }
-        var report = SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: paths.sorted(),
-                                previous: head?.id, current: nil, plannedDownloads: downloads)
-        report.listingRequests = upstream.statistics.requests - requestsBefore
-        return report
+        return SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: paths.sorted(), previous: head?.id,
+                          current: nil, plannedDownloads: downloads,
+                          listingRequests: upstream.statistics.requests - requestsBefore)
     }
 
     /// Moves the branch to the upstream-tracking snapshot and updates the working tree.
@@ -406,9 +396,9 @@ extension Mirror {
     }
 
     /// True when the working tree file at `path` has exactly the contents `tree` gives it (or is
-    /// absent where `tree` has no file).
-    func workingTreeMatches(_ path: String, in tree: ObjectID) throws(MirrorError) -> Bool {
-        let entry = try mirrorErrors { try repository.treeEntry(at: path, in: tree) }
+    /// absent where `tree`, or no tree, has no file).
+    func workingTreeMatches(_ path: String, in tree: ObjectID?) throws(MirrorError) -> Bool {
+        let entry = try tree.flatMap { (tree) throws(MirrorError) in try mirrorErrors { try repository.treeEntry(at: path, in: tree) } }
         let data = FileManager.default.contents(atPath: workingTree + path)
         guard let entry else { return data == nil }
         guard let data else { return false }
@@ -476,27 +466,23 @@ extension Mirror {
         let changed = try mirrorErrors { try repository.diffTrees(oldTree, targetCommit.tree).deltas.map(\.path) }
         // Files the interrupted checkout already wrote are left alone; a file it was writing when
         // it died (the new contents cut short, over the old ones or alone) is rewritten; the rest
-        // are updated safely (an edit made since is never overwritten).
+        // are updated safely. Those the killed run had not reached hold the old snapshot's
+        // contents: any other (an edit, an untracked file in the way) is named before anything
+        // is written, unless `force`.
         var remaining: [String] = []
         var torn: [String] = []
+        var edited: [String] = []
         for path in changed where try !workingTreeMatches(path, in: targetCommit.tree) {
-            if try isTornWrite(path, of: targetCommit.tree, over: oldTree) { torn.append(path) } else { remaining.append(path) }
+            if try isTornWrite(path, of: targetCommit.tree, over: oldTree) {
+                torn.append(path)
+            } else {
+                remaining.append(path)
+                if !force, try !workingTreeMatches(path, in: oldTree) { edited.append(path) }
+            }
         }
         try checkNoSymlinks(remaining + torn)
-        if !force {
-            // Files the killed run had not reached yet hold the old snapshot's contents; any
-            // other contents (an edit, an untracked file in the way) are named before anything
-            // is written.
-            var edited: [String] = []
-            for path in remaining {
-                var info = stat()
-                let unchanged = try oldTree.map { (tree) throws(MirrorError) in try workingTreeMatches(path, in: tree) }
-                    ?? (lstat(workingTree + path, &info) != 0)
-                if !unchanged { edited.append(path) }
-            }
-            if !edited.isEmpty {
-                throw .localEdits((try? describe(paths: edited, in: targetCommit.tree)) ?? edited)
-            }
+        if !edited.isEmpty {
+            throw .localEdits((try? describe(paths: edited, in: targetCommit.tree)) ?? edited)
         }
         // A copy made to separate a hard-linked file, not yet renamed over it when the run died
         // (its file was not written yet, so it is among these; their folders are no links).
