@@ -49,6 +49,9 @@ public struct MirrorSettings: Sendable, Equatable {
     /// Option keys passed through to upstream adapters.
     public static let adapterOptionKeys = adapterOptions.map(\.key)
 
+    /// The kinds of upstream (`dir`, `docusign`, `wordpress`, `rest`).
+    public static let upstreamKinds = UpstreamFactory.kinds
+
     /// The upstream kinds (`docusign`, `rest`, ...) an adapter option means something for; nil
     /// for an unknown key.
     public static func kinds(ofOption key: String) -> Set<String>? {

@@ -96,8 +96,8 @@ extension TidemarkCommand {
             if let name = given["tokenEnv"], !Clone.isVariableName(name) {
                 throw ValidationError("--token-env takes the name of an environment variable (letters, digits and _), and what was given is not one; the token itself goes in that variable")
             }
-            if let names = given["basicEnv"], !(names.split(separator: ":", omittingEmptySubsequences: false).count == 2
-                                                && names.split(separator: ":").allSatisfy({ Clone.isVariableName(String($0)) })) {
+            if let names = given["basicEnv"].map({ $0.split(separator: ":", omittingEmptySubsequences: false) }),
+               names.count != 2 || !names.allSatisfy({ Clone.isVariableName(String($0)) }) {
                 throw ValidationError("--basic-env takes two environment variable names, USER_VAR:PASS_VAR, and what was given is not that; the credentials themselves go in those variables")
             }
         }
@@ -105,14 +105,14 @@ extension TidemarkCommand {
         /// Rejects an adapter option given for an upstream kind it means nothing for.
         static func check(_ key: String, _ flag: String, appliesTo kind: String, kinds: Set<String>) throws {
             // An unknown kind is the adapter factory's error, with its own message.
-            guard ["dir", "docusign", "wordpress", "rest"].contains(kind), !kinds.contains(kind) else { return }
+            guard MirrorSettings.upstreamKinds.contains(kind), !kinds.contains(kind) else { return }
             throw ValidationError("\(flag) means nothing for a \(kind) upstream (it applies to: \(kinds.sorted().joined(separator: ", ")))")
         }
 
         /// An environment variable name: a letter or `_`, then letters, digits and `_`.
         static func isVariableName(_ name: String) -> Bool {
-            guard let first = name.utf8.first, first == 95 || (first | 0x20) >= 97 && (first | 0x20) <= 122 else { return false }
-            return name.utf8.allSatisfy { $0 == 95 || ($0 >= 48 && $0 <= 57) || (($0 | 0x20) >= 97 && ($0 | 0x20) <= 122) }
+            guard let first = name.first, !first.isNumber else { return false }
+            return name.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
         }
 
         func run() async throws {
