@@ -52,6 +52,9 @@ public struct MirrorSettings: Sendable, Equatable {
     /// The kinds of upstream (`dir`, `docusign`, `wordpress`, `rest`).
     public static let upstreamKinds = UpstreamFactory.kinds
 
+    /// True for an environment variable name, as `tokenEnv` and each half of `basicEnv` must be.
+    public static func isVariableName(_ name: String) -> Bool { Credentials.isVariableName(name) }
+
     /// The upstream kinds (`docusign`, `rest`, ...) an adapter option means something for; nil
     /// for an unknown key.
     public static func kinds(ofOption key: String) -> Set<String>? {

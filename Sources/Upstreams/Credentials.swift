@@ -50,7 +50,7 @@ public final class Credentials: @unchecked Sendable {
 
     /// Reads the credential options from `options`.
     /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` when more than one is given or
-    ///   `basicEnv` is not `USER_VAR:PASS_VAR`.
+    ///   `tokenEnv` is not a variable name or `basicEnv` not `USER_VAR:PASS_VAR`.
     public init(
         options: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment,
         commandTimeout: Double = 10
@@ -60,8 +60,14 @@ public final class Credentials: @unchecked Sendable {
             throw UpstreamError.invalidConfiguration(
                 "give only one of the options \(given.joined(separator: ", ")) (they all name credentials)")
         }
+        // The values are names, never shown in a message: a token pasted in their place (on the
+        // command line or with `git config`) must not be echoed.
         if let name = options["tokenEnv"] {
-            guard !name.isEmpty else { throw UpstreamError.invalidConfiguration("option tokenEnv needs a variable name") }
+            guard Credentials.isVariableName(name) else {
+                throw UpstreamError.invalidConfiguration(
+                    "option tokenEnv takes the name of an environment variable (letters, digits and _), and its value "
+                    + "is not one; the token itself goes in that variable")
+            }
             source = .tokenEnv(name)
         } else if let command = options["tokenCommand"] {
             guard !command.trimmingCharacters(in: .whitespaces).isEmpty else {
@@ -70,9 +76,10 @@ public final class Credentials: @unchecked Sendable {
             source = .tokenCommand(command)
         } else if let pair = options["basicEnv"] {
             let parts = pair.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+            guard parts.count == 2, parts.allSatisfy(Credentials.isVariableName) else {
                 throw UpstreamError.invalidConfiguration(
-                    "option basicEnv must be USER_VAR:PASS_VAR (two environment variable names), got '\(pair)'")
+                    "option basicEnv takes two environment variable names, USER_VAR:PASS_VAR, and its value is not "
+                    + "that; the credentials themselves go in those variables")
             }
             source = .basicEnv(user: parts[0], password: parts[1])
         } else {
@@ -80,6 +87,12 @@ public final class Credentials: @unchecked Sendable {
         }
         self.environment = environment
         self.commandTimeout = commandTimeout
+    }
+
+    /// True for an environment variable name: a letter or `_`, then letters, digits and `_`.
+    public static func isVariableName(_ name: String) -> Bool {
+        guard let first = name.first, !first.isNumber else { return false }
+        return name.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
     }
 
     /// True when some credential option is configured.

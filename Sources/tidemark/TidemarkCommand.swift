@@ -33,7 +33,7 @@ struct TidemarkCommand: AsyncParsableCommand {
     /// Parses the command line, runs the command, and exits like git does.
     static func runMain() async {
         do {
-            var command = try parseAsRoot(defaultingIfStale(Array(CommandLine.arguments.dropFirst())))
+            var command = try parseAsRoot(countingLikeGitLog(defaultingIfStale(Array(CommandLine.arguments.dropFirst()))))
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -69,12 +69,45 @@ struct TidemarkCommand: AsyncParsableCommand {
         return result
     }
 
+    /// `log -<number>` means `log -n <number>`, as in git.
+    static func countingLikeGitLog(_ arguments: [String]) -> [String] {
+        var index = 0
+        while index < arguments.count, arguments[index].hasPrefix("-"), arguments[index] != "--" {
+            index += arguments[index] == "-C" ? 2 : 1
+        }
+        guard index < arguments.count, arguments[index] == "log" else { return arguments }
+        var result = Array(arguments[...index])
+        for (offset, argument) in arguments[(index + 1)...].enumerated() {
+            if argument == "--" { return result + arguments[(index + 1 + offset)...] }
+            if argument.count > 1, argument.hasPrefix("-"), argument.dropFirst().allSatisfy(\.isASCII),
+               argument.dropFirst().allSatisfy(\.isNumber) {
+                result += ["-n", String(argument.dropFirst())]
+            } else {
+                result.append(argument)
+            }
+        }
+        return result
+    }
+
     /// The mirror the command works on: the one containing `-C <path>` or the current folder.
     func openMirror() throws -> Mirror {
+        try checkDirectory()
         do {
             return try Mirror.open(at: directory ?? FileManager.default.currentDirectoryPath)
         } catch {
             throw CommandFailure.fatal(error.description)
+        }
+    }
+
+    /// Fails as `git -C` does when `-C <path>` is not a folder that can be entered.
+    func checkDirectory() throws {
+        guard let directory else { return }
+        var info = stat()
+        if stat(directory, &info) != 0 {
+            throw CommandFailure.fatal("cannot change to '\(directory)': \(String(cString: strerror(errno)))")
+        }
+        if info.st_mode & S_IFMT != S_IFDIR {
+            throw CommandFailure.fatal("cannot change to '\(directory)': \(String(cString: strerror(ENOTDIR)))")
         }
     }
 

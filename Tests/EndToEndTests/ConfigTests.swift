@@ -61,6 +61,13 @@ struct ConfigTests {
             #expect((2...4).contains(server.maxConcurrentRequests), "max in flight: \(server.maxConcurrentRequests)")
             #expect(pages.count == 4 && pages.allSatisfy { $0.query.contains("count=5") })
 
+            // A token stored where its variable's name belongs is refused, and never echoed.
+            try await CLI.git(["config", "tidemark.tokenEnv", token], in: mirror)
+            let pasted = try await CLI.tidemark(["fetch"], in: mirror, environment: env)
+            #expect(pasted.status == 128 && pasted.stderr.contains("tokenEnv") && !pasted.stderr.contains(token),
+                    "\(pasted.stderr)")
+            try await CLI.git(["config", "tidemark.tokenEnv", "TIDEMARK_TEST_TOKEN"], in: mirror)
+
             // A bad value is an error naming the key.
             try await CLI.git(["config", "tidemark.jobs", "0"], in: mirror)
             let bad = try await CLI.tidemark(["status"], in: mirror)

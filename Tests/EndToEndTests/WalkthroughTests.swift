@@ -104,6 +104,37 @@ struct WalkthroughTests {
             #expect(badDuration.status == 129 && badDuration.stderr.contains("--if-stale"))
             let help = try await CLI.tidemark(["help", "status"], in: root)
             #expect(help.status == 0 && help.stdout.contains("--porcelain"))
+            // -C as git -C: a folder that is not there is named, for every command.
+            for arguments in [["-C", "gone", "status"], ["-C", "gone", "clone", "dir:up", "m"]] {
+                let gone = try await CLI.tidemark(arguments, in: root)
+                #expect(gone.status == 128 && gone.stderr == "fatal: cannot change to 'gone': No such file or directory\n")
+            }
+            #expect(!FileManager.default.fileExists(atPath: root + "/gone"))
+        }
+    }
+
+    /// `log -3` and `log -n1` count as in git.
+    @Test func logCountsLikeGit() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            try #"{"id": "a", "lastModified": "2024-01-01T00:00:00Z"}"#.write(toFile: upstream + "/a.json", atomically: true, encoding: .utf8)
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            for round in 2...4 {
+                try #"{"id": "a", "lastModified": "2024-01-0\#(round)T00:00:00Z"}"#
+                    .write(toFile: upstream + "/a.json", atomically: true, encoding: .utf8)
+                #expect(try await CLI.tidemark(["-C", "m", "sync", "-q"], in: root).status == 0)
+            }
+            let snapshots = { (arguments: [String]) async throws -> Int in
+                let result = try await CLI.tidemark(["-C", "m", "log"] + arguments, in: root)
+                #expect(result.status == 0, "\(arguments): \(result.stderr)")
+                return result.stdout.components(separatedBy: "\nsnapshot ").count
+            }
+            #expect(try await snapshots([]) == 4)
+            #expect(try await snapshots(["-3"]) == 3)
+            #expect(try await snapshots(["-n1"]) == 1)
+            #expect(try await snapshots(["-n", "2"]) == 2)
+            #expect(try await snapshots(["--max-count=2", "HEAD~1"]) == 2)
         }
     }
 

@@ -35,6 +35,24 @@ import Testing
         }
     }
 
+    /// A secret stored where a variable name belongs (`git config tidemark.tokenEnv <token>`) is
+    /// refused without being repeated in the message.
+    @Test func aSecretInPlaceOfAVariableNameIsRefusedUnechoed() {
+        let token = "eyJ0eXAi.sk-live-8f3b"
+        for options in [["tokenEnv": token], ["basicEnv": "admin:\(token)"], ["basicEnv": "WP_USER:pass word"],
+                        ["tokenEnv": "1ABC"], ["tokenEnv": ""]] {
+            do {
+                _ = try Credentials(options: options, environment: [:])
+                Issue.record("accepted \(options)")
+            } catch {
+                let message = "\(error)"
+                #expect(message.contains(options.keys.first!))
+                #expect(!message.contains(token) && !message.contains("pass word"))
+            }
+        }
+        #expect((try? Credentials(options: ["basicEnv": "WP_USER:_PASS2"], environment: [:])) != nil)
+    }
+
     @Test func tokenCommandPrintsToken() async throws {
         let credentials = try Credentials(options: ["tokenCommand": "printf 'tok-123\\n'"])
         #expect(try await credentials.resolve() == .bearer("tok-123"))

@@ -93,11 +93,11 @@ extension TidemarkCommand {
                 given[key] = value
             }
             // Names, not secrets: a token pasted here would be stored in .git/config and echoed.
-            if let name = given["tokenEnv"], !Clone.isVariableName(name) {
+            if let name = given["tokenEnv"], !MirrorSettings.isVariableName(name) {
                 throw ValidationError("--token-env takes the name of an environment variable (letters, digits and _), and what was given is not one; the token itself goes in that variable")
             }
             if let names = given["basicEnv"].map({ $0.split(separator: ":", omittingEmptySubsequences: false) }),
-               names.count != 2 || !names.allSatisfy({ Clone.isVariableName(String($0)) }) {
+               names.count != 2 || !names.allSatisfy({ MirrorSettings.isVariableName(String($0)) }) {
                 throw ValidationError("--basic-env takes two environment variable names, USER_VAR:PASS_VAR, and what was given is not that; the credentials themselves go in those variables")
             }
         }
@@ -109,13 +109,8 @@ extension TidemarkCommand {
             throw ValidationError("\(flag) means nothing for a \(kind) upstream (it applies to: \(kinds.sorted().joined(separator: ", ")))")
         }
 
-        /// An environment variable name: a letter or `_`, then letters, digits and `_`.
-        static func isVariableName(_ name: String) -> Bool {
-            guard let first = name.first, !first.isNumber else { return false }
-            return name.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
-        }
-
         func run() async throws {
+            try root.checkDirectory()
             var adapterOptions: [String: String] = [:]
             for option in options {
                 let parts = option.split(separator: "=", maxSplits: 1).map(String.init)

@@ -14,7 +14,7 @@ extension TidemarkCommand {
 
                 Examples:
                   tidemark log
-                  tidemark log -n 3
+                  tidemark log -3
                   tidemark log upstream --json
                 """)
 
@@ -24,7 +24,8 @@ extension TidemarkCommand {
         @Argument(help: "Start from this revision (default: HEAD; 'upstream' for the upstream-tracking ref).")
         var revision: String?
 
-        @Option(name: [.customShort("n"), .long], help: "Show at most this many snapshots.")
+        @Option(name: [.customShort("n", allowingJoined: true), .long],
+                help: "Show at most this many snapshots (also -n3 and -3, as in git).")
         var maxCount: Int?
 
         @Flag(help: "Print a JSON array.")
