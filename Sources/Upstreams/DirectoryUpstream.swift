@@ -317,7 +317,8 @@ public struct DirectoryUpstream: Upstream {
                     guard name.first != 46, !isMirror(fd, name) else { continue }
                     try checkUTF8(name, in: path, what: "a folder")
                     subfolders.append(path + "/" + String(decoding: name, as: UTF8.self))
-                } else if kind == S_IFREG, name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
+                } else if kind == S_IFREG, name.count > 5, name.suffix(5).elementsEqual(".json".utf8),
+                          !isAppleDouble(fd, name) {
                     try checkUTF8(name, in: path, what: "an item file")
                     files.stems.append(range.lowerBound..<range.upperBound - 5)
                     files.infos.append(info)
@@ -336,6 +337,21 @@ public struct DirectoryUpstream: Upstream {
         let file = Array(path.utf8) + [UInt8(ascii: "/")] + Array(name)
         throw UpstreamError.unreachable(
             "upstream folder holds \(what) whose name is not UTF-8: \(CQuoting.quoted(file)); rename it (the dir upstream takes UTF-8 names only)")
+    }
+
+    /// True when the file `name` of the open folder `fd` is an AppleDouble file: a `._x.json`
+    /// that macOS writes beside `x.json` on file systems without resource forks (SMB shares, FAT
+    /// and exFAT drives), starting with the bytes 00 05 16 07. It holds Finder metadata, not an
+    /// item, and could never parse as JSON; a `._` file that is JSON is an item like any other.
+    static func isAppleDouble(_ fd: Int32, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard name.starts(with: "._".utf8) else { return false }
+        let file = (Array(name) + [0]).withUnsafeBufferPointer {
+            openat(fd, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        }
+        guard file >= 0 else { return false }
+        defer { close(file) }
+        var magic = [UInt8](repeating: 0, count: 4)
+        return pread(file, &magic, 4, 0) == 4 && magic == [0x00, 0x05, 0x16, 0x07]
     }
 
     /// True when the subfolder `name` of the open folder `fd` is a mirror: it holds `.git` and

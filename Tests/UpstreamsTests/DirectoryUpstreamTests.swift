@@ -250,6 +250,20 @@ struct DirectoryUpstreamTests {
         }
     }
 
+    /// macOS's `._x.json` AppleDouble files (on SMB shares, FAT drives) are not items; a `._`
+    /// file holding JSON is.
+    @Test func appleDoubleFilesAreSkipped() async throws {
+        try await withScratch { path in
+            try write(#"{"id": "x"}"#, to: "\(path)/up/x.json")
+            try Data([0x00, 0x05, 0x16, 0x07, 0x00, 0x02, 0x00, 0x00] + Array("Mac OS X        ".utf8))
+                .write(to: URL(fileURLWithPath: "\(path)/up/._x.json"))
+            try write(#"{"id": "._y"}"#, to: "\(path)/up/._y.json")
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
+            let listing = try await upstream.list(collection: "items", since: nil, cached: .none)
+            #expect(listing.items.map(\.id.description).sorted() == ["._y", "x"])
+        }
+    }
+
     @Test func statSignaturesCompareAsNumbers() {
         var info = stat()
         info.st_size = 1003
