@@ -20,6 +20,15 @@ public struct ItemStatus: Sendable, Equatable {
     public var local: Local
 }
 
+/// A changed path in the working tree that is not an item (an edited manifest, a file that
+/// no manifest lists).
+public struct PathStatus: Sendable, Equatable {
+    /// Relative to the working tree.
+    public var path: String
+    /// `.modified` or `.deleted`.
+    public var local: ItemStatus.Local
+}
+
 /// The result of `status`.
 public struct StatusReport: Sendable {
     public var branch: String
@@ -27,8 +36,8 @@ public struct StatusReport: Sendable {
     public var upstream: ObjectID?
     /// Items that differ on either side, sorted by collection and id.
     public var items: [ItemStatus]
-    /// Changed paths in the working tree that are not items (e.g. an edited manifest).
-    public var otherPaths: [String]
+    /// Changed paths in the working tree that are not items (e.g. an edited manifest), by path.
+    public var otherPaths: [PathStatus]
     public var lastFetch: Date?
     public var lastSync: Date?
     /// A sync a killed run left unfinished: until the next `fetch`, `sync` or `rollback`
@@ -76,7 +85,7 @@ extension Mirror {
         // cut short by the process exiting on an error (it would leave `index.lock` behind).
         let localResult = await local?.result
         var ordered = try behind.get()
-        var others: [String] = []
+        var others: [PathStatus] = []
 
         // The local side, from libgit2's diff of HEAD's tree against the working tree.
         if let head, let localResult {
@@ -88,9 +97,10 @@ extension Mirror {
             }
             var byPath: [String: [String: ItemID]] = [:]
             for delta in deltas {
+                let local: ItemStatus.Local = delta.status == .deleted ? .deleted : .modified
                 let parts = delta.path.split(separator: "/", maxSplits: 1).map(String.init)
                 guard parts.count == 2, settings.collections.contains(parts[0]) else {
-                    others.append(delta.path)
+                    others.append(PathStatus(path: delta.path, local: local))
                     continue
                 }
                 let collection = parts[0]
@@ -98,8 +108,10 @@ extension Mirror {
                     let entries = try manifest(collection, in: head.tree).entries
                     byPath[collection] = Dictionary(entries.map { ($0.path, $0.id) }, uniquingKeysWith: { a, _ in a })
                 }
-                guard let id = byPath[collection]?[parts[1]] else { others.append(delta.path); continue }
-                let local: ItemStatus.Local = delta.status == .deleted ? .deleted : .modified
+                guard let id = byPath[collection]?[parts[1]] else {
+                    others.append(PathStatus(path: delta.path, local: local))
+                    continue
+                }
                 if ordered[collection]?[id] != nil {
                     ordered[collection]?[id]?.local = local
                 } else {
@@ -114,7 +126,7 @@ extension Mirror {
         }
         let activity = lastActivity()
         var report = StatusReport(branch: try branch(), head: head?.id, upstream: upstream?.id, items: items,
-                                  otherPaths: others.sorted(), lastFetch: activity.fetch, lastSync: activity.sync,
+                                  otherPaths: others.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }, lastFetch: activity.fetch, lastSync: activity.sync,
                                   interruptedSync: try pendingInterruptedSync())
         if let head { report.ownCommits = try ownCommits(head: head, undoneBy: upstream?.tree).commits }
         return report

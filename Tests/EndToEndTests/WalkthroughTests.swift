@@ -113,6 +113,36 @@ struct WalkthroughTests {
         }
     }
 
+    /// An edited or deleted manifest shows in every status format, not only in `--exit-code`.
+    @Test func anEditedManifestShowsInEveryStatusFormat() async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            try #"{"id": "a"}"#.write(toFile: root + "/up/a.json", atomically: true, encoding: .utf8)
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            let manifest = root + "/m/.tidemark/items.manifest"
+            for (edit, letter, word) in [("modified", "M", "modified"), ("deleted", "D", "deleted")] {
+                if edit == "modified" {
+                    let handle = try #require(FileHandle(forWritingAtPath: manifest))
+                    handle.seekToEndOfFile()
+                    handle.write(Data("# a note\n".utf8))
+                    try handle.close()
+                } else {
+                    try FileManager.default.removeItem(atPath: manifest)
+                }
+                let porcelain = try await CLI.tidemark(["-C", "m", "status", "--porcelain", "--exit-code"], in: root)
+                #expect(porcelain.status == 1 && porcelain.stdout == " \(letter) .tidemark/items.manifest\n", "\(porcelain.stdout)")
+                let human = try await CLI.tidemark(["-C", "m", "status"], in: root)
+                #expect(human.stdout.contains("\t\((word + ":").padding(toLength: 11, withPad: " ", startingAt: 0)).tidemark/items.manifest\n"),
+                        "\(human.stdout)")
+                let json = try await CLI.tidemark(["-C", "m", "status", "--json"], in: root)
+                let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+                #expect(object?["clean"] as? Bool == false)
+                #expect(object?["otherPaths"] as? [[String: String]] == [["path": ".tidemark/items.manifest", "local": word]])
+                #expect(try await CLI.git(["status", "--porcelain"], in: root + "/m") == " \(letter) .tidemark/items.manifest\n")
+            }
+        }
+    }
+
     /// `log -3` and `log -n1` count as in git.
     @Test func logCountsLikeGit() async throws {
         try await withScratch { root in

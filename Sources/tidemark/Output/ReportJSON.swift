@@ -32,6 +32,12 @@ struct StatusJSON: Encodable {
     var items: [Item]
     var interruptedSync: InterruptedSyncJSON?
     var ownCommits: [String]?
+    var otherPaths: [OtherPath]?
+
+    struct OtherPath: Encodable {
+        var path: String
+        var local: String
+    }
 
     init(_ report: StatusReport) {
         branch = report.branch
@@ -49,6 +55,9 @@ struct StatusJSON: Encodable {
                  local: ["M": "modified", "D": "deleted"][item.local.rawValue] ?? "unchanged")
         }
         interruptedSync = report.interruptedSync.map(InterruptedSyncJSON.init)
+        otherPaths = report.otherPaths.isEmpty ? nil : report.otherPaths.map {
+            OtherPath(path: $0.path, local: $0.local == .deleted ? "deleted" : "modified")
+        }
     }
 }
 

@@ -11,6 +11,11 @@ enum StatusFormatter {
             let shown = nulTerminated ? String(decoding: name, as: UTF8.self) : Quoting.cQuoted(name)
             out += "\(item.upstream.rawValue)\(item.local.rawValue) \(shown)" + (nulTerminated ? "\0" : "\n")
         }
+        // Then the other changed paths (an edited manifest) by their working-tree path, as git shows them.
+        for other in report.otherPaths {
+            let shown = nulTerminated ? other.path : Quoting.cQuoted(Array(other.path.utf8))
+            out += " \(other.local.rawValue) \(shown)" + (nulTerminated ? "\0" : "\n")
+        }
         return out
     }
 
@@ -61,8 +66,9 @@ enum StatusFormatter {
                 let name = "\(item.collection)/\(Quoting.display(item.id))"
                 out += "\t" + output.red((item.local == .deleted ? "deleted:   " : "modified:  ") + name) + "\n"
             }
-            for path in report.otherPaths {
-                out += "\t" + output.red("modified:  \(Quoting.cQuoted(Array(path.utf8)))") + "\n"
+            for other in report.otherPaths {
+                let name = Quoting.cQuoted(Array(other.path.utf8))
+                out += "\t" + output.red((other.local == .deleted ? "deleted:   " : "modified:  ") + name) + "\n"
             }
         }
         if report.isClean {
