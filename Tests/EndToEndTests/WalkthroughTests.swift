@@ -113,12 +113,20 @@ struct WalkthroughTests {
         }
     }
 
-    /// An edited or deleted manifest shows in every status format, not only in `--exit-code`.
+    /// An edited or deleted manifest shows in every status format, not only in `--exit-code`; an
+    /// unusual id is quoted whole with its collection.
     @Test func anEditedManifestShowsInEveryStatusFormat() async throws {
         try await withScratch { root in
             try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
             try #"{"id": "a"}"#.write(toFile: root + "/up/a.json", atomically: true, encoding: .utf8)
             #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            // An unusual id is quoted whole with its collection, as git quotes a path.
+            try #"{"id": "x"}"#.write(toFile: root + "/up/café.json", atomically: true, encoding: .utf8)
+            #expect(try await CLI.tidemark(["-C", "m", "fetch", "-q"], in: root).status == 0)
+            let behind = try await CLI.tidemark(["-C", "m", "status"], in: root).stdout
+            #expect(behind.contains("\tnew:       \"items/caf\\303\\251\"\n"), "\(behind)")
+            #expect(try await CLI.tidemark(["-C", "m", "status", "--porcelain"], in: root).stdout == "A  \"items/caf\\303\\251\"\n")
+            #expect(try await CLI.tidemark(["-C", "m", "sync", "-q"], in: root).status == 0)
             let manifest = root + "/m/.tidemark/items.manifest"
             for (edit, letter, word) in [("modified", "M", "modified"), ("deleted", "D", "deleted")] {
                 if edit == "modified" {

@@ -7,8 +7,7 @@ enum StatusFormatter {
     static func porcelain(_ report: StatusReport, nulTerminated: Bool) -> String {
         var out = ""
         for item in report.items {
-            let name = Array(item.collection.utf8) + [47] + item.id.bytes
-            let shown = nulTerminated ? String(decoding: name, as: UTF8.self) : Quoting.cQuoted(name)
+            let shown = nulTerminated ? item.collection + "/" + item.id.description : quotedName(item)
             out += "\(item.upstream.rawValue)\(item.local.rawValue) \(shown)" + (nulTerminated ? "\0" : "\n")
         }
         // Then the other changed paths (an edited manifest) by their working-tree path, as git shows them.
@@ -17,6 +16,11 @@ enum StatusFormatter {
             out += " \(other.local.rawValue) \(shown)" + (nulTerminated ? "\0" : "\n")
         }
         return out
+    }
+
+    /// `collection/id`, quoted whole when unusual, as git quotes a path (`"templates/caf\303\251"`).
+    static func quotedName(_ item: ItemStatus) -> String {
+        Quoting.cQuoted(Array(item.collection.utf8) + [UInt8(ascii: "/")] + item.id.bytes)
     }
 
     /// git-like status text.
@@ -50,7 +54,7 @@ enum StatusFormatter {
         if !upstreamItems.isEmpty {
             out += "\nBehind upstream:\n"
             for item in upstreamItems {
-                let name = "\(item.collection)/\(Quoting.display(item.id))"
+                let name = StatusFormatter.quotedName(item)
                 switch item.upstream {
                 case .changed: out += "\t" + output.red("changed:   \(name)") + "\n"
                 case .added: out += "\t" + output.green("new:       \(name)") + "\n"
@@ -63,7 +67,7 @@ enum StatusFormatter {
         if !localItems.isEmpty || !report.otherPaths.isEmpty {
             out += "\nEdited locally (a sync refuses to overwrite these without --force):\n"
             for item in localItems {
-                let name = "\(item.collection)/\(Quoting.display(item.id))"
+                let name = StatusFormatter.quotedName(item)
                 out += "\t" + output.red((item.local == .deleted ? "deleted:   " : "modified:  ") + name) + "\n"
             }
             for other in report.otherPaths {
