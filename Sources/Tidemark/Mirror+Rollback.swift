@@ -26,6 +26,13 @@ extension Mirror {
         guard let head = try headCommit() else { throw .unknownRevision("HEAD") }
         let targetID = try resolve(revision)
         let target = try mirrorErrors { try repository.commit(targetID) }
+        // Nothing to restore: no empty commit (as git refuses one), no reset to the same commit.
+        if hard ? targetID == head.id : target.tree == head.tree {
+            return RollbackReport(restored: targetID, previous: head.id, current: head.id, paths: [])
+        }
+        // Commits of the user's own above the last snapshot: refused unless `force`, as a sync
+        // refuses them. A reset drops them from the branch whatever it restores.
+        if !force { try checkOwnCommits(head: head, undoneBy: hard ? nil : target.tree, branch: branch, by: "rollback") }
         var newTip = targetID
         if !hard {
             // A manifest committed corrupt (the snapshot rolled back from, typically) leaves the
@@ -49,8 +56,13 @@ extension Mirror {
                 try repository.createCommit(tree: target.tree, parents: [head.id], message: text, author: signature())
             }
         }
-        let paths = try moveBranch(branch, from: head, to: newTip, force: force,
+        let paths: [String]
+        do {
+            paths = try moveBranch(branch, from: head, to: newTip, force: force,
                                    reflog: "tidemark rollback: \(hard ? "reset" : "restore") \(targetID.short())")
+        } catch .localEdits(let items, _) {
+            throw .localEdits(items, by: "rollback")
+        }
         return RollbackReport(restored: targetID, previous: head.id, current: newTip, paths: paths)
     }
 }

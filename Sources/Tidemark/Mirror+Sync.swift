@@ -243,7 +243,7 @@ extension Mirror {
         crashPoint("after-journal")
         do {
             try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)
-        } catch .localEdits(let conflicts) {
+        } catch .localEdits(let conflicts, _) {
             // A safe checkout that meets a file in the way writes nothing (what a parallel one
             // wrote is put back): the sync did not start, so no journal is left for the next run.
             removeState("sync-journal")
@@ -302,15 +302,15 @@ extension Mirror {
         return ((try? describe(paths: found, in: target)) ?? found).map { "\($0) (untracked file in the way)" }
     }
 
-    /// Throws ``MirrorError/ownCommits(branch:commits:items:)`` when the branch tip is not a
+    /// Throws ``MirrorError/ownCommits(branch:commits:items:by:)`` when the branch tip is not a
     /// tidemark snapshot and the commits made since the last one (first parents) change paths
     /// that a tree `undoneBy` sets back; any path they change when `undoneBy` is nil (a dry run,
     /// whose tree is not built). A snapshot tip (the usual case) costs one message parse.
-    func checkOwnCommits(head: Commit, undoneBy target: ObjectID?, branch: String) throws(MirrorError) {
+    func checkOwnCommits(head: Commit, undoneBy target: ObjectID?, branch: String, by command: String = "sync") throws(MirrorError) {
         let (commits, paths) = try ownCommits(head: head, undoneBy: target)
         guard !paths.isEmpty else { return }
         throw .ownCommits(branch: Mirror.shortBranchName(branch), commits: commits,
-                          items: (try? describe(paths: paths, in: head.tree)) ?? paths)
+                          items: (try? describe(paths: paths, in: head.tree)) ?? paths, by: command)
     }
 
     /// The commits ``checkOwnCommits(head:undoneBy:branch:)`` refuses (`short-id subject`) and the

@@ -18,15 +18,16 @@ public enum MirrorError: Error, CustomStringConvertible {
     case gitLocked(String)
     /// A path the sync would write through is a symbolic link in the working tree.
     case symlinkInWorkingTree(path: String, target: String)
-    /// Local edits would be overwritten.
-    case localEdits([String])
+    /// Local edits would be overwritten by `command` (`sync`, `rollback`).
+    case localEdits([String], by: String = "sync")
     /// Some items could not be downloaded; what did download is stored on the upstream-tracking ref.
     /// The report is the fetch's, its `failures` naming those items.
     case incompleteFetch(FetchReport)
     /// HEAD is detached: a sync or rollback moves a branch, and none is checked out.
     case detachedHead(ObjectID)
-    /// The branch has commits not made by tidemark whose changes a sync would undo.
-    case ownCommits(branch: String, commits: [String], items: [String])
+    /// The branch has commits not made by tidemark whose changes `command` (`sync`, `rollback`)
+    /// would undo.
+    case ownCommits(branch: String, commits: [String], items: [String], by: String = "sync")
     /// The listing would delete too much; `--allow-mass-delete` overrides.
     case massDeletion(collection: String, deleting: Int, of: Int)
     /// A stored manifest is corrupt.
@@ -54,10 +55,11 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "unable to create '\(path)': file exists; another git process seems to be running in this repository. If no git process is running (one may have crashed), remove the file and run again; tidemark never deletes it"
         case .symlinkInWorkingTree(let path, let target):
             return "'\(path)' in the working tree is a symbolic link (to \(target)); tidemark never writes through links. Replace it with the real folder or file (remove it, then 'git checkout -- \(path)') and run the command again"
-        case .localEdits(let items):
-            return "your local changes to the following items would be overwritten by sync:\n"
+        case .localEdits(let items, let command):
+            // Not "commit them": a commit of one's own is refused in turn (``ownCommits``).
+            return "your local changes to the following items would be overwritten by \(command):\n"
                 + items.map { "\t\($0)" }.joined(separator: "\n")
-                + "\nCommit or discard them, or run with --force to overwrite them."
+                + "\nCopy them elsewhere and discard them ('git restore <file>'), or run with --force to overwrite them."
         case .incompleteFetch(let report):
             let failures = report.failures
             return "\(failures.count) item(s) could not be downloaded; the rest is stored and the next fetch retries them:\n"
@@ -65,13 +67,15 @@ public enum MirrorError: Error, CustomStringConvertible {
                 + (failures.count > 20 ? "\n\t... and \(failures.count - 20) more" : "")
         case .detachedHead(let commit):
             return "HEAD is detached at \(commit.short()); tidemark moves the branch a mirror has checked out. Check it out again ('git switch main') and run the command again"
-        case .ownCommits(let branch, let commits, let items):
-            return "\(branch) has commits of your own that a sync would undo:\n"
+        case .ownCommits(let branch, let commits, let items, let command):
+            let force = command == "sync" ? "replace them with upstream's version (they stay in the history)"
+                : "undo them (the history, or for --hard the reflog, keeps them)"
+            return "\(branch) has commits of your own that a \(command) would undo:\n"
                 + commits.prefix(10).map { "\t\($0)" }.joined(separator: "\n")
                 + (commits.count > 10 ? "\n\t... and \(commits.count - 10) more" : "")
                 + "\nThey change:\n" + items.prefix(20).map { "\t\($0)" }.joined(separator: "\n")
                 + (items.count > 20 ? "\n\t... and \(items.count - 20) more" : "")
-                + "\nRevert them ('git revert'), or run with --force to replace them with upstream's version (they stay in the history)."
+                + "\nRevert them ('git revert'), or run with --force to \(force)."
         case .massDeletion(let collection, let deleting, let total):
             return "refusing to delete \(deleting) of \(total) items of '\(collection)' (upstream listing empty or more than half missing); if upstream really lost them, run again with --allow-mass-delete"
         case .corruptManifest(let collection, let reason): return "manifest of '\(collection)' is corrupt: \(reason)"

@@ -168,6 +168,52 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A rollback refuses to undo the user's own commits (or, with `--hard`, to drop them) and to
+    /// overwrite local edits, naming itself; `--force` does both. A rollback to what the branch
+    /// already holds does nothing.
+    @Test func rollbackRefusesToUndoTheUsersOwnWorkAndSkipsNoChange() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            let synced = try await Self.rev("HEAD", in: mirror)
+
+            // No change: no commit, no reset.
+            for arguments in [["rollback", "HEAD"], ["rollback", "HEAD", "--hard"]] {
+                let same = try await CLI.tidemark(arguments, in: mirror)
+                #expect(same.status == 0 && same.stdout.hasPrefix("Already at snapshot"), "\(arguments): \(same.stdout) \(same.stderr)")
+                #expect(try await Self.rev("HEAD", in: mirror) == synced)
+            }
+
+            // A local edit: the refusal names the rollback.
+            try Data("{\"edited\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+            let edited = try await CLI.tidemark(["rollback", "HEAD~1"], in: mirror)
+            #expect(edited.status == 1 && edited.stderr.hasPrefix("error: your local changes to the following items would be overwritten by rollback:\n\titems/i1\n"),
+                    "\(edited.stderr)")
+            try await CLI.git(["checkout", "--", "items/i1.json"], in: mirror)
+
+            // A commit of the user's own: refused, plain or --hard, and kept.
+            try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/mine.json"))
+            try await CLI.git(["add", "-A"], in: mirror)
+            try await CLI.git(["-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "mine"], in: mirror)
+            let mine = try await Self.rev("HEAD", in: mirror)
+            for arguments in [["rollback", "HEAD~2"], ["rollback", "HEAD~2", "--hard"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1, "\(arguments): \(refused.stderr)")
+                for text in ["main has commits of your own that a rollback would undo", "\(mine.prefix(7)) mine", "\titems/mine.json\n"] {
+                    #expect(refused.stderr.contains(text), "\(arguments): '\(text)' not in \(refused.stderr)")
+                }
+                #expect(try await Self.rev("HEAD", in: mirror) == mine)
+                #expect(FileManager.default.fileExists(atPath: mirror + "/items/mine.json"))
+            }
+            let forced = try await CLI.tidemark(["rollback", "HEAD~2", "--hard", "--force"], in: mirror)
+            #expect(forced.status == 0, "\(forced.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/items/mine.json"))
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// A manifest committed corrupt is undone by a plain rollback, as the Guide advises for a bad
     /// snapshot (only `--hard` worked: the counts of the new commit read the corrupt manifest).
     @Test func aPlainRollbackUndoesACorruptManifest() async throws {
@@ -178,7 +224,10 @@ struct BranchSafetyTests {
             try Data((Self.contents(manifest) + "garbage\n").utf8).write(to: URL(fileURLWithPath: manifest))
             try await CLI.git(["-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-am", "oops"], in: mirror)
             #expect(try await CLI.tidemark(["status"], in: mirror).status == 128)
-            let rollback = try await CLI.tidemark(["rollback", "HEAD~1"], in: mirror)
+            // The corrupt manifest is a commit of the user's own: named, then undone with --force.
+            let refused = try await CLI.tidemark(["rollback", "HEAD~1"], in: mirror)
+            #expect(refused.status == 1 && refused.stderr.contains("commits of your own that a rollback would undo"), "\(refused.stderr)")
+            let rollback = try await CLI.tidemark(["rollback", "HEAD~1", "--force"], in: mirror)
             #expect(rollback.status == 0, "\(rollback.stderr)")
             #expect(try await CLI.git(["rev-parse", "HEAD^{tree}"], in: mirror) == (try await CLI.git(["rev-parse", "\(good)^{tree}"], in: mirror)))
             #expect(try await CLI.tidemark(["status"], in: mirror).status == 0)

@@ -228,7 +228,7 @@ struct MirrorTests {
             #expect(try await mirror.status().items.map { "\($0.upstream.rawValue)\($0.local.rawValue)" } == [" M"])
             upstream.put(ItemID("item-1"), "2024-05-01T00:00:00Z")
             await #expect { _ = try await mirror.sync() } throws: {
-                if case .localEdits(let items) = $0 as? MirrorError { return items == ["items/item-1"] }
+                if case .localEdits(let items, _) = $0 as? MirrorError { return items == ["items/item-1"] }
                 return false
             }
             #expect(FileManager.default.contents(atPath: file) == Data("{\"mine\": true}\n".utf8))

@@ -29,7 +29,7 @@ extension TidemarkCommand {
         @Flag(help: "Reset the branch instead of adding a commit.")
         var hard = false
 
-        @Flag(help: "Overwrite local edits.")
+        @Flag(help: "Overwrite local edits, and undo commits of your own on the branch.")
         var force = false
 
         @Flag(help: "Print a JSON report on stdout.")
@@ -43,8 +43,13 @@ extension TidemarkCommand {
             if json {
                 emitJSON(RollbackJSON(report, hard: hard))
             } else if !output.quiet {
-                let how = hard ? "Reset" : "Restored"
-                emit("\(how) snapshot \(report.restored.short()) (\(report.paths.count) files changed); now at \(report.current.short()).\n")
+                if report.current == report.previous {
+                    emit("Already at snapshot \(report.restored.short())\(hard ? "" : "'s contents"); nothing to do.\n")
+                } else {
+                    let how = hard ? "Reset" : "Restored"
+                    let files = report.paths.count == 1 ? "1 file changed" : "\(report.paths.count) files changed"
+                    emit("\(how) snapshot \(report.restored.short()) (\(files)); now at \(report.current.short()).\n")
+                }
             }
         }
     }
