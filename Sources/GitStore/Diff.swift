@@ -158,12 +158,14 @@ extension Repository {
 
     /// The diff from tree `old` to the working tree, using the index as a stat cache
     /// (`git diff <tree>`). Untracked files are not reported. Stat data refreshed on the way is
-    /// written to the index, unless another process holds `index.lock`: then, like `git status`,
-    /// the diff is given without writing it.
+    /// written to the index when it can be: like `git status`, the diff is given without writing
+    /// it when another process holds `index.lock` or the repository is read-only to this user.
     public func diffTreeToWorkdir(_ old: ObjectID?, paths: [String] = []) throws(GitError) -> Diff {
         do {
             return try diffTreeToWorkdir(old, paths: paths, updateIndex: true)
-        } catch let error where error.code == .locked {
+        } catch {
+            // libgit2 writes the index last, after the diff is made: any failure there (a lock,
+            // EACCES, EROFS) is worth one try without it; a failure of the diff itself recurs.
             return try diffTreeToWorkdir(old, paths: paths, updateIndex: false)
         }
     }

@@ -33,8 +33,33 @@ public final class Repository {
     public static func open(at path: String, search: Bool = true) throws(GitError) -> Repository {
         Library.ensureInitialised()
         let flags = search ? UInt32(0) : UInt32(GIT_REPOSITORY_OPEN_NO_SEARCH.rawValue)
-        let handle = try makeHandle("git_repository_open_ext") { git_repository_open_ext(&$0, path, flags, nil) }
-        return Repository(pointer: handle)
+        do {
+            let handle = try makeHandle("git_repository_open_ext") { git_repository_open_ext(&$0, path, flags, nil) }
+            return Repository(pointer: handle)
+        } catch where error.code == .notFound || error.code == .owner {
+            // libgit2 refuses a repository another user owns (git's safe.directory check), and
+            // 1.5 reports it as "not found" when the user has no global config to read.
+            if let foreign = foreignRepository(above: path, search: search) {
+                throw GitError(code: .owner, message: "detected dubious ownership in repository at '\(foreign)' "
+                               + "(it belongs to another user); run as its owner, or trust it with: "
+                               + "git config --global --add safe.directory \(foreign)", operation: "git_repository_open_ext")
+            }
+            throw error
+        }
+    }
+
+    /// The first folder from `path` up (only `path` without `search`) holding a `.git` that
+    /// another user owns; nil when the first `.git` found is this user's, or there is none.
+    private static func foreignRepository(above path: String, search: Bool) -> String? {
+        var folder = URL(fileURLWithPath: path).standardizedFileURL.path
+        while true {
+            var info = stat()
+            if lstat(folder + (folder.hasSuffix("/") ? "" : "/") + ".git", &info) == 0 {
+                return info.st_uid == geteuid() ? nil : folder
+            }
+            guard search, folder != "/" else { return nil }
+            folder = (folder as NSString).deletingLastPathComponent
+        }
     }
 
     /// The working tree folder, ending in `/`; nil for a bare repository.

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+
+/// A mirror another user owns or that the user cannot write: reading it works where git's does,
+/// and what cannot work says why. Needs root (to run tidemark as `nobody` with setpriv).
+@Suite("End to end: read-only mirrors and mirrors of other users", .serialized,
+       .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+struct PermissionsTests {
+    static let nobody = "65534"
+
+    static func asNobody(_ arguments: [String], in directory: String, home: String) async throws -> CLI.Result {
+        try await CLI.run("/usr/bin/setpriv", ["--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups", CLI.tidemark] + arguments,
+                          in: directory, environment: ["HOME": home])
+    }
+
+    @Test func readingAReadOnlyMirrorNeedsNoWriteAndAForeignOneIsNamed() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(3, in: root)
+            try Data("{\"edited\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i2.json"))
+            for arguments in [["-R", "a+rX", root], ["-R", "a-w", mirror]] {
+                #expect(try await CLI.run("/bin/chmod", arguments, in: root).status == 0)
+            }
+            defer { _ = chmod(mirror, 0o755) }
+            #expect(try await CLI.run("/bin/chown", ["-R", "\(Self.nobody):\(Self.nobody)", mirror], in: root).status == 0)
+
+            // Owned by nobody, read-only to it: status, diff, log and config read without writing
+            // (the index's refreshed stat data is simply not saved, as git status does).
+            let status = try await Self.asNobody(["-C", mirror, "status", "--porcelain"], in: root, home: root)
+            #expect(status.status == 0 && status.stdout == " M items/i2\n", "\(status.stdout) \(status.stderr)")
+            for arguments in [["diff", "HEAD", "--stat"], ["log"], ["config"]] {
+                let result = try await Self.asNobody(["-C", mirror] + arguments, in: root, home: root)
+                #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            }
+            let fetch = try await Self.asNobody(["-C", mirror, "fetch"], in: root, home: root)
+            #expect(fetch.status == 128 && fetch.stderr.contains("Permission denied"), "\(fetch.stderr)")
+
+            // Owned by root: refused as git refuses it, by name, not as "not a mirror".
+            #expect(try await CLI.run("/bin/chown", ["-R", "0:0", mirror], in: root).status == 0)
+            for directory in [mirror, mirror + "/items"] {
+                let foreign = try await Self.asNobody(["-C", directory, "status"], in: root, home: root)
+                #expect(foreign.status == 128 && foreign.stderr.contains("dubious ownership in repository at '\(mirror)'")
+                        && foreign.stderr.contains("safe.directory"), "\(foreign.stderr)")
+            }
+        }
+    }
+}
