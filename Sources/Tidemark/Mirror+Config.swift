@@ -9,11 +9,15 @@ public struct EffectiveSetting: Sendable, Equatable, Codable {
     public var value: String?
     /// True when the key is not set in git config and `value` is tidemark's default.
     public var isDefault: Bool
+    /// Why the value set in git config cannot be used (`value` is then that value, as set); a
+    /// fetch or sync fails with this message until it is fixed.
+    public var problem: String?
 
-    public init(key: String, value: String?, isDefault: Bool) {
+    public init(key: String, value: String?, isDefault: Bool, problem: String? = nil) {
         self.key = key
         self.value = value
         self.isDefault = isDefault
+        self.problem = problem
     }
 }
 
@@ -50,6 +54,11 @@ extension Mirror {
                                        isDefault: settings.refreshInterval == nil))
         result.append(EffectiveSetting(key: "tidemark.overlap", value: String(settings.overlapSeconds),
                                        isDefault: !(try isSet("overlap"))))
+        for index in result.indices {
+            guard let problem = settings.problems[result[index].key] else { continue }
+            result[index].value = try mirrorErrors { try repository.configString(result[index].key) }
+            result[index].problem = problem
+        }
         for option in MirrorSettings.adapterOptions {
             if let value = settings.options[option.key] {
                 result.append(EffectiveSetting(key: "tidemark.\(option.key)", value: value, isDefault: false))

@@ -53,7 +53,7 @@ public actor Mirror {
 
     /// Opens the mirror containing `path` (searching parent folders, like git).
     /// - Parameter upstream: an adapter of the app's own to use instead of the configured one.
-    /// - Throws: ``MirrorError/notAMirror(_:)`` when there is no mirror there.
+    /// - Throws: ``MirrorError/notAMirror(_:isRepository:)`` when there is no mirror there.
     public static func open(at path: String, upstream: (any Upstream)? = nil) throws(MirrorError) -> Mirror {
         let repository: Repository
         do {
@@ -90,6 +90,10 @@ public actor Mirror {
 
     /// The adapter this mirror reads from.
     func makeUpstream(jobs: Int? = nil) throws(MirrorError) -> any Upstream {
+        // A bad value a fetch would use (`--jobs` stands in for `tidemark.jobs`).
+        for key in settings.problems.keys.sorted() where !(key == "tidemark.jobs" && jobs != nil) {
+            throw .invalidArgument(settings.problems[key]!)
+        }
         if let customUpstream { return customUpstream }
         var configuration = settings.upstreamConfiguration
         if let jobs { configuration.jobs = jobs }

@@ -3,8 +3,9 @@ import Upstreams
 
 /// Errors of mirror operations. Each message says what went wrong and, where it helps, what to do.
 public enum MirrorError: Error, CustomStringConvertible {
-    /// The folder is not a tidemark mirror (no repository, or no `[tidemark]` configuration).
-    case notAMirror(String)
+    /// The folder is not a tidemark mirror: no repository, or (`isRepository`) a git repository
+    /// whose config has no `tidemark.upstream`.
+    case notAMirror(String, isRepository: Bool = false)
     /// `clone` was pointed at a folder that is not empty.
     case destinationNotEmpty(String)
     /// An option or argument is not usable.
@@ -43,7 +44,10 @@ public enum MirrorError: Error, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .notAMirror(let path): return "not a tidemark mirror (or any parent up to /): \(path)"
+        case .notAMirror(let path, false): return "not a tidemark mirror (or any parent up to /): \(path)"
+        case .notAMirror(let path, true):
+            return "not a tidemark mirror: the git repository \(path) has no tidemark.upstream in its config "
+                + "(tidemark clone makes a mirror; git config tidemark.upstream restores a removed setting)"
         case .destinationNotEmpty(let path): return "destination path '\(path)' already exists and is not an empty directory"
         case .invalidArgument(let message): return message
         case .locked(let pid, let path):

@@ -19,6 +19,10 @@ public struct MirrorSettings: Sendable, Equatable {
     public var overlapSeconds: Int64
     /// Kind-specific options (`tokenEnv`, `itemsPath`, ...), keyed as in git config.
     public var options: [String: String]
+    /// Values in git config that cannot be used, by key (`tidemark.jobs`), with what is wrong;
+    /// their defaults stand in. Only a fetch or sync needs them, and it fails with the message:
+    /// the other commands (and `tidemark config`, which shows them) still work.
+    public var problems: [String: String] = [:]
 
     /// Item downloads at once that a mirror accepts (`tidemark.jobs`, `--jobs`).
     public static let jobsRange = 1...256
@@ -78,26 +82,30 @@ public struct MirrorSettings: Sendable, Equatable {
     }
 
     /// Reads the settings of `repository`.
-    /// - Throws: ``MirrorError/notAMirror(_:)`` when `tidemark.upstream` is not set.
+    /// - Throws: ``MirrorError/notAMirror(_:isRepository:)`` when `tidemark.upstream` is not set.
     static func load(from repository: Repository) throws(MirrorError) -> MirrorSettings {
         try mirrorErrors {
             guard let upstream = try repository.configString("tidemark.upstream") else {
-                throw MirrorError.notAMirror(repository.workdir ?? repository.gitDirectory)
+                throw MirrorError.notAMirror(repository.workdir ?? repository.gitDirectory, isRepository: true)
             }
             var options: [String: String] = [:]
             for key in adapterOptionKeys {
                 if let value = try repository.configString("tidemark.\(key)") { options[key] = value }
             }
+            var problems: [String: String] = [:]
             let jobsText = try repository.configString("tidemark.jobs")
-            guard let jobs = Int(jobsText ?? "8"), jobsRange.contains(jobs) else {
-                throw MirrorError.invalidArgument(
-                    "config tidemark.jobs must be a number from \(jobsRange.lowerBound) to \(jobsRange.upperBound), not '\(jobsText ?? "")'")
+            var jobs = Int(jobsText ?? "8") ?? 0
+            if !jobsRange.contains(jobs) {
+                problems["tidemark.jobs"] = "config tidemark.jobs must be a number from \(jobsRange.lowerBound) to \(jobsRange.upperBound), not '\(jobsText ?? "")'"
+                jobs = 8
             }
             let overlapText = try repository.configString("tidemark.overlap")
-            guard let overlap = Int64(overlapText ?? "60"), overlap >= 0 else {
-                throw MirrorError.invalidArgument("config tidemark.overlap must be a number of seconds (0 or more), not '\(overlapText ?? "")'")
+            var overlap = Int64(overlapText ?? "60") ?? -1
+            if overlap < 0 {
+                problems["tidemark.overlap"] = "config tidemark.overlap must be a number of seconds (0 or more), not '\(overlapText ?? "")'"
+                overlap = 60
             }
-            return MirrorSettings(
+            var settings = MirrorSettings(
                 upstream: upstream,
                 collections: try repository.configValues("tidemark.collection"),
                 jobs: jobs,
@@ -105,6 +113,8 @@ public struct MirrorSettings: Sendable, Equatable {
                 refreshInterval: try repository.configString("tidemark.refreshInterval"),
                 overlapSeconds: overlap,
                 options: options)
+            settings.problems = problems
+            return settings
         }
     }
 

@@ -68,10 +68,17 @@ struct ConfigTests {
                     "\(pasted.stderr)")
             try await CLI.git(["config", "tidemark.tokenEnv", "TIDEMARK_TEST_TOKEN"], in: mirror)
 
-            // A bad value is an error naming the key.
+            // A bad value fails what needs it (a fetch) naming the key; the rest still works, and
+            // `tidemark config` shows it, so it can be found and fixed.
             try await CLI.git(["config", "tidemark.jobs", "0"], in: mirror)
-            let bad = try await CLI.tidemark(["status"], in: mirror)
-            #expect(bad.status == 128 && bad.stderr.contains("tidemark.jobs"))
+            let bad = try await CLI.tidemark(["fetch"], in: mirror, environment: env)
+            #expect(bad.status == 128 && bad.stderr.contains("config tidemark.jobs must be a number from 1 to 256, not '0'"), "\(bad.stderr)")
+            #expect(try await CLI.tidemark(["status"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["log", "-1"], in: mirror).status == 0)
+            let shown = try await CLI.tidemark(["config"], in: mirror)
+            #expect(shown.status == 0 && shown.stdout.contains("tidemark.jobs = 0 (not usable: config tidemark.jobs must be"), "\(shown.stdout)")
+            #expect(try await settings(mirror)["tidemark.jobs"]?.value == "0")
+            #expect(try await CLI.tidemark(["fetch", "--jobs", "2"], in: mirror, environment: env).status == 0)
         }
     }
 

@@ -307,7 +307,9 @@ struct MirrorTests {
         try await withScratch { path in
             #expect { _ = try Mirror.open(at: path) } throws: { String(describing: $0).contains("not a tidemark mirror") }
             try git(["init", "-q", path + "/plain"], in: path)
-            #expect { _ = try Mirror.open(at: path + "/plain") } throws: { String(describing: $0).contains("not a tidemark mirror") }
+            #expect { _ = try Mirror.open(at: path + "/plain") } throws: {
+                String(describing: $0).hasPrefix("not a tidemark mirror: the git repository \(path)/plain/ has no tidemark.upstream")
+            }
         }
     }
 }

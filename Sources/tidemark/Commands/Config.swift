@@ -48,6 +48,10 @@ extension TidemarkCommand {
                 return
             }
             for setting in settings {
+                if let problem = setting.problem {
+                    emit("\(setting.key) = \(setting.value ?? "") (not usable: \(problem))\n")
+                    continue
+                }
                 switch (setting.value, setting.isDefault) {
                 case (nil, _): emit("\(setting.key) (unset)\n")
                 case (let value?, true): emit("\(setting.key) = \(value) (default)\n")
@@ -64,17 +68,19 @@ struct ConfigJSON: Encodable {
         var key: String
         var value: String?
         var `default`: Bool
+        var problem: String?
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(key, forKey: .key)
             try container.encode(value, forKey: .value)   // null when unset
             try container.encode(`default`, forKey: .default)
+            try container.encodeIfPresent(problem, forKey: .problem)
         }
-        enum CodingKeys: String, CodingKey { case key, value, `default` }
+        enum CodingKeys: String, CodingKey { case key, value, `default`, problem }
     }
     var settings: [Setting]
     init(_ settings: [EffectiveSetting]) {
-        self.settings = settings.map { Setting(key: $0.key, value: $0.value, default: $0.isDefault) }
+        self.settings = settings.map { Setting(key: $0.key, value: $0.value, default: $0.isDefault, problem: $0.problem) }
     }
 }
