@@ -44,6 +44,14 @@ public struct DiffDelta: Sendable, Equatable {
     public var path: String { status == .deleted ? oldPath : newPath }
 }
 
+/// Lines one file of a diff adds and removes.
+public struct FileLineCounts: Sendable {
+    public let added: Int
+    public let removed: Int
+    /// The file's size before and after, when it is binary (then no lines are counted).
+    public let binarySizes: (old: Int, new: Int)?
+}
+
 /// Line counts of a diff.
 public struct DiffStats: Sendable, Equatable {
     public let filesChanged: Int
@@ -95,23 +103,18 @@ public final class Diff {
                          deletions: git_diff_stats_deletions(stats))
     }
 
-    /// The `--stat` text libgit2 renders, like git's, for a terminal `width` columns wide.
-    public func statText(width: Int = 80) throws(GitError) -> String {
-        let stats = try statsPointer()
-        defer { git_diff_stats_free(stats) }
-        var buffer = git_buf()
-        try check(git_diff_stats_to_buf(&buffer, stats, GIT_DIFF_STATS_FULL, width), "git_diff_stats_to_buf")
-        return takeString(&buffer)
-    }
-
-    /// Per-file added and removed line counts, in delta order.
-    public func lineCounts() throws(GitError) -> [(added: Int, removed: Int)] {
-        try (0..<git_diff_num_deltas(pointer)).map { (index) throws(GitError) -> (added: Int, removed: Int) in
+    /// Per-file added and removed line counts, in delta order; for a binary file, no lines but
+    /// its sizes on both sides (as `git diff --stat` shows them: `Bin 10 -> 12 bytes`).
+    public func lineCounts() throws(GitError) -> [FileLineCounts] {
+        try (0..<git_diff_num_deltas(pointer)).map { (index) throws(GitError) -> FileLineCounts in
             let patch = try makeHandle("git_patch_from_diff") { git_patch_from_diff(&$0, pointer, index) }
             defer { git_patch_free(patch) }
             var context = 0, added = 0, removed = 0
             try check(git_patch_line_stats(&context, &added, &removed, patch), "git_patch_line_stats")
-            return (added, removed)
+            guard let delta = git_patch_get_delta(patch)?.pointee, delta.flags & GIT_DIFF_FLAG_BINARY.rawValue != 0 else {
+                return FileLineCounts(added: added, removed: removed, binarySizes: nil)
+            }
+            return FileLineCounts(added: 0, removed: 0, binarySizes: (Int(delta.old_file.size), Int(delta.new_file.size)))
         }
     }
 

@@ -67,7 +67,7 @@ extension Mirror {
             let text: String
             switch format {
             case .patch: text = try diff.patch()
-            case .stat: text = deltas.isEmpty ? "" : try diff.statText(width: 80)
+            case .stat: text = DiffStatText.render(zip(deltas, counts).map { DiffStatText.File(path: $0.path, counts: $1) })
             case .nameStatus: text = entries.map { "\($0.status)\t\(Quoting.cQuoted(Array($0.path.utf8)))\n" }.joined()
             case .numstat: text = entries.map { "\($0.added)\t\($0.removed)\t\($0.path)\n" }.joined()
             }

@@ -151,6 +151,36 @@ struct WalkthroughTests {
         }
     }
 
+    /// `diff --stat` prints what `git diff --stat` prints: scaled graphs draw nothing for a side
+    /// with no lines (libgit2's rendering drew `+-` for a deletion), binary files show their sizes.
+    @Test func diffStatMatchesGit() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            let lines = { (count: Int, prefix: String) in (0..<count).map { "\"\(prefix)\($0)\"" }.joined(separator: ",\n  ") }
+            let long = "c8d9e0f1-a2b3-4c4d-8e5f-6a7b8c9d0e0"
+            for index in 0..<2 {
+                try "{\"id\": \"\(long)\(index)\", \"lines\": [\n  \(lines(25, "line "))\n]}\n"
+                    .write(toFile: "\(upstream)/\(long)\(index).json", atomically: true, encoding: .utf8)
+            }
+            try "{\"id\": \"big\", \"lines\": [\n  \(lines(300, "l"))\n]}\n".write(toFile: upstream + "/big.json", atomically: true, encoding: .utf8)
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            try FileManager.default.removeItem(atPath: "\(upstream)/\(long)0.json")
+            try "{\"id\": \"big\", \"lines\": [\n  \(lines(150, "l")),\n  \(lines(20, "new"))\n]}\n"
+                .write(toFile: upstream + "/big.json", atomically: true, encoding: .utf8)
+            try "{\"id\": \"n\"}\n".write(toFile: upstream + "/n.json", atomically: true, encoding: .utf8)
+            #expect(try await CLI.tidemark(["-C", "m", "sync", "-q"], in: root).status == 0)
+            let mirror = root + "/m"
+            let ours = try await CLI.tidemark(["diff", "--stat", "HEAD~1", "HEAD"], in: mirror).stdout
+            #expect(ours.contains("0.json |  30 -----\n") && ours.contains(" 4 files changed"), "\(ours)")
+            #expect(ours == (try await CLI.git(["diff", "--stat=80", "HEAD~1", "HEAD"], in: mirror)))
+            try Data([0, 1, 2, 3]).write(to: URL(fileURLWithPath: mirror + "/items/n.json"))
+            let binary = try await CLI.tidemark(["diff", "--stat", "HEAD"], in: mirror).stdout
+            #expect(binary == (try await CLI.git(["diff", "--stat=80", "HEAD"], in: mirror)) && binary.contains("| Bin 16 -> 4 bytes\n"),
+                    "\(binary)")
+        }
+    }
+
     /// `log -3` and `log -n1` count as in git.
     @Test func logCountsLikeGit() async throws {
         try await withScratch { root in
