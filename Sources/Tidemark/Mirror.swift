@@ -306,8 +306,9 @@ public actor Mirror {
             getrusage(RUSAGE_SELF.rawValue, &usage)
             let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
                 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-            FileHandle.standardError.write(Data(String(format: "%.3f %@ (cpu %.3f)\n",
-                                                       Double(now.tv_sec) + Double(now.tv_nsec) / 1e9, step, cpu).utf8))
+            // write(2), not FileHandle: a closed stderr must not trap.
+            let line = Array(String(format: "%.3f %@ (cpu %.3f)\n", Double(now.tv_sec) + Double(now.tv_nsec) / 1e9, step, cpu).utf8)
+            _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
         }
         if environment["TIDEMARK_CRASH_AT"] == step {
             kill(getpid(), SIGKILL)

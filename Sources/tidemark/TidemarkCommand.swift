@@ -32,6 +32,9 @@ struct TidemarkCommand: AsyncParsableCommand {
 
     /// Parses the command line, runs the command, and exits like git does.
     static func runMain() async {
+        // A closed pipe is an error of the write, not a signal: a sync goes on when its stderr
+        // (progress, -v) is closed, whichever thread writes; stdout's end is handled in `emit`.
+        signal(SIGPIPE, SIG_IGN)
         do {
             var command = try parseAsRoot(countingLikeGitLog(defaultingIfStale(Array(CommandLine.arguments.dropFirst()))))
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -49,7 +52,7 @@ struct TidemarkCommand: AsyncParsableCommand {
                 Foundation.exit(0)
             }
             if error is ExitCode { Foundation.exit(code.rawValue) }
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            writeStandardError(fullMessage(for: error) + "\n")
             Foundation.exit(129)
         }
     }
@@ -132,10 +135,10 @@ enum CommandFailure: Error {
     func report() -> Never {
         switch self {
         case .fatal(let message):
-            FileHandle.standardError.write(Data("fatal: \(message)\n".utf8))
+            writeStandardError("fatal: \(message)\n")
             Foundation.exit(128)
         case .refused(let message):
-            FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+            writeStandardError("error: \(message)\n")
             Foundation.exit(1)
         case .silent(let code):
             Foundation.exit(code)

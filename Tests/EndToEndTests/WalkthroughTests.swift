@@ -181,6 +181,25 @@ struct WalkthroughTests {
         }
     }
 
+    /// A sync whose stderr is closed early (`2>&1 | head -c 1`) goes on to the end: progress
+    /// lines that cannot be written are dropped (a write on a worker thread used to trap, and one
+    /// on the main thread killed the run with SIGPIPE).
+    @Test func aClosedStderrDoesNotStopASync() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            for index in 0..<1500 { try "{\"id\": \"i\(index)\"}\n".write(toFile: "\(upstream)/i\(index).json", atomically: false, encoding: .utf8) }
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            let before = try await CLI.git(["rev-parse", "HEAD"], in: root + "/m")
+            for index in 0..<1500 { try "{\"id\": \"i\(index)\", \"v\": 2}\n".write(toFile: "\(upstream)/i\(index).json", atomically: false, encoding: .utf8) }
+            let script = "\"$0\" -C m sync --progress 2>&1 >/dev/null | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}"
+            let piped = try await CLI.run("/bin/bash", ["-c", script, CLI.tidemark], in: root)
+            #expect(piped.stdout == "0\n", "\(piped.stdout) \(piped.stderr)")
+            #expect(try await CLI.git(["rev-parse", "HEAD"], in: root + "/m") != before)
+            #expect(try await CLI.git(["status", "--porcelain"], in: root + "/m") == "")
+        }
+    }
+
     /// `log -3` and `log -n1` count as in git.
     @Test func logCountsLikeGit() async throws {
         try await withScratch { root in

@@ -126,7 +126,7 @@ extension TidemarkCommand {
             let cloneOptions = CloneOptions(collections: collection, options: adapterOptions, jobs: jobs,
                                             fanout: fanout == "auto" ? nil : fanout == "true")
             if !output.quiet && !json {
-                FileHandle.standardError.write(Data("Cloning into '\(destination ?? Clone.defaultDestination(for: upstream))'...\n".utf8))
+                writeStandardError("Cloning into '\(destination ?? Clone.defaultDestination(for: upstream))'...\n")
             }
             let reporter = transfer.reporter(output)
             defer { reporter?.finish() }

@@ -55,7 +55,7 @@ final class CloneInterruption: @unchecked Sendable {
             // A worker that recreated the folder meanwhile.
             try? fileManager.removeItem(atPath: destination)
         }
-        FileHandle.standardError.write(Data("\ninterrupted: removed '\(destination)'\n".utf8))
+        writeStandardError("\ninterrupted: removed '\(destination)'\n")
         // Sent to the process, not this thread: dispatch's threads block signals, so `raise`
         // here would leave it pending. Another thread takes it and the process ends by it.
         signal(number, SIG_DFL)

@@ -28,7 +28,7 @@ struct OutputOptions: ParsableArguments {
 /// Tells on stderr (unless `-q`) that the command first finished a sync a killed run had left.
 func tellFinishedInterruptedSync(of mirror: Mirror, _ output: OutputOptions) async {
     guard !output.quiet, let finished = await mirror.finishedInterruptedSync else { return }
-    FileHandle.standardError.write(Data("Finished the sync a killed run had left: \(finished.branch) \(finished.range)\n".utf8))
+    writeStandardError("Finished the sync a killed run had left: \(finished.branch) \(finished.range)\n")
 }
 
 extension InterruptedSync {
@@ -36,9 +36,33 @@ extension InterruptedSync {
     var range: String { "\(from?.short() ?? "(none)")..\(to.short())" }
 }
 
-/// Writes to standard output without Swift's print buffering surprises.
+/// Writes to standard output without Swift's print buffering surprises. When the reader has
+/// gone (`tidemark log | head -1`), the process ends as a tool killed by SIGPIPE does (141),
+/// silently: the output is only written once the command's work is done.
 func emit(_ text: String) {
-    FileHandle.standardOutput.write(Data(text.utf8))
+    if !writeAll(1, text), errno == EPIPE { exit(128 + SIGPIPE) }
+}
+
+/// Writes to standard error; a closed or broken stderr (`2>&1 | head -1`) is ignored, so the
+/// command goes on and ends as it would have (FileHandle's `write` traps on EPIPE: on a
+/// dispatch thread, which blocks SIGPIPE, that crashed a sync half way).
+func writeStandardError(_ text: String) {
+    writeAll(2, text)
+}
+
+/// Writes all of `text` to `descriptor`; false (with `errno` set) on an error other than EINTR.
+@discardableResult
+private func writeAll(_ descriptor: Int32, _ text: String) -> Bool {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        if written < 0 {
+            if errno == EINTR { continue }
+            return false
+        }
+        bytes = bytes.dropFirst(written)
+    }
+    return true
 }
 
 /// Encodes a value as JSON (sorted keys, indented) followed by a newline.

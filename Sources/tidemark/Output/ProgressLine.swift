@@ -26,7 +26,7 @@ final class ProgressLine: @unchecked Sendable {
     ///   - verbose: log every HTTP request.
     ///   - write: where text goes (stderr by default; tests capture it).
     init(draw: Bool, verbose: Bool,
-         write: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }) {
+         write: @escaping @Sendable (String) -> Void = { writeStandardError($0) }) {
         self.draw = draw
         self.verbose = verbose
         self.write = write
