@@ -152,6 +152,11 @@ public final class Credentials: @unchecked Sendable {
         guard !trimmed.isEmpty else {
             throw UpstreamError.credentials("environment variable \(name) (named by option \(option)) is empty")
         }
+        // A header cannot carry them, and the HTTP client's error would print the value.
+        guard !trimmed.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw UpstreamError.credentials(
+                "environment variable \(name) (named by option \(option)) holds a control character or line break; it cannot be sent in a header")
+        }
         return trimmed
     }
 }
@@ -181,11 +186,20 @@ enum TokenCommand {
         posix_spawn_file_actions_adddup2(&actions, writeEnd, 1)  // the copy on 1 stays open across exec
         // Like Process, the command inherits no other descriptor of this process (glibc 2.34+).
         _ = TokenCommand.closeFrom?(&actions, 3)
+        // Signals this process ignores (the CLI ignores SIGPIPE) get their default action back.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
         let words: [String] = ["/bin/sh", "-c", command]
         let arguments: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
         defer { arguments.forEach { free($0) } }
-        let rc = posix_spawn(&pid, "/bin/sh", &actions, nil, arguments, environ)
+        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attributes, arguments, environ)
         close(writeEnd)
         guard rc == 0 else {
             close(readEnd)
@@ -228,6 +242,9 @@ enum TokenCommand {
         guard !token.isEmpty else { throw UpstreamError.credentials("the tokenCommand printed no token") }
         guard !token.contains(where: { $0.isNewline }) else {
             throw UpstreamError.credentials("the tokenCommand printed more than one line; it must print only the token")
+        }
+        guard !token.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw UpstreamError.credentials("the tokenCommand printed a control character; it cannot be sent in a header")
         }
         return token
     }

@@ -73,6 +73,23 @@ struct SecretsCanaryTests {
             let wrongClone = try await run(["clone", spec, "e", "--token-env", "TIDEMARK_TEST_TOKEN"], in: root,
                                      environment: ["TIDEMARK_TEST_TOKEN": Self.wrongCanary])
             #expect(wrongClone.status == 128)
+            // A server that echoes the token in the answers tidemark retries (5xx, 429), on the
+            // listing and on an item download (whose failure `fetch --json` reports).
+            let echo = #"{"errorCode": "INVALID_TOKEN \#(Self.canary)"}"#
+            try await CLI.git(["config", "tidemark.maxAttempts", "1"], in: mirror)
+            server.inject(FixtureFault(status: 503, pathPrefix: "/restapi/v2.1/accounts/canary-account/templates", count: 1,
+                                       replacementBody: echo))
+            let echoed = try await run(["fetch"], in: mirror)
+            #expect(echoed.status == 128 && echoed.stderr.contains("HTTP 503"), "\(echoed.stderr)")
+            server.inject(FixtureFault(status: 429, retryAfter: .seconds(9999), pathPrefix: "/restapi/v2.1/accounts/canary-account/templates",
+                                       count: 1, replacementBody: echo))
+            #expect(try await run(["fetch"], in: mirror).status == 128)
+            server.modify(.docusign, id: ids[1])
+            server.inject(FixtureFault(status: 502, pathPrefix: "/restapi/v2.1/accounts/canary-account/templates/", count: 1,
+                                       replacementBody: echo))
+            let itemFailure = try await run(["fetch", "--json"], in: mirror)
+            #expect(itemFailure.status == 128 && itemFailure.stdout.contains("HTTP 502"), "\(itemFailure.stdout)")
+            try await CLI.git(["config", "--unset", "tidemark.maxAttempts"], in: mirror)
 
             for (command, result) in outputs {
                 for secret in [Self.canary, Self.wrongCanary] {

@@ -53,6 +53,18 @@ import Testing
         #expect((try? Credentials(options: ["basicEnv": "WP_USER:_PASS2"], environment: [:])) != nil)
     }
 
+    /// A token with a control character could not go in a header, and the HTTP client's error
+    /// would print it escaped (past the redaction): refused up front, unnamed.
+    @Test func aTokenWithAControlCharacterIsRefusedUnechoed() async throws {
+        let credentials = try Credentials(options: ["tokenEnv": "TM_TOKEN"], environment: ["TM_TOKEN": "PART1\u{7F}PART2"])
+        do {
+            _ = try await credentials.resolve()
+            Issue.record("accepted a token with a control character")
+        } catch {
+            #expect("\(error)".contains("TM_TOKEN") && !"\(error)".contains("PART1"))
+        }
+    }
+
     @Test func tokenCommandPrintsToken() async throws {
         let credentials = try Credentials(options: ["tokenCommand": "printf 'tok-123\\n'"])
         #expect(try await credentials.resolve() == .bearer("tok-123"))

@@ -70,6 +70,15 @@ public final class HTTPSession: Sendable {
     ///   <url>: connection refused; gave up after 5 attempts") when no connection could be made, or
     ///   ``UpstreamError/credentials(_:)``.
     public func get(_ url: URL, validator: String? = nil, acceptStatuses: Set<Int> = []) async throws -> HTTPResult {
+        do {
+            return try await attempts(url, validator: validator, acceptStatuses: acceptStatuses)
+        } catch let error as UpstreamError {
+            // Whatever the server echoed (an error body, a URL of its paging) loses the secret.
+            throw error.redacted(by: credentials)
+        }
+    }
+
+    private func attempts(_ url: URL, validator: String?, acceptStatuses: Set<Int>) async throws -> HTTPResult {
         let shownURL = URLSafety.redact(url)
         let sameOrigin = Origin(url) == origin
         guard Origin(url) != nil else {
