@@ -95,6 +95,12 @@ public final class Credentials: @unchecked Sendable {
         return name.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
     }
 
+    /// True for a variable name that may be a pasted token: long, with lower-case letters and
+    /// digits (`ghp_...`, `glpat...`), unlike the usual `DOCUSIGN_TOKEN`.
+    static func looksLikeToken(_ name: String) -> Bool {
+        name.count > 24 && name.contains(where: \.isLowercase) && name.contains(where: \.isNumber)
+    }
+
     /// True when some credential option is configured.
     public var isConfigured: Bool { source != .none }
 
@@ -145,6 +151,11 @@ public final class Credentials: @unchecked Sendable {
 
     private func variable(_ name: String, option: String) throws -> String {
         guard let value = environment[name] else {
+            guard !Credentials.looksLikeToken(name) else {
+                throw UpstreamError.credentials(
+                    "the environment variable named by option \(option) is not set (its name, which looks like a token "
+                    + "itself, is not shown: the option takes a variable's name, the token goes in that variable)")
+            }
             throw UpstreamError.credentials(
                 "environment variable \(name) (named by option \(option)) is not set")
         }

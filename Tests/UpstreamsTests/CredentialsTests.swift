@@ -53,6 +53,21 @@ import Testing
         #expect((try? Credentials(options: ["basicEnv": "WP_USER:_PASS2"], environment: [:])) != nil)
     }
 
+    /// A token pasted where a variable's name belongs, and which happens to be a valid name, is
+    /// not repeated when no such variable is set.
+    @Test func aMissingVariableThatLooksLikeATokenIsNotNamed() async throws {
+        let pasted = "ghp_4Fq9xZ2mT7kLw0bN8sYc3VdR6hJ1uE5aP0oI"
+        for (name, shown) in [(pasted, false), ("DOCUSIGN_TOKEN", true)] {
+            let credentials = try Credentials(options: ["tokenEnv": name], environment: [:])
+            do {
+                _ = try await credentials.resolve()
+                Issue.record("resolved \(name)")
+            } catch {
+                #expect("\(error)".contains(name) == shown && "\(error)".contains("tokenEnv"), "\(error)")
+            }
+        }
+    }
+
     /// A token with a control character could not go in a header, and the HTTP client's error
     /// would print it escaped (past the redaction): refused up front, unnamed.
     @Test func aTokenWithAControlCharacterIsRefusedUnechoed() async throws {
