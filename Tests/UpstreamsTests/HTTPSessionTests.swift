@@ -41,6 +41,25 @@ import TidemarkFixtures
         }
     }
 
+    /// `timeout` bounds the whole request: a server that sends its body a byte at a time (each
+    /// byte well within the read timeout) fails the attempt once the request timeout has passed.
+    @Test(.timeLimit(.minutes(1))) func aBodySentSlowlyTimesOutAsAWhole() async throws {
+        let server = try DripServer()
+        defer { server.stop() }
+        var settings = fastSettings
+        settings.requestTimeout = 1
+        settings.readTimeout = 5
+        settings.maxAttempts = 2
+        let rest = try RestUpstream(UpstreamConfiguration(spec: "rest:http://127.0.0.1:\(server.port)/items"), settings: settings)
+        try await using(rest) { rest in
+            let (error, seconds) = await timed {
+                await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+            }
+            #expect(error == .http(status: 0, url: "http://127.0.0.1:\(server.port)/items", message: "request timed out; gave up after 2 attempts"))
+            #expect(seconds >= 2 && seconds < 20, "\(seconds) s")
+        }
+    }
+
     @Test func transportFailuresAreClassified() {
         #expect(HTTPSession.transportFailure(HTTPClientError.readTimeout).isRetryable)
         #expect(HTTPSession.transportFailure(HTTPClientError.remoteConnectionClosed).isRetryable)
@@ -49,5 +68,54 @@ import TidemarkFixtures
         #expect(!HTTPSession.transportFailure(HTTPClientError.redirectCycleDetected).isRetryable)
         #expect(!HTTPSession.transportFailure(HTTPClientError.invalidURL).isRetryable)
         #expect(!HTTPSession.transportFailure(HTTPClientError.unsupportedScheme("ftp")).isRetryable)
+    }
+}
+
+/// A server on 127.0.0.1 that answers every request with a chunked JSON body sent one byte every
+/// 0.2 s, forever (until the client goes away or ``stop()``).
+final class DripServer: @unchecked Sendable {
+    let port: Int
+    private let listener: Int32
+    private let stopped = NSLock()
+    private var isStopped = false
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(listener, pointer, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw POSIXError(.EADDRINUSE) }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread { [self] in
+            while case let client = accept(listener, nil, nil), client >= 0 {
+                Thread { self.drip(client) }.start()
+            }
+        }.start()
+    }
+
+    private func drip(_ client: Int32) {
+        defer { close(client) }
+        var request = [UInt8](repeating: 0, count: 4096)
+        _ = recv(client, &request, request.count, 0)
+        let head = Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n[\r\n".utf8)
+        guard send(client, head, head.count, Int32(MSG_NOSIGNAL)) == head.count else { return }
+        let chunk = Array("1\r\n \r\n".utf8)
+        while !stopped.withLock({ isStopped }), send(client, chunk, chunk.count, Int32(MSG_NOSIGNAL)) == chunk.count {
+            usleep(200_000)
+        }
+    }
+
+    func stop() {
+        stopped.withLock { isStopped = true }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
     }
 }

@@ -120,11 +120,13 @@ public final class HTTPSession: Sendable {
                                            bytes: bytes, milliseconds: ms, attempt: attempt, failure: failure))
             }
             do {
+                // `requestTimeout` covers the whole request: the client's own timeout ends with
+                // the response head, and a body sent a byte at a time would hold a run forever.
+                let deadline = ContinuousClock.now + .milliseconds(Int64(settings.requestTimeout * 1000))
                 let response = try await client.execute(
                     request, timeout: .milliseconds(Int64(settings.requestTimeout * 1000)))
                 status = Int(response.status.code)
-                let buffer = try await response.body.collect(upTo: settings.maxBodyBytes)
-                let body = Data(buffer.readableBytesView)
+                let body = try await Self.collect(response.body, upTo: settings.maxBodyBytes, deadline: deadline)
                 let headers = response.headers.map { ($0.name, $0.value) }
                 state.update { $0.bytesReceived += body.count }
                 observe(status, body.count, nil)
@@ -182,6 +184,21 @@ public final class HTTPSession: Sendable {
                 delay = settings.backoff(attempt: attempt)
             }
             try await settings.clock.sleep(seconds: delay)
+        }
+    }
+
+    /// The whole body, or `HTTPClientError.deadlineExceeded` once `deadline` passes (the
+    /// reading task is cancelled, which ends the request).
+    static func collect(_ body: HTTPClientResponse.Body, upTo limit: Int, deadline: ContinuousClock.Instant) async throws -> Data {
+        try await withThrowingTaskGroup(of: Data?.self) { group in
+            group.addTask { Data(try await body.collect(upTo: limit).readableBytesView) }
+            group.addTask {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let data = first else { throw HTTPClientError.deadlineExceeded }
+            return data
         }
     }
 
