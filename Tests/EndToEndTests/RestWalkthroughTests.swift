@@ -6,6 +6,24 @@ import TidemarkFixtures
 struct RestWalkthroughTests {
     static let token = "CANARY-rest-e2e-8d02fe-SECRET"
 
+    /// An id holding a NUL byte cannot forge a record of `status --porcelain -z`: that name is
+    /// C-quoted there, while others stay raw.
+    @Test func aNULInAnIdCannotSplitAPorcelainRecord() async throws {
+        let server = try await FixtureServer.start(items: 0, seed: 5)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let one = #"{"id": "invoice-1", "lastModified": "2024-01-01T00:00:00Z"}"#
+            let forged = #"{"id": "x\u0000D  items/invoice-1", "lastModified": "2024-01-01T00:00:00Z"}"#
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, replacementBody: "[\(one)]"))
+            #expect(try await CLI.tidemark(["clone", "-q", "rest:\(server.baseURL)/rest/items", "m"], in: root).status == 0)
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, replacementBody: "[\(one), \(forged)]"))
+            let fetch = try await CLI.tidemark(["-C", "m", "fetch", "-q"], in: root)
+            #expect(fetch.status == 0, "\(fetch.stderr)")
+            let records = try await CLI.tidemark(["-C", "m", "status", "--porcelain", "-z"], in: root).stdout
+            #expect(records == #"A  "items/x\000D  items/invoice-1""# + "\0", "\(records.debugDescription)")
+        }
+    }
+
     /// A collection wrapped in an envelope (`{"data": {"items": [...]}, "links": {"next": ...}}`),
     /// bodies from an item URL, full listings (so deletions are seen).
     @Test func envelopeCollectionWithItemURLAndBearerToken() async throws {

@@ -7,7 +7,9 @@ enum StatusFormatter {
     static func porcelain(_ report: StatusReport, nulTerminated: Bool) -> String {
         var out = ""
         for item in report.items {
-            let shown = nulTerminated ? item.collection + "/" + item.id.description : quotedName(item)
+            // With -z nothing is quoted, but a NUL in an id would end the record early and let
+            // the rest of the id pose as another line: such a name is quoted there too.
+            let shown = nulTerminated && !item.id.bytes.contains(0) ? item.collection + "/" + item.id.description : quotedName(item)
             out += "\(item.upstream.rawValue)\(item.local.rawValue) \(shown)" + (nulTerminated ? "\0" : "\n")
         }
         // Then the other changed paths (an edited manifest) by their working-tree path, as git shows them.
