@@ -6,7 +6,8 @@
 ///   shifted the pages after it, so an item may have slipped past a page boundary unseen;
 /// - an id listed twice on one page with different versions is an error: a page is one snapshot
 ///   of upstream, where an item cannot have two versions, so two items share that id (e.g. an
-///   `idField` that is not unique) and keeping either would silently lose the other.
+///   `idField` that is not unique) and keeping either would silently lose the other. So is an id
+///   listed twice (on any pages) with the same version but different bodies.
 struct ListingAccumulator {
     let collection: String
     private(set) var items: [ListedItem] = []
@@ -21,30 +22,40 @@ struct ListingAccumulator {
     /// The number of distinct ids so far.
     var count: Int { items.count }
 
-    /// Adds the items of one listing page, in order.
+    /// Adds the items of one listing page, in order. Returns true when the page brought a new id
+    /// or a newer version of a known one: a page that did not only repeats earlier pages.
     /// - Throws: ``UpstreamError/duplicateID(collection:item:)`` for an id listed twice on this
-    ///   page with different versions.
-    mutating func add(page: [ListedItem]) throws {
+    ///   page with different versions, or twice with the same version and different bodies.
+    @discardableResult
+    mutating func add(page: [ListedItem]) throws -> Bool {
         var onThisPage: [ItemID: Timestamp] = [:]
+        var progressed = false
         for item in page {
-            if let other = onThisPage.updateValue(item.lastModified, forKey: item.id) {
-                guard Self.same(other, item.lastModified) else {
-                    throw UpstreamError.duplicateID(
-                        collection: collection, item: "\(item.id) (versions \(other.raw) and \(item.lastModified.raw))")
-                }
-                continue
+            if let other = onThisPage.updateValue(item.lastModified, forKey: item.id), !Self.same(other, item.lastModified) {
+                throw UpstreamError.duplicateID(
+                    collection: collection, item: "\(item.id) (versions \(other.raw) and \(item.lastModified.raw))")
             }
             guard let position = positions[item.id] else {
                 positions[item.id] = items.count
                 items.append(item)
+                progressed = true
                 continue
             }
-            let known = items[position].lastModified
-            if !Self.same(known, item.lastModified) {
+            let known = items[position]
+            if Self.same(known.lastModified, item.lastModified) {
+                if let body = item.body, let knownBody = known.body, body != knownBody {
+                    throw UpstreamError.duplicateID(
+                        collection: collection, item: "\(item.id) (version \(item.lastModified.raw) twice, with different contents)")
+                }
+            } else {
                 changedWhilePaging = true
-                if item.lastModified > known { items[position] = item }
+                if item.lastModified > known.lastModified {
+                    items[position] = item
+                    progressed = true
+                }
             }
         }
+        return progressed
     }
 
     /// Whether two listed versions are the same (as written, or as instants).

@@ -117,14 +117,14 @@ public struct RestUpstream: Upstream {
                     collection: collection,
                     reason: "value at itemsPath '\(itemsPath.isEmpty ? "/" : itemsPath)' is \(found.typeName), not an array")
             }
-            let known = accumulator.count
-            try accumulator.add(page: rows.enumerated().map { index, row in
+            let progressed = try accumulator.add(page: rows.enumerated().map { index, row in
                 try listedItem(row, position: received + index, collection: collection)
             })
             received += rows.count
             // A server that ignores `page` or `offset` answers every page with the first one, so the
-            // listing would never reach an empty page: a page with nothing new ends it.
-            if !rows.isEmpty, accumulator.count == known, paging == .page || paging == .offset {
+            // listing would never reach an empty page: a page with nothing new (no new id, no newer
+            // version) ends it.
+            if !rows.isEmpty, !progressed, paging == .page || paging == .offset {
                 throw UpstreamError.malformedListing(
                     collection: collection,
                     reason: "page \(pageNumber) repeats the items of earlier pages: "

@@ -11,7 +11,8 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An HTTP request failed after its retries; status 0 when no response arrived (the
     /// connection broke or timed out after it was made, or a redirect loop).
     case http(status: Int, url: String, message: String)
-    /// The same id was listed twice with different versions on one listing page.
+    /// The same id was listed twice with different versions on one listing page, or with the same
+    /// version and different contents.
     case duplicateID(collection: String, item: String)
     /// The credentials could not be obtained.
     case credentials(String)
@@ -38,7 +39,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unreachable(let m): return m
         case .http(0, let u, let m): return "request to \(u) failed\(m.isEmpty ? "" : ": \(m)")"
         case .http(let s, let u, let m): return "HTTP \(s) from \(u)\(m.isEmpty ? "" : ": \(m)")"
-        case .duplicateID(let c, let i): return "\(c)/\(i): listed twice with different versions"
+        case .duplicateID(let c, let i): return "\(c)/\(i): listed twice (is the id field unique?)"
         case .credentials(let m): return m
         }
     }

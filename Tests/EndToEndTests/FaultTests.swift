@@ -107,7 +107,7 @@ struct FaultTests {
                     rows[1]["lastModified"] = "2031-01-01T00:00:00.0000000Z"
                 }
                 failed = changed
-                named = ["templates/\(repeated)", "listed twice with different versions"]
+                named = ["templates/\(repeated)", "listed twice (is the id field unique?)"]
             case .unparseableLastModified:
                 var bad = "?"
                 try await world.replacePage(10) { rows in

@@ -99,6 +99,44 @@ import TidemarkFixtures
         }
     }
 
+    /// A later page holding only the newer version of an item already listed (three items, one
+    /// edited while paged) brought something: it is not taken for a server ignoring paging.
+    @Test func aPageOfOnlyANewerVersionIsProgress() async throws {
+        try await withFixture { server in
+            server.inject(FixtureFault(queryContains: "page=1&", replacementBody:
+                #"[{"id": "a", "lastModified": "2024-05-01T10:00:00Z"}, {"id": "b", "lastModified": "2024-05-01T10:00:01Z"}]"#))
+            server.inject(FixtureFault(queryContains: "page=2&", replacementBody:
+                #"[{"id": "a", "lastModified": "2024-05-01T10:00:03Z"}]"#))
+            server.inject(FixtureFault(queryContains: "page=3&", replacementBody: "[]"))
+            try await using(try upstream(server, options: ["paging": "page", "pageSize": "2"])) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                #expect(listing.idStrings == ["a", "b"])
+                #expect(listing.items.first?.lastModified.raw == "2024-05-01T10:00:03Z")
+                #expect(!listing.isComplete && listing.changedWhilePaging)
+            }
+        }
+    }
+
+    /// Two rows with one id and one version but different contents are two items sharing an id
+    /// (an idField that is not unique): an error, not a silent pick of the first.
+    @Test func oneIdAndVersionWithTwoBodiesIsAnError() async throws {
+        try await withFixture { server in
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, replacementBody:
+                #"[{"id": "a", "lastModified": "2024-05-01T10:00:00Z", "body": "first"}, {"id": "a", "lastModified": "2024-05-01T10:00:00Z", "body": "second"}]"#))
+            try await using(try upstream(server, options: [:])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                #expect(error == .duplicateID(collection: "items", item: "a (version 2024-05-01T10:00:00Z twice, with different contents)"))
+            }
+            // The same row twice is one item.
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, replacementBody:
+                #"[{"id": "a", "lastModified": "2024-05-01T10:00:00Z"}, {"id": "a", "lastModified": "2024-05-01T10:00:00Z"}]"#))
+            try await using(try upstream(server, options: [:])) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                #expect(listing.idStrings == ["a"])
+            }
+        }
+    }
+
     @Test func itemURLConditionalFetch() async throws {
         try await withFixture(items: 5, token: canary) { server in
             let options = ["itemURL": server.baseURL + "/rest/items/{id}", "tokenEnv": "REST_TOKEN"]
