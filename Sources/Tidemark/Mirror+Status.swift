@@ -8,9 +8,10 @@ public struct ItemStatus: Sendable, Equatable {
     public enum Upstream: Character, Sendable {
         case unchanged = " ", changed = "M", added = "A", deleted = "D"
     }
-    /// The local side: the working tree against HEAD.
+    /// The local side: the working tree against HEAD. `untracked`: an item new upstream whose
+    /// file the working tree already has, untracked (a sync refuses to overwrite it).
     public enum Local: Character, Sendable {
-        case unchanged = " ", modified = "M", deleted = "D"
+        case unchanged = " ", modified = "M", deleted = "D", untracked = "?"
     }
     public var collection: String
     public var id: ItemID
@@ -146,8 +147,11 @@ extension Mirror {
                     statuses[mine.id] = ItemStatus(collection: collection, id: mine.id, path: "\(collection)/\(mine.path)",
                                                    upstream: .changed, local: .unchanged)
                 case (nil, let theirs?):
-                    statuses[theirs.id] = ItemStatus(collection: collection, id: theirs.id, path: "\(collection)/\(theirs.path)",
-                                                     upstream: .added, local: .unchanged)
+                    // A file already at its path is in the way of the sync.
+                    var info = stat()
+                    let path = "\(collection)/\(theirs.path)"
+                    statuses[theirs.id] = ItemStatus(collection: collection, id: theirs.id, path: path, upstream: .added,
+                                                     local: lstat(workingTree + path, &info) == 0 ? .untracked : .unchanged)
                 case (let mine?, nil):
                     statuses[mine.id] = ItemStatus(collection: collection, id: mine.id, path: "\(collection)/\(mine.path)",
                                                    upstream: .deleted, local: .unchanged)

@@ -127,6 +127,8 @@ extension Mirror {
         var counts = ChangeCounts()
         var downloads = 0
         var paths: [String] = []
+        var added: [String] = []
+        var changedCollections: [String] = []
         for collection in settings.collections {
             let headTable = try manifestTable(collection, blob: try manifestBlob(collection, in: head?.tree))
             let cached = try manifestTable(collection, blob: try manifestBlob(collection, in: base?.tree))
@@ -145,11 +147,19 @@ extension Mirror {
             let changes = try plan(collection: collection, listing: listing, base: headTable,
                                    cachedFrom: cached, options: counting)
             for (_, path, old) in changes.downloads {
-                if old != nil { counts.changed += 1 } else { counts.added += 1 }
+                if old != nil { counts.changed += 1 } else { counts.added += 1; added.append("\(collection)/\(path)") }
                 paths.append("\(collection)/\(path)")
             }
             counts.deleted += changes.deletions.count
             paths += changes.deletions.map { "\(collection)/\(headTable.entry(at: $0).path)" }
+            if !changes.downloads.isEmpty || !changes.deletions.isEmpty { changedCollections.append(collection) }
+        }
+        // What the sync would refuse, refused here too: the plan of a run that cannot happen
+        // would mislead (a script checking with --dry-run first).
+        if !options.force, let head, !paths.isEmpty {
+            let refused = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath))
+                + untrackedInTheWay(of: added, head: head.tree, target: nil)
+            if !refused.isEmpty { throw .localEdits(refused) }
         }
         return SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: paths.sorted(), previous: head?.id,
                           current: nil, plannedDownloads: downloads,
@@ -290,8 +300,9 @@ extension Mirror {
     }
 
     /// Items among `paths` that `head` does not hold but the working tree has a file (or folder)
-    /// at: untracked files a checkout of `target` would have to overwrite.
-    func untrackedInTheWay(of paths: [String], head: ObjectID?, target: ObjectID) throws(MirrorError) -> [String] {
+    /// at: untracked files a checkout of `target` would have to overwrite. Named as `target`'s
+    /// items, or by path without a `target` (a dry run builds none).
+    func untrackedInTheWay(of paths: [String], head: ObjectID?, target: ObjectID?) throws(MirrorError) -> [String] {
         var found: [String] = []
         for path in paths {
             var info = stat()
@@ -299,7 +310,8 @@ extension Mirror {
             if let head, try mirrorErrors({ try repository.treeEntry(at: path, in: head) }) != nil { continue }
             found.append(path)
         }
-        return ((try? describe(paths: found, in: target)) ?? found).map { "\($0) (untracked file in the way)" }
+        let named = target.flatMap { target in try? describe(paths: found, in: target) } ?? found
+        return named.map { "\($0) (untracked file in the way)" }
     }
 
     /// Throws ``MirrorError/ownCommits(branch:commits:items:by:)`` when the branch tip is not a

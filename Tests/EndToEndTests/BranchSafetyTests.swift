@@ -23,6 +23,13 @@ struct BranchSafetyTests {
             try writeItem(upstream, "i3", lastModified: "2021-06-01T00:00:00Z")
             try Data("my notes\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i3.json"))
 
+            // The dry run refuses as the sync would; once fetched, status shows the file in the way.
+            let planned = try await CLI.tidemark(["sync", "--dry-run"], in: mirror)
+            #expect(planned.status == 1 && planned.stderr.contains("items/i3.json (untracked file in the way)"), "\(planned.stderr)")
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "M  items/i1\nA? items/i3\n")
+            #expect(try await CLI.tidemark(["status"], in: mirror).stdout.contains("\tuntracked: items/i3 (a file of yours where the new item goes)\n"))
+
             let refused = try await CLI.tidemark(["sync"], in: mirror)
             #expect(refused.status == 1, "\(refused.stderr)")
             #expect(refused.stderr.contains("items/i3 (untracked file in the way)"), "\(refused.stderr)")
@@ -40,6 +47,26 @@ struct BranchSafetyTests {
             #expect(Self.contents(mirror + "/items/i1.json").contains("\"v\""))
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
             try await CLI.expectClean(mirror)
+        }
+    }
+
+    /// `sync --dry-run` refuses a local edit in the way as the sync does, instead of planning a
+    /// run that cannot happen; with `--force` it plans it.
+    @Test func aDryRunRefusesWhatTheSyncWouldRefuse() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            try Data("{\"edited\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("would be overwritten by sync:\n\titems/i1\n"), "\(arguments): \(refused.stderr)")
+            }
+            let forced = try await CLI.tidemark(["sync", "--dry-run", "--force"], in: mirror)
+            #expect(forced.status == 0 && forced.stdout.contains("1 changed"), "\(forced.stdout) \(forced.stderr)")
+            // An edit elsewhere does not stop it.
+            try await CLI.git(["checkout", "--", "items/i1.json"], in: mirror)
+            try Data("{\"edited\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i2.json"))
+            #expect(try await CLI.tidemark(["sync", "--dry-run"], in: mirror).status == 0)
         }
     }
 

@@ -52,7 +52,7 @@ struct StatusJSON: Encodable {
         items = report.items.map { item in
             Item(collection: item.collection, id: item.id.description, path: item.path,
                  upstream: ["M": "changed", "A": "new", "D": "deleted"][item.upstream.rawValue] ?? "unchanged",
-                 local: ["M": "modified", "D": "deleted"][item.local.rawValue] ?? "unchanged")
+                 local: ["M": "modified", "D": "deleted", "?": "untracked"][item.local.rawValue] ?? "unchanged")
         }
         interruptedSync = report.interruptedSync.map(InterruptedSyncJSON.init)
         otherPaths = report.otherPaths.isEmpty ? nil : report.otherPaths.map {

@@ -70,7 +70,11 @@ enum StatusFormatter {
             out += "\nEdited locally (a sync refuses to overwrite these without --force):\n"
             for item in localItems {
                 let name = StatusFormatter.quotedName(item)
-                out += "\t" + output.red((item.local == .deleted ? "deleted:   " : "modified:  ") + name) + "\n"
+                switch item.local {
+                case .deleted: out += "\t" + output.red("deleted:   " + name) + "\n"
+                case .untracked: out += "\t" + output.red("untracked: " + name) + " (a file of yours where the new item goes)\n"
+                default: out += "\t" + output.red("modified:  " + name) + "\n"
+                }
             }
             for other in report.otherPaths {
                 let name = Quoting.cQuoted(Array(other.path.utf8))
