@@ -149,7 +149,13 @@ public struct DirectoryUpstream: Upstream {
                 }
                 let info = file.info
                 let mtime = Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec))
-                return ReadFile(data: data, version: try version(of: data, collection: collection, id: file.id, fallback: mtime))
+                do {
+                    return ReadFile(data: data, version: try version(of: data, collection: collection, id: file.id, fallback: mtime))
+                } catch UpstreamError.malformedItem(let collection, let item, let reason) {
+                    // Named by its file too: that is what the user opens to fix it.
+                    throw UpstreamError.malformedItem(collection: collection, item: item,
+                                                      reason: reason + " (in \(CQuoting.quoted(file.path)))")
+                }
             }
         }
         let files = Array(files)

@@ -147,7 +147,8 @@ struct DirectoryUpstreamTests {
             let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
             await #expect { _ = try await upstream.list(collection: "items", since: nil, cached: .none) } throws: {
                 guard let error = $0 as? UpstreamError, case .malformedItem(_, let item, _) = error else { return false }
-                return item == quoted && error.description == "items/\(quoted): not valid JSON"
+                let file = "\"" + path + #"/up/evil\n\033[31mRED\033[0m.json""#
+                return item == quoted && error.description == "items/\(quoted): not valid JSON (in \(file))"
             }
             try write("{}", to: "\(path)/up/\(evil).json")
             try write("{}", to: "\(path)/up/a/\(evil).json")
