@@ -52,7 +52,10 @@ struct TidemarkCommand: AsyncParsableCommand {
                 Foundation.exit(0)
             }
             if error is ExitCode { Foundation.exit(code.rawValue) }
-            writeStandardError(fullMessage(for: error) + "\n")
+            // "error: ..." as git words a usage error (argument-parser says "Error: ...").
+            var message = fullMessage(for: error)
+            if message.hasPrefix("Error: ") { message = "error: " + message.dropFirst("Error: ".count) }
+            writeStandardError(message + "\n")
             Foundation.exit(129)
         }
     }

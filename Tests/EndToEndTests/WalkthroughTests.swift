@@ -91,7 +91,7 @@ struct WalkthroughTests {
     @Test func exitCodesFollowGit() async throws {
         try await withScratch { root in
             let usage = try await CLI.tidemark(["frobnicate"], in: root)
-            #expect(usage.status == 129)
+            #expect(usage.status == 129 && usage.stderr.hasPrefix("error: "), "\(usage.stderr)")
             let fatal = try await CLI.tidemark(["status"], in: root)
             #expect(fatal.status == 128)
             #expect(fatal.stderr.hasPrefix("fatal: not a tidemark mirror"))
