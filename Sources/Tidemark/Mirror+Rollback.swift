@@ -51,7 +51,8 @@ extension Mirror {
             message.listedAt = nil
             message.restores = targetID.hex
             var text = message.render()
-            text = "Roll back to \(targetID.short()): \(counts.summary)\n" + text.drop(while: { $0 != "\n" })
+            // The subject replaced; the rest (a blank line, the trailers) kept as it is.
+            text = "Roll back to \(targetID.short()): \(counts.summary)" + text.drop(while: { $0 != "\n" })
             newTip = try mirrorErrors {
                 try repository.createCommit(tree: target.tree, parents: [head.id], message: text, author: signature())
             }

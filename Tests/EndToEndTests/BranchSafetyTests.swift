@@ -233,7 +233,18 @@ struct BranchSafetyTests {
                 #expect(try await Self.rev("HEAD", in: mirror) == mine)
                 #expect(FileManager.default.fileExists(atPath: mirror + "/items/mine.json"))
             }
-            let forced = try await CLI.tidemark(["rollback", "HEAD~2", "--hard", "--force"], in: mirror)
+            // A plain rollback's commit is shaped as git's: subject, one blank line, trailers; no
+            // encoding header (UTF-8 is git's default).
+            let plain = try await CLI.tidemark(["rollback", "HEAD~1", "--force"], in: mirror)
+            #expect(plain.status == 0, "\(plain.stderr)")
+            let raw = try await CLI.git(["cat-file", "commit", "HEAD"], in: mirror)
+            #expect(!raw.contains("\nencoding "), "\(raw)")
+            let message = try await CLI.git(["log", "-1", "--format=%B"], in: mirror)
+            #expect(message.hasPrefix("Roll back to ") && message.contains("\n\nTidemark-Upstream: ") && !message.contains("\n\n\n"),
+                    "\(message)")
+            #expect(try await CLI.git(["log", "-1", "--format=%(trailers:key=Tidemark-Restores,valueonly)"], in: mirror)
+                .hasPrefix(try await Self.rev("HEAD~2", in: mirror)))
+            let forced = try await CLI.tidemark(["rollback", "HEAD~3", "--hard", "--force"], in: mirror)
             #expect(forced.status == 0, "\(forced.stderr)")
             #expect(!FileManager.default.fileExists(atPath: mirror + "/items/mine.json"))
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
