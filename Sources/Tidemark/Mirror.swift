@@ -213,6 +213,10 @@ public actor Mirror {
         do {
             return try repository.revparse(spec)
         } catch {
+            if revision == "upstream" {
+                throw .invalidArgument("unknown revision 'upstream': there is no upstream-tracking snapshot "
+                                       + "(\(Mirror.upstreamRef)) yet; run 'tidemark fetch'")
+            }
             throw .unknownRevision(revision)
         }
     }

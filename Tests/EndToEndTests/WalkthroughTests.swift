@@ -222,6 +222,12 @@ struct WalkthroughTests {
             #expect(try await snapshots(["-n1"]) == 1)
             #expect(try await snapshots(["-n", "2"]) == 2)
             #expect(try await snapshots(["--max-count=2", "HEAD~1"]) == 2)
+            // Without the upstream-tracking ref, `diff` says how to get it.
+            try await CLI.git(["update-ref", "-d", "refs/tidemark/upstream"], in: root + "/m")
+            let diff = try await CLI.tidemark(["-C", "m", "diff"], in: root)
+            #expect(diff.status == 128 && diff.stderr.contains("run 'tidemark fetch'"), "\(diff.stderr)")
+            #expect(try await CLI.tidemark(["-C", "m", "fetch", "-q"], in: root).status == 0)
+            #expect(try await CLI.tidemark(["-C", "m", "diff", "--exit-code"], in: root).status == 0)
         }
     }
 
