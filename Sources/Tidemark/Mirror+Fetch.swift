@@ -112,6 +112,7 @@ extension Mirror {
             let load = ManifestLoad(collection: collection, blob: baseBlob, gitDirectory: gitDirectory)
             let previousWatermark = baseMessage?.watermark(of: collection).flatMap(Timestamp.init)
             progress?(.listing(collection: collection, items: 0))
+            let listingStarted = Timestamp(date: Date())
             let listing: Listing
             do {
                 listing = try await upstream.list(
@@ -141,11 +142,13 @@ extension Mirror {
             let deletions = outcome.failures.isEmpty ? plan.deletions : []
             for position in deletions { updates.append(.remove(path: "\(collection)/\(cached.entry(at: position).path)")) }
             // The watermark advances only when every listed item is stored and the listing saw
-            // every item (none changed while it was paged), and never goes back.
+            // every item (none changed while it was paged), and never goes back. Nor past the
+            // time the listing started: an item dated in the future (9999-12-31) would pin it
+            // there, and an incremental listing from it would never see another change.
             var watermark = previousWatermark
             if outcome.failures.isEmpty, !listing.changedWhilePaging,
-               let newest = newestVersion(listing, cached: cached, since: previousWatermark, after: baseMessage),
-               watermark.map({ newest > $0 }) ?? true {
+               let found = newestVersion(listing, cached: cached, since: previousWatermark, after: baseMessage),
+               case let newest = min(found, listingStarted), watermark.map({ newest > $0 }) ?? true {
                 watermark = newest
             }
             watermarks.append((collection, watermark?.raw ?? "none"))

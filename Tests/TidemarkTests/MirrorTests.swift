@@ -51,6 +51,24 @@ struct MirrorTests {
         }
     }
 
+    /// An item dated in the future cannot pin the watermark there (an incremental listing from
+    /// it would see no later change): it stops at the time the listing started.
+    @Test func aFutureVersionDoesNotCarryTheWatermarkPastTheListing() async throws {
+        try await withScratch { path in
+            let upstream = seeded(3)
+            upstream.put(ItemID("item-1"), "9999-12-31T23:59:59Z")
+            let before = Date()
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            let text = try #require(try await mirror.log().first?.collections.first?.watermark)
+            let watermark = try #require(Timestamp(text))
+            #expect(watermark.date >= before.addingTimeInterval(-1) && watermark.date <= Date())
+            // The next fetch lists from just before then, and sees a change made now.
+            upstream.put(ItemID("item-2"), Timestamp(date: Date()).raw)
+            #expect(try await mirror.fetch().downloaded == 1)
+            #expect(upstream.lastSince.map { $0 < watermark } == true)
+        }
+    }
+
     @Test func fetchDownloadsOnlyWhatChangedAndStatusReportsIt() async throws {
         try await withScratch { path in
             let upstream = seeded(20)

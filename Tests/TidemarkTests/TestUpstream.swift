@@ -17,6 +17,8 @@ final class TestUpstream: Upstream, @unchecked Sendable {
     var listingIsComplete = true
     /// Listings say an item changed while they were paged (``Listing/changedWhilePaging``).
     var listingChangedWhilePaging = false
+    /// The `since` of the last listing.
+    private(set) var lastSince: Timestamp?
 
     init(collections: [String] = ["items"]) {
         self.collections = collections
@@ -36,7 +38,10 @@ final class TestUpstream: Upstream, @unchecked Sendable {
     func takeDownloads() -> [ItemID] { lock.withLock { defer { downloads = [] }; return downloads } }
 
     func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
-        let stored = lock.withLock { store[collection] ?? [:] }
+        let stored = lock.withLock {
+            lastSince = since
+            return store[collection] ?? [:]
+        }
         // The version doubles as the validator, so items the mirror holds at that version are
         // reported by position, as the `dir` adapter reports files whose signature matches.
         var items: [ListedItem] = []
