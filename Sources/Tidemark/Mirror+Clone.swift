@@ -75,6 +75,7 @@ extension Mirror {
             } else {
                 try? fileManager.removeItem(atPath: destination)
             }
+            if case .incompleteFetch(let report) = error { throw .cloneIncomplete(report) }
             throw error
         }
     }

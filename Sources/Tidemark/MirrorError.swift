@@ -24,6 +24,8 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// Some items could not be downloaded; what did download is stored on the upstream-tracking ref.
     /// The report is the fetch's, its `failures` naming those items.
     case incompleteFetch(FetchReport)
+    /// A clone's items could not all be downloaded; the clone was removed, as `git clone` does.
+    case cloneIncomplete(FetchReport)
     /// HEAD is detached: a sync or rollback moves a branch, and none is checked out.
     case detachedHead(ObjectID)
     /// The branch has commits not made by tidemark whose changes `command` (`sync`, `rollback`)
@@ -67,6 +69,11 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .incompleteFetch(let report):
             let failures = report.failures
             return "\(failures.count) item(s) could not be downloaded; the rest is stored and the next fetch retries them:\n"
+                + failures.prefix(20).map { "\t\($0)" }.joined(separator: "\n")
+                + (failures.count > 20 ? "\n\t... and \(failures.count - 20) more" : "")
+        case .cloneIncomplete(let report):
+            let failures = report.failures
+            return "\(failures.count) item(s) could not be downloaded, so the clone was removed; run it again:\n"
                 + failures.prefix(20).map { "\t\($0)" }.joined(separator: "\n")
                 + (failures.count > 20 ? "\n\t... and \(failures.count - 20) more" : "")
         case .detachedHead(let commit):

@@ -87,6 +87,14 @@ struct RestWalkthroughTests {
             #expect(requestsByPath(server)["/rest/items/\(stored)"] == 1)
             #expect(try await watermark("items", at: "refs/tidemark/upstream", in: mirror) == before)
             #expect(try await run.porcelain(in: mirror) == ["M  items/\(stored)"])
+            // The same failure during a clone: the clone is removed, and the message says so.
+            let failedClone = try await run.tidemark(
+                ["clone", "rest:\(server.baseURL)/rest/envelope", "c", "--token-env", "REST_TOKEN",
+                 "--option", "itemsPath=/data/items", "--option", "paging=next-field:/links/next",
+                 "--option", "itemURL=\(server.baseURL)/rest/items/{id}", "--option", "maxAttempts=2"], in: root)
+            #expect(failedClone.status == 128 && failedClone.stderr.contains("1 item(s) could not be downloaded, so the clone was removed; run it again:\n\titems/\(failing): HTTP 503"),
+                    "\(failedClone.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: root + "/c"))
 
             try await admin(server, "faults/clear")
             server.resetCounts()
