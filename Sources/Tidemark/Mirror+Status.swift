@@ -126,8 +126,9 @@ extension Mirror {
             items += (ordered[collection] ?? [:]).values.sorted { $0.id < $1.id }
         }
         let activity = lastActivity()
+        others.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
         var report = StatusReport(branch: try branch(), head: head?.id, upstream: upstream?.id, items: items,
-                                  otherPaths: others.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }, lastFetch: activity.fetch, lastSync: activity.sync,
+                                  otherPaths: others, lastFetch: activity.fetch, lastSync: activity.sync,
                                   interruptedSync: try pendingInterruptedSync())
         if let head { report.ownCommits = try ownCommits(head: head, undoneBy: upstream?.tree).commits }
         return report

@@ -155,8 +155,9 @@ extension Mirror {
             if !changes.downloads.isEmpty || !changes.deletions.isEmpty { changedCollections.append(collection) }
         }
         // What the sync would refuse, refused here too: the plan of a run that cannot happen
-        // would mislead (a script checking with --dry-run first).
-        if !options.force, let head, !paths.isEmpty {
+        // would mislead (a script checking with --dry-run first). Not while a killed run's sync
+        // is unfinished: the files it wrote differ from HEAD, and the sync finishes it first.
+        if !options.force, let head, !paths.isEmpty, try pendingInterruptedSync() == nil {
             let refused = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath))
                 + untrackedInTheWay(of: added, head: head.tree, target: nil)
             if !refused.isEmpty { throw .localEdits(refused) }
@@ -325,7 +326,7 @@ extension Mirror {
                           items: (try? describe(paths: paths, in: head.tree)) ?? paths, by: command)
     }
 
-    /// The commits ``checkOwnCommits(head:undoneBy:branch:)`` refuses (`short-id subject`) and the
+    /// The commits ``checkOwnCommits(head:undoneBy:branch:by:)`` refuses (`short-id subject`) and the
     /// paths they change that `target` sets back; both empty when there are none.
     func ownCommits(head: Commit, undoneBy target: ObjectID?) throws(MirrorError) -> (commits: [String], paths: [String]) {
         guard SnapshotMessage.parse(head.message) == nil else { return ([], []) }

@@ -67,25 +67,18 @@ public enum MirrorError: Error, CustomStringConvertible {
                 + items.map { "\t\($0)" }.joined(separator: "\n")
                 + "\nCopy them elsewhere and discard them ('git restore <file>'), or run with --force to overwrite them."
         case .incompleteFetch(let report):
-            let failures = report.failures
-            return "\(failures.count) item(s) could not be downloaded; the rest is stored and the next fetch retries them:\n"
-                + failures.prefix(20).map { "\t\($0)" }.joined(separator: "\n")
-                + (failures.count > 20 ? "\n\t... and \(failures.count - 20) more" : "")
+            return "\(report.failures.count) item(s) could not be downloaded; the rest is stored and the next fetch retries them:\n"
+                + MirrorError.list(report.failures, limit: 20)
         case .cloneIncomplete(let report):
-            let failures = report.failures
-            return "\(failures.count) item(s) could not be downloaded, so the clone was removed; run it again:\n"
-                + failures.prefix(20).map { "\t\($0)" }.joined(separator: "\n")
-                + (failures.count > 20 ? "\n\t... and \(failures.count - 20) more" : "")
+            return "\(report.failures.count) item(s) could not be downloaded, so the clone was removed; run it again:\n"
+                + MirrorError.list(report.failures, limit: 20)
         case .detachedHead(let commit):
             return "HEAD is detached at \(commit.short()); tidemark moves the branch a mirror has checked out. Check it out again ('git switch main') and run the command again"
         case .ownCommits(let branch, let commits, let items, let command):
             let force = command == "sync" ? "replace them with upstream's version (they stay in the history)"
                 : "undo them (the history, or for --hard the reflog, keeps them)"
-            return "\(branch) has commits of your own that a \(command) would undo:\n"
-                + commits.prefix(10).map { "\t\($0)" }.joined(separator: "\n")
-                + (commits.count > 10 ? "\n\t... and \(commits.count - 10) more" : "")
-                + "\nThey change:\n" + items.prefix(20).map { "\t\($0)" }.joined(separator: "\n")
-                + (items.count > 20 ? "\n\t... and \(items.count - 20) more" : "")
+            return "\(branch) has commits of your own that a \(command) would undo:\n" + MirrorError.list(commits, limit: 10)
+                + "\nThey change:\n" + MirrorError.list(items, limit: 20)
                 + "\nRevert them ('git revert'), or run with --force to \(force)."
         case .massDeletion(let collection, let deleting, let total):
             return "refusing to delete \(deleting) of \(total) items of '\(collection)' (upstream listing empty or more than half missing); if upstream really lost them, run again with --allow-mass-delete"
@@ -95,6 +88,14 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .upstream(let error): return error.description
         case .git(let error): return error.description
         }
+    }
+}
+
+extension MirrorError {
+    /// `lines`, each on its own tab-indented line, the first `limit` of them and a count of the rest.
+    static func list(_ lines: [String], limit: Int) -> String {
+        lines.prefix(limit).map { "\t\($0)" }.joined(separator: "\n")
+            + (lines.count > limit ? "\n\t... and \(lines.count - limit) more" : "")
     }
 }
 
