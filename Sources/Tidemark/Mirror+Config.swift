@@ -42,10 +42,15 @@ extension Mirror {
         }
         let kind = settings.upstreamConfiguration.kind
         var result = [EffectiveSetting(key: "tidemark.upstream", value: settings.upstream, isDefault: false)]
-        if settings.collections.isEmpty {
+        let configured = try mirrorErrors { try repository.configValues("tidemark.collection") }
+        if configured.isEmpty {
             result.append(EffectiveSetting(key: "tidemark.collection", value: Mirror.defaultCollection(kind: kind), isDefault: true))
         } else {
-            result += settings.collections.map { EffectiveSetting(key: "tidemark.collection", value: $0, isDefault: false) }
+            // As configured, each unusable name with the problem it makes.
+            result += configured.map { name in
+                EffectiveSetting(key: "tidemark.collection", value: name, isDefault: false,
+                                 problem: CollectionName.isValid(name) ? nil : settings.problems["tidemark.collection"])
+            }
         }
         result.append(EffectiveSetting(key: "tidemark.jobs", value: String(settings.jobs), isDefault: !(try isSet("jobs"))))
         result.append(EffectiveSetting(key: "tidemark.fanout", value: settings.fanout.map { $0 ? "true" : "false" } ?? "auto",
@@ -54,7 +59,7 @@ extension Mirror {
                                        isDefault: settings.refreshInterval == nil))
         result.append(EffectiveSetting(key: "tidemark.overlap", value: String(settings.overlapSeconds),
                                        isDefault: !(try isSet("overlap"))))
-        for index in result.indices {
+        for index in result.indices where result[index].key != "tidemark.collection" {
             guard let problem = settings.problems[result[index].key] else { continue }
             result[index].value = try mirrorErrors { try repository.configString(result[index].key) }
             result[index].problem = problem

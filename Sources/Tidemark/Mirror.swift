@@ -97,6 +97,11 @@ public actor Mirror {
         if let customUpstream { return customUpstream }
         var configuration = settings.upstreamConfiguration
         if let jobs { configuration.jobs = jobs }
+        // A relative folder is relative to the mirror (as a relative git remote is to its
+        // repository), not to wherever tidemark was started: `-C` and subfolders find it too.
+        if configuration.kind == "dir", !configuration.location.isEmpty, !configuration.location.hasPrefix("/") {
+            configuration.spec = "dir:" + workingTree + configuration.location
+        }
         do {
             return try UpstreamFactory.make(configuration, settings: HTTPSettings(requestObserver: requestObserver))
         } catch let error as MirrorError {

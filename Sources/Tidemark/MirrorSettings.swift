@@ -105,16 +105,48 @@ public struct MirrorSettings: Sendable, Equatable {
                 problems["tidemark.overlap"] = "config tidemark.overlap must be a number of seconds (0 or more), not '\(overlapText ?? "")'"
                 overlap = 60
             }
+            // Collections as git config lists them, each once; a name clone would refuse is a
+            // problem, and without any the kind's default applies (a `git clone` of a mirror,
+            // or `git config --unset`), as `tidemark config` shows it.
+            var collections: [String] = []
+            for name in try repository.configValues("tidemark.collection") where !collections.contains(name) {
+                guard CollectionName.isValid(name) else {
+                    problems["tidemark.collection"] = "config tidemark.collection: invalid collection name "
+                        + "'\(Quoting.cQuoted(Array(name.utf8)))' (use lower-case letters, digits, '-' and '_', at most 64)"
+                    continue
+                }
+                collections.append(name)
+            }
+            if collections.isEmpty, problems["tidemark.collection"] == nil,
+               let name = Mirror.defaultCollection(kind: UpstreamConfiguration(spec: upstream).kind) {
+                collections = [name]
+            }
+            let fanoutText = try repository.configString("tidemark.fanout")
+            let fanout = fanoutText.flatMap(MirrorSettings.fanoutValue)
+            if let fanoutText, fanout == nil {
+                problems["tidemark.fanout"] = "config tidemark.fanout must be true, false or auto, not '\(fanoutText)'"
+            }
             var settings = MirrorSettings(
                 upstream: upstream,
-                collections: try repository.configValues("tidemark.collection"),
+                collections: collections,
                 jobs: jobs,
-                fanout: try repository.configString("tidemark.fanout").flatMap { $0 == "auto" ? nil : $0 == "true" },
+                fanout: fanout ?? nil,
                 refreshInterval: try repository.configString("tidemark.refreshInterval"),
                 overlapSeconds: overlap,
                 options: options)
             settings.problems = problems
             return settings
+        }
+    }
+
+    /// A `tidemark.fanout` value read as git reads a boolean (`true`, `yes`, `on`, `1` and their
+    /// opposites, any case), or `auto`: `.some(nil)` for `auto`, nil when it is none of these.
+    static func fanoutValue(_ text: String) -> Bool?? {
+        switch text.lowercased() {
+        case "auto": return .some(nil)
+        case "true", "yes", "on", "1": return .some(true)
+        case "false", "no", "off", "0": return .some(false)
+        default: return nil
         }
     }
 

@@ -117,9 +117,18 @@ public struct DirectoryUpstream: Upstream {
                     chunk = DirectoryUpstream.read(changed[next..<min(changed.count, next + DirectoryUpstream.readChunk)],
                                                    collection: collection)
                 }
-                let read = try chunk[next - chunkStart].get()
+                let result = chunk[next - chunkStart]
                 next += 1
                 reads += 1
+                guard case .success(let read) = result else {
+                    // A file that does not parse fails as its item, as a failed download does: the
+                    // rest is stored, and the next fetch tries it again. (Listed at its mtime, with
+                    // no body: `fetch` reads it again and names what is wrong.)
+                    if case .failure(let error) = result, !Self.isItemError(error) { throw error }
+                    items.append(ListedItem(id: file.id, lastModified: file.mtime, etag: StatSignature(file.info).description,
+                                            body: nil, location: file.path))
+                    continue
+                }
                 // Carry bodies up to a budget, so a first clone of a large folder stays within bounded memory.
                 let carry = carried + read.data.count <= DirectoryUpstream.bodyBudget
                 if carry { carried += read.data.count }
@@ -147,15 +156,8 @@ public struct DirectoryUpstream: Upstream {
                 guard let data = FileManager.default.contents(atPath: file.path) else {
                     throw UpstreamError.unreachable("cannot read '\(CQuoting.quoted(file.path))'")
                 }
-                let info = file.info
-                let mtime = Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec))
-                do {
-                    return ReadFile(data: data, version: try version(of: data, collection: collection, id: file.id, fallback: mtime))
-                } catch UpstreamError.malformedItem(let collection, let item, let reason) {
-                    // Named by its file too: that is what the user opens to fix it.
-                    throw UpstreamError.malformedItem(collection: collection, item: item,
-                                                      reason: reason + " (in \(CQuoting.quoted(file.path)))")
-                }
+                return ReadFile(data: data, version: try version(of: data, collection: collection, id: file.id,
+                                                                 fallback: file.mtime, path: file.path))
             }
         }
         let files = Array(files)
@@ -173,7 +175,24 @@ public struct DirectoryUpstream: Upstream {
         guard let path = item.location, let data = FileManager.default.contents(atPath: path) else {
             throw UpstreamError.unreachable("\(collection)/\(CQuoting.quoted(item.id)): no longer in the upstream folder")
         }
+        _ = try DirectoryUpstream.version(of: data, collection: collection, id: item.id, fallback: item.lastModified, path: path)
         return .body(data, etag: item.etag)
+    }
+
+    /// True for the errors of one item's contents (not JSON, a bad `lastModified`).
+    static func isItemError(_ error: any Error) -> Bool {
+        if case UpstreamError.malformedItem = error { return true }
+        return false
+    }
+
+    /// ``version(of:collection:id:fallback:)`` of the file at `path`, which an error names too:
+    /// that is what the user opens to fix it.
+    static func version(of data: Data, collection: String, id: ItemID, fallback: Timestamp, path: String) throws -> Timestamp {
+        do {
+            return try version(of: data, collection: collection, id: id, fallback: fallback)
+        } catch UpstreamError.malformedItem(let collection, let item, let reason) {
+            throw UpstreamError.malformedItem(collection: collection, item: item, reason: reason + " (in \(CQuoting.quoted(path)))")
+        }
     }
 
     /// The item's version: its `lastModified` string field, else `fallback`.
@@ -208,6 +227,9 @@ public struct DirectoryUpstream: Upstream {
         let info: stat
         /// The item's position in the cached versions, nil when it is new.
         let position: Int?
+
+        /// The modification time: the version of a file without a `lastModified` field.
+        var mtime: Timestamp { Timestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec)) }
     }
 
     /// What scanning one folder found, in name order: the positions of cached items whose stat

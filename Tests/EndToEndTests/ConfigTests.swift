@@ -82,6 +82,61 @@ struct ConfigTests {
         }
     }
 
+    /// Settings changed with git config after the clone, as users (and a `git clone` of a mirror)
+    /// leave them: no collection means the kind's default, a relative folder is the mirror's,
+    /// git's boolean words work for fanout, and a value clone would refuse fails the fetch.
+    @Test func settingsChangedWithGitConfigKeepTheMirrorWorking() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            try writeItem(upstream, "a", lastModified: "2024-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            let mirror = root + "/m"
+
+            // No tidemark.collection: the dir kind's `items`, which fetch lists.
+            try await CLI.git(["config", "--unset-all", "tidemark.collection"], in: mirror)
+            try writeItem(upstream, "b", lastModified: "2024-01-02T00:00:00Z")
+            #expect(try await CLI.tidemark(["-C", "m", "fetch", "-q"], in: root).status == 0)
+            #expect(try await CLI.tidemark(["-C", "m", "status", "--porcelain"], in: root).stdout == "A  items/b\n")
+            #expect(try await settings(mirror)["tidemark.collection"].map { ($0.value, $0.isDefault) }! == ("items", true))
+
+            // A relative folder, from -C and from a subfolder.
+            try await CLI.git(["config", "tidemark.upstream", "dir:../up"], in: mirror)
+            for (directory, arguments) in [(root, ["-C", "m", "sync", "-q"]), (mirror + "/items", ["fetch", "-q"])] {
+                let result = try await CLI.tidemark(arguments, in: directory)
+                #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            }
+            #expect(FileManager.default.fileExists(atPath: mirror + "/items/b.json"))
+
+            // fanout read as git reads booleans; anything else is named.
+            for (value, shown) in [("yes", "true"), ("On", "true"), ("0", "false"), ("auto", "auto")] {
+                try await CLI.git(["config", "tidemark.fanout", value], in: mirror)
+                #expect(try await CLI.tidemark(["config", "fanout"], in: mirror).stdout == shown + "\n", "\(value)")
+            }
+            for (key, value, message) in [("tidemark.fanout", "bogus", "config tidemark.fanout must be true, false or auto, not 'bogus'"),
+                                          ("tidemark.collection", "Upper", "invalid collection name 'Upper'")] {
+                try await CLI.git(["config", key, value], in: mirror)
+                let fetch = try await CLI.tidemark(["fetch"], in: mirror)
+                #expect(fetch.status == 128 && fetch.stderr.contains(message), "\(fetch.stderr)")
+                #expect(try await CLI.tidemark(["status"], in: mirror).status == 0)
+                #expect(try await CLI.tidemark(["config"], in: mirror).stdout.contains("\(key) = \(value) (not usable: "))
+                try await CLI.git(["config", "--unset-all", key], in: mirror)
+            }
+
+            // One file that does not parse fails as its item; the other change is stored.
+            try writeItem(upstream, "a", lastModified: "2024-02-01T00:00:00Z", extra: #", "v": 2"#)
+            try Data("{oops".utf8).write(to: URL(fileURLWithPath: upstream + "/b.json"))
+            let spoiled = try await CLI.tidemark(["fetch"], in: mirror)
+            #expect(spoiled.status == 128 && spoiled.stderr.contains("1 item(s) could not be downloaded")
+                    && spoiled.stderr.contains("items/b: not valid JSON (in \(upstream)/b.json)"), "\(spoiled.stderr)")
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "M  items/a\n")
+            try writeItem(upstream, "b", lastModified: "2024-02-02T00:00:00Z")
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     @Test func syncIfStaleWithoutDurationUsesRefreshInterval() async throws {
         try await withScratch { root in
             try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)

@@ -105,15 +105,19 @@ struct DirectoryUpstreamTests {
             #expect(listing.items.map(\.id.description) == expected.map(\.0))
             #expect(listing.items.map(\.lastModified) == expected.map { Timestamp($0.1)! })
 
+            // A file that does not parse is listed without a body, and fails as its item when it
+            // is fetched (naming its file), so the others are still stored.
             try write("{ not json", to: "\(path)/up/k/item-1050.json")
-            await #expect { _ = try await upstream.list(collection: "items", since: nil, cached: .none) } throws: {
-                guard case .malformedItem(_, let item, _) = $0 as? UpstreamError else { return false }
-                return item == "item-1050"
-            }
             try write("[]", to: "\(path)/up/c/item-0207.json")
-            await #expect { _ = try await upstream.list(collection: "items", since: nil, cached: .none) } throws: {
-                guard case .malformedItem(_, let item, _) = $0 as? UpstreamError else { return false }
-                return item == "item-0207"
+            let spoiled = try await upstream.list(collection: "items", since: nil, cached: .none)
+            #expect(spoiled.items.count == expected.count)
+            for (id, shard, reason) in [("item-1050", "k", "not valid JSON"), ("item-0207", "c", "not a JSON object")] {
+                let item = try #require(spoiled.items.first { $0.id.description == id })
+                #expect(item.body == nil)
+                await #expect { _ = try await upstream.fetch(collection: "items", item: item, cachedETag: nil) } throws: {
+                    guard case .malformedItem(_, let named, let why) = $0 as? UpstreamError else { return false }
+                    return named == id && why == "\(reason) (in \(path)/up/\(shard)/\(id).json)"
+                }
             }
         }
     }
@@ -145,7 +149,8 @@ struct DirectoryUpstreamTests {
             let quoted = #""evil\n\033[31mRED\033[0m""#
             try write("{ not json", to: "\(path)/up/\(evil).json")
             let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
-            await #expect { _ = try await upstream.list(collection: "items", since: nil, cached: .none) } throws: {
+            let item = try #require(try await upstream.list(collection: "items", since: nil, cached: .none).items.first)
+            await #expect { _ = try await upstream.fetch(collection: "items", item: item, cachedETag: nil) } throws: {
                 guard let error = $0 as? UpstreamError, case .malformedItem(_, let item, _) = error else { return false }
                 let file = "\"" + path + #"/up/evil\n\033[31mRED\033[0m.json""#
                 return item == quoted && error.description == "items/\(quoted): not valid JSON (in \(file))"
