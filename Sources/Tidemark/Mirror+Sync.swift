@@ -35,7 +35,8 @@ public struct InterruptedSync: Sendable, Equatable {
 /// What a sync did or, with `--dry-run`, would do.
 public struct SyncReport: Sendable {
     public enum Outcome: Sendable, Equatable {
-        /// `--if-stale`: the last sync is recent enough; nothing was contacted.
+        /// `--if-stale`: the last sync, and the fetch it applied, are recent enough (`lastSync`:
+        /// the older of the two); nothing was contacted.
         case fresh(lastSync: Date)
         /// The branch already matched upstream.
         case upToDate
@@ -81,8 +82,11 @@ extension Mirror {
     /// `options.force`.
     public func sync(_ options: SyncOptions = SyncOptions()) async throws(MirrorError) -> SyncReport {
         try Mirror.checkJobs(options.fetch.jobs)
-        if let seconds = options.ifStaleSeconds, let last = lastActivity().sync,
-           Date().timeIntervalSince(last) < seconds, last.timeIntervalSinceNow <= 60 {
+        // Fresh: both the last sync and the fetch it applied are recent (a sync --offline applies
+        // an older fetch, and a fetch alone leaves the working tree behind).
+        let activity = lastActivity()
+        if let seconds = options.ifStaleSeconds, let synced = activity.sync, let fetched = activity.fetch,
+           case let last = min(synced, fetched), Date().timeIntervalSince(last) < seconds, max(synced, fetched).timeIntervalSinceNow <= 60 {
             return SyncReport(outcome: .fresh(lastSync: last), fetch: nil, counts: ChangeCounts(), paths: [],
                               previous: nil, current: nil, plannedDownloads: 0)
         }

@@ -154,10 +154,19 @@ struct ConfigTests {
             #expect(freshJSON.stdout.contains("\"outcome\" : \"fresh\""), "\(freshJSON.stdout)\(freshJSON.stderr)")
             #expect(!FileManager.default.fileExists(atPath: mirror + "/items/b.json"))
 
+            // A sync --offline applies the last fetch: the cache is as old as that fetch (two
+            // hours here), not fresh.
+            let twoHoursAgo = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-7200))
+            try Data((twoHoursAgo + "\n").utf8).write(to: URL(fileURLWithPath: mirror + "/.git/tidemark/last-fetch"))
+            #expect(try await CLI.tidemark(["sync", "--offline", "-q"], in: mirror).status == 0)
+            let afterOffline = try await CLI.tidemark(["sync", "--if-stale"], in: mirror)
+            #expect(afterOffline.stdout.contains("Synced: 0 changed, 1 new, 0 deleted"), "\(afterOffline.stdout)\(afterOffline.stderr)")
+            try writeItem(root + "/up", "c", lastModified: "2026-01-03T00:00:00Z")
+
             try await CLI.git(["config", "tidemark.refreshInterval", "0s"], in: mirror)
             let stale = try await CLI.tidemark(["sync", "--if-stale"], in: mirror)
             #expect(stale.status == 0 && stale.stdout.contains("Synced: 0 changed, 1 new, 0 deleted"), "\(stale.stdout)\(stale.stderr)")
-            #expect(FileManager.default.fileExists(atPath: mirror + "/items/b.json"))
+            #expect(FileManager.default.fileExists(atPath: mirror + "/items/c.json"))
 
             try await CLI.git(["config", "tidemark.refreshInterval", "soon"], in: mirror)
             let bad = try await CLI.tidemark(["sync", "--if-stale"], in: mirror)
