@@ -131,7 +131,7 @@ extension Mirror {
         var counts = ChangeCounts()
         var downloads = 0
         var paths: [String] = []
-        var added: [String] = []
+        var added: [(path: String, name: String)] = []
         var changedCollections: [String] = []
         for collection in settings.collections {
             let headTable = try manifestTable(collection, blob: try manifestBlob(collection, in: head?.tree))
@@ -150,9 +150,22 @@ extension Mirror {
             counting.allowMassDelete = true
             let changes = try plan(collection: collection, listing: listing, base: headTable,
                                    cachedFrom: cached, options: counting)
-            for (_, path, old) in changes.downloads {
-                if old != nil { counts.changed += 1 } else { counts.added += 1; added.append("\(collection)/\(path)") }
-                paths.append("\(collection)/\(path)")
+            for (item, path, old) in changes.downloads {
+                let file = "\(collection)/\(path)"
+                guard old != nil else {
+                    counts.added += 1
+                    added.append((file, "\(collection)/\(Quoting.display(item.id))"))
+                    paths.append(file)
+                    continue
+                }
+                counts.changed += 1
+                // A new version with the same body (a body the listing carries) changes the
+                // manifest, not the file: the sync neither writes it nor checks it.
+                if let head, let body = item.body, let canonical = try? CanonicalJSON.canonicalize(body),
+                   try mirrorErrors({ try repository.treeEntry(at: file, in: head.tree) })?.id == ObjectID.hashBlob(canonical) {
+                    continue
+                }
+                paths.append(file)
             }
             counts.deleted += changes.deletions.count
             paths += changes.deletions.map { "\(collection)/\(headTable.entry(at: $0).path)" }
@@ -161,9 +174,12 @@ extension Mirror {
         // What the sync would refuse, refused here too: the plan of a run that cannot happen
         // would mislead (a script checking with --dry-run first). Not while a killed run's sync
         // is unfinished: the files it wrote differ from HEAD, and the sync finishes it first.
-        if !options.force, let head, !paths.isEmpty, try pendingInterruptedSync() == nil {
-            let refused = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath))
-                + untrackedInTheWay(of: added, head: head.tree, target: nil)
+        if !options.force, let head, !changedCollections.isEmpty, try pendingInterruptedSync() == nil {
+            var refused = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath))
+            for (path, name) in added {
+                var info = stat()
+                if lstat(workingTree + path, &info) == 0 { refused.append("\(name) (untracked file in the way)") }
+            }
             if !refused.isEmpty { throw .localEdits(refused) }
         }
         return SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: paths.sorted(), previous: head?.id,
@@ -251,7 +267,8 @@ extension Mirror {
         if !force, let head {
             // The check may write refreshed stat data to the index.
             let edited = try withLockNote { () throws(MirrorError) in try localEdits(in: head.tree, among: changed) }
-            if !edited.isEmpty { throw .localEdits(edited) }
+            // All at once: the untracked files in the way too, which the checkout would meet next.
+            if !edited.isEmpty { throw .localEdits(edited + (try untrackedInTheWay(of: changed, head: head.tree, target: targetCommit.tree))) }
             crashPoint("after-local-edits")
         }
         try writeState("sync-journal", "\(head?.id.hex ?? "none") \(target.hex) \(branch)\n")
@@ -305,9 +322,8 @@ extension Mirror {
     }
 
     /// Items among `paths` that `head` does not hold but the working tree has a file (or folder)
-    /// at: untracked files a checkout of `target` would have to overwrite. Named as `target`'s
-    /// items, or by path without a `target` (a dry run builds none).
-    func untrackedInTheWay(of paths: [String], head: ObjectID?, target: ObjectID?) throws(MirrorError) -> [String] {
+    /// at: untracked files a checkout of `target` would have to overwrite.
+    func untrackedInTheWay(of paths: [String], head: ObjectID?, target: ObjectID) throws(MirrorError) -> [String] {
         var found: [String] = []
         for path in paths {
             var info = stat()
@@ -315,8 +331,7 @@ extension Mirror {
             if let head, try mirrorErrors({ try repository.treeEntry(at: path, in: head) }) != nil { continue }
             found.append(path)
         }
-        let named = target.flatMap { target in try? describe(paths: found, in: target) } ?? found
-        return named.map { "\($0) (untracked file in the way)" }
+        return ((try? describe(paths: found, in: target)) ?? found).map { "\($0) (untracked file in the way)" }
     }
 
     /// Throws ``MirrorError/ownCommits(branch:commits:items:by:)`` when the branch tip is not a

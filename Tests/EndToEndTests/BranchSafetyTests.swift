@@ -25,7 +25,7 @@ struct BranchSafetyTests {
 
             // The dry run refuses as the sync would; once fetched, status shows the file in the way.
             let planned = try await CLI.tidemark(["sync", "--dry-run"], in: mirror)
-            #expect(planned.status == 1 && planned.stderr.contains("items/i3.json (untracked file in the way)"), "\(planned.stderr)")
+            #expect(planned.status == 1 && planned.stderr.contains("items/i3 (untracked file in the way)"), "\(planned.stderr)")
             #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
             #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "M  items/i1\nA? items/i3\n")
             #expect(try await CLI.tidemark(["status"], in: mirror).stdout.contains("\tuntracked: items/i3 (a file of yours where the new item goes)\n"))
@@ -67,6 +67,36 @@ struct BranchSafetyTests {
             try await CLI.git(["checkout", "--", "items/i1.json"], in: mirror)
             try Data("{\"edited\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i2.json"))
             #expect(try await CLI.tidemark(["sync", "--dry-run"], in: mirror).status == 0)
+
+            // Nor does an edit of an item whose new version has the same body: the sync writes
+            // only the manifest, and the plan says so.
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            let body = try Data(contentsOf: URL(fileURLWithPath: upstream + "/i1.json"))
+            try FileManager.default.removeItem(atPath: upstream + "/i1.json")
+            try body.write(to: URL(fileURLWithPath: upstream + "/i1.json"))
+            try Data("{\"edited\": 2}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+            let samePlan = try await CLI.tidemark(["sync", "--dry-run", "--json"], in: mirror)
+            #expect(samePlan.status == 0 && !samePlan.stdout.contains("items/i1.json"), "\(samePlan.stdout) \(samePlan.stderr)")
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+        }
+    }
+
+    /// A refusal names every obstacle at once: edited items and untracked files in the way.
+    @Test func aRefusalNamesEditsAndUntrackedFilesTogether() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            try writeItem(upstream, "n", lastModified: "2021-06-01T00:00:00Z")
+            try Data("{\"edited\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+            try Data("mine\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/n.json"))
+            var messages: [String] = []
+            for arguments in [["sync"], ["sync", "--dry-run"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1, "\(arguments): \(refused.stderr)")
+                #expect(refused.stderr.contains("\titems/i1\n\titems/n (untracked file in the way)\n"), "\(arguments): \(refused.stderr)")
+                messages.append(refused.stderr)
+            }
+            #expect(messages[0] == messages[1])
         }
     }
 
