@@ -17,20 +17,6 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The credentials could not be obtained.
     case credentials(String)
 
-    /// The same error with every secret `credentials` resolved replaced by `***`.
-    public func redacted(by credentials: Credentials) -> UpstreamError {
-        let clean = credentials.redact
-        switch self {
-        case .invalidConfiguration(let m): return .invalidConfiguration(clean(m))
-        case .malformedItem(let c, let i, let r): return .malformedItem(collection: c, item: clean(i), reason: clean(r))
-        case .malformedListing(let c, let r): return .malformedListing(collection: c, reason: clean(r))
-        case .unreachable(let m): return .unreachable(clean(m))
-        case .http(let s, let u, let m): return .http(status: s, url: clean(u), message: clean(m))
-        case .duplicateID(let c, let i): return .duplicateID(collection: c, item: clean(i))
-        case .credentials(let m): return .credentials(clean(m))
-        }
-    }
-
     public var description: String {
         switch self {
         case .invalidConfiguration(let m): return m
