@@ -31,6 +31,9 @@ public struct FetchReport: Sendable {
         public var behind: ChangeCounts
         /// Requests the listing made.
         public var listingRequests: Int
+        /// True for a collection no longer in `tidemark.collection`, whose files leave the snapshot
+        /// (`behind` counts its items in HEAD as deleted).
+        public var dropped = false
     }
 
     public var collections: [Collection]
@@ -169,6 +172,22 @@ extension Mirror {
             itemCount += cached.count - deletions.count + outcome.stored.filter { cached.position(of: $0.entry.id) == nil }.count
             crashPoint("after-manifest")
         }
+        // Collections the snapshot holds that the settings no longer name leave it (the history
+        // keeps them), once allowed like any mass deletion.
+        let droppedFromBase = try unconfiguredCollections(in: base?.tree)
+        for name in droppedFromBase {
+            let files = try filePaths(under: name, in: base!.tree)
+            guard options.allowMassDelete else { throw .droppedCollection(name, items: files.count) }
+            updates += files.map { .remove(path: $0) }
+            updates.append(.remove(path: Mirror.manifestPath(name)))
+        }
+        // Reported while HEAD still holds them: a sync deletes their items.
+        var droppedReports: [FetchReport.Collection] = []
+        for name in Set(droppedFromBase + (try unconfiguredCollections(in: head?.tree))).sorted() {
+            let inHead = try manifestBlob(name, in: head?.tree).map { blob throws(MirrorError) in try manifestTable(name, blob: blob).count }
+            droppedReports.append(FetchReport.Collection(name: name, listed: 0, downloaded: 0, notModified: 0,
+                                                         behind: ChangeCounts(deleted: inHead ?? 0), listingRequests: 0, dropped: true))
+        }
         // Blobs first (one pack, or loose for small batches), then trees, commit and ref.
         try mirrorErrors { try batch.flush() }
         crashPoint("after-objects")
@@ -202,6 +221,10 @@ extension Mirror {
         for fetch in fetched {
             var report = fetch.report
             report.behind = try behind(fetch, head: head, manifestBlob: try manifestBlob(report.name, in: tree))
+            perCollection[report.name] = report.behind
+            collections.append(report)
+        }
+        for report in droppedReports {
             perCollection[report.name] = report.behind
             collections.append(report)
         }
@@ -287,7 +310,7 @@ extension Mirror {
     /// How the items of every collection differ between two trees.
     func changes(from old: ObjectID?, to new: ObjectID) throws(MirrorError) -> ChangeCounts {
         var counts = ChangeCounts()
-        for collection in settings.collections {
+        for collection in try comparedCollections(from: old) {
             let changes = try manifestChanges(collection, from: try manifestBlob(collection, in: old),
                                               to: try manifestBlob(collection, in: new))
             counts = counts + ChangeCounts(changes)

@@ -122,7 +122,7 @@ extension Mirror {
             }
         }
         var items: [ItemStatus] = []
-        for collection in settings.collections {
+        for collection in try comparedCollections(from: head?.tree) {
             items += (ordered[collection] ?? [:]).values.sorted { $0.id < $1.id }
         }
         let activity = lastActivity()
@@ -137,7 +137,7 @@ extension Mirror {
     /// The upstream side of `status`, per collection: HEAD's manifest against the upstream ref's.
     private func behindStatuses(head: Commit?, upstream: Commit?) throws(MirrorError) -> [String: [ItemID: ItemStatus]] {
         var ordered: [String: [ItemID: ItemStatus]] = [:]
-        for collection in settings.collections {
+        for collection in try comparedCollections(from: head?.tree) {
             var statuses: [ItemID: ItemStatus] = [:]
             let headBlob = try manifestBlob(collection, in: head?.tree)
             let upstreamBlob = try manifestBlob(collection, in: upstream?.tree)

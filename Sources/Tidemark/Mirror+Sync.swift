@@ -171,6 +171,16 @@ extension Mirror {
             paths += changes.deletions.map { "\(collection)/\(headTable.entry(at: $0).path)" }
             if !changes.downloads.isEmpty || !changes.deletions.isEmpty { changedCollections.append(collection) }
         }
+        // Collections no longer configured leave the snapshot, as the fetch would drop them.
+        for name in try unconfiguredCollections(in: base?.tree) {
+            let files = try filePaths(under: name, in: base!.tree)
+            guard options.fetch.allowMassDelete else { throw .droppedCollection(name, items: files.count) }
+            guard let head else { continue }
+            let gone = try filePaths(under: name, in: head.tree)
+            counts.deleted += try manifestBlob(name, in: head.tree).map { blob throws(MirrorError) in try manifestTable(name, blob: blob).count } ?? 0
+            paths += gone
+            if !gone.isEmpty { changedCollections.append(name) }
+        }
         // What the sync would refuse, refused here too: the plan of a run that cannot happen
         // would mislead (a script checking with --dry-run first). Not while a killed run's sync
         // is unfinished: the files it wrote differ from HEAD, and the sync finishes it first.

@@ -201,6 +201,37 @@ public actor Mirror {
         }
     }
 
+    /// Collections `tree` holds (a `.tidemark/<name>.manifest`) that the settings no longer name:
+    /// a later snapshot drops them.
+    func unconfiguredCollections(in tree: ObjectID?) throws(MirrorError) -> [String] {
+        guard let tree, let folder = try mirrorErrors({ try repository.treeEntry(at: Mirror.metadataFolder, in: tree) }),
+              folder.isTree else { return [] }
+        let suffix = ".manifest"
+        return try mirrorErrors { try repository.treeEntries(folder.id) }.compactMap { entry in
+            let name = String(decoding: entry.name, as: UTF8.self)
+            guard name.hasSuffix(suffix), case let collection = String(name.dropLast(suffix.count)),
+                  CollectionName.isValid(collection), !settings.collections.contains(collection) else { return nil }
+            return collection
+        }
+    }
+
+    /// The collections whose changes between two trees count: the configured ones, and those
+    /// `old` holds that the settings no longer name (all their items are deleted).
+    func comparedCollections(from old: ObjectID?) throws(MirrorError) -> [String] {
+        settings.collections + (try unconfiguredCollections(in: old))
+    }
+
+    /// The paths of every file below `folder` in `tree`.
+    func filePaths(under folder: String, in tree: ObjectID) throws(MirrorError) -> [String] {
+        guard let entry = try mirrorErrors({ try repository.treeEntry(at: folder, in: tree) }), entry.isTree else { return [] }
+        var paths: [String] = []
+        for child in try mirrorErrors({ try repository.treeEntries(entry.id) }) {
+            let path = folder + "/" + String(decoding: child.name, as: UTF8.self)
+            if child.isTree { paths += try filePaths(under: path, in: tree) } else { paths.append(path) }
+        }
+        return paths
+    }
+
     /// A manifest blob's bytes (empty for none).
     func manifestData(_ blob: ObjectID?) throws(MirrorError) -> Data {
         guard let blob else { return Data() }

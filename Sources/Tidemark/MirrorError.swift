@@ -33,6 +33,9 @@ public enum MirrorError: Error, CustomStringConvertible {
     case ownCommits(branch: String, commits: [String], items: [String], by: String = "sync")
     /// The listing would delete too much; `--allow-mass-delete` overrides.
     case massDeletion(collection: String, deleting: Int, of: Int)
+    /// A collection the snapshot holds is no longer configured: dropping it deletes all its
+    /// items, which `--allow-mass-delete` allows.
+    case droppedCollection(String, items: Int)
     /// A stored manifest is corrupt.
     case corruptManifest(collection: String, reason: String)
     /// An item id or collection name cannot be stored safely.
@@ -82,6 +85,10 @@ public enum MirrorError: Error, CustomStringConvertible {
                 + "\nRevert them ('git revert'), or run with --force to \(force)."
         case .massDeletion(let collection, let deleting, let total):
             return "refusing to delete \(deleting) of \(total) items of '\(collection)' (upstream listing empty or more than half missing); if upstream really lost them, run again with --allow-mass-delete"
+        case .droppedCollection(let collection, let items):
+            return "collection '\(collection)' (\(items) files) is in the snapshot but no longer in tidemark.collection: "
+                + "run again with --allow-mass-delete to remove its files from the snapshot (the history keeps them), "
+                + "or mirror it again with: git config --add tidemark.collection \(collection)"
         case .corruptManifest(let collection, let reason): return "manifest of '\(collection)' is corrupt: \(reason)"
         case .unsafeName(let message): return message
         case .unknownRevision(let revision): return "unknown revision '\(revision)'"

@@ -137,6 +137,41 @@ struct ConfigTests {
         }
     }
 
+    /// A collection removed from tidemark.collection is not left behind, silently stale: fetch,
+    /// sync and their dry run refuse naming it, and with --allow-mass-delete its files leave the
+    /// snapshot (counted as deleted; the history keeps them).
+    @Test func aCollectionRemovedFromTheSettingsIsDroppedWhenAllowed() async throws {
+        try await withScratch { root in
+            for folder in ["a", "b"] {
+                try FileManager.default.createDirectory(atPath: "\(root)/up/\(folder)", withIntermediateDirectories: true)
+                for index in 1...2 { try writeItem("\(root)/up/\(folder)", "\(folder)\(index)", lastModified: "2024-01-01T00:00:00Z") }
+            }
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m", "--collection", "a", "--collection", "b"], in: root).status == 0)
+            let mirror = root + "/m"
+            let before = try await CLI.git(["rev-parse", "HEAD"], in: mirror)
+            try await CLI.git(["config", "--unset", "tidemark.collection", "^b$"], in: mirror)
+            for arguments in [["fetch"], ["sync"], ["sync", "--dry-run"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("collection 'b' (2 files) is in the snapshot but no longer in tidemark.collection"),
+                        "\(arguments): \(refused.stderr)")
+            }
+            #expect(try await CLI.git(["rev-parse", "HEAD"], in: mirror) == before)
+            let plan = try await CLI.tidemark(["sync", "--dry-run", "--allow-mass-delete"], in: mirror)
+            #expect(plan.status == 0 && plan.stdout.contains("0 changed, 0 new, 2 deleted"), "\(plan.stdout) \(plan.stderr)")
+            let fetch = try await CLI.tidemark(["fetch", "--allow-mass-delete"], in: mirror)
+            #expect(fetch.status == 0 && fetch.stdout.contains("collection 'b' dropped"), "\(fetch.stdout) \(fetch.stderr)")
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "D  b/b1\nD  b/b2\n")
+            let sync = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0 && sync.stdout.contains("0 changed, 0 new, 2 deleted"), "\(sync.stdout) \(sync.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/b") && !FileManager.default.fileExists(atPath: mirror + "/.tidemark/b.manifest"))
+            #expect(FileManager.default.fileExists(atPath: mirror + "/a/a1.json"))
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            #expect(try await CLI.tidemark(["fetch"], in: mirror).status == 0)
+            #expect(try await CLI.git(["show", "\(before.trimmingCharacters(in: .whitespacesAndNewlines)):b/b1.json"], in: mirror).contains("b1"))
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     @Test func syncIfStaleWithoutDurationUsesRefreshInterval() async throws {
         try await withScratch { root in
             try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)

@@ -51,7 +51,9 @@ extension TidemarkCommand {
             let moved = report.updated
                 ? "\(report.previous?.short() ?? "(none)")..\(report.current?.short() ?? "-")  tidemark/upstream"
                 : "tidemark/upstream unchanged"
-            return "Listed \(report.listed) items, downloaded \(report.downloaded); behind: \(report.behind.summary) (\(moved))"
+            let dropped = report.collections.filter(\.dropped).map { "; collection '\($0.name)' dropped: not in tidemark.collection" }
+            return "Listed \(report.listed) items, downloaded \(report.downloaded); behind: \(report.behind.summary)"
+                + dropped.joined() + " (\(moved))"
         }
     }
 }

@@ -69,6 +69,7 @@ struct FetchJSON: Encodable {
         var notModified: Int
         var listingRequests: Int
         var behind: CountsJSON
+        var dropped: Bool?
     }
     var previous: String?
     var current: String?
@@ -90,7 +91,7 @@ struct FetchJSON: Encodable {
         behind = CountsJSON(report.behind)
         collections = report.collections.map {
             Collection(name: $0.name, listed: $0.listed, downloaded: $0.downloaded, notModified: $0.notModified,
-                       listingRequests: $0.listingRequests, behind: CountsJSON($0.behind))
+                       listingRequests: $0.listingRequests, behind: CountsJSON($0.behind), dropped: $0.dropped ? true : nil)
         }
         failures = report.failures
         requests = report.requests
