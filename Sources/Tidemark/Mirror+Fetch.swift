@@ -162,7 +162,8 @@ extension Mirror {
                 report: FetchReport.Collection(name: collection, listed: listed, downloaded: outcome.downloaded,
                                                notModified: outcome.notModified, behind: ChangeCounts(),
                                                listingRequests: listing.requests),
-                baseBlob: baseBlob, cached: cached, stored: outcome.stored.map(\.entry), deletions: deletions)
+                baseBlob: baseBlob, cached: cached, stored: outcome.stored.map(\.entry), deletions: deletions,
+                notModified: outcome.stored.filter { $0.blob == nil }.map(\.entry.path))
             if !outcome.stored.isEmpty || !deletions.isEmpty || baseBlob == nil {
                 let data = cached.updating(collectionFetch.stored, removing: deletions)
                 collectionFetch.newManifest = data
@@ -216,11 +217,15 @@ extension Mirror {
             changedPaths.insert(path, at: changedPaths.firstIndex { $0 > path } ?? changedPaths.endIndex)
         }
         changedPaths.removeAll { updated.unchanged.contains($0) }
+        // Upserts that left their file as it was (the same body), and 304 answers.
+        var sameContent = updated.unchanged
+        for fetch in fetched { sameContent.formUnion(fetch.notModified.map { "\(fetch.report.name)/\($0)" }) }
         var perCollection: [String: ChangeCounts] = [:]
         var collections: [FetchReport.Collection] = []
         for fetch in fetched {
             var report = fetch.report
-            report.behind = try behind(fetch, head: head, manifestBlob: try manifestBlob(report.name, in: tree))
+            report.behind = try behind(fetch, head: head, manifestBlob: try manifestBlob(report.name, in: tree), tree: tree,
+                                       sameContent: sameContent)
             perCollection[report.name] = report.behind
             collections.append(report)
         }
@@ -262,15 +267,20 @@ extension Mirror {
     /// usually the one just read (the last sync left the two refs equal): the changes are then
     /// those just applied to it. Otherwise the two files are compared line by line.
     /// `manifestBlob` is the manifest the new tree holds.
-    private func behind(_ fetch: FetchedCollection, head: Commit?, manifestBlob: ObjectID?) throws(MirrorError) -> ChangeCounts {
-        let headBlob = try self.manifestBlob(fetch.report.name, in: head?.tree)
+    /// Items whose file the new tree left as it was (`sameContent`: `collection/path`) changed
+    /// only their manifest entry, and do not count (``contentChanges(_:in:from:to:)``).
+    private func behind(_ fetch: FetchedCollection, head: Commit?, manifestBlob: ObjectID?, tree: ObjectID,
+                        sameContent: Set<String>) throws(MirrorError) -> ChangeCounts {
+        let name = fetch.report.name
+        let headBlob = try self.manifestBlob(name, in: head?.tree)
         if headBlob == manifestBlob {
             return ChangeCounts()
         } else if headBlob == fetch.baseBlob {
-            return fetch.cached.changeCounts(fetch.stored, removing: fetch.deletions)
+            let changed = fetch.stored.filter { !sameContent.contains("\(name)/\($0.path)") }
+            return fetch.cached.changeCounts(changed, removing: fetch.deletions)
         } else {
-            return ChangeCounts(try manifestChanges(fetch.report.name, from: try manifestData(headBlob),
-                                                    to: fetch.newManifest ?? Data(fetch.cached.bytes)))
+            let changes = try manifestChanges(name, from: try manifestData(headBlob), to: fetch.newManifest ?? Data(fetch.cached.bytes))
+            return ChangeCounts(try contentChanges(changes, in: name, from: head?.tree, to: tree))
         }
     }
 
@@ -313,7 +323,7 @@ extension Mirror {
         for collection in try comparedCollections(from: old) {
             let changes = try manifestChanges(collection, from: try manifestBlob(collection, in: old),
                                               to: try manifestBlob(collection, in: new))
-            counts = counts + ChangeCounts(changes)
+            counts = counts + ChangeCounts(try contentChanges(changes, in: collection, from: old, to: new))
         }
         return counts
     }
@@ -329,6 +339,8 @@ private struct FetchedCollection {
     /// The entries stored and the positions removed.
     let stored: [ManifestEntry]
     let deletions: [Int]
+    /// Paths (in the collection) of items answered 304: a new version, the same body.
+    var notModified: [String] = []
     /// The new manifest, when it changed, and its write.
     var newManifest: Data? = nil
     var pending: PendingBlob? = nil

@@ -142,7 +142,8 @@ extension Mirror {
             let headBlob = try manifestBlob(collection, in: head?.tree)
             let upstreamBlob = try manifestBlob(collection, in: upstream?.tree)
             guard upstream != nil, headBlob != upstreamBlob else { ordered[collection] = [:]; continue }
-            for change in try manifestChanges(collection, from: headBlob, to: upstreamBlob) {
+            let changes = try manifestChanges(collection, from: headBlob, to: upstreamBlob)
+            for change in try contentChanges(changes, in: collection, from: head?.tree, to: upstream?.tree) {
                 switch (change.old, change.new) {
                 case (let mine?, _?):
                     statuses[mine.id] = ItemStatus(collection: collection, id: mine.id, path: "\(collection)/\(mine.path)",

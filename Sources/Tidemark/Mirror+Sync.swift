@@ -158,13 +158,13 @@ extension Mirror {
                     paths.append(file)
                     continue
                 }
-                counts.changed += 1
                 // A new version with the same body (a body the listing carries) changes the
-                // manifest, not the file: the sync neither writes it nor checks it.
+                // manifest, not the file: the sync neither counts it, writes it nor checks it.
                 if let head, let body = item.body, let canonical = try? CanonicalJSON.canonicalize(body),
                    try mirrorErrors({ try repository.treeEntry(at: file, in: head.tree) })?.id == ObjectID.hashBlob(canonical) {
                     continue
                 }
+                counts.changed += 1
                 paths.append(file)
             }
             counts.deleted += changes.deletions.count

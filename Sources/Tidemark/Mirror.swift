@@ -232,6 +232,25 @@ public actor Mirror {
         return paths
     }
 
+    /// `changes` without the items whose file holds the same blob in both trees: a new version
+    /// with the same body (a touched `dir` file, an upstream save that changed nothing) changes
+    /// no content, only the manifest, and is not counted or shown as changed.
+    func contentChanges(_ changes: [ManifestChange], in collection: String,
+                        from old: ObjectID?, to new: ObjectID?) throws(MirrorError) -> [ManifestChange] {
+        guard let old, let new else { return changes }
+        var kept: [ManifestChange] = []
+        for change in changes {
+            if let before = change.old, let after = change.new,
+               let a = try mirrorErrors({ try repository.treeEntry(at: "\(collection)/\(before.path)", in: old) }),
+               let b = try mirrorErrors({ try repository.treeEntry(at: "\(collection)/\(after.path)", in: new) }),
+               a.id == b.id {
+                continue
+            }
+            kept.append(change)
+        }
+        return kept
+    }
+
     /// A manifest blob's bytes (empty for none).
     func manifestData(_ blob: ObjectID?) throws(MirrorError) -> Data {
         guard let blob else { return Data() }

@@ -65,6 +65,32 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// A file touched, or copied with `cp -a`, with the same bytes is no change: status shows
+    /// nothing behind and the sync says no changes (it records the new signature in the
+    /// manifest, so the next fetch reads nothing). A real edit still counts.
+    @Test func aTouchedFileIsNoChange() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            try Data("{\"v\": 1}\n".utf8).write(to: URL(fileURLWithPath: upstream + "/a.json"))
+            try Data("{\"v\": 1}\n".utf8).write(to: URL(fileURLWithPath: upstream + "/b.json"))
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            let mirror = root + "/m"
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(60)], ofItemAtPath: upstream + "/a.json")
+            try Data("{\"v\": 2}\n".utf8).write(to: URL(fileURLWithPath: upstream + "/b.json"))
+            let fetch = try await CLI.tidemark(["fetch", "--json"], in: mirror)
+            let report = try JSONSerialization.jsonObject(with: Data(fetch.stdout.utf8)) as? [String: Any]
+            #expect(report?["behind"] as? [String: Int] == ["changed": 1, "new": 0, "deleted": 0], "\(fetch.stdout)")
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "M  items/b\n")
+            let sync = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(sync.stdout.contains("Synced: 1 changed, 0 new, 0 deleted"), "\(sync.stdout)")
+            let again = try await CLI.tidemark(["fetch", "--json"], in: mirror)
+            let collections = (try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])?["collections"] as? [[String: Any]]
+            #expect(collections?.first?["listingRequests"] as? Int == 0, "\(again.stdout)")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// A subfolder named like the collection (`items`) is a shard like any other: creating one
     /// adds its items and deletes nothing; at clone time the files beside it are items too.
     @Test func aSubfolderNamedItemsIsAShard() async throws {

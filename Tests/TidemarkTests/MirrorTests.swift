@@ -216,7 +216,8 @@ struct MirrorTests {
                 upstream.put(ItemID("added"), "2024-05-02T00:00:00Z")
                 upstream.remove(ItemID("item-4"))
             }
-            #expect(reused.counts == ChangeCounts(changed: 2, added: 1, deleted: 1))
+            // `same-body` got a new version with the same body: no content changed, not counted.
+            #expect(reused.counts == ChangeCounts(changed: 1, added: 1, deleted: 1))
             #expect(reused.paths.contains("items/added.json") && reused.paths.contains("items/item-4.json"))
         }
     }
@@ -230,7 +231,7 @@ struct MirrorTests {
                 for index in stride(from: 0, to: 2000, by: 2) { upstream.put(ItemID("item-\(index)"), "2024-05-01T00:00:00Z") }
                 for index in 0..<5 { upstream.remove(ItemID("item-\(2 * index + 1)")) }
             }
-            #expect(reused.counts == ChangeCounts(changed: 1001, added: 0, deleted: 5))
+            #expect(reused.counts == ChangeCounts(changed: 1000, added: 0, deleted: 5), "same-body is not counted")
             #expect(reused.paths.count == 1000 + 5 + 1, "items written or deleted, and the manifest")
             #expect(try git(["diff", "--name-only"], in: path + "/one") == "")
             #expect(try git(["diff", "--cached", "--name-only"], in: path + "/one") == "")
