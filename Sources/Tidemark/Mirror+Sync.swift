@@ -171,10 +171,13 @@ extension Mirror {
             paths += changes.deletions.map { "\(collection)/\(headTable.entry(at: $0).path)" }
             if !changes.downloads.isEmpty || !changes.deletions.isEmpty { changedCollections.append(collection) }
         }
-        // Collections no longer configured leave the snapshot, as the fetch would drop them.
-        for name in try unconfiguredCollections(in: base?.tree) {
-            let files = try filePaths(under: name, in: base!.tree)
-            guard options.fetch.allowMassDelete else { throw .droppedCollection(name, items: files.count) }
+        // Collections no longer configured leave the snapshot, as the fetch would drop them (it
+        // refuses to unless allowed), and a sync deletes what HEAD holds of them.
+        let droppedFromBase = try unconfiguredCollections(in: base?.tree)
+        for name in droppedFromBase where !options.fetch.allowMassDelete {
+            throw .droppedCollection(name, items: try filePaths(under: name, in: base!.tree).count)
+        }
+        for name in Set(droppedFromBase + (try unconfiguredCollections(in: head?.tree))).sorted() {
             guard let head else { continue }
             let gone = try filePaths(under: name, in: head.tree)
             counts.deleted += try manifestBlob(name, in: head.tree).map { blob throws(MirrorError) in try manifestTable(name, blob: blob).count } ?? 0

@@ -161,6 +161,8 @@ struct ConfigTests {
             let fetch = try await CLI.tidemark(["fetch", "--allow-mass-delete"], in: mirror)
             #expect(fetch.status == 0 && fetch.stdout.contains("collection 'b' dropped"), "\(fetch.stdout) \(fetch.stderr)")
             #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "D  b/b1\nD  b/b2\n")
+            let planAfterFetch = try await CLI.tidemark(["sync", "--dry-run"], in: mirror)
+            #expect(planAfterFetch.status == 0 && planAfterFetch.stdout.contains("0 changed, 0 new, 2 deleted"), "\(planAfterFetch.stdout)")
             let sync = try await CLI.tidemark(["sync"], in: mirror)
             #expect(sync.status == 0 && sync.stdout.contains("0 changed, 0 new, 2 deleted"), "\(sync.stdout) \(sync.stderr)")
             #expect(!FileManager.default.fileExists(atPath: mirror + "/b") && !FileManager.default.fileExists(atPath: mirror + "/.tidemark/b.manifest"))
