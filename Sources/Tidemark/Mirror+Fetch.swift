@@ -175,19 +175,15 @@ extension Mirror {
         }
         // Collections the snapshot holds that the settings no longer name leave it (the history
         // keeps them), once allowed like any mass deletion.
-        let droppedFromBase = try unconfiguredCollections(in: base?.tree)
-        for name in droppedFromBase {
-            let files = try filePaths(under: name, in: base!.tree)
-            guard options.allowMassDelete else { throw .droppedCollection(name, items: files.count) }
-            updates += files.map { .remove(path: $0) }
+        let dropped = try droppedCollections(base: base?.tree, head: head?.tree, allowed: options.allowMassDelete)
+        for name in dropped.fromBase {
+            updates += try filePaths(under: name, in: base!.tree).map { .remove(path: $0) }
             updates.append(.remove(path: Mirror.manifestPath(name)))
         }
         // Reported while HEAD still holds them: a sync deletes their items.
-        var droppedReports: [FetchReport.Collection] = []
-        for name in Set(droppedFromBase + (try unconfiguredCollections(in: head?.tree))).sorted() {
-            let inHead = try manifestBlob(name, in: head?.tree).map { blob throws(MirrorError) in try manifestTable(name, blob: blob).count }
-            droppedReports.append(FetchReport.Collection(name: name, listed: 0, downloaded: 0, notModified: 0,
-                                                         behind: ChangeCounts(deleted: inHead ?? 0), listingRequests: 0, dropped: true))
+        let droppedReports = try dropped.all.map { (name) throws(MirrorError) in
+            FetchReport.Collection(name: name, listed: 0, downloaded: 0, notModified: 0,
+                                   behind: ChangeCounts(deleted: try self.itemCount(name, in: head?.tree)), listingRequests: 0, dropped: true)
         }
         // Blobs first (one pack, or loose for small batches), then trees, commit and ref.
         try mirrorErrors { try batch.flush() }

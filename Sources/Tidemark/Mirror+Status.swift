@@ -81,7 +81,10 @@ extension Mirror {
                 try Repository.open(at: root, search: false).diffTreeToWorkdirPreloaded(tree).deltas
             }
         }
-        let behind = Result { () throws(MirrorError) in try behindStatuses(head: head, upstream: upstream) }
+        let collections = Result { () throws(MirrorError) in try comparedCollections(from: head?.tree) }
+        let behind = Result { () throws(MirrorError) in
+            try behindStatuses(head: head, upstream: upstream, collections: try collections.get())
+        }
         // Awaited before anything is thrown: that diff may rewrite the index, which must not be
         // cut short by the process exiting on an error (it would leave `index.lock` behind).
         let localResult = await local?.result
@@ -122,7 +125,7 @@ extension Mirror {
             }
         }
         var items: [ItemStatus] = []
-        for collection in try comparedCollections(from: head?.tree) {
+        for collection in try collections.get() {
             items += (ordered[collection] ?? [:]).values.sorted { $0.id < $1.id }
         }
         let activity = lastActivity()
@@ -134,10 +137,10 @@ extension Mirror {
         return report
     }
 
-    /// The upstream side of `status`, per collection: HEAD's manifest against the upstream ref's.
-    private func behindStatuses(head: Commit?, upstream: Commit?) throws(MirrorError) -> [String: [ItemID: ItemStatus]] {
+    /// The upstream side of `status`, per collection of `collections`: HEAD's manifest against the upstream ref's.
+    private func behindStatuses(head: Commit?, upstream: Commit?, collections: [String]) throws(MirrorError) -> [String: [ItemID: ItemStatus]] {
         var ordered: [String: [ItemID: ItemStatus]] = [:]
-        for collection in try comparedCollections(from: head?.tree) {
+        for collection in collections {
             var statuses: [ItemID: ItemStatus] = [:]
             let headBlob = try manifestBlob(collection, in: head?.tree)
             let upstreamBlob = try manifestBlob(collection, in: upstream?.tree)
@@ -150,10 +153,10 @@ extension Mirror {
                                                    upstream: .changed, local: .unchanged)
                 case (nil, let theirs?):
                     // A file already at its path is in the way of the sync.
-                    var info = stat()
                     let path = "\(collection)/\(theirs.path)"
+                    let inTheWay = try !untrackedPaths(among: [path], head: head?.tree).isEmpty
                     statuses[theirs.id] = ItemStatus(collection: collection, id: theirs.id, path: path, upstream: .added,
-                                                     local: lstat(workingTree + path, &info) == 0 ? .untracked : .unchanged)
+                                                     local: inTheWay ? .untracked : .unchanged)
                 case (let mine?, nil):
                     statuses[mine.id] = ItemStatus(collection: collection, id: mine.id, path: "\(collection)/\(mine.path)",
                                                    upstream: .deleted, local: .unchanged)

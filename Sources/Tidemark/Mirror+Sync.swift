@@ -173,14 +173,11 @@ extension Mirror {
         }
         // Collections no longer configured leave the snapshot, as the fetch would drop them (it
         // refuses to unless allowed), and a sync deletes what HEAD holds of them.
-        let droppedFromBase = try unconfiguredCollections(in: base?.tree)
-        for name in droppedFromBase where !options.fetch.allowMassDelete {
-            throw .droppedCollection(name, items: try filePaths(under: name, in: base!.tree).count)
-        }
-        for name in Set(droppedFromBase + (try unconfiguredCollections(in: head?.tree))).sorted() {
+        let dropped = try droppedCollections(base: base?.tree, head: head?.tree, allowed: options.fetch.allowMassDelete)
+        for name in dropped.all {
             guard let head else { continue }
             let gone = try filePaths(under: name, in: head.tree)
-            counts.deleted += try manifestBlob(name, in: head.tree).map { blob throws(MirrorError) in try manifestTable(name, blob: blob).count } ?? 0
+            counts.deleted += try itemCount(name, in: head.tree)
             paths += gone
             if !gone.isEmpty { changedCollections.append(name) }
         }
@@ -188,11 +185,9 @@ extension Mirror {
         // would mislead (a script checking with --dry-run first). Not while a killed run's sync
         // is unfinished: the files it wrote differ from HEAD, and the sync finishes it first.
         if !options.force, let head, !changedCollections.isEmpty, try pendingInterruptedSync() == nil {
-            var refused = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath))
-            for (path, name) in added {
-                var info = stat()
-                if lstat(workingTree + path, &info) == 0 { refused.append("\(name) (untracked file in the way)") }
-            }
+            let names = Dictionary(added.map { ($0.path, $0.name) }, uniquingKeysWith: { a, _ in a })
+            let inTheWay = try untrackedPaths(among: added.map(\.path), head: head.tree).map { "\(names[$0]!) (untracked file in the way)" }
+            let refused = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath)) + inTheWay
             if !refused.isEmpty { throw .localEdits(refused) }
         }
         return SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: paths.sorted(), previous: head?.id,
@@ -334,16 +329,9 @@ extension Mirror {
         return try describe(paths: edited, in: tree)
     }
 
-    /// Items among `paths` that `head` does not hold but the working tree has a file (or folder)
-    /// at: untracked files a checkout of `target` would have to overwrite.
+    /// ``untrackedPaths(among:head:)``, named as `target`'s items, for a refusal.
     func untrackedInTheWay(of paths: [String], head: ObjectID?, target: ObjectID) throws(MirrorError) -> [String] {
-        var found: [String] = []
-        for path in paths {
-            var info = stat()
-            guard lstat(workingTree + path, &info) == 0 else { continue }
-            if let head, try mirrorErrors({ try repository.treeEntry(at: path, in: head) }) != nil { continue }
-            found.append(path)
-        }
+        let found = try untrackedPaths(among: paths, head: head)
         return ((try? describe(paths: found, in: target)) ?? found).map { "\($0) (untracked file in the way)" }
     }
 

@@ -221,6 +221,38 @@ public actor Mirror {
         settings.collections + (try unconfiguredCollections(in: old))
     }
 
+    /// Collections no longer configured, as a fetch from `base` over `head` meets them:
+    /// `fromBase`, those the new snapshot drops (refused with ``MirrorError/droppedCollection(_:items:)``
+    /// unless `allowed`, as dropping one deletes all its items), and `all`, those `head` holds
+    /// too, whose items a sync deletes.
+    func droppedCollections(base: ObjectID?, head: ObjectID?, allowed: Bool) throws(MirrorError)
+        -> (fromBase: [String], all: [String]) {
+        let fromBase = try unconfiguredCollections(in: base)
+        if !allowed, let base, let name = fromBase.first {
+            throw .droppedCollection(name, items: try filePaths(under: name, in: base).count)
+        }
+        return (fromBase, Set(fromBase + (try unconfiguredCollections(in: head))).sorted())
+    }
+
+    /// The number of items the manifest of `collection` in `tree` lists (0 without one).
+    func itemCount(_ collection: String, in tree: ObjectID?) throws(MirrorError) -> Int {
+        guard let blob = try manifestBlob(collection, in: tree) else { return 0 }
+        return try manifestTable(collection, blob: blob).count
+    }
+
+    /// Paths among `paths` that `head` does not hold but the working tree has a file (or folder)
+    /// at: untracked files a checkout would have to overwrite.
+    func untrackedPaths(among paths: [String], head: ObjectID?) throws(MirrorError) -> [String] {
+        var found: [String] = []
+        for path in paths {
+            var info = stat()
+            guard lstat(workingTree + path, &info) == 0 else { continue }
+            if let head, try mirrorErrors({ try repository.treeEntry(at: path, in: head) }) != nil { continue }
+            found.append(path)
+        }
+        return found
+    }
+
     /// The paths of every file below `folder` in `tree`.
     func filePaths(under folder: String, in tree: ObjectID) throws(MirrorError) -> [String] {
         guard let entry = try mirrorErrors({ try repository.treeEntry(at: folder, in: tree) }), entry.isTree else { return [] }
