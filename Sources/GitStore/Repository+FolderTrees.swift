@@ -97,8 +97,32 @@ extension Repository {
             }
             old = entry.id
         }
+        if let spliced = try splicedTree(old, folder.updates) { return spliced }
         let updated = try updatedTree(old, folder.updates)
         return RebuiltFolder(tree: updated.tree == ObjectID.emptyTree ? nil : updated.tree, unchanged: updated.unchanged)
+    }
+
+    /// ``rebuild(_:in:)`` through ``FolderTreeMerge``: the tree `old` with `updates` applied,
+    /// written with `git_odb_write` after the checks `git_tree_create_updated` makes (each
+    /// upserted blob exists and is a blob); nil when the merge leaves the folder to libgit2.
+    private func splicedTree(_ old: ObjectID?, _ updates: [TreeUpdate]) throws(GitError) -> RebuiltFolder? {
+        let oldTree = try old.map { (id) throws(GitError) in try readObject(id).contents } ?? Data()
+        guard let merged = oldTree.withUnsafeBytes({ FolderTreeMerge.merge($0, updates) }) else { return nil }
+        let odb = try makeHandle("git_repository_odb") { git_repository_odb(&$0, pointer) }
+        defer { git_odb_free(odb) }
+        for case .upsert(_, let blob) in updates {
+            var size = 0
+            var type = GIT_OBJECT_INVALID
+            var oid = blob.raw
+            guard git_odb_read_header(&size, &type, odb, &oid) == 0, type == GIT_OBJECT_BLOB else {
+                return nil  // libgit2 names the missing or mistyped object
+            }
+        }
+        guard !merged.contents.isEmpty else { return RebuiltFolder(tree: nil, unchanged: Set(merged.unchanged)) }
+        var written = git_oid()
+        try check(merged.contents.withUnsafeBytes { git_odb_write(&written, odb, $0.baseAddress, $0.count, GIT_OBJECT_TREE) },
+                  "git_odb_write")
+        return RebuiltFolder(tree: ObjectID(written), unchanged: Set(merged.unchanged))
     }
 }
 

@@ -17,22 +17,29 @@ extension Repository {
     /// The bytes are libgit2's own buffer, not a copy: the returned `Data` keeps the object
     /// alive and frees it when released (an 8.7 MB manifest is neither copied nor faulted in twice).
     public func readBlob(_ id: ObjectID) throws(GitError) -> Data {
+        let (type, data) = try readObject(id)
+        guard type == GIT_OBJECT_BLOB else {
+            throw GitError(code: .notFound, message: "object \(id.hex) is not a blob", operation: "git_odb_read")
+        }
+        return data
+    }
+
+    /// Reads any object's type and raw contents (for a tree, its entries as git stores them),
+    /// without copying them, as ``readBlob(_:)`` does.
+    func readObject(_ id: ObjectID) throws(GitError) -> (type: git_object_t, contents: Data) {
         var oid = id.raw
         let odb = try makeHandle("git_repository_odb") { git_repository_odb(&$0, pointer) }
         defer { git_odb_free(odb) }
         let object = try makeHandle("git_odb_read") { git_odb_read(&$0, odb, &oid) }
-        guard git_odb_object_type(object) == GIT_OBJECT_BLOB else {
-            git_odb_object_free(object)
-            throw GitError(code: .notFound, message: "object \(id.hex) is not a blob", operation: "git_odb_read")
-        }
+        let type = git_odb_object_type(object)
         let size = git_odb_object_size(object)
         guard size > 0, let bytes = git_odb_object_data(object) else {
             git_odb_object_free(object)
-            return Data()
+            return (type, Data())
         }
         nonisolated(unsafe) let owner = object
-        return Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes), count: size,
-                    deallocator: .custom { _, _ in git_odb_object_free(owner) })
+        return (type, Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes), count: size,
+                           deallocator: .custom { _, _ in git_odb_object_free(owner) }))
     }
 
     /// True when the object database holds `id`.
