@@ -277,7 +277,20 @@ struct DirectoryUpstreamTests {
         info.st_ino = 42
         info.st_ctim = timespec(tv_sec: 1_700_000_100, tv_nsec: 7)
         let signature = StatSignature(info)
-        #expect(signature.description == "1003-1700000000000000005-42-1700000100000000007")
+        // 16 hex digits, the same in every version (mirrors keep them).
+        #expect(signature.description == "7d3d6ce57aa28f75")
+        #expect(signature.matches(signature.description.utf8))
+        for (index, changed) in [StatSignature(size: 1004, mtime: signature.mtime, inode: 42, ctime: signature.ctime),
+                                 StatSignature(size: 1003, mtime: signature.mtime + 1, inode: 42, ctime: signature.ctime),
+                                 StatSignature(size: 1003, mtime: signature.mtime, inode: 43, ctime: signature.ctime),
+                                 StatSignature(size: 1003, mtime: signature.mtime, inode: 42, ctime: signature.ctime + 1)].enumerated() {
+            #expect(!signature.matches(changed.description.utf8), "field \(index)")
+            #expect(changed.matches(changed.description.utf8))
+        }
+        for other in [String(signature.description.dropLast()), signature.description + "0", signature.description.uppercased()] {
+            #expect(!signature.matches(other.utf8), "\(other)")
+        }
+        // Written out as numbers by earlier versions: matched on the fields.
         #expect(signature.matches("1003-1700000000000000005-42-1700000100000000007".utf8))
         // Stored before the status-change time was part of the signature: matched on the rest.
         #expect(signature.matches("1003-1700000000000000005-42".utf8))
