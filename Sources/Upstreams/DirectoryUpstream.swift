@@ -465,11 +465,8 @@ struct StatSignature: CustomStringConvertible, Equatable {
             z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
             return z ^ (z >> 31)
         }
-        var hash: UInt64 = 0x9e37_79b9_7f4a_7c15
-        for field in [UInt64(bitPattern: size), UInt64(bitPattern: mtime), inode, UInt64(bitPattern: ctime)] {
-            hash = mix(hash ^ field)
-        }
-        return hash
+        let seed: UInt64 = 0x9e37_79b9_7f4a_7c15
+        return mix(mix(mix(mix(seed ^ UInt64(bitPattern: size)) ^ UInt64(bitPattern: mtime)) ^ inode) ^ UInt64(bitPattern: ctime))
     }
 
     /// True when `etag` is this signature, compared without formatting one (a no-change listing
