@@ -450,11 +450,7 @@ struct StatSignature: CustomStringConvertible, Equatable {
         ctime = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
     }
 
-    var description: String {
-        let digits = Array("0123456789abcdef".utf8)
-        let value = mixed
-        return String(decoding: (0..<16).map { digits[Int((value >> (60 - 4 * UInt64($0))) & 15)] }, as: UTF8.self)
-    }
+    var description: String { mixed.hexDigits }
 
     /// The four fields mixed into 64 bits (SplitMix64's finalizer after each), so that a change
     /// in any of them changes about half the bits.

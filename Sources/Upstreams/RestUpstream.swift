@@ -211,6 +211,18 @@ public struct RestUpstream: Upstream {
         do { body = try value.serialized() } catch {
             throw UpstreamError.malformedItem(collection: collection, item: id, reason: "cannot be re-serialized")
         }
-        return ListedItem(id: ItemID(id), lastModified: version, body: body)
+        return ListedItem(id: ItemID(id), lastModified: version, etag: RestUpstream.contentTag(body), body: body)
+    }
+
+    /// The ETag of an item the listing carries whole: `body-` and 16 hex digits of its bytes'
+    /// 64-bit FNV-1a hash (keys sorted, so the same item always gives the same bytes). An edit
+    /// that leaves `lastModified` as it was (a server that does not bump it, a hand-fixed row)
+    /// still changes the tag, and the item is stored again; the date alone would miss it.
+    static func contentTag(_ body: Data) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in body {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return "body-" + hash.hexDigits
     }
 }

@@ -24,6 +24,32 @@ struct RestWalkthroughTests {
         }
     }
 
+    /// An item the listing carries whole, edited without a new `lastModified` (a server that does
+    /// not bump it), is stored again: its tag is its body's hash. The same body again is no change.
+    @Test func aBodyEditedWithoutANewDateIsStoredAgain() async throws {
+        let server = try await FixtureServer.start(items: 0, seed: 5)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let before = #"{"id": "invoice-1", "lastModified": "2024-01-01T00:00:00Z", "total": 10}"#
+            let after = #"{"id": "invoice-1", "lastModified": "2024-01-01T00:00:00Z", "total": 12}"#
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, replacementBody: "[\(before)]"))
+            #expect(try await CLI.tidemark(["clone", "-q", "rest:\(server.baseURL)/rest/items", "m"], in: root).status == 0)
+            let file = root + "/m/items/invoice-1.json"
+            #expect(try String(contentsOfFile: file, encoding: .utf8).contains("10"))
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, replacementBody: "[\(after)]"))
+            let sync = try await CLI.tidemark(["-C", "m", "sync", "--json"], in: root)
+            #expect(sync.status == 0, "\(sync.stderr)")
+            #expect(sync.stdout.contains(#""changed" : 1"#), "\(sync.stdout)")
+            let synced = try String(contentsOfFile: file, encoding: .utf8)
+            #expect(synced.contains("12") && !synced.contains("10"), "\(synced)")
+            let head = try await CLI.git(["rev-parse", "HEAD"], in: root + "/m")
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, replacementBody: "[\(after)]"))
+            #expect(try await CLI.tidemark(["-C", "m", "sync", "-q"], in: root).status == 0)
+            #expect(try await CLI.git(["rev-parse", "HEAD"], in: root + "/m") == head)
+            try await CLI.expectClean(root + "/m")
+        }
+    }
+
     /// A collection wrapped in an envelope (`{"data": {"items": [...]}, "links": {"next": ...}}`),
     /// bodies from an item URL, full listings (so deletions are seen).
     @Test func envelopeCollectionWithItemURLAndBearerToken() async throws {
