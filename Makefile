@@ -6,16 +6,16 @@ BIN := .build/debug
 .PHONY: deps build release test demo demo-dir completions man bench bench-smoke bench-tools fuzz fuzz-smoke clean
 FUZZ_SECONDS ?= 60
 
-## deps: install libgit2-dev and pkg-config when pkg-config cannot find libgit2
+## deps: install libgit2-dev, libdeflate-dev and pkg-config when pkg-config cannot find them
 deps:
-	@if pkg-config --exists libgit2 2>/dev/null; then \
-		echo "libgit2 $$(pkg-config --modversion libgit2) found"; \
+	@if pkg-config --exists libgit2 libdeflate 2>/dev/null; then \
+		echo "libgit2 $$(pkg-config --modversion libgit2), libdeflate $$(pkg-config --modversion libdeflate) found"; \
 	elif [ "$$(uname)" = Darwin ]; then \
-		echo "Install libgit2 with: brew install libgit2 pkg-config"; exit 1; \
+		echo "Install libgit2 and libdeflate with: brew install libgit2 libdeflate pkg-config"; exit 1; \
 	elif command -v apt-get >/dev/null; then \
-		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libgit2-dev pkg-config; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libgit2-dev libdeflate-dev pkg-config; \
 	else \
-		echo "libgit2 not found: install libgit2 development files and pkg-config"; exit 1; \
+		echo "libgit2 or libdeflate not found: install their development files and pkg-config"; exit 1; \
 	fi
 	@command -v git >/dev/null || { $(SUDO) apt-get install -y -qq git; }
 	@command -v curl >/dev/null || { $(SUDO) apt-get install -y -qq curl; }

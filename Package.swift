@@ -22,11 +22,18 @@ let package = Package(
             pkgConfig: "libgit2",
             providers: [.apt(["libgit2-dev"]), .brew(["libgit2"])]
         ),
-        // The pack file format's small pieces libgit2 does not export: entry encoding (zlib), SHA-1
-        // (object ids, pack trailers), and an odb backend that keeps written objects in memory to
-        // pack them.
+        // libdeflate: whole-buffer zlib streams, about twice as fast as zlib's at level 1 (four
+        // times on 17 KB trees) and a little smaller.
+        .systemLibrary(
+            name: "CLibDeflate",
+            pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]
+        ),
+        // The pack file format's small pieces libgit2 does not export: entry encoding (zlib streams
+        // from libdeflate), SHA-1 (object ids, pack trailers), and an odb backend that keeps written
+        // objects in memory to pack them.
         // GitStore writes the packs it builds, and their indexes, itself.
-        .target(name: "CPackFormat", dependencies: ["CLibGit2"], linkerSettings: [.linkedLibrary("z")]),
+        .target(name: "CPackFormat", dependencies: ["CLibGit2", "CLibDeflate"]),
         // Thin, safe wrapper over the libgit2 calls tidemark uses.
         .target(name: "GitStore", dependencies: ["CLibGit2", "CPackFormat"]),
         // Upstream protocol and adapters (dir, docusign, wordpress, rest).

@@ -1,8 +1,10 @@
 #include "pack_format.h"
 
+#include <libdeflate.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 static inline uint32_t rol(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
 
@@ -187,7 +189,7 @@ void tidemark_object_id(int type, const void *data, size_t length, uint8_t diges
     tidemark_sha1_final(&ctx, digest);
 }
 
-size_t tidemark_pack_entry_bound(size_t length) { return 16 + compressBound((uLong)length); }
+size_t tidemark_pack_entry_bound(size_t length) { return 16 + libdeflate_zlib_compress_bound(NULL, length); }
 
 /// The type-and-size header of a pack entry; returns its length (at most 10 bytes).
 static size_t entry_header(int type, size_t size, uint8_t *out) {
@@ -203,55 +205,50 @@ static size_t entry_header(int type, size_t size, uint8_t *out) {
     return n;
 }
 
+// Each thread keeps one compressor (about 0.5 MB at level 1) for the level it last used, freed
+// when the thread ends: allocating one per object would cost more than compressing a 1 KB item.
+typedef struct {
+    int level;
+    struct libdeflate_compressor *compressor;
+} thread_compressor;
+
+static pthread_key_t compressor_key;
+static pthread_once_t compressor_key_once = PTHREAD_ONCE_INIT;
+
+static void free_thread_compressor(void *value) {
+    thread_compressor *held = value;
+    libdeflate_free_compressor(held->compressor);
+    free(held);
+}
+
+static void make_compressor_key(void) { pthread_key_create(&compressor_key, free_thread_compressor); }
+
+static struct libdeflate_compressor *compressor_for(int level) {
+    pthread_once(&compressor_key_once, make_compressor_key);
+    thread_compressor *held = pthread_getspecific(compressor_key);
+    if (held && held->compressor && held->level == level) return held->compressor;
+    if (!held) {
+        held = calloc(1, sizeof *held);
+        if (!held || pthread_setspecific(compressor_key, held) != 0) {
+            free(held);
+            return NULL;
+        }
+    }
+    libdeflate_free_compressor(held->compressor);
+    held->compressor = libdeflate_alloc_compressor(level);
+    held->level = level;
+    return held->compressor;
+}
+
 size_t tidemark_pack_entry(int type, const void *data, size_t length, uint8_t *out, size_t capacity, int level) {
     if (capacity < 16) return 0;
+    struct libdeflate_compressor *compressor = compressor_for(level);
+    if (!compressor) return 0;
     size_t n = entry_header(type, length, out);
-    uLongf written = (uLongf)(capacity - n);
-    if (compress2(out + n, &written, data, (uLong)length, level) != Z_OK) return 0;
-    return n + written;
-}
-
-size_t tidemark_pack_entry_head(int type, size_t length, uint8_t out[16], int level) {
-    size_t n = entry_header(type, length, out);
-    // The zlib header compress2 writes: deflate with a 32 KiB window, the level's FLEVEL, FCHECK.
-    unsigned cmf = 0x78;
-    unsigned flevel = level == 0 || level == 1 ? 0 : level < 6 ? 1 : level == 6 || level == -1 ? 2 : 3;
-    unsigned flg = flevel << 6;
-    flg += 31 - (cmf * 256 + flg) % 31;
-    out[n++] = (uint8_t)cmf;
-    out[n++] = (uint8_t)flg;
-    return n;
-}
-
-size_t tidemark_deflate_part_bound(size_t length) { return compressBound((uLong)length) + 16; }
-
-size_t tidemark_deflate_part(const void *data, size_t length, const void *history, size_t history_length,
-                             int last, uint8_t *out, size_t capacity, int level) {
-    z_stream stream;
-    memset(&stream, 0, sizeof stream);
-    if (deflateInit2(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) return 0;
-    size_t written = 0;
-    if (history_length > 32768) {
-        history = (const uint8_t *)history + (history_length - 32768);
-        history_length = 32768;
-    }
-    if (history_length == 0 || deflateSetDictionary(&stream, history, (uInt)history_length) == Z_OK) {
-        stream.next_in = (Bytef *)data;
-        stream.avail_in = (uInt)length;
-        stream.next_out = out;
-        stream.avail_out = (uInt)capacity;
-        int rc = deflate(&stream, last ? Z_FINISH : Z_SYNC_FLUSH);
-        int done = last ? rc == Z_STREAM_END : (rc == Z_OK && stream.avail_in == 0 && stream.avail_out > 0);
-        if (done) written = capacity - stream.avail_out;
-    }
-    deflateEnd(&stream);
-    return written;
-}
-
-uint32_t tidemark_adler32(const void *data, size_t length) {
-    return (uint32_t)adler32_z(adler32(0, Z_NULL, 0), data, length);
+    size_t written = libdeflate_zlib_compress(compressor, data, length, out + n, capacity - n);
+    return written ? n + written : 0;
 }
 
 uint32_t tidemark_crc32(const void *data, size_t length) {
-    return (uint32_t)crc32_z(crc32(0, Z_NULL, 0), data, length);
+    return libdeflate_crc32(0, data, length);
 }

@@ -4,9 +4,9 @@ import Foundation
 
 /// An object (usually a blob) made ready for an ``ObjectBatch``: its id and its compressed pack entry.
 ///
-/// Preparing is the expensive part (hashing and zlib) and needs no repository, so callers can
-/// prepare blobs in parallel and add them to the batch from one task. A large object is
-/// compressed in parts on all cores while it is hashed (see ``partBytes``).
+/// Preparing is the expensive part (hashing and compressing, with libdeflate) and needs no
+/// repository, so callers can prepare blobs in parallel and add them to the batch from one task.
+/// A large object is compressed on one core while it is hashed on another (see ``largeBytes``).
 public struct PreparedObject: Sendable {
     /// The object's id.
     public let id: ObjectID
@@ -22,9 +22,9 @@ public struct PreparedObject: Sendable {
     /// ``ObjectBatch/add(_:)`` throws it.
     let refusal: GitError?
 
-    /// Objects larger than this (a 100k-item manifest is 8.7 MB) are compressed in parts of this
-    /// size, one per core at a time.
-    static let partBytes = 1 << 20
+    /// Objects larger than this (a 100k-item manifest is 7 MB) are hashed on another core while
+    /// they are compressed.
+    static let largeBytes = 1 << 20
 
     /// Hashes and compresses `data` as a blob.
     public static func blob(_ data: Data) -> PreparedObject {
@@ -36,10 +36,10 @@ public struct PreparedObject: Sendable {
         self.type = type
         self.contents = contents
         let (hashed, entry) = contents.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> (Result<ObjectID, GitError>?, [UInt8]) in
-            if raw.count <= PreparedObject.partBytes {
+            if raw.count <= PreparedObject.largeBytes || id != nil {
                 return (id == nil ? ObjectID.hashDetectingCollisions(raw, type: type) : nil, PreparedObject.encode(raw, type: type))
             }
-            return PreparedObject.encodeInParts(raw, type: type, hashing: id == nil)
+            return PreparedObject.encodeHashing(raw, type: type)
         }
         // `hashed` is nil exactly when the id was given.
         switch hashed ?? .success(id!) {
@@ -61,7 +61,7 @@ public struct PreparedObject: Sendable {
         }
     }
 
-    /// The pack entry of `raw` in one zlib call.
+    /// The pack entry of `raw`: one libdeflate call.
     private static func encode(_ raw: UnsafeRawBufferPointer, type: git_object_t) -> [UInt8] {
         let bound = tidemark_pack_entry_bound(raw.count)
         return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
@@ -70,43 +70,14 @@ public struct PreparedObject: Sendable {
         }
     }
 
-    /// The pack entry of a large object, its parts compressed concurrently (each primed with the
-    /// 32 KiB before it, so the stream is almost as small as one made in one pass); with `hashing`,
-    /// the object's id is computed meanwhile.
-    private static func encodeInParts(_ raw: UnsafeRawBufferPointer, type: git_object_t,
-                                      hashing: Bool) -> (Result<ObjectID, GitError>?, [UInt8]) {
-        let parts = (raw.count + partBytes - 1) / partBytes
-        let outputs = UnsafeMutableBufferPointer<[UInt8]>.allocate(capacity: parts)
-        outputs.initialize(repeating: [])
-        defer { outputs.deinitialize(); outputs.deallocate() }
-        nonisolated(unsafe) let results = outputs
+    /// The id and pack entry of a large object, hashed on one core while it is compressed on another.
+    private static func encodeHashing(_ raw: UnsafeRawBufferPointer, type: git_object_t) -> (Result<ObjectID, GitError>?, [UInt8]) {
         nonisolated(unsafe) let raw = raw
         nonisolated(unsafe) var id: Result<ObjectID, GitError>?
-        // Task 0 hashes; tasks 1... compress one part each.
-        DispatchQueue.concurrentPerform(iterations: parts + 1) { task in
-            guard task > 0 else {
-                if hashing { id = ObjectID.hashDetectingCollisions(raw, type: type) }
-                return
-            }
-            let part = task - 1
-            let start = part * partBytes, end = min(raw.count, start + partBytes)
-            let bound = tidemark_deflate_part_bound(end - start)
-            results[part] = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
-                count = tidemark_deflate_part(raw.baseAddress! + start, end - start, raw.baseAddress, start,
-                                              part == parts - 1 ? 1 : 0, buffer.baseAddress, bound,
-                                              ObjectBatch.compressionLevel)
-            }
+        nonisolated(unsafe) var entry: [UInt8] = []
+        DispatchQueue.concurrentPerform(iterations: 2) { task in
+            if task == 0 { id = ObjectID.hashDetectingCollisions(raw, type: type) } else { entry = encode(raw, type: type) }
         }
-        // zlib fails only without memory; the one-pass encoding then reports it as it always does.
-        guard !results.contains(where: \.isEmpty) else { return (id, encode(raw, type: type)) }
-        var head = [UInt8](repeating: 0, count: 16)
-        let headLength = tidemark_pack_entry_head(Int32(type.rawValue), raw.count, &head, ObjectBatch.compressionLevel)
-        var entry = Array(head[..<headLength])
-        entry.reserveCapacity(headLength + results.reduce(0) { $0 + $1.count } + 4)
-        for part in results { entry += part }
-        let adler = tidemark_adler32(raw.baseAddress, raw.count)
-        entry += [UInt8(adler >> 24), UInt8(truncatingIfNeeded: adler >> 16), UInt8(truncatingIfNeeded: adler >> 8),
-                  UInt8(truncatingIfNeeded: adler)]
         return (id, entry)
     }
 }
@@ -114,7 +85,7 @@ public struct PreparedObject: Sendable {
 /// Writes many blobs as one pack, the way `git fast-import` stores what it imports, instead of
 /// one loose file (and, with fsync on, one fsync) per object.
 ///
-/// Entries are kept undeltified, so building the pack costs one zlib pass per object, done when
+/// Entries are kept undeltified, so building the pack costs one deflate pass per object, done when
 /// the object is prepared. Every object was named by libgit2's collision-detecting SHA-1 then, so
 /// the pack's index (``PackIndex``) is written from what the batch already knows, with no second
 /// pass of inflating and hashing (libgit2's indexer made one). Like git's `fetch.unpackLimit`, a
@@ -128,7 +99,7 @@ public final class ObjectBatch {
     public static let looseLimit = 100
     /// Compressed bytes held by default before a pack is written out.
     public static let defaultMaxPackBytes = 64 << 20
-    /// zlib level of pack entries: fast, like `core.compression=1`.
+    /// Compression level of pack entries (libdeflate's, whose 1 is like zlib's 1, `core.compression=1`, but faster and smaller).
     static let compressionLevel: Int32 = 1
 
     private let repository: Repository

@@ -1,0 +1,6 @@
+#ifndef TIDEMARK_CLIBDEFLATE_SHIM_H
+#define TIDEMARK_CLIBDEFLATE_SHIM_H
+
+#include <libdeflate.h>
+
+#endif
