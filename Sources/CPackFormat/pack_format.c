@@ -205,7 +205,7 @@ static size_t entry_header(int type, size_t size, uint8_t *out) {
     return n;
 }
 
-// Each thread keeps one compressor (about 0.5 MB at level 1) for the level it last used, freed
+// Each thread keeps one compressor (about 200 KB at level 1) for the level it last used, freed
 // when the thread ends: allocating one per object would cost more than compressing a 1 KB item.
 typedef struct {
     int level;
