@@ -18,8 +18,8 @@ public struct PreparedObject: Sendable {
     let contents: Data
     /// The object's type.
     let type: git_object_t
-    /// Why the object must not be stored, when hashing found a SHA-1 collision attack in it;
-    /// ``ObjectBatch/add(_:)`` throws it.
+    /// Why the object must not be stored, when hashing found a SHA-1 collision attack in it or
+    /// it could not be compressed; ``ObjectBatch/add(_:)`` throws it.
     let refusal: GitError?
 
     /// Objects larger than this (a 100k-item manifest is 7 MB) are hashed on another core while
@@ -43,7 +43,12 @@ public struct PreparedObject: Sendable {
         }
         // `hashed` is nil exactly when the id was given.
         switch hashed ?? .success(id!) {
-        case .success(let hashed): self.id = hashed; refusal = nil
+        case .success(let hashed):
+            self.id = hashed
+            // libdeflate fails only when it cannot allocate its compressor.
+            refusal = entry.isEmpty
+                ? GitError(code: .generic, message: "cannot compress object \(hashed.hex): out of memory", operation: "libdeflate")
+                : nil
         case .failure(let error):
             // Named by the plain hash only so that the caller can say which object it was.
             self.id = contents.withUnsafeBytes { ObjectID.hash($0, type: type) }

@@ -56,9 +56,14 @@ final class CloneInterruption: @unchecked Sendable {
             try? fileManager.removeItem(atPath: destination)
         }
         writeStandardError("\ninterrupted: removed '\(destination)'\n")
-        // Sent to the process, not this thread: dispatch's threads block signals, so `raise`
-        // here would leave it pending. Another thread takes it and the process ends by it.
+        // Dispatch's threads, this one included, may all block the signal (libdispatch reads
+        // signals through a signalfd), and a signal sent to the process then stays pending: this
+        // thread unblocks it first, so the process ends by it here, with the signal's status.
         signal(number, SIG_DFL)
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        sigaddset(&mask, number)
+        pthread_sigmask(SIG_UNBLOCK, &mask, nil)
         kill(getpid(), number)
         sleep(5)
         _exit(128 + number)
