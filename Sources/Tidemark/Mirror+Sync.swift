@@ -186,7 +186,7 @@ extension Mirror {
         // is unfinished: the files it wrote differ from HEAD, and the sync finishes it first.
         if !options.force, let head, !changedCollections.isEmpty, try pendingInterruptedSync() == nil {
             let names = Dictionary(added.map { ($0.path, $0.name) }, uniquingKeysWith: { a, _ in a })
-            let inTheWay = try untrackedPaths(among: added.map(\.path), head: head.tree).map { "\(names[$0]!) (untracked file in the way)" }
+            let inTheWay = try untrackedPaths(among: added.map(\.path), head: head.tree).map { Mirror.inTheWay(names[$0]!) }
             let refused = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath)) + inTheWay
             if !refused.isEmpty { throw .localEdits(refused) }
         }
@@ -332,8 +332,11 @@ extension Mirror {
     /// ``untrackedPaths(among:head:)``, named as `target`'s items, for a refusal.
     func untrackedInTheWay(of paths: [String], head: ObjectID?, target: ObjectID) throws(MirrorError) -> [String] {
         let found = try untrackedPaths(among: paths, head: head)
-        return ((try? describe(paths: found, in: target)) ?? found).map { "\($0) (untracked file in the way)" }
+        return ((try? describe(paths: found, in: target)) ?? found).map(Mirror.inTheWay)
     }
+
+    /// An item a refusal names as an untracked file where it goes.
+    static func inTheWay(_ item: String) -> String { "\(item) (untracked file in the way)" }
 
     /// Throws ``MirrorError/ownCommits(branch:commits:items:by:)`` when the branch tip is not a
     /// tidemark snapshot and the commits made since the last one (first parents) change paths

@@ -101,6 +101,12 @@ public final class Credentials: @unchecked Sendable {
         name.count > 24 && name.contains(where: \.isLowercase) && name.contains(where: \.isNumber)
     }
 
+    /// True when `secret` holds a control character (a line break, DEL): a header cannot carry
+    /// one, and the HTTP client's error would print the value.
+    static func hasControlCharacter(_ secret: String) -> Bool {
+        secret.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+    }
+
     /// True when some credential option is configured.
     public var isConfigured: Bool { source != .none }
 
@@ -163,8 +169,7 @@ public final class Credentials: @unchecked Sendable {
         guard !trimmed.isEmpty else {
             throw UpstreamError.credentials("environment variable \(name) (named by option \(option)) is empty")
         }
-        // A header cannot carry them, and the HTTP client's error would print the value.
-        guard !trimmed.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+        guard !Credentials.hasControlCharacter(trimmed) else {
             throw UpstreamError.credentials(
                 "environment variable \(name) (named by option \(option)) holds a control character or line break; it cannot be sent in a header")
         }
@@ -270,7 +275,7 @@ enum TokenCommand {
         guard !token.contains(where: { $0.isNewline }) else {
             throw UpstreamError.credentials("the tokenCommand printed more than one line; it must print only the token")
         }
-        guard !token.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+        guard !Credentials.hasControlCharacter(token) else {
             throw UpstreamError.credentials("the tokenCommand printed a control character; it cannot be sent in a header")
         }
         return token

@@ -108,10 +108,8 @@ public struct DocuSignUpstream: Upstream {
             }
         }
         let complete = (total.map { $0 == accumulator.count } ?? true) && !accumulator.changedWhilePaging
-        var listing = Listing(items: accumulator.items, isComplete: complete,
-                              requests: session.statistics.requests - before)
-        listing.changedWhilePaging = accumulator.changedWhilePaging
-        return listing
+        return Listing(items: accumulator.items, isComplete: complete, requests: session.statistics.requests - before,
+                       changedWhilePaging: accumulator.changedWhilePaging)
     }
 
     /// True when both URLs name the same origin, path and query items (in any order).

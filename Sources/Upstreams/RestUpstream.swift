@@ -157,10 +157,8 @@ public struct RestUpstream: Upstream {
             }
             pageNumber += 1
         }
-        var listing = Listing(items: accumulator.items, isComplete: !incremental && !accumulator.changedWhilePaging,
-                              requests: session.statistics.requests - before)
-        listing.changedWhilePaging = accumulator.changedWhilePaging
-        return listing
+        return Listing(items: accumulator.items, isComplete: !incremental && !accumulator.changedWhilePaging,
+                       requests: session.statistics.requests - before, changedWhilePaging: accumulator.changedWhilePaging)
     }
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {

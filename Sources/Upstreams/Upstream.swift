@@ -90,12 +90,14 @@ public struct Listing: Sendable {
     /// listing is not complete, and the watermark does not move past what it did not see.
     public var changedWhilePaging = false
 
-    public init(items: [ListedItem], isComplete: Bool, unchanged: [Int] = [], deleted: [ItemID] = [], requests: Int = 0) {
+    public init(items: [ListedItem], isComplete: Bool, unchanged: [Int] = [], deleted: [ItemID] = [], requests: Int = 0,
+                changedWhilePaging: Bool = false) {
         self.items = items
         self.unchanged = unchanged
         self.isComplete = isComplete
         self.deleted = deleted
         self.requests = requests
+        self.changedWhilePaging = changedWhilePaging
     }
 }
 

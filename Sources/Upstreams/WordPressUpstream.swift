@@ -64,10 +64,8 @@ public struct WordPressUpstream: Upstream {
             let live = Set(items.map(\.id))
             deleted = trashed.map(\.id).filter { !live.contains($0) }
         }
-        var listing = Listing(items: items, isComplete: complete, deleted: deleted,
-                              requests: session.statistics.requests - before)
-        listing.changedWhilePaging = changedWhilePaging
-        return listing
+        return Listing(items: items, isComplete: complete, deleted: deleted, requests: session.statistics.requests - before,
+                       changedWhilePaging: changedWhilePaging)
     }
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
