@@ -217,9 +217,8 @@ public struct RestUpstream: Upstream {
     /// that leaves `lastModified` as it was (a server that does not bump it, a hand-fixed row)
     /// still changes the tag, and the item is stored again; the date alone would miss it.
     static func contentTag(_ body: Data) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in body {
-            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        let hash = body.withUnsafeBytes { bytes in
+            bytes.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
         }
         return "body-" + hash.hexDigits
     }

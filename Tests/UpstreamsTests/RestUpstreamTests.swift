@@ -10,6 +10,12 @@ import TidemarkFixtures
                          settings: settings, environment: ["REST_TOKEN": canary])
     }
 
+    /// The tag mirrors store: FNV-1a 64 of the body (its reference value for "a").
+    @Test func contentTagsAreTheBodysFNV1aHash() {
+        #expect(RestUpstream.contentTag(Data("a".utf8)) == "body-af63dc4c8601ec8c")
+        #expect(RestUpstream.contentTag(Data()) == "body-cbf29ce484222325")
+    }
+
     @Test func unpagedListingCarriesBodies() async throws {
         try await withFixture(items: 25) { server in
             try await using(try upstream(server)) { rest in
