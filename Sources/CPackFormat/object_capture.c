@@ -2,6 +2,7 @@
 // write them out as one pack (libgit2's mempack backend dumps only what commits reach, which
 // for a tree would be the whole snapshot again).
 #include "object_capture.h"
+#include "object_table.h"
 
 #include <git2.h>
 #include <git2/sys/odb_backend.h>
@@ -9,80 +10,29 @@
 #include <string.h>
 
 typedef struct {
-    git_oid id;
-    git_object_t type;
-    void *data;
-    size_t length;
-} captured_object;
-
-typedef struct {
     git_odb_backend parent;
-    captured_object *objects;
-    size_t count, capacity;
-    int32_t *slots;  // open addressing over object indexes, -1 when empty
-    size_t slot_count;
+    object_table table;
 } capture_backend;
-
-static size_t slot_of(const git_oid *id, size_t slot_count) {
-    uint64_t hash;
-    memcpy(&hash, id->id, sizeof hash);  // object ids are uniformly distributed
-    return (size_t)hash & (slot_count - 1);
-}
-
-static long find(const capture_backend *c, const git_oid *id) {
-    if (c->slot_count == 0) return -1;
-    for (size_t slot = slot_of(id, c->slot_count);; slot = (slot + 1) & (c->slot_count - 1)) {
-        int32_t index = c->slots[slot];
-        if (index < 0) return -1;
-        if (git_oid_equal(&c->objects[index].id, id)) return index;
-    }
-}
-
-static int grow(capture_backend *c) {
-    size_t capacity = c->capacity ? c->capacity * 2 : 64;
-    captured_object *objects = realloc(c->objects, capacity * sizeof *objects);
-    if (!objects) return -1;
-    c->objects = objects;
-    c->capacity = capacity;
-    size_t slot_count = capacity * 2;
-    int32_t *slots = malloc(slot_count * sizeof *slots);
-    if (!slots) return -1;
-    memset(slots, 0xff, slot_count * sizeof *slots);
-    for (size_t i = 0; i < c->count; i++) {
-        size_t slot = slot_of(&c->objects[i].id, slot_count);
-        while (slots[slot] >= 0) slot = (slot + 1) & (slot_count - 1);
-        slots[slot] = (int32_t)i;
-    }
-    free(c->slots);
-    c->slots = slots;
-    c->slot_count = slot_count;
-    return 0;
-}
 
 static int capture_write(git_odb_backend *backend, const git_oid *id, const void *data, size_t length, git_object_t type) {
     capture_backend *c = (capture_backend *)backend;
-    if (find(c, id) >= 0) return 0;
-    if (c->count == c->capacity && grow(c) < 0) return -1;
-    void *copy = malloc(length ? length : 1);
-    if (!copy) return -1;
-    memcpy(copy, data, length);
-    captured_object *object = &c->objects[c->count];
-    git_oid_cpy(&object->id, id);
-    object->type = type;
-    object->data = copy;
-    object->length = length;
-    size_t slot = slot_of(id, c->slot_count);
-    while (c->slots[slot] >= 0) slot = (slot + 1) & (c->slot_count - 1);
-    c->slots[slot] = (int32_t)c->count;
-    c->count++;
+    if (table_find(&c->table, id) >= 0) return 0;
+    table_object object = {.type = type, .data = malloc(length ? length : 1), .length = length};
+    if (!object.data) return -1;
+    memcpy(object.data, data, length);
+    git_oid_cpy(&object.id, id);
+    if (table_insert(&c->table, &object) < 0) {
+        free(object.data);
+        return -1;
+    }
     return 0;
 }
 
 static int capture_read(void **out, size_t *length, git_object_t *type, git_odb_backend *backend, const git_oid *id) {
     capture_backend *c = (capture_backend *)backend;
-    long index = find(c, id);
+    long index = table_find(&c->table, id);
     if (index < 0) return GIT_ENOTFOUND;
-    const captured_object *object = &c->objects[index];
+    const table_object *object = &c->table.objects[index];
     *out = git_odb_backend_data_alloc(backend, object->length);
     if (!*out) return -1;
     memcpy(*out, object->data, object->length);
@@ -93,22 +43,20 @@ static int capture_read(void **out, size_t *length, git_object_t *type, git_odb_
 
 static int capture_read_header(size_t *length, git_object_t *type, git_odb_backend *backend, const git_oid *id) {
     capture_backend *c = (capture_backend *)backend;
-    long index = find(c, id);
+    long index = table_find(&c->table, id);
     if (index < 0) return GIT_ENOTFOUND;
-    *length = c->objects[index].length;
-    *type = c->objects[index].type;
+    *length = c->table.objects[index].length;
+    *type = c->table.objects[index].type;
     return 0;
 }
 
 static int capture_exists(git_odb_backend *backend, const git_oid *id) {
-    return find((capture_backend *)backend, id) >= 0;
+    return table_find(&((capture_backend *)backend)->table, id) >= 0;
 }
 
 static void capture_free(git_odb_backend *backend) {
     capture_backend *c = (capture_backend *)backend;
-    for (size_t i = 0; i < c->count; i++) free(c->objects[i].data);
-    free(c->objects);
-    free(c->slots);
+    table_free(&c->table);
     free(c);
 }
 
@@ -129,36 +77,27 @@ int tidemark_capture_new(git_odb_backend **out) {
 }
 
 size_t tidemark_capture_count(git_odb_backend *backend) {
-    return ((capture_backend *)backend)->count;
+    return ((capture_backend *)backend)->table.count;
 }
 
 int tidemark_capture_object(git_odb_backend *backend, size_t index, unsigned char id[20], int *type,
                             const void **data, size_t *length) {
-    capture_backend *c = (capture_backend *)backend;
-    if (index >= c->count) return -1;
-    memcpy(id, c->objects[index].id.id, 20);
-    *type = (int)c->objects[index].type;
-    *data = c->objects[index].data;
-    *length = c->objects[index].length;
+    const object_table *table = &((capture_backend *)backend)->table;
+    if (index >= table->count) return -1;
+    memcpy(id, table->objects[index].id.id, 20);
+    *type = (int)table->objects[index].type;
+    *data = table->objects[index].data;
+    *length = table->objects[index].length;
     return 0;
 }
 
 void tidemark_capture_take(git_odb_backend *into, git_odb_backend *from) {
-    capture_backend *target = (capture_backend *)into, *source = (capture_backend *)from;
+    object_table *target = &((capture_backend *)into)->table, *source = &((capture_backend *)from)->table;
     for (size_t i = 0; i < source->count; i++) {
-        captured_object *object = &source->objects[i];
-        if (find(target, &object->id) >= 0 || (target->count == target->capacity && grow(target) < 0)) {
-            free(object->data);
-            continue;
-        }
-        target->objects[target->count] = *object;
-        size_t slot = slot_of(&object->id, target->slot_count);
-        while (target->slots[slot] >= 0) slot = (slot + 1) & (target->slot_count - 1);
-        target->slots[slot] = (int32_t)target->count;
-        target->count++;
+        if (table_insert(target, &source->objects[i]) <= 0) free(source->objects[i].data);
     }
     source->count = 0;
-    memset(source->slots, 0xff, source->slot_count * sizeof *source->slots);
+    table_clear(source);
 }
 
 // A read-only backend serving the objects of another object database. Behind a capture backend,

@@ -1,3 +1,4 @@
+import CLibGit2
 import Foundation
 
 /// A blob written on another thread, as a pack of its own, through a repository handle of its
@@ -5,14 +6,17 @@ import Foundation
 /// hashed, compressed and indexed while the folder trees are rebuilt.
 ///
 /// The two handles share nothing but the files, as two git processes would. The blob is
-/// readable through the caller's handle once ``wait()`` returns.
+/// readable through the caller's handle once ``wait()`` returns (and kept in its memo, when it
+/// has one: ``Repository/rememberObjects(budget:)``).
 public final class PendingBlob: @unchecked Sendable {
     private let repository: Repository
+    private let data: Data
     private let write: Background<Result<ObjectID, GitError>>
 
     /// Starts writing `data` as a blob of the repository `repository` opened.
     public init(_ data: Data, into repository: Repository) {
         self.repository = repository
+        self.data = data
         let gitDirectory = repository.gitDirectory
         write = Background {
             Result { () throws(GitError) -> ObjectID in
@@ -31,6 +35,7 @@ public final class PendingBlob: @unchecked Sendable {
     public func wait() throws(GitError) -> ObjectID {
         let id = try write.value.get()
         try repository.refreshObjects()
+        repository.memo?.remember(id, type: GIT_OBJECT_BLOB, contents: data)
         return id
     }
 }

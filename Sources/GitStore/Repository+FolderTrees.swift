@@ -107,6 +107,8 @@ extension Repository {
     /// upserted blob exists and is a blob); nil when the merge leaves the folder to libgit2.
     private func splicedTree(_ old: ObjectID?, _ updates: [TreeUpdate]) throws(GitError) -> RebuiltFolder? {
         let oldTree = try old.map { (id) throws(GitError) in try readObject(id).contents } ?? Data()
+        // The checkout that follows reads the old tree again, as its baseline.
+        if let old { memo?.remember(old, type: GIT_OBJECT_TREE, contents: oldTree) }
         guard let merged = oldTree.withUnsafeBytes({ FolderTreeMerge.merge($0, updates) }) else { return nil }
         let odb = try makeHandle("git_repository_odb") { git_repository_odb(&$0, pointer) }
         defer { git_odb_free(odb) }

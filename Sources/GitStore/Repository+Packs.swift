@@ -96,6 +96,9 @@ extension Repository {
         let batch = ObjectBatch(repository: self)
         for object in PreparedObject.prepareAll(captured) { try batch.add(object) }
         try batch.flush()
+        if let memo {
+            for object in captured { memo.remember(object.id, type: object.type, contents: object.contents) }
+        }
     }
 }
 
@@ -139,6 +142,8 @@ final class CaptureHandle {
         try CaptureHandle.add(proxy, to: odb, priority: 1)
         self.capture = capture
         repository = Repository(pointer: try makeHandle("git_repository_wrap_odb") { git_repository_wrap_odb(&$0, odb) })
+        // Its reads reach `source`'s memo through the proxy; what it reads is kept there.
+        repository.memo = source.memo
     }
 
     /// Adds `backend` to `odb`, which then owns it; frees it when that fails.

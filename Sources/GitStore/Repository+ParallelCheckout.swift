@@ -33,7 +33,11 @@ extension Repository {
         var subsets: [CachedEntries] = []
         for group in groups { subsets.append(try CachedEntries(of: index, at: group, gitDirectory: gitDirectory)) }
         var handles: [Repository] = []
-        for _ in 0..<min(workers, groups.count) { handles.append(try Repository.open(at: workdir, search: false)) }
+        for _ in 0..<min(workers, groups.count) {
+            let handle = try Repository.open(at: workdir, search: false)
+            try memo?.attach(to: handle)
+            handles.append(handle)
+        }
         let outcomes = UnsafeMutableBufferPointer<Result<[CheckedOutFile], GitError>?>.allocate(capacity: groups.count)
         outcomes.initialize(repeating: nil)
         defer { outcomes.deinitialize(); outcomes.deallocate() }

@@ -7,6 +7,9 @@ import Foundation
 /// one task or actor (tidemark's `Mirror` actor does).
 public final class Repository {
     let pointer: OpaquePointer
+    /// Where objects this handle stores or rebuilds from are kept in memory, when turned on
+    /// (``rememberObjects(budget:)``).
+    var memo: ObjectMemo?
 
     init(pointer: OpaquePointer) {
         self.pointer = pointer

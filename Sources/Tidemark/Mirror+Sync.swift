@@ -102,6 +102,9 @@ extension Mirror {
         }
         try recoverInterruptedSync(force: options.force)
         defer { indexPreload = nil }
+        // The trees and manifests the fetch writes or rebuilds from, which the checkout reads again.
+        try mirrorErrors { try repository.rememberObjects() }
+        defer { repository.forgetRememberedObjects() }
         var fetchReport: FetchReport?
         if !options.offline {
             var fetchOptions = options.fetch
