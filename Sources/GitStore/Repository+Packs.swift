@@ -46,7 +46,7 @@ extension Repository {
     private static func writeTemporary(_ bytes: UnsafeRawBufferPointer, in folder: String) throws(GitError) -> String {
         var template = Array((folder + "tmp_tidemark_XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        let path = String(cString: template)
+        let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         guard descriptor >= 0 else { throw fileError("create", path) }
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         var failure = writeAll(descriptor, bytes) ? nil : fileError("write", path)

@@ -405,7 +405,7 @@ public actor Mirror {
             kill(getpid(), SIGKILL)
         }
         if environment["TIDEMARK_PAUSE_AT"] == step, let file = environment["TIDEMARK_PAUSE_FILE"] {
-            FileManager.default.createFile(atPath: file + ".reached", contents: Data("\(getpid())\n".utf8))
+            _ = FileManager.default.createFile(atPath: file + ".reached", contents: Data("\(getpid())\n".utf8))
             let deadline = Date().addingTimeInterval(120)
             while !FileManager.default.fileExists(atPath: file), Date() < deadline {
                 usleep(20_000)

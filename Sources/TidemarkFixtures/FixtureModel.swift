@@ -38,7 +38,9 @@ public struct FixtureFault: Sendable, Equatable {
     public var probability: Double?
     /// Only requests whose query string contains this are affected (nil: all).
     public var queryContains: String?
-    /// A JSON body served verbatim instead of the real one (with `status`, default 200).
+    /// A JSON body served instead of the real one (with `status`, default 200), verbatim but for
+    /// `{n}`, replaced by the number of requests the fixture has recorded (this one included), so
+    /// that each answer can link a new next page.
     public var replacementBody: String?
     /// A `Location` header sent with `status` (e.g. 302 and a URL or path to redirect to).
     public var location: String?

@@ -240,11 +240,11 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
             store.maxInFlight = max(store.maxInFlight, store.inFlight)
         }
         defer { store.withLock { store.inFlight -= 1 } }
-        let fault = store.withLock { () -> FixtureFault? in
+        let (fault, number) = store.withLock { () -> (FixtureFault?, Int) in
             if store.requests.count >= 100_000 { store.requests.removeFirst(50_000) }
             store.requests.append(RecordedRequest(
                 method: incoming.method, path: incoming.path, query: incoming.rawQuery, headers: headers))
-            return store.takeFault(path: incoming.path, query: incoming.rawQuery)
+            return (store.takeFault(path: incoming.path, query: incoming.rawQuery), store.requests.count)
         }
         if let fault {
             if fault.delay > 0 { try await Task.sleep(nanoseconds: UInt64(fault.delay * 1e9)) }
@@ -258,7 +258,8 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
             case .truncated, .normal:
                 if let replacement = fault.replacementBody {
                     return Self.response(FixtureReply(status: fault.status ?? 200, headers: [("Content-Type", "application/json")],
-                                                      body: Data(replacement.utf8)), truncate: fault.body == .truncated)
+                                                      body: Data(replacement.replacingOccurrences(of: "{n}", with: String(number)).utf8)),
+                                         truncate: fault.body == .truncated)
                 }
                 if let status = fault.status {
                     var reply = FixtureReply.json(["code": "fixture_fault", "message": "injected fault"], status: status)

@@ -106,6 +106,7 @@ public struct DocuSignUpstream: Upstream {
                     next = nil
                 }
             }
+            try accumulator.checkAdvancing(to: next)
         }
         let complete = (total.map { $0 == accumulator.count } ?? true) && !accumulator.changedWhilePaging
         return Listing(items: accumulator.items, isComplete: complete, requests: session.statistics.requests - before,

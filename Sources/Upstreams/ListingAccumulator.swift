@@ -1,3 +1,5 @@
+import Foundation
+
 /// Collects listed items across pages, a page at a time:
 /// - an exact repeat (same id and version, as when items shift between pages) is dropped;
 /// - an id listed again on a later page with another version changed while the listing was being
@@ -16,8 +18,23 @@ struct ListingAccumulator {
     /// True when an id came back on a later page with another version. The listing is then not
     /// complete: deletions must not be inferred from it.
     private(set) var changedWhilePaging = false
+    /// Pages in a row, up to the last one added, that brought nothing new (empty, or only repeats).
+    private(set) var pagesWithoutProgress = 0
+    /// How many pages in a row may bring nothing new while the server still links a next one.
+    static let stalledPagesAllowed = 20
 
     init(collection: String) { self.collection = collection }
+
+    /// Throws when the listing would go on to `next` after ``stalledPagesAllowed`` pages in a row
+    /// brought nothing new. Each next link a server sends may be a new URL (a cursor), so a
+    /// paging that never ends is not always a loop back to a page already read; this ends it.
+    func checkAdvancing(to next: URL?) throws {
+        guard let next, pagesWithoutProgress >= Self.stalledPagesAllowed else { return }
+        throw UpstreamError.malformedListing(
+            collection: collection,
+            reason: "\(pagesWithoutProgress) pages in a row brought no new item, and the server still links a next page "
+                + "(\(URLSafety.redact(next))): its paging does not end")
+    }
 
     /// The number of distinct ids so far.
     var count: Int { items.count }
@@ -55,6 +72,7 @@ struct ListingAccumulator {
                 }
             }
         }
+        pagesWithoutProgress = progressed ? 0 : pagesWithoutProgress + 1
         return progressed
     }
 

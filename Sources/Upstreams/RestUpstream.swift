@@ -155,6 +155,7 @@ public struct RestUpstream: Upstream {
                         collection: collection, reason: "next link at '\(pointer)' is \(other.typeName), not a string")
                 }
             }
+            try accumulator.checkAdvancing(to: next)
             pageNumber += 1
         }
         return Listing(items: accumulator.items, isComplete: !incremental && !accumulator.changedWhilePaging,

@@ -121,6 +121,7 @@ public struct WordPressUpstream: Upstream {
             } else {
                 next = nil
             }
+            try accumulator.checkAdvancing(to: next)
             page += 1
         }
         let countsAgree = total.map { $0 == accumulator.count } ?? !endedEarly

@@ -14,6 +14,23 @@ import TidemarkFixtures
             settings: settings, environment: token.map { ["DS_TOKEN": $0] } ?? [:])
     }
 
+    /// A server whose `nextUri` never ends, a new URL each time, on pages that bring nothing new:
+    /// the listing ends with an error once `stalledPagesAllowed` pages in a row brought nothing.
+    @Test func aNextUriThatNeverEndsIsAnError() async throws {
+        try await withFixture(token: canary) { server in
+            let body = #"{"resultSetSize":"1","envelopeTemplates":[{"templateId":"t-1","lastModified":"2018-03-26T03:54:40Z"}],"#
+                + #""nextUri":"/templates?start_position={n}"}"#
+            server.inject(FixtureFault(count: 300, replacementBody: body))
+            try await using(try upstream(server)) { docusign in
+                let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
+                guard case .malformedListing("templates", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                let allowed = ListingAccumulator.stalledPagesAllowed
+                #expect(reason.hasPrefix("\(allowed) pages in a row brought no new item"))
+                #expect(server.requests.count == allowed + 1)
+            }
+        }
+    }
+
     /// Once the first page gives the total, the other pages are requested `jobs` at a time (the
     /// fixture holds each listing request 0.3 s, so the most it answers at once is the number in
     /// flight) and the listing is the same, in the same order, as one made page by page.

@@ -289,6 +289,30 @@ import TidemarkFixtures
         }
     }
 
+    /// A server whose next links never end, each a new URL (so no loop back to a page already
+    /// read), with pages that bring nothing new: the listing ends with an error once
+    /// `stalledPagesAllowed` pages in a row brought nothing, instead of paging forever. (The fault
+    /// stops after 300 answers, so a missing guard shows as too many requests, not a hang.)
+    @Test(arguments: [#"[{"id": "a", "lastModified": "2024-05-01T10:00:00Z"}]"#, "[]"])
+    func nextLinksThatNeverEndAreAnError(_ rows: String) async throws {
+        try await withFixture { server in
+            server.inject(FixtureFault(pathPrefix: "/rest/", count: 300, replacementBody: #"{"items": \#(rows), "next": "more/"}"#))
+            try await using(try upstream(server, options: ["paging": "next-field:/next", "itemsPath": "/items"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                let allowed = ListingAccumulator.stalledPagesAllowed
+                guard case .malformedListing(let collection, let reason)? = error else {
+                    Issue.record("expected a malformed listing, got \(String(describing: error))")
+                    return
+                }
+                #expect(collection == "items")
+                #expect(reason.hasPrefix("\(allowed) pages in a row brought no new item, and the server still links a next page"))
+                #expect(reason.contains("/rest/more/more/"))
+                // The first page's item was new; then `allowed` pages brought nothing.
+                #expect(server.requests.count == (rows == "[]" ? allowed : allowed + 1))
+            }
+        }
+    }
+
     @Test func optionsAreValidated() {
         for options in [["paging": "cursor"], ["itemsPath": "data"], ["itemURL": "https://h/items"], ["pageSize": "0"],
                         ["paging": "next-field:links"]] {
