@@ -42,14 +42,17 @@ public struct FixtureFault: Sendable, Equatable {
     /// `{n}`, replaced by the number of requests the fixture has recorded (this one included), so
     /// that each answer can link a new next page.
     public var replacementBody: String?
+    /// Headers sent with `replacementBody`, with `{n}` replaced as in it (e.g. a `Link` to a next page).
+    public var replacementHeaders: [String: String]
     /// A `Location` header sent with `status` (e.g. 302 and a URL or path to redirect to).
     public var location: String?
 
     public init(
         status: Int? = nil, retryAfter: RetryAfter? = nil, delay: Double = 0, body: Body = .normal,
         pathPrefix: String? = nil, count: Int? = nil, probability: Double? = nil, queryContains: String? = nil,
-        replacementBody: String? = nil, location: String? = nil
+        replacementBody: String? = nil, replacementHeaders: [String: String] = [:], location: String? = nil
     ) {
+        self.replacementHeaders = replacementHeaders
         self.location = location
         self.queryContains = queryContains
         self.replacementBody = replacementBody

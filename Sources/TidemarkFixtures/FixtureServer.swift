@@ -257,8 +257,10 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
                                                   body: Data("{\"envelopeTemplates\": [{\"templateId\": ".utf8)))
             case .truncated, .normal:
                 if let replacement = fault.replacementBody {
-                    return Self.response(FixtureReply(status: fault.status ?? 200, headers: [("Content-Type", "application/json")],
-                                                      body: Data(replacement.replacingOccurrences(of: "{n}", with: String(number)).utf8)),
+                    func numbered(_ text: String) -> String { text.replacingOccurrences(of: "{n}", with: String(number)) }
+                    let headers = [("Content-Type", "application/json")]
+                        + fault.replacementHeaders.sorted { $0.key < $1.key }.map { ($0.key, numbered($0.value)) }
+                    return Self.response(FixtureReply(status: fault.status ?? 200, headers: headers, body: Data(numbered(replacement).utf8)),
                                          truncate: fault.body == .truncated)
                 }
                 if let status = fault.status {

@@ -18,6 +18,25 @@ import TidemarkFixtures
 
     static let visible: Set<String> = ["publish", "future", "draft", "pending", "private"]
 
+    /// A site whose `Link: rel="next"` never ends, a new page number each time, on pages that
+    /// bring nothing new: the listing ends with an error once `stalledPagesAllowed` pages in a
+    /// row brought nothing.
+    @Test func aNextLinkThatNeverEndsIsAnError() async throws {
+        try await withFixture(items: 1) { server in
+            server.inject(FixtureFault(
+                pathPrefix: "/wp-json/wp/v2/posts", count: 300,
+                replacementBody: #"[{"id": 7, "modified_gmt": "2024-05-01T10:00:00"}]"#,
+                replacementHeaders: ["Link": #"</wp-json/wp/v2/posts?page={n}>; rel="next""#]))
+            try await using(try upstream(server)) { wordpress in
+                let error = await upstreamError { _ = try await wordpress.list(collection: "posts", since: nil, cached: .none) }
+                guard case .malformedListing("posts", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                let allowed = ListingAccumulator.stalledPagesAllowed
+                #expect(reason.hasPrefix("\(allowed) pages in a row brought no new item"))
+                #expect(server.requests.filter { $0.path.hasPrefix("/wp-json/wp/v2/posts") }.count == allowed + 1)
+            }
+        }
+    }
+
     @Test func lastModifiedMakesTheNextDownloadConditional() async throws {
         try await withFixture(items: 5) { server in
             try await using(try upstream(server)) { wordpress in
