@@ -152,6 +152,13 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a / b; else 
   echo "| W4 status, 1% behind vs B4s git status on a settled index | $(median W4) | $(median B4s) | $(ratio "$(median W4)" "$(median B4s)") | ≤ 1.0 | $(peak W4) |"
   echo "| L0 floor of W3: lstat of every upstream file (find) vs B4 | $(median L0) | $(median B4) | $(ratio "$(median L0)" "$(median B4)") | | $(peak L0) |"
 } > table.md
+# Every run, fastest first: the medians above hide how much this machine's timings move.
+runs_of() { awk -F'\t' -v l="$1" '$1==l{print $2}' times.tsv | sort -n | paste -sd' ' -; }
+{
+  echo "Each run (s), fastest first:"
+  echo
+  for label in W1 B1 W2 B2 W3 B4 B4s W4 L0; do echo "- $label: $(runs_of "$label")"; done
+} > runs.md
 {
   echo "# Benchmark results"
   echo
@@ -159,6 +166,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a / b; else 
   echo "Each timed command starts after \`sync\`, so none waits on the writeback of the step before."
   echo
   cat table.md
+  echo
+  cat runs.md
   echo
   cat http-table.md
 } > "$results"
