@@ -292,6 +292,9 @@ extension Mirror {
             removeState("sync-journal")
             let inTheWay = try untrackedInTheWay(of: changed, head: head?.tree, target: targetCommit.tree)
             throw .localEdits(inTheWay.isEmpty ? conflicts : inTheWay)
+        } catch .git(let error) {
+            // Some files may be written: the journal stays for the next run to finish from.
+            throw .workingTreeUnfinished(error)
         }
         crashPoint("after-checkout")
         do {

@@ -46,6 +46,9 @@ public enum MirrorError: Error, CustomStringConvertible {
     case upstream(UpstreamError)
     /// A libgit2 operation failed.
     case git(GitError)
+    /// Writing the working tree failed partway (a full disk, a file that could not be written):
+    /// its journal stays, so the next `sync`, `fetch` or `rollback` finishes that update first.
+    case workingTreeUnfinished(GitError)
 
     public var description: String {
         switch self {
@@ -94,6 +97,9 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .unknownRevision(let revision): return "unknown revision '\(revision)'"
         case .upstream(let error): return error.description
         case .git(let error): return error.description
+        case .workingTreeUnfinished(let error):
+            return error.description + "\nThe working tree was left partly updated: once that is fixed, run the command "
+                + "again, and it finishes the update first ('tidemark status' lists the files already written as edited until then)."
         }
     }
 }

@@ -121,7 +121,7 @@ struct BranchSafetyTests {
 
             let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
             #expect(forced.status == 0, "\(forced.stderr)")
-            #expect(forced.stderr.contains("Finished the sync a killed run had left"), "\(forced.stderr)")
+            #expect(forced.stderr.contains("Finished the sync an interrupted run had left"), "\(forced.stderr)")
             #expect(try await Self.rev("HEAD", in: mirror) != before)
             #expect(Self.contents(mirror + "/items/i3.json").contains("\"v\""))
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")

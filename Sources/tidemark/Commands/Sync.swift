@@ -85,7 +85,7 @@ extension TidemarkCommand {
                 emit("Already up to date.\n")
             case .planned:
                 if let interrupted = report.interruptedSync {
-                    emit("A killed run left a sync unfinished (\(interrupted.branch) \(interrupted.range)); the sync finishes it first.\n")
+                    emit("An interrupted run left a sync unfinished (\(interrupted.branch) \(interrupted.range)); the sync finishes it first.\n")
                 }
                 emit("Would apply: \(report.counts.summary)\n")
                 for path in report.paths { emit("\t\(path)\n") }

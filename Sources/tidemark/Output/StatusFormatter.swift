@@ -31,7 +31,7 @@ enum StatusFormatter {
             ? "HEAD detached at \(report.head?.short() ?? "?") (sync and rollback need a branch checked out)\n"
             : "On branch \(Mirror.shortBranchName(report.branch))\n"
         if let interrupted = report.interruptedSync {
-            out += "A killed run left a sync unfinished (\(interrupted.range)); "
+            out += "An interrupted run left a sync unfinished (\(interrupted.range)); "
                 + "until 'tidemark sync' finishes it, the files it wrote show as edited.\n"
         }
         guard report.head != nil else {
