@@ -19,16 +19,7 @@ mkdir -p "$work" && cd "$work"
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
 
 echo "Generating $items items of ~1 KB (100 shards)..." >&2
-python3 - "$items" <<'PY'
-import json, os, sys
-n = int(sys.argv[1])
-for i in range(n):
-    shard = f"up/{i % 100:02d}"
-    if i < 100: os.makedirs(shard, exist_ok=True)
-    body = {"id": f"item-{i:06d}", "lastModified": "2024-01-01T00:00:00Z", "name": f"Item {i}",
-            "text": ("lorem ipsum dolor sit amet " * 34)[:900]}
-    with open(f"{shard}/item-{i:06d}.json", "w") as f: json.dump(body, f, indent=2, sort_keys=True); f.write("\n")
-PY
+python3 "$here/Benchmarks/items.py" generate "$items"
 
 # time_cmd <label> <command...>: wall seconds and peak KB of one run, appended to times.tsv. Each
 # run starts after `sync`: no figure, tidemark's or git's, waits on the writeback of the step before.
@@ -44,17 +35,7 @@ peak() { awk -F'\t' -v l="$1" '$1==l && $3>m{m=$3} END{print int(m/1024)}' times
 : > times.tsv
 
 change_items() {  # change 1% of the items upstream, with a new lastModified ($1 = round)
-  python3 - "$items" "$changed" "$1" <<'PY'
-import json, sys
-n, k, r = map(int, sys.argv[1:4])
-changed = open("changed.txt", "w")
-for j in range(k):
-    i = (j * 97 + r) % n
-    p = f"up/{i % 100:02d}/item-{i:06d}.json"
-    d = json.load(open(p)); d["lastModified"] = f"2025-01-{1 + r:02d}T00:00:{j % 60:02d}Z"; d["rev"] = r
-    with open(p, "w") as f: json.dump(d, f, indent=2, sort_keys=True); f.write("\n")
-    changed.write(p + "\n")
-PY
+  python3 "$here/Benchmarks/items.py" change "$items" "$changed" "$1"
 }
 
 # Trees of earlier runs are moved aside, not deleted, until the end: ext4 skips recently deleted
