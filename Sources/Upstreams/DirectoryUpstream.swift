@@ -338,7 +338,14 @@ public struct DirectoryUpstream: Upstream {
                 let name = UnsafeBufferPointer(rebasing: buffer[range])
                 var info = stat()
                 let cName = UnsafeRawPointer(base + range.lowerBound).assumingMemoryBound(to: CChar.self)
-                guard fstatat(fd, cName, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+                guard fstatat(fd, cName, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+                    // Removed since the folder was read: gone upstream. Any other failure (a folder
+                    // that can be listed but not searched, EIO, ESTALE) must not look like a deletion.
+                    if errno == ENOENT { continue }
+                    let reason = String(cString: strerror(errno))
+                    throw UpstreamError.unreachable(
+                        "cannot read upstream file '\(CQuoting.quoted(path + "/" + String(decoding: name, as: UTF8.self)))': \(reason)")
+                }
                 let kind = info.st_mode & S_IFMT
                 if kind == S_IFDIR {
                     // Hidden folders are not shards, nor is a mirror (a clone made inside the folder).

@@ -13,6 +13,29 @@ struct PermissionsTests {
                           in: directory, environment: ["HOME": home])
     }
 
+    /// An upstream shard folder that can be listed but not searched (`r--`): its files cannot be
+    /// `lstat`ed, and that fails the sync by name instead of making its items look deleted.
+    @Test func anUpstreamFolderThatCannotBeSearchedIsAnErrorNotADeletion() async throws {
+        try await withScratch { root in
+            for shard in ["s1", "s2"] {
+                try FileManager.default.createDirectory(atPath: root + "/up/" + shard, withIntermediateDirectories: true)
+                for index in 1...3 { try writeItem(root + "/up/" + shard, "\(shard)-\(index)", lastModified: "2021-01-01T00:00:00Z") }
+            }
+            #expect(try await CLI.run("/bin/chown", ["-R", "\(Self.nobody):\(Self.nobody)", root], in: root).status == 0)
+            let clone = try await Self.asNobody(["clone", "-q", "dir:up", "m"], in: root, home: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            let before = try await CLI.run("/usr/bin/git", ["-C", root + "/m", "rev-parse", "HEAD"], in: root).stdout
+            #expect(chmod(root + "/up/s2", 0o444) == 0)
+            defer { _ = chmod(root + "/up/s2", 0o755) }
+            let sync = try await Self.asNobody(["-C", "m", "sync"], in: root, home: root)
+            #expect(sync.status == 128, "\(sync.stdout) \(sync.stderr)")
+            #expect(sync.stderr.hasPrefix("fatal: cannot read upstream file '\(root)/up/s2/s2-"), "\(sync.stderr)")
+            #expect(sync.stderr.contains("Permission denied"), "\(sync.stderr)")
+            #expect(try await CLI.run("/usr/bin/git", ["-C", root + "/m", "rev-parse", "HEAD"], in: root).stdout == before)
+            #expect(FileManager.default.fileExists(atPath: root + "/m/items/s2-1.json"))
+        }
+    }
+
     @Test func readingAReadOnlyMirrorNeedsNoWriteAndAForeignOneIsNamed() async throws {
         try await withScratch { root in
             let (_, mirror) = try await CrashTests.cloned(3, in: root)
