@@ -63,7 +63,7 @@ extension Repository {
         options.baseline = baselineTree
         try withStrArray(paths) { (array) throws(GitError) in
             options.paths = array
-            try check(git_checkout_tree(pointer, target, &options), "checkout")
+            try checkCall("checkout") { git_checkout_tree(pointer, target, &options) }
         }
     }
 
@@ -75,6 +75,6 @@ extension Repository {
         let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
         defer { git_index_free(index) }
         try check(git_index_read_tree(index, treeObject), "git_index_read_tree")
-        try check(git_index_write(index), "git_index_write")
+        try checkCall("cannot write the index (.git/index)") { git_index_write(index) }
     }
 }

@@ -1,4 +1,5 @@
 import CLibGit2
+import Foundation
 
 /// An error reported by libgit2, with the operation that failed.
 ///
@@ -56,6 +57,24 @@ public struct GitError: Error, Sendable, CustomStringConvertible {
 func check(_ rc: Int32, _ operation: @autoclosure () -> String) throws(GitError) -> Int32 {
     if rc < 0 { throw GitError.last(rc, operation: operation()) }
     return rc
+}
+
+/// ``check(_:_:)`` for a call that writes files and may fail without setting a libgit2 error
+/// (libgit2 1.5 writing the index on a full disk), leaving one set earlier, even within the same
+/// call (a pack lookup that missed: "object not found"). The error state and `errno` are cleared
+/// first; a failure whose `errno` is a write failure (a full disk or quota, an I/O error, a
+/// read-only file system, a file too large) names that cause, else libgit2's error.
+func checkCall(_ operation: String, _ call: () -> Int32) throws(GitError) {
+    git_error_clear()
+    errno = 0
+    let rc = call()
+    guard rc < 0 else { return }
+    let cause = errno
+    if [ENOSPC, EDQUOT, EIO, EROFS, EFBIG].contains(cause) || (git_error_last()?.pointee.message == nil && cause != 0) {
+        throw GitError(code: GitError.Code(rawValue: rc), message: "\(operation) failed: \(String(cString: strerror(cause)))",
+                       operation: operation)
+    }
+    throw GitError.last(rc, operation: operation)
 }
 
 /// Calls a libgit2 function that fills an out-pointer; throws on error or a nil result.
