@@ -390,9 +390,18 @@ extension Mirror {
                 prefix += prefix.isEmpty ? String(component) : "/" + component
                 guard checked.insert(prefix).inserted else { continue }
                 var info = stat()
-                if lstat(workingTree + prefix, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
+                guard lstat(workingTree + prefix, &info) == 0 else { continue }
+                switch info.st_mode & S_IFMT {
+                case S_IFLNK:
                     let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: workingTree + prefix)) ?? "?"
                     throw .symlinkInWorkingTree(path: prefix, target: target)
+                // Opened for writing, a FIFO blocks until a reader comes and a device takes the bytes
+                // (even with --force: libgit2 writes into the file it finds).
+                case S_IFIFO: throw .specialFileInWorkingTree(path: prefix, kind: "FIFO")
+                case S_IFCHR: throw .specialFileInWorkingTree(path: prefix, kind: "character device")
+                case S_IFBLK: throw .specialFileInWorkingTree(path: prefix, kind: "block device")
+                case S_IFSOCK: throw .specialFileInWorkingTree(path: prefix, kind: "socket")
+                default: break
                 }
             }
         }

@@ -19,6 +19,8 @@ public enum MirrorError: Error, CustomStringConvertible {
     case gitLocked(String)
     /// A path the sync would write through is a symbolic link in the working tree.
     case symlinkInWorkingTree(path: String, target: String)
+    /// A FIFO, device or socket where the working tree has a file or folder to write (`kind` names it).
+    case specialFileInWorkingTree(path: String, kind: String)
     /// Local edits would be overwritten by `command` (`sync`, `rollback`).
     case localEdits([String], by: String = "sync")
     /// Some items could not be downloaded; what did download is stored on the upstream-tracking ref.
@@ -67,6 +69,9 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "unable to create '\(path)': file exists; another git process seems to be running in this repository. If no git process is running (one may have crashed), remove the file and run again; tidemark never deletes it"
         case .symlinkInWorkingTree(let path, let target):
             return "'\(path)' in the working tree is a symbolic link (to \(target)); tidemark never writes through links. Replace it with the real folder or file (remove it, then 'git checkout -- \(path)') and run the command again"
+        case .specialFileInWorkingTree(let path, let kind):
+            return "'\(path)' in the working tree is a \(kind), not a regular file; tidemark never writes through one "
+                + "(it could write outside the mirror, or wait forever). Remove it, then run the command again"
         case .localEdits(let items, let command):
             // Not "commit them": a commit of one's own is refused in turn (``ownCommits``).
             return "your local changes to the following items would be overwritten by \(command):\n"
