@@ -300,11 +300,12 @@ extension Mirror {
         do {
             try updateRef(branch, to: target, expected: head?.id, message: reflog)
         } catch {
-            // The branch moved under us (a commit made during the sync) or its lock is taken:
-            // put back the files this sync wrote, so the working tree and index match the
-            // branch again, and leave the branch alone.
-            undoCheckout(of: targetCommit.tree, back: head?.tree, paths: changed)
-            removeState("sync-journal")
+            // The branch moved under us (a commit made during the sync), its lock is taken, or
+            // the disk is full: put back the files this sync wrote, so the working tree and index
+            // match the branch again, and leave the branch alone. If that fails too (a full
+            // disk), the journal stays: with the branch still at the old snapshot, the next run
+            // finishes the sync instead of taking the files written for it for local edits.
+            if undoCheckout(of: targetCommit.tree, back: head?.tree, paths: changed) { removeState("sync-journal") }
             throw error
         }
         crashPoint("after-branch")
@@ -313,12 +314,15 @@ extension Mirror {
     }
 
     /// Best effort after a refused branch update: files that still hold what `tree` gave them
-    /// return to `old` (safe checkout: anything edited since is left as it is).
-    func undoCheckout(of tree: ObjectID, back old: ObjectID?, paths: [String]) {
-        guard let old, !paths.isEmpty, (try? checkNoSymlinks(paths)) != nil else { return }
-        _ = try? withLockNote { () throws(MirrorError) in
+    /// return to `old` (safe checkout: anything edited since is left as it is). False when that
+    /// checkout failed (or a link in the way kept it from running).
+    @discardableResult
+    func undoCheckout(of tree: ObjectID, back old: ObjectID?, paths: [String]) -> Bool {
+        guard let old, !paths.isEmpty else { return true }
+        guard (try? checkNoSymlinks(paths)) != nil else { return false }
+        return (try? withLockNote { () throws(MirrorError) in
             try mirrorErrors { try repository.checkout(tree: old, baseline: tree, paths: paths, strategy: .safe) }
-        }
+        }) != nil
     }
 
     /// Items (as `collection/id`, or paths outside collections) edited in the working tree among
