@@ -30,8 +30,8 @@ let package = Package(
             providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]
         ),
         // The pack file format's small pieces libgit2 does not export: entry encoding (zlib streams
-        // from libdeflate), SHA-1 (object ids, pack trailers), and an odb backend that keeps written
-        // objects in memory to pack them.
+        // from libdeflate), SHA-1 (object ids, pack trailers), an odb backend that keeps written
+        // objects in memory to pack them, and one that serves a sync's trees to its checkout.
         // GitStore writes the packs it builds, and their indexes, itself.
         .target(name: "CPackFormat", dependencies: ["CLibGit2", "CLibDeflate"]),
         // Thin, safe wrapper over the libgit2 calls tidemark uses.

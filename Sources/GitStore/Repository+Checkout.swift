@@ -75,6 +75,6 @@ extension Repository {
         let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
         defer { git_index_free(index) }
         try check(git_index_read_tree(index, treeObject), "git_index_read_tree")
-        try checkCall("cannot write the index (.git/index)") { git_index_write(index) }
+        try checkCall("writing the index (.git/index)") { git_index_write(index) }
     }
 }

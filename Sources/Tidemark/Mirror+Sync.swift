@@ -267,7 +267,7 @@ extension Mirror {
         }
         // A first checkout (clone) writes into a folder it found empty: only the top folders
         // are checked then, not each of a possibly 100k-item tree's paths.
-        try checkNoSymlinks(head == nil ? [] : changed)
+        try checkWritable(head == nil ? [] : changed)
         // A lock another git process holds is reported by name before anything else reads or
         // writes the index.
         try checkGitLocks(index: true, refs: [branch])
@@ -319,7 +319,7 @@ extension Mirror {
     @discardableResult
     func undoCheckout(of tree: ObjectID, back old: ObjectID?, paths: [String]) -> Bool {
         guard let old, !paths.isEmpty else { return true }
-        guard (try? checkNoSymlinks(paths)) != nil else { return false }
+        guard (try? checkWritable(paths)) != nil else { return false }
         return (try? withLockNote { () throws(MirrorError) in
             try mirrorErrors { try repository.checkout(tree: old, baseline: tree, paths: paths, strategy: .safe) }
         }) != nil
@@ -383,10 +383,11 @@ extension Mirror {
     }
 
     /// Throws ``MirrorError/symlinkInWorkingTree(path:target:)`` when one of `paths`, a folder on
-    /// the way to one, a collection folder or `.tidemark` is a symbolic link in the working tree.
-    /// Snapshots never hold links (every entry is a 100644 file), so a link there was planted,
-    /// and libgit2's checkout would write through it, outside the mirror.
-    func checkNoSymlinks(_ paths: [String]) throws(MirrorError) {
+    /// the way to one, a collection folder or `.tidemark` is a symbolic link in the working tree,
+    /// and ``MirrorError/specialFileInWorkingTree(path:kind:)`` when it is a FIFO, device or socket.
+    /// Snapshots never hold either (every entry is a 100644 file), so one there was planted, and
+    /// libgit2's checkout would write through it: outside the mirror, or into a FIFO forever.
+    func checkWritable(_ paths: [String]) throws(MirrorError) {
         var checked = Set<String>()
         for path in settings.collections + [Mirror.metadataFolder] + paths {
             var prefix = ""
@@ -412,7 +413,7 @@ extension Mirror {
     }
 
     /// Writes `tree` into the working tree at `paths` (all paths that differ when empty).
-    /// Callers check the paths with ``checkNoSymlinks(_:)`` first.
+    /// Callers check the paths with ``checkWritable(_:)`` first.
     func checkout(_ tree: ObjectID, baseline: ObjectID?, paths: [String], force: Bool) throws(MirrorError) {
         progress?(.checkingOut(files: paths.count))
         try withLockNote { () throws(MirrorError) in try checkoutNoted(tree, baseline: baseline, paths: paths, force: force) }
@@ -535,7 +536,7 @@ extension Mirror {
                 if !force, try !workingTreeMatches(path, in: oldTree) { edited.append(path) }
             }
         }
-        try checkNoSymlinks(remaining + torn)
+        try checkWritable(remaining + torn)
         if !edited.isEmpty {
             throw .localEdits((try? describe(paths: edited, in: targetCommit.tree)) ?? edited)
         }
