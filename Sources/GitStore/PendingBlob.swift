@@ -18,9 +18,11 @@ public final class PendingBlob: @unchecked Sendable {
         self.repository = repository
         self.data = data
         let gitDirectory = repository.gitDirectory
+        let keepNote = repository.packKeepNote
         write = Background {
             Result { () throws(GitError) -> ObjectID in
                 let own = try Repository.open(at: gitDirectory, search: false)
+                own.packKeepNote = keepNote
                 // A pack even for one object: its zlib runs on all cores, a loose object's on one.
                 let batch = ObjectBatch(repository: own, looseLimit: 0)
                 let id = try batch.add(blob: data)

@@ -4,7 +4,7 @@ import Foundation
 
 extension Repository {
     /// Stores a complete pack and its index as `objects/pack/pack-<checksum>.pack` and `.idx`,
-    /// as git does: both written under temporary names (`tmp_tidemark_*`, names git's `prune`
+    /// as git does: a `.keep` first when ``packKeepNote`` is set, then both written under temporary names (`tmp_tidemark_*`, names git's `prune`
     /// also removes), fsynced when fsync is on, made read-only, then renamed into place pack
     /// first, so a reader never finds an index without its pack; then the folder is fsynced.
     /// The repository's handle sees the pack when this returns.
@@ -20,6 +20,15 @@ extension Repository {
         } catch {
             unlink(packTemporary)
             throw error
+        }
+        if let note = packKeepNote {
+            do {
+                try Repository.keep(name + ".keep", note: note)
+            } catch {
+                unlink(packTemporary)
+                unlink(indexTemporary)
+                throw error
+            }
         }
         guard rename(packTemporary, name + ".pack") == 0 else {
             let error = Repository.fileError("rename", name + ".pack")
@@ -39,6 +48,39 @@ extension Repository {
             guard fsync(descriptor) == 0 else { throw Repository.fileError("fsync", folder) }
         }
         try refreshObjects()
+    }
+
+    /// Writes `note` (and a newline) as the keep file `path`, through a temporary file.
+    private static func keep(_ path: String, note: String) throws(GitError) {
+        let folder = String(path[...path.lastIndex(of: "/")!])
+        let temporary = try Array((note + "\n").utf8).withUnsafeBytes { raw in
+            Result { () throws(GitError) in try writeTemporary(raw, in: folder) }
+        }.get()
+        guard rename(temporary, path) == 0 else {
+            let error = fileError("rename", path)
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    /// Removes the `objects/pack/pack-*.keep` files whose text starts with `prefix` (the start of
+    /// a ``packKeepNote``), leaving keeps that git or the user made; returns how many went.
+    @discardableResult
+    public func releaseKeptPacks(notedWith prefix: String) -> Int {
+        let folder = gitDirectory + "objects/pack/"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        var released = 0
+        for name in names where name.hasPrefix("pack-") && name.hasSuffix(".keep") {
+            let path = folder + name
+            let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard descriptor >= 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let count = read(descriptor, &buffer, buffer.count)
+            close(descriptor)
+            guard count > 0, String(decoding: buffer[..<count], as: UTF8.self).hasPrefix(prefix) else { continue }
+            if unlink(path) == 0 { released += 1 }
+        }
+        return released
     }
 
     /// Writes `bytes` to a new read-only file `tmp_tidemark_*` in `folder` (fsynced when fsync is

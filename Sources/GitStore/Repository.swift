@@ -10,6 +10,12 @@ public final class Repository {
     /// Where objects this handle stores or rebuilds from are kept in memory, when turned on
     /// (``rememberObjects(budget:)``).
     var memo: ObjectMemo?
+    /// When set, every pack this handle stores (and a ``PendingBlob`` writes through it) gets a
+    /// `pack-<checksum>.keep` holding this text, made before the pack is renamed into place, as
+    /// `git index-pack --keep` does for a fetch: `git repack -a -d` and `git gc` leave a kept pack
+    /// alone while it is still unreachable. Remove the keeps with ``releaseKeptPacks(notedWith:)``
+    /// once refs name what the packs hold.
+    public var packKeepNote: String?
 
     init(pointer: OpaquePointer) {
         self.pointer = pointer

@@ -359,11 +359,34 @@ public actor Mirror {
         return (date("last-fetch"), date("last-sync"))
     }
 
+    /// How the keep files of a run's packs start (`tidemark <pid> on <host>`).
+    static let packKeepPrefix = "tidemark "
+
+    /// This machine's name, as gethostname(2) gives it (no DNS lookup).
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        return String(cString: buffer)
+    }
+
+    /// Takes the run lock (see ``RunLock``), clears what a killed run left, and keeps the packs
+    /// this run stores until the lock is released.
     func lock() throws(MirrorError) -> RunLock {
         let lock = try RunLock(gitDirectory: gitDirectory)
         removeOwnStaleGitLock()
         // What the killed run was writing: packs it had not finished are garbage to git.
         if let start = lock.abandonedRunStart { repository.removeObjectWritingLeftovers(modifiedSince: start) }
+        // The packs this run stores are kept from `git repack -a -d` and `git gc` until its refs
+        // name them; then its keeps and any a killed run left go (this run holds the lock, so no
+        // other tidemark run made them), unless a journal still names an unfinished snapshot.
+        repository.packKeepNote = "\(Mirror.packKeepPrefix)\(getpid()) on \(Mirror.hostName())"
+        let repository = repository, journal = stateFolder + "sync-journal"
+        lock.onRelease = {
+            repository.packKeepNote = nil
+            if !FileManager.default.fileExists(atPath: journal) {
+                repository.releaseKeptPacks(notedWith: Mirror.packKeepPrefix)
+            }
+        }
         crashPoint("after-lock")
         return lock
     }

@@ -8,6 +8,8 @@ final class RunLock {
     /// When the run before this one took the lock, if that run never released it (it was killed,
     /// or crashed): a lock released in order is left empty.
     let abandonedRunStart: timespec?
+    /// Runs when the lock is released, before it is: work the run holding it leaves to its end.
+    var onRelease: (() -> Void)?
 
     /// Takes the lock at once or throws ``MirrorError/locked(pid:path:)``.
     init(gitDirectory: String) throws(MirrorError) {
@@ -33,6 +35,7 @@ final class RunLock {
     }
 
     deinit {
+        onRelease?()
         _ = ftruncate(descriptor, 0)
         flock(descriptor, LOCK_UN)
         close(descriptor)

@@ -85,6 +85,40 @@ struct ConcurrencyTests {
         }
     }
 
+    /// `git repack -a -d` and `git gc` drop unreachable packs at once; a sync's packs are
+    /// unreachable until it moves its refs. They are kept (`pack-*.keep` naming the run, as
+    /// `git fetch` keeps its pack) until then, and the keeps go when the run ends. Run between
+    /// the fetch's objects and its ref update, with 150 changed items (their blobs, the manifest
+    /// and the trees each in a pack), the sync completes and the mirror stays whole.
+    @Test(arguments: ["after-objects", "after-commit"])
+    func aRepackDuringASyncLeavesItsPacksAlone(_ step: String) async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(300, in: root)
+            #expect(CrashTests.packKeeps(mirror).isEmpty, "a clone releases its keeps")
+            for index in 1...150 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
+            let go = root + "/go"
+            let sync = try CLI.spawnTidemark(["sync"], in: mirror, environment: ["TIDEMARK_PAUSE_AT": step, "TIDEMARK_PAUSE_FILE": go])
+            #expect(await CLI.waitForFile(go + ".reached"))
+            let keeps = CrashTests.packKeeps(mirror)
+            #expect(!keeps.isEmpty)
+            #expect(keeps.values.allSatisfy { $0.hasPrefix("tidemark \(sync.pid) on ") }, "\(keeps)")
+            _ = try await CLI.git(["repack", "-a", "-d", "-q"], in: mirror)
+            _ = try await CLI.git(["gc", "-q"], in: mirror)
+            _ = FileManager.default.createFile(atPath: go, contents: nil)
+            let done = await sync.finished()
+            #expect(done.status == 0 && done.stdout.contains("Synced: 150 changed"), "\(done.stderr)")
+            try await CLI.expectClean(mirror)
+            #expect(CrashTests.packKeeps(mirror).isEmpty)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            #expect(try await CLI.tidemark(["clone", "dir:up", "reference"], in: root).status == 0)
+            #expect(try await Self.rev("HEAD^{tree}", in: mirror) == (try await Self.rev("HEAD^{tree}", in: root + "/reference")))
+            // A repack once the refs name everything keeps it all too.
+            _ = try await CLI.git(["repack", "-a", "-d", "-q"], in: mirror)
+            try await CLI.expectClean(mirror)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+        }
+    }
+
     @Test(arguments: ["index.lock", "refs/heads/main.lock", "refs/tidemark/upstream.lock"])
     func aStaleGitLockIsNamedAndNotDeleted(_ lock: String) async throws {
         try await withScratch { root in

@@ -85,6 +85,44 @@ struct ObjectBatchTests {
         }
     }
 
+    /// With a keep note set, each pack (a batch's, a ``PendingBlob``'s) gets a `.keep` holding
+    /// it; releasing by that note's prefix removes those keeps and no others.
+    @Test func packsStoredWithAKeepNoteAreKeptUntilReleased() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path + "/repo")
+            let folder = path + "/repo/.git/objects/pack/"
+            func keeps() throws -> [String: String] {
+                let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".keep") }
+                return Dictionary(uniqueKeysWithValues: try names.map { name in
+                    (name, String(decoding: try Data(contentsOf: URL(fileURLWithPath: folder + name)), as: UTF8.self))
+                })
+            }
+            repository.packKeepNote = "tidemark 42 on here"
+            let batch = ObjectBatch(repository: repository)
+            for i in 0..<150 { try batch.add(blob: Data("{\"i\": \(i)}\n".utf8)) }
+            try batch.flush()
+            let pending = try PendingBlob(Data("a manifest\n".utf8), into: repository).wait()
+            #expect(repository.contains(pending))
+            let packs = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".pack") }
+            #expect(packs.count == 2)
+            #expect(try keeps() == Dictionary(uniqueKeysWithValues: packs.map {
+                ($0.replacingOccurrences(of: ".pack", with: ".keep"), "tidemark 42 on here\n")
+            }))
+            // git's own keep (or the user's) stays.
+            let users = folder + packs[0].replacingOccurrences(of: ".pack", with: ".keep")
+            try FileManager.default.removeItem(atPath: users)
+            try Data("kept by hand\n".utf8).write(to: URL(fileURLWithPath: users))
+            #expect(repository.releaseKeptPacks(notedWith: "tidemark ") == 1)
+            #expect(try keeps() == [packs[0].replacingOccurrences(of: ".pack", with: ".keep"): "kept by hand\n"])
+            // Without a note, packs get no keep.
+            repository.packKeepNote = nil
+            try FileManager.default.removeItem(atPath: users)
+            _ = try PendingBlob(Data("another manifest\n".utf8), into: repository).wait()
+            #expect(try keeps().isEmpty)
+            try git(["fsck", "--strict"], in: path + "/repo")
+        }
+    }
+
     @Test func aLargeObjectHashedWhileCompressedIsOneStreamGitReads() async throws {
         try await withScratch { path in
             let repository = try Repository.create(at: path + "/repo")
