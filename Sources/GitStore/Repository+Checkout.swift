@@ -55,6 +55,9 @@ extension Repository {
         case .safe: flags |= GIT_CHECKOUT_SAFE.rawValue | GIT_CHECKOUT_RECREATE_MISSING.rawValue
         case .force: flags |= GIT_CHECKOUT_FORCE.rawValue
         }
+        // Holding the index lock, this handle writes the index itself (``writeIndex(_:)``).
+        let writesIndex = indexLockHeld && flags & GIT_CHECKOUT_DONT_UPDATE_INDEX.rawValue == 0
+        if writesIndex { flags |= GIT_CHECKOUT_DONT_WRITE_INDEX.rawValue }
         options.checkout_strategy = flags
         // A mirror's files are its items as upstream sent them. Without filters, checkout also
         // skips the attribute lookups it would make for each file written.
@@ -64,6 +67,11 @@ extension Repository {
         try withStrArray(paths) { (array) throws(GitError) in
             options.paths = array
             try checkCall("checkout") { git_checkout_tree(pointer, target, &options) }
+        }
+        if writesIndex {
+            let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
+            defer { git_index_free(index) }
+            try writeIndex(index)
         }
     }
 
@@ -75,6 +83,6 @@ extension Repository {
         let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
         defer { git_index_free(index) }
         try check(git_index_read_tree(index, treeObject), "git_index_read_tree")
-        try checkCall("writing the index (.git/index)") { git_index_write(index) }
+        try writeIndex(index)
     }
 }

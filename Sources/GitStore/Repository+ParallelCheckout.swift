@@ -85,7 +85,7 @@ extension Repository {
                 }
             }
         }
-        try checkCall("writing the index (.git/index)") { git_index_write(index) }
+        try writeIndex(index)
     }
 
     /// The index entries a checkout of `tree` gives `paths` (sorted): the stat data of the

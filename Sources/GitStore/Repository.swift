@@ -16,12 +16,17 @@ public final class Repository {
     /// alone while it is still unreachable. Remove the keeps with ``releaseKeptPacks(notedWith:)``
     /// once refs name what the packs hold.
     public var packKeepNote: String?
+    /// The text of the index lock this handle holds (``holdIndexLock()``).
+    var heldIndexLock: String?
 
     init(pointer: OpaquePointer) {
         self.pointer = pointer
     }
 
-    deinit { git_repository_free(pointer) }
+    deinit {
+        releaseIndexLock()
+        git_repository_free(pointer)
+    }
 
     /// Creates a non-bare repository at `path` (made if missing) whose HEAD is the unborn branch
     /// `initialBranch`.

@@ -20,10 +20,37 @@ extension Mirror {
         return try body()
     }
 
-    /// Removes the lock file a killed tidemark run left, as described by its note.
+    /// The note of the index lock a sync holds from its checkout to its branch update
+    /// (``withIndexLockHeld(_:)``), kept apart from ``locksNote``, which the steps between use.
+    static let heldIndexLockNote = "index-lock"
+
+    /// Runs `body` holding git's index lock, as git holds it while it updates the working tree
+    /// and index: a `git commit -a` meanwhile fails at once ("index.lock: File exists") instead
+    /// of committing the files the sync is writing onto the branch it is about to move.
+    func withIndexLockHeld<R>(_ body: () throws(MirrorError) -> R) throws(MirrorError) -> R {
+        try writeState(Mirror.heldIndexLockNote, "index - - \(getpid())\n")
+        defer {
+            repository.releaseIndexLock()
+            removeState(Mirror.heldIndexLockNote)
+        }
+        do {
+            try repository.holdIndexLock()
+        } catch where error.code == .locked {
+            throw .gitLocked(gitDirectory + "index.lock")
+        } catch {
+            throw .git(error)
+        }
+        return try body()
+    }
+
+    /// Removes the lock files a killed tidemark run left, as described by its notes.
     func removeOwnStaleGitLock() {
-        guard let note = readState(Mirror.locksNote) else { return }
-        defer { removeState(Mirror.locksNote) }
+        for name in [Mirror.locksNote, Mirror.heldIndexLockNote] { removeStaleGitLock(notedIn: name) }
+    }
+
+    private func removeStaleGitLock(notedIn name: String) {
+        guard let note = readState(name) else { return }
+        defer { removeState(name) }
         let fields = note.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
         guard fields.count == 4, let pid = Int32(fields[3]), pid != getpid(),
               kill(pid, 0) != 0, errno == ESRCH else { return }

@@ -251,7 +251,8 @@ extension Mirror {
     }
 
     /// Checks the working tree for local edits on the paths that change, records a journal,
-    /// updates the working tree, then moves the branch with compare-and-swap.
+    /// updates the working tree, then moves the branch with compare-and-swap; git's index lock
+    /// is held from the journal to the branch update.
     /// Returns the changed paths.
     ///
     /// - Parameter known: the paths that differ between HEAD's tree and the target's, when the
@@ -282,6 +283,16 @@ extension Mirror {
             if !edited.isEmpty { throw .localEdits(edited + (try untrackedInTheWay(of: changed, head: head.tree, target: targetCommit.tree))) }
             crashPoint("after-local-edits")
         }
+        return try withIndexLockHeld { () throws(MirrorError) in
+            try checkOutAndMove(branch, from: head, to: targetCommit, force: force, reflog: reflog, changed: changed)
+        }
+    }
+
+    /// The part of ``moveBranch(_:from:to:force:reflog:changed:)`` that holds the index lock:
+    /// journal, checkout, branch compare-and-swap (or undo).
+    private func checkOutAndMove(_ branch: String, from head: Commit?, to targetCommit: Commit, force: Bool,
+                                 reflog: String, changed: [String]) throws(MirrorError) -> [String] {
+        let target = targetCommit.id
         try writeState("sync-journal", "\(head?.id.hex ?? "none") \(target.hex) \(branch)\n")
         crashPoint("after-journal")
         do {
@@ -543,14 +554,16 @@ extension Mirror {
         // A copy made to separate a hard-linked file, not yet renamed over it when the run died
         // (its file was not written yet, so it is among these; their folders are no links).
         repository.removeHardLinkCopies(near: remaining + torn)
-        if !torn.isEmpty {
-            try checkout(targetCommit.tree, baseline: oldTree, paths: torn, force: true)
+        try withIndexLockHeld { () throws(MirrorError) in
+            if !torn.isEmpty {
+                try checkout(targetCommit.tree, baseline: oldTree, paths: torn, force: true)
+            }
+            if !remaining.isEmpty {
+                try checkout(targetCommit.tree, baseline: oldTree, paths: remaining, force: force)
+            }
+            try withLockNote { () throws(MirrorError) in try mirrorErrors { try repository.resetIndex(to: targetCommit.tree) } }
+            try updateRef(branch, to: target, expected: old, message: "tidemark: finish interrupted sync")
         }
-        if !remaining.isEmpty {
-            try checkout(targetCommit.tree, baseline: oldTree, paths: remaining, force: force)
-        }
-        try withLockNote { () throws(MirrorError) in try mirrorErrors { try repository.resetIndex(to: targetCommit.tree) } }
-        try updateRef(branch, to: target, expected: old, message: "tidemark: finish interrupted sync")
         removeState("sync-journal")
         finishedInterruptedSync = InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target)
     }

@@ -38,8 +38,9 @@ struct ConcurrencyTests {
         }
     }
 
-    /// The user commits on main while a sync is between its checkout and its branch update: the
-    /// compare-and-swap refuses, the files the sync wrote are put back, the commit survives.
+    /// The user commits on main while a sync is between its local-edit check and its branch
+    /// update (before it takes the index lock): the compare-and-swap refuses, the files the sync
+    /// wrote are put back, the commit survives.
     /// The rerun then refuses to undo that commit, naming it; with `--force` it makes a snapshot
     /// equal to upstream on top of the user's commit (a mirror's snapshots hold what upstream
     /// holds: a file the user added outside the collections is removed from the new snapshot,
@@ -50,7 +51,7 @@ struct ConcurrencyTests {
             let before = try await Self.rev("HEAD", in: mirror)
             let go = root + "/go"
             let sync = try CLI.spawnTidemark(["sync"], in: mirror,
-                                             environment: ["TIDEMARK_PAUSE_AT": "after-journal", "TIDEMARK_PAUSE_FILE": go])
+                                             environment: ["TIDEMARK_PAUSE_AT": "after-local-edits", "TIDEMARK_PAUSE_FILE": go])
             #expect(await CLI.waitForFile(go + ".reached"))
             try Data("my notes\n".utf8).write(to: URL(fileURLWithPath: mirror + "/NOTES.md"))
             try await CLI.git(["add", "NOTES.md"], in: mirror)
@@ -116,6 +117,38 @@ struct ConcurrencyTests {
             _ = try await CLI.git(["repack", "-a", "-d", "-q"], in: mirror)
             try await CLI.expectClean(mirror)
             #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+        }
+    }
+
+    /// From its journal to its branch update a sync holds git's index lock, as git does while it
+    /// updates the working tree: a `git commit -a` (or `git add`) then fails at once instead of
+    /// committing the files the sync has written onto the branch it is about to move. The sync
+    /// completes; the lock goes with it.
+    @Test(arguments: ["after-journal", "after-checkout"])
+    func aCommitWhileASyncHoldsTheIndexFailsAndTheSyncCompletes(_ step: String) async throws {
+        try await withScratch { root in
+            let mirror = try await Self.mirrorBehindUpstream(root)
+            let before = try await Self.rev("HEAD", in: mirror)
+            let go = root + "/go"
+            let sync = try CLI.spawnTidemark(["sync"], in: mirror, environment: ["TIDEMARK_PAUSE_AT": step, "TIDEMARK_PAUSE_FILE": go])
+            #expect(await CLI.waitForFile(go + ".reached"))
+            let item = URL(fileURLWithPath: mirror + "/items/i10.json")
+            let original = try Data(contentsOf: item)
+            try Data("my notes\n".utf8).write(to: item)
+            let commit = try await CLI.run("/usr/bin/git", ["-c", "user.name=User", "-c", "user.email=user@example.org",
+                                                            "commit", "-q", "-a", "-m", "Mine"], in: mirror)
+            #expect(commit.status == 128 && commit.stderr.contains("index.lock': File exists"), "\(commit.stderr)")
+            let add = try await CLI.run("/usr/bin/git", ["add", "-A"], in: mirror)
+            #expect(add.status == 128, "\(add.stderr)")
+            try original.write(to: item)
+            _ = FileManager.default.createFile(atPath: go, contents: nil)
+            let done = await sync.finished()
+            #expect(done.status == 0 && done.stdout.contains("Synced: 5 changed"), "\(done.stderr)")
+            #expect(try await Self.rev("HEAD~1", in: mirror) == before)
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/index.lock"))
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            try await CLI.expectClean(mirror)
         }
     }
 

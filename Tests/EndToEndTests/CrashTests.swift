@@ -244,7 +244,10 @@ struct CrashTests {
             let sync = try CLI.spawnTidemark(["sync"], in: mirror,
                                              environment: ["TIDEMARK_PAUSE_AT": "after-journal", "TIDEMARK_PAUSE_FILE": go])
             #expect(await CLI.waitForFile(go + ".reached"))
+            // The sync holds the index lock; someone deletes it and another git process takes it.
             let lock = mirror + "/.git/index.lock"
+            #expect(FileManager.default.fileExists(atPath: lock))
+            try FileManager.default.removeItem(atPath: lock)
             _ = FileManager.default.createFile(atPath: lock, contents: Data())
             _ = FileManager.default.createFile(atPath: go, contents: nil)
             let failed = await sync.finished()

@@ -1,0 +1,63 @@
+import CLibGit2
+import Foundation
+
+extension Repository {
+    /// Takes git's index lock (`index.lock`, created exclusively, as git takes it) and holds it
+    /// until ``releaseIndexLock()``: meanwhile `git add`, `git commit` and the like fail at once
+    /// ("Unable to create '.../index.lock': File exists") instead of staging what this handle's
+    /// checkout is writing. The index writes this handle makes while it holds the lock (a
+    /// checkout's) hand it to libgit2 for the write and take it back when the write is done.
+    ///
+    /// - Throws: a `.locked` error when another process holds the lock.
+    public func holdIndexLock() throws(GitError) {
+        guard !indexLockHeld else { return }
+        let path = gitDirectory + "index.lock"
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            let code: GitError.Code = errno == EEXIST ? .locked : .generic
+            let reason = String(cString: strerror(errno))
+            throw GitError(code: code,
+                           message: "cannot take the index lock '\(path)': \(reason)", operation: "index.lock")
+        }
+        // A text of its own, by which ``releaseIndexLock()`` knows the file is still this one
+        // (a new file can get a deleted one's inode at once).
+        let token = "tidemark \(getpid()) \(String(UInt64.random(in: 1...UInt64.max), radix: 16))\n"
+        let written = Array(token.utf8).withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        let reason = String(cString: strerror(errno))
+        close(descriptor)
+        guard written == token.utf8.count else {
+            unlink(path)
+            throw GitError(code: .generic, message: "cannot write the index lock '\(path)': \(reason)", operation: "index.lock")
+        }
+        heldIndexLock = token
+    }
+
+    /// Removes the index lock ``holdIndexLock()`` took, if this handle still holds it: a lock
+    /// file someone put in its place (after deleting it) is left alone.
+    public func releaseIndexLock() {
+        guard let token = heldIndexLock else { return }
+        heldIndexLock = nil
+        let path = gitDirectory + "index.lock"
+        let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let count = read(descriptor, &buffer, buffer.count)
+        close(descriptor)
+        if count > 0, buffer[..<count].elementsEqual(token.utf8) { unlink(path) }
+    }
+
+    /// Whether this handle holds git's index lock (``holdIndexLock()``).
+    var indexLockHeld: Bool { heldIndexLock != nil }
+
+    /// Writes `index` to its file, handing the held index lock (if any) to libgit2 for the write
+    /// (it takes `index.lock` itself) and taking it back once the index is renamed into place.
+    /// Another process could take the lock in the moment between: this handle then no longer
+    /// holds it, and leaves it alone. A lock that is no longer this handle's (deleted and taken
+    /// by another process) stays, and libgit2's write then fails.
+    func writeIndex(_ index: OpaquePointer) throws(GitError) {
+        let held = indexLockHeld
+        if held { releaseIndexLock() }
+        defer { if held { try? holdIndexLock() } }
+        try checkCall("writing the index (.git/index)") { git_index_write(index) }
+    }
+}
