@@ -303,4 +303,32 @@ struct CrashTests {
             }
         }
     }
+
+    /// The signal's handler moves the destination aside and removes it while the clone runs on:
+    /// the clone then fails (its folder is gone) or ends, and must not exit first with its own
+    /// error, leaving `<dest>.tidemark-interrupted-<pid>` half removed. The handler is held after
+    /// its move until the clone has run on, as a slow removal of a large clone holds it.
+    @Test func anInterruptedCloneEndsByTheSignalAfterRemovingItsDestination() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            for index in 1...300 { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z") }
+            let go = root + "/go", handler = root + "/handler"
+            let clone = try CLI.spawnTidemark(["clone", "dir:up", "m"], in: root,
+                                              environment: ["TIDEMARK_PAUSE_AT": "after-objects", "TIDEMARK_PAUSE_FILE": go,
+                                                            "TIDEMARK_INTERRUPT_PAUSE_FILE": handler])
+            #expect(await CLI.waitForFile(go + ".reached"))
+            #expect(clone.process.signal(SIGINT))
+            #expect(await CLI.waitForFile(handler + ".reached"))
+            // The clone runs on into the missing folder, and fails (or ends) meanwhile.
+            _ = FileManager.default.createFile(atPath: go, contents: nil)
+            try await Task.sleep(for: .seconds(1.5))
+            _ = FileManager.default.createFile(atPath: handler, contents: nil)
+            let result = await clone.finished()
+            #expect(result.signalled && result.status == SIGINT, "\(result.status) \(result.stderr)")
+            #expect(result.stderr.contains("interrupted: removed") && !result.stderr.contains("fatal:"), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: root + "/m"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root).filter { $0.contains("interrupted") } == [])
+        }
+    }
 }

@@ -14,6 +14,18 @@ final class CloneInterruption: @unchecked Sendable {
     private let existed: Bool
     private var sources: [DispatchSourceSignal] = []
     private var watched: [Int32] = []
+    /// Guards `phase`: a signal and the clone's own end race.
+    private let state = NSLock()
+    private var phase = Phase.watching
+
+    private enum Phase {
+        /// The clone runs.
+        case watching
+        /// The clone ended (``finish()``): a signal now only ends the process.
+        case finished
+        /// A signal came: its handler removes the destination, then ends the process.
+        case interrupting
+    }
 
     /// Starts watching; `destination` is the clone's target folder, as the process sees it. A
     /// folder that is not empty is not watched (the clone refuses it and writes nothing there).
@@ -35,8 +47,19 @@ final class CloneInterruption: @unchecked Sendable {
         }
     }
 
-    /// Stops watching: the clone finished or failed (a failed clone cleans up itself).
+    /// Stops watching: the clone finished or failed (a failed clone cleans up itself). When a
+    /// signal's handler has started, never returns: the handler is removing the destination
+    /// (the clone may have failed because its files vanished) and ends the process by the
+    /// signal, which must not end first with the clone's own error, or leave the folder half
+    /// removed.
     func finish() {
+        state.lock()
+        if phase == .interrupting {
+            state.unlock()
+            while true { sleep(60) }
+        }
+        phase = .finished
+        state.unlock()
         for source in sources { source.cancel() }
         sources = []
         for number in watched { signal(number, SIG_DFL) }
@@ -44,6 +67,12 @@ final class CloneInterruption: @unchecked Sendable {
     }
 
     private func interrupted(by number: Int32) {
+        state.lock()
+        let cleanUp = phase == .watching
+        if cleanUp { phase = .interrupting }
+        state.unlock()
+        // After the clone's end the signal only ends the process, leaving the finished mirror.
+        guard cleanUp else { end(by: number) }
         let fileManager = FileManager.default
         if existed {
             for entry in (try? fileManager.contentsOfDirectory(atPath: destination)) ?? [] {
@@ -51,11 +80,19 @@ final class CloneInterruption: @unchecked Sendable {
             }
         } else {
             let aside = destination + ".tidemark-interrupted-\(getpid())"
-            if rename(destination, aside) == 0 { try? fileManager.removeItem(atPath: aside) }
+            if rename(destination, aside) == 0 {
+                Self.testPause()
+                try? fileManager.removeItem(atPath: aside)
+            }
             // A worker that recreated the folder meanwhile.
             try? fileManager.removeItem(atPath: destination)
         }
         writeStandardError("\ninterrupted: removed '\(destination)'\n")
+        end(by: number)
+    }
+
+    /// Ends the process by signal `number`, as its default action would.
+    private func end(by number: Int32) -> Never {
         // Dispatch's threads, this one included, may all block the signal (libdispatch reads
         // signals through a signalfd), and a signal sent to the process then stays pending: this
         // thread unblocks it first, so the process ends by it here, with the signal's status.
@@ -67,5 +104,15 @@ final class CloneInterruption: @unchecked Sendable {
         kill(getpid(), number)
         sleep(5)
         _exit(128 + number)
+    }
+
+    /// Test-only: with `TIDEMARK_INTERRUPT_PAUSE_FILE=<path>`, the handler writes `<path>.reached`
+    /// once it has moved the destination aside, then waits (at most 120 s) until `<path>` exists,
+    /// so a test can let the clone run on into the folder's disappearance meanwhile.
+    private static func testPause() {
+        guard let file = ProcessInfo.processInfo.environment["TIDEMARK_INTERRUPT_PAUSE_FILE"] else { return }
+        _ = FileManager.default.createFile(atPath: file + ".reached", contents: Data())
+        let deadline = Date().addingTimeInterval(120)
+        while !FileManager.default.fileExists(atPath: file), Date() < deadline { usleep(20_000) }
     }
 }
