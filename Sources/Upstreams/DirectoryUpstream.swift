@@ -73,7 +73,8 @@ public struct DirectoryUpstream: Upstream {
 
     public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
         let base = folder(for: collection)
-        let folders = try await DirectoryUpstream.scanInParallel(base.path, cached: cached)
+        let folders = try await DirectoryUpstream.scanInParallel(base.path, within: DirectoryUpstream.realPath(root.path),
+                                                                 cached: cached)
         let cached = try cached.loaded()
         var items: [ListedItem] = []
         var unchanged: [Int] = []
@@ -267,9 +268,9 @@ public struct DirectoryUpstream: Upstream {
     /// with the cached signature is made on the same core. Folders read while the cached versions
     /// are still being read (on another thread) are compared once they are ready. Folders come
     /// back in walk order.
-    static func scanInParallel(_ path: String, cached: some CachedVersions) async throws -> [FolderScan] {
+    static func scanInParallel(_ path: String, within root: String, cached: some CachedVersions) async throws -> [FolderScan] {
         var subfolders: [String] = []
-        let top = try readFolder(path, subfolders: &subfolders)
+        let top = try readFolder(path, within: root, subfolders: &subfolders)
         guard !subfolders.isEmpty else { return [compare(top, with: try cached.loaded())] }
         let folders = subfolders
         let workers = max(1, min(folders.count, ProcessInfo.processInfo.activeProcessorCount))
@@ -280,7 +281,7 @@ public struct DirectoryUpstream: Upstream {
                 group.addTask {
                     var done: [(Int, [FolderResult])] = []
                     while case let index = next.value.add(1, ordering: .relaxed).oldValue, index < folders.count {
-                        done.append((index, try scanTree(folders[index], cached: cached)))
+                        done.append((index, try scanTree(folders[index], within: root, cached: cached)))
                     }
                     let versions = try cached.loaded()
                     return done.map { ($0.0, $0.1.map { $0.scan(against: versions) }) }
@@ -297,21 +298,22 @@ public struct DirectoryUpstream: Upstream {
 
     /// Scans `path` and, depth first, every subfolder below it; compares each folder at once when
     /// the cached versions are ready.
-    static func scanTree(_ path: String, cached: some CachedVersions) throws -> [FolderResult] {
+    static func scanTree(_ path: String, within root: String, cached: some CachedVersions) throws -> [FolderResult] {
         var subfolders: [String] = []
-        let files = try readFolder(path, subfolders: &subfolders)
+        let files = try readFolder(path, within: root, subfolders: &subfolders)
         var results: [FolderResult] = [cached.isReady ? .scanned(compare(files, with: try cached.loaded())) : .read(files)]
-        for folder in subfolders { results += try scanTree(folder, cached: cached) }
+        for folder in subfolders { results += try scanTree(folder, within: root, cached: cached) }
         return results
     }
 
-    /// Reads one folder: `*.json` regular files (following no symlinks), with one `lstat` each
-    /// taken relative to the open folder, so the kernel does not walk the path. Subfolders (not
-    /// hidden ones, not mirrors) are appended to `subfolders`, in name order. Only these names, which become
+    /// Reads one folder: `*.json` regular files, with one `lstat` each taken relative to the open
+    /// folder, so the kernel does not walk the path, and `*.json` symbolic links to files inside
+    /// `root` (``followLink(_:within:)``). Subfolders (not hidden ones, not mirrors, not links)
+    /// are appended to `subfolders`, in name order. Only these names, which become
     /// ids and paths, must be UTF-8; any other entry is ignored, whatever its name.
-    static func readFolder(_ path: String, subfolders: inout [String]) throws -> FolderFiles {
+    static func readFolder(_ path: String, within root: String, subfolders: inout [String]) throws -> FolderFiles {
         guard let dir = opendir(path) else {
-            throw UpstreamError.unreachable("cannot read upstream folder '\(CQuoting.quoted(path))'")
+            throw UpstreamError.unreachable("cannot read upstream folder '\(CQuoting.quoted(path))': \(String(cString: strerror(errno)))")
         }
         defer { closedir(dir) }
         let fd = dirfd(dir)
@@ -357,11 +359,43 @@ public struct DirectoryUpstream: Upstream {
                     try checkUTF8(name, in: path, what: "an item file")
                     files.stems.append(range.lowerBound..<range.upperBound - 5)
                     files.infos.append(info)
+                } else if kind == S_IFLNK, name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
+                    try checkUTF8(name, in: path, what: "an item file")
+                    files.stems.append(range.lowerBound..<range.upperBound - 5)
+                    files.infos.append(try followLink(path + "/" + String(decoding: name, as: UTF8.self), within: root))
                 }
             }
         }
         subfolders[firstSubfolder...].sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         return files
+    }
+
+    /// The `stat` of the regular file the `*.json` symbolic link `link` leads to, which must be
+    /// inside `root` (the upstream folder, real path): a link to a file elsewhere, to a folder, or
+    /// to nothing throws, naming the link, rather than have its item skipped (and, once cached,
+    /// taken as deleted upstream). The item's signature is its target's, so editing the target
+    /// changes the item.
+    static func followLink(_ link: String, within root: String) throws -> stat {
+        guard let resolved = realpath(link, nil) else {
+            let reason = String(cString: strerror(errno))
+            throw UpstreamError.unreachable("upstream item file '\(CQuoting.quoted(link))' is a symbolic link that leads nowhere: \(reason)")
+        }
+        let target = String(cString: resolved)
+        free(resolved)
+        guard target.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
+            throw UpstreamError.unreachable(
+                "upstream item file '\(CQuoting.quoted(link))' is a symbolic link to '\(CQuoting.quoted(target))', outside the "
+                + "upstream folder: the dir upstream follows links only to files inside it; copy the file in instead")
+        }
+        var info = stat()
+        guard stat(target, &info) == 0 else {
+            let reason = String(cString: strerror(errno))
+            throw UpstreamError.unreachable("cannot read upstream file '\(CQuoting.quoted(target))' (linked from '\(CQuoting.quoted(link))'): \(reason)")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw UpstreamError.unreachable("upstream item file '\(CQuoting.quoted(link))' is a symbolic link to '\(CQuoting.quoted(target))', which is not a file")
+        }
+        return info
     }
 
     /// Throws when `name`, read in the folder at `path`, is not UTF-8: ids and paths are text, and

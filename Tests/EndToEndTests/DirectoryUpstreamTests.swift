@@ -36,6 +36,62 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// A `*.json` symbolic link to a file inside the upstream folder is an item holding that
+    /// file (edits to the file change it; a file replaced by such a link stays); a link that
+    /// leads outside the folder, to a folder, or nowhere is an error naming it, never an item
+    /// skipped (which, once cached, would be taken as deleted upstream).
+    @Test func symbolicLinksToItemFilesInsideTheFolderAreFollowedAndOthersNamed() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up", store = root + "/up/.store"
+            try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: root + "/elsewhere", withIntermediateDirectories: true)
+            try writeItem(upstream, "plain", lastModified: "2021-01-01T00:00:00Z")
+            try writeItem(store, "linked", lastModified: "2021-01-01T00:00:00Z")
+            try FileManager.default.createSymbolicLink(atPath: upstream + "/linked.json", withDestinationPath: ".store/linked.json")
+            let clone = try await CLI.tidemark(["clone", "dir:up", "m"], in: root)
+            #expect(clone.status == 0 && clone.stdout.contains("Cloned 2 items"), "\(clone.stdout)\(clone.stderr)")
+            let mirror = root + "/m"
+            func cached(_ id: String) -> String? {
+                FileManager.default.contents(atPath: mirror + "/items/\(id).json").map { String(decoding: $0, as: UTF8.self) }
+            }
+            #expect(cached("linked")?.contains("Template linked") == true && cached("linked")?.contains("\"v\"") == false)
+
+            // The target is edited; a plain file becomes a link to a copy of itself.
+            try writeItem(store, "linked", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            try FileManager.default.moveItem(atPath: upstream + "/plain.json", toPath: store + "/plain.json")
+            try FileManager.default.createSymbolicLink(atPath: upstream + "/plain.json", withDestinationPath: store + "/plain.json")
+            let sync = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0 && sync.stdout.contains("Synced: 1 changed, 0 new, 0 deleted"), "\(sync.stdout)\(sync.stderr)")
+            #expect(cached("linked")?.contains("\"v\"") == true, "\(cached("linked") ?? "-")")
+            #expect(FileManager.default.fileExists(atPath: mirror + "/items/plain.json"))
+
+            let head = try await CLI.git(["rev-parse", "HEAD"], in: mirror)
+            try writeItem(root + "/elsewhere", "secret", lastModified: "2021-01-01T00:00:00Z")
+            let cases: [(String, String, String)] = [
+                ("outside", root + "/elsewhere/secret.json", "outside the upstream folder"),
+                ("folder", ".store", "which is not a file"),
+                ("dangling", ".store/missing.json", "leads nowhere: No such file or directory"),
+            ]
+            for (name, destination, message) in cases {
+                let link = upstream + "/\(name).json"
+                try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: destination)
+                let refused = try await CLI.tidemark(["sync"], in: mirror)
+                #expect(refused.status == 128, "\(name): \(refused.stderr)")
+                #expect(refused.stderr.contains("upstream item file '\(link)' is a symbolic link") && refused.stderr.contains(message),
+                        "\(name): \(refused.stderr)")
+                #expect(try await CLI.git(["rev-parse", "HEAD"], in: mirror) == head)
+                try FileManager.default.removeItem(atPath: link)
+            }
+            // A plain file replaced by a link outside is refused too: not taken as deleted.
+            try FileManager.default.removeItem(atPath: upstream + "/plain.json")
+            try FileManager.default.createSymbolicLink(atPath: upstream + "/plain.json", withDestinationPath: root + "/elsewhere/secret.json")
+            let refused = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(refused.status == 128 && refused.stderr.contains("outside the upstream folder"), "\(refused.stderr)")
+            #expect(FileManager.default.fileExists(atPath: mirror + "/items/plain.json"))
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// A file rewritten in place with its size and modification time kept (what `cp -p` or
     /// `rsync --inplace -t` do) is still seen as changed: its status-change time moved.
     @Test func aRewriteKeepingSizeAndModificationTimeIsSeen() async throws {
