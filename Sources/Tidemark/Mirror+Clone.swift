@@ -59,6 +59,9 @@ extension Mirror {
         }
         let settings = MirrorSettings(upstream: configuration.spec, collections: configuration.collections,
                                       jobs: options.jobs, fanout: options.fanout, options: options.options)
+        // Claimed with one mkdir, so that of two clones into one destination, one fails here
+        // before it writes anything, and its cleanup cannot remove the other's mirror.
+        try claim(destination, existed: existed)
         do {
             let repository = try mirrorErrors { try Repository.create(at: destination) }
             try settings.save(to: repository)
@@ -77,6 +80,23 @@ extension Mirror {
             }
             if case .incompleteFetch(let report) = error { throw .cloneIncomplete(report) }
             throw error
+        }
+    }
+
+    /// Makes `destination` (its parents as needed) unless the folder `existed` (empty), then its
+    /// `.git`, failing with ``MirrorError/destinationNotEmpty(_:)`` when another process made
+    /// either first: of two clones into one destination, the one whose `mkdir` of `.git` fails
+    /// has written nothing there.
+    static func claim(_ destination: String, existed: Bool) throws(MirrorError) {
+        var folders = [destination + "/.git"]
+        if !existed {
+            let parent = (destination as NSString).deletingLastPathComponent
+            if !parent.isEmpty { try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true) }
+            folders.insert(destination, at: 0)
+        }
+        for folder in folders where mkdir(folder, 0o777) != 0 {
+            if errno == EEXIST { throw .destinationNotEmpty(destination) }
+            throw .invalidArgument("cannot create '\(folder)': \(String(cString: strerror(errno)))")
         }
     }
 

@@ -152,6 +152,30 @@ struct ConcurrencyTests {
         }
     }
 
+    /// Two clones started together into one new destination (or one empty folder): one makes
+    /// the mirror, the other fails with git's "already exists" and removes nothing of it. Each
+    /// made the folder and cleaned it up on failure, so they destroyed each other's files.
+    @Test func twoClonesIntoOneDestinationLeaveOneWholeMirror() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            for index in 1...500 { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z") }
+            for round in 0..<6 {
+                let destination = "m\(round)"
+                if round % 2 == 1 { try FileManager.default.createDirectory(atPath: root + "/" + destination, withIntermediateDirectories: true) }
+                let first = try CLI.spawnTidemark(["clone", "-q", "dir:up", destination], in: root)
+                let second = try CLI.spawnTidemark(["clone", "-q", "dir:up", destination], in: root)
+                let results = [await first.finished(), await second.finished()]
+                #expect(results.filter { $0.status == 0 }.count == 1, "\(round): \(results.map(\.stderr))")
+                let failed = results.first { $0.status != 0 }
+                #expect(failed?.status == 128 && failed?.stderr.contains("already exists and is not an empty directory") == true,
+                        "\(round): \(failed?.stderr ?? "-")")
+                try await CLI.expectClean(root + "/" + destination)
+                #expect(try await CLI.tidemark(["status", "--porcelain"], in: root + "/" + destination).stdout == "")
+            }
+        }
+    }
+
     @Test(arguments: ["index.lock", "refs/heads/main.lock", "refs/tidemark/upstream.lock"])
     func aStaleGitLockIsNamedAndNotDeleted(_ lock: String) async throws {
         try await withScratch { root in
