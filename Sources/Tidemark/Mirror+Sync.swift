@@ -30,6 +30,9 @@ public struct InterruptedSync: Sendable, Equatable {
     public let branch: String
     public let from: ObjectID?
     public let to: ObjectID
+    /// The pid of the run that is making this sync now, when it is running rather than killed
+    /// (``Mirror/status(_:)`` may run beside it); nil for a sync a killed run left.
+    public var runningPid: Int32?
 }
 
 /// What a sync did or, with `--dry-run`, would do.
@@ -513,7 +516,8 @@ extension Mirror {
     /// finish; nil when there is none (or its journal is stale). Changes nothing.
     func pendingInterruptedSync() throws(MirrorError) -> InterruptedSync? {
         guard let journal = readState("sync-journal"), let (old, target, branch) = try unfinishedSync(journal) else { return nil }
-        return InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target.id)
+        return InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target.id,
+                               runningPid: RunLock.livingHolder(gitDirectory: gitDirectory))
     }
 
     /// Finishes a sync a crash interrupted: its journal names the old and new snapshot.

@@ -11,6 +11,15 @@ final class RunLock {
     /// Runs when the lock is released, before it is: work the run holding it leaves to its end.
     var onRelease: (() -> Void)?
 
+    /// The pid of another process that holds the lock now, read without taking it (a killed
+    /// run's pid, left in the file, names no living process); nil when there is none.
+    static func livingHolder(gitDirectory: String) -> Int32? {
+        guard let data = FileManager.default.contents(atPath: gitDirectory + "tidemark.lock"),
+              let pid = Int32(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
+              pid > 0, pid != getpid() else { return nil }
+        return kill(pid, 0) == 0 || errno == EPERM ? pid : nil
+    }
+
     /// Takes the lock at once or throws ``MirrorError/locked(pid:path:)``.
     init(gitDirectory: String) throws(MirrorError) {
         path = gitDirectory + "tidemark.lock"

@@ -132,6 +132,12 @@ struct ConcurrencyTests {
             let go = root + "/go"
             let sync = try CLI.spawnTidemark(["sync"], in: mirror, environment: ["TIDEMARK_PAUSE_AT": step, "TIDEMARK_PAUSE_FILE": go])
             #expect(await CLI.waitForFile(go + ".reached"))
+            // status beside the running sync says so (not that a killed run left it).
+            let status = try await CLI.tidemark(["status"], in: mirror)
+            #expect(status.stdout.contains("A sync is running (pid \(sync.pid), ") && !status.stdout.contains("interrupted"),
+                    "\(status.stdout)")
+            let json = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.utf8))
+            #expect(((json as? [String: Any])?["interruptedSync"] as? [String: Any])?["runningPid"] as? Int == Int(sync.pid))
             let item = URL(fileURLWithPath: mirror + "/items/i10.json")
             let original = try Data(contentsOf: item)
             try Data("my notes\n".utf8).write(to: item)

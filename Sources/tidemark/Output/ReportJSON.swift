@@ -136,11 +136,14 @@ struct InterruptedSyncJSON: Encodable {
     var branch: String
     var from: String?
     var to: String
+    /// Set while the sync is still running (a status beside it), in that run's process.
+    var runningPid: Int32?
 
     init(_ sync: InterruptedSync) {
         branch = sync.branch
         from = sync.from?.hex
         to = sync.to.hex
+        runningPid = sync.runningPid
     }
 }
 
