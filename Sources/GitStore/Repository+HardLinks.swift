@@ -7,13 +7,20 @@ extension Repository {
     /// deduplicated with hard links (`cp -al`, `jdupes -L`), another mirror's copy. Git's own
     /// checkout unlinks a file before writing it, with the same effect.
     ///
-    /// The copy has the same bytes and permission bits, so a safe checkout still finds the file
-    /// unchanged (its stat data differs from the index, so it compares the contents).
+    /// A file this user may not write (read-only: `chmod a-w`) gets a writable copy the same way,
+    /// as git's checkout replaces such a file instead of failing on it, also with `--force`.
+    ///
+    /// The copy has the same bytes and permission bits (plus the owner's write bit for a
+    /// read-only file), so a safe checkout still finds the file unchanged (its stat data differs
+    /// from the index, so it compares the contents).
     func separateHardLinks(_ paths: [String], workdir: String) throws(GitError) {
         for path in paths {
             var info = stat()
-            guard lstat(workdir + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink > 1 else { continue }
-            try copyOver(workdir + path, as: info, label: path)
+            guard lstat(workdir + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            // Only a file without the owner's write bit can be read-only to its owner (root writes any).
+            let readOnly = info.st_mode & S_IWUSR == 0 && faccessat(AT_FDCWD, workdir + path, W_OK, AT_EACCESS) != 0
+            guard info.st_nlink > 1 || readOnly else { continue }
+            try copyOver(workdir + path, as: info, label: path, addingWrite: readOnly)
         }
     }
 
@@ -41,10 +48,11 @@ extension Repository {
     }
 }
 
-/// Replaces `file` by a copy of it (same bytes and permission bits) renamed over it, unless the
-/// file changed from `before` while it was copied (then an edit could be lost: nothing is renamed).
-private func copyOver(_ file: String, as before: stat, label: String) throws(GitError) {
-    let mode = before.st_mode & 0o7777
+/// Replaces `file` by a copy of it (same bytes and permission bits, with the owner's write bit
+/// when `addingWrite`) renamed over it, unless the file changed from `before` while it was copied
+/// (then an edit could be lost: nothing is renamed).
+private func copyOver(_ file: String, as before: stat, label: String, addingWrite: Bool) throws(GitError) {
+    let mode = before.st_mode & 0o7777 | (addingWrite ? S_IWUSR : 0)
     func failure(_ what: String) -> GitError {
         GitError(code: .generic, message: "could not give '\(label)' a file of its own before checkout (\(what)): "
                  + String(cString: strerror(errno)), operation: "checkout")

@@ -36,6 +36,36 @@ struct PermissionsTests {
         }
     }
 
+    /// Item files made read-only (`chmod a-w`) in a mirror the user owns are replaced by a sync,
+    /// as git's checkout replaces them, on one thread (few changes) or on all cores (many); a
+    /// read-only file edited locally is still refused without `--force`, and replaced with it.
+    @Test(arguments: [3, 300])
+    func readOnlyItemFilesAreReplacedLikeGitDoes(_ changes: Int) async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            for index in 1...300 { try writeItem(root + "/up", "i\(index)", lastModified: "2021-01-01T00:00:00Z") }
+            #expect(try await CLI.run("/bin/chown", ["-R", "\(Self.nobody):\(Self.nobody)", root], in: root).status == 0)
+            #expect(try await Self.asNobody(["clone", "-q", "dir:up", "m"], in: root, home: root).status == 0)
+            let mirror = root + "/m"
+            #expect(try await CLI.run("/bin/chmod", ["a-w"] + (1...300).map { mirror + "/items/i\($0).json" }, in: root).status == 0)
+            try Data("{\"edited\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+            for index in 1...changes { try writeItem(root + "/up", "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
+
+            let refused = try await Self.asNobody(["-C", "m", "sync"], in: root, home: root)
+            #expect(refused.status == 1 && refused.stderr.contains("items/i1"), "\(refused.stderr)")
+            let forced = try await Self.asNobody(["-C", "m", "sync", "--force"], in: root, home: root)
+            #expect(forced.status == 0 && forced.stdout.contains("Synced: \(changes) changed"), "\(forced.stderr)")
+            for index in 1...changes {
+                let text = FileManager.default.contents(atPath: mirror + "/items/i\(index).json").map { String(decoding: $0, as: UTF8.self) }
+                #expect(text?.contains("\"v\"") == true, "i\(index): \(text ?? "-")")
+            }
+            let status = try await Self.asNobody(["-C", "m", "status", "--porcelain"], in: root, home: root)
+            #expect(status.status == 0 && status.stdout == "", "\(status.stdout)\(status.stderr)")
+            let fsck = try await CLI.run("/usr/bin/git", ["-c", "safe.directory=*", "fsck", "--strict", "--no-dangling"], in: mirror)
+            #expect(fsck.status == 0 && fsck.stderr.isEmpty, "\(fsck.stderr)")
+        }
+    }
+
     @Test func readingAReadOnlyMirrorNeedsNoWriteAndAForeignOneIsNamed() async throws {
         try await withScratch { root in
             let (_, mirror) = try await CrashTests.cloned(3, in: root)
