@@ -167,10 +167,14 @@ public struct MirrorSettings: Sendable, Equatable {
         }
     }
 
-    /// Config values may not hold line breaks or control characters (CVE-2025-48384 class).
+    /// Config values may not hold line breaks or control characters (CVE-2025-48384 class); a
+    /// tab is written escaped (`\t`) and read back as it was, by libgit2 and git alike.
     static func checkConfigValue(_ key: String, _ value: String) throws(MirrorError) {
-        if value.utf8.contains(where: { $0 < 32 || $0 == 127 }) {
-            throw .invalidArgument("the value of \(key) contains a line break or control character")
+        if value.utf8.contains(where: { ($0 < 32 && $0 != 9) || $0 == 127 }) {
+            let hint = key == "upstream" && value.hasPrefix("dir:")
+                ? ": rename the folder, or give a symbolic link to it that has a plain name" : ""
+            throw .invalidArgument("the value of \(key), \(Quoting.cQuoted(Array(value.utf8))), holds a line break or "
+                                   + "control character, which tidemark does not store in .git/config\(hint)")
         }
     }
 }

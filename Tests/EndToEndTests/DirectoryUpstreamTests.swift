@@ -36,6 +36,30 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// An upstream folder whose name holds a tab is stored in `.git/config` escaped (as git
+    /// writes it) and works; one holding a line break cannot go there, and the error quotes it
+    /// and says what to do.
+    @Test func anUpstreamFolderNamedWithATabWorksAndOneWithALineBreakIsNamed() async throws {
+        try await withScratch { root in
+            for name in ["up\tx", "up\nx"] {
+                try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: true)
+                try writeItem(root + "/" + name, "a", lastModified: "2021-01-01T00:00:00Z")
+            }
+            let tab = try await CLI.tidemark(["clone", "-q", "dir:up\tx", "m"], in: root)
+            #expect(tab.status == 0, "\(tab.stderr)")
+            #expect(try await CLI.git(["config", "tidemark.upstream"], in: root + "/m") == "dir:\(root)/up\tx\n")
+            try writeItem(root + "/up\tx", "b", lastModified: "2021-01-01T00:00:00Z")
+            let sync = try await CLI.tidemark(["sync"], in: root + "/m")
+            #expect(sync.status == 0 && sync.stdout.contains("1 new"), "\(sync.stderr)")
+
+            let newline = try await CLI.tidemark(["clone", "-q", "dir:up\nx", "m2"], in: root)
+            #expect(newline.status == 128, "\(newline.stderr)")
+            #expect(newline.stderr.contains("the value of upstream, \"dir:\(root)/up\\nx\", holds a line break"), "\(newline.stderr)")
+            #expect(newline.stderr.contains("symbolic link"), "\(newline.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: root + "/m2"))
+        }
+    }
+
     /// A `*.json` symbolic link to a file inside the upstream folder is an item holding that
     /// file (edits to the file change it; a file replaced by such a link stays); a link that
     /// leads outside the folder, to a folder, or nowhere is an error naming it, never an item
