@@ -45,7 +45,12 @@ struct ConfigTests {
             #expect(human.contains("tidemark.jobs = 4\n") && human.contains("tidemark.overlap = 60 (default)\n"))
             #expect(human.contains("tidemark.refreshInterval (unset)\n") && !human.contains(token))
             #expect(try await CLI.tidemark(["config", "jobs"], in: mirror).stdout == "4\n")
-            #expect(try await CLI.tidemark(["config", "tidemark.refreshInterval"], in: mirror).status == 1)
+            let unset = try await CLI.tidemark(["config", "tidemark.refreshInterval"], in: mirror)
+            #expect(unset.status == 1 && unset.stdout.isEmpty && unset.stderr.isEmpty, "set, not read: as git config, silent")
+            let typo = try await CLI.tidemark(["config", "job"], in: mirror)
+            #expect(typo.status == 1 && typo.stdout.isEmpty, "\(typo.stdout)")
+            #expect(typo.stderr.hasPrefix("error: tidemark reads no key 'tidemark.job'; it reads: upstream, collection, jobs,"),
+                    "\(typo.stderr)")
 
             // Honoured: with 12 changed templates answered slowly, at most 4 downloads run at once
             // (the default would be 8), and the listing comes in pages of 5.

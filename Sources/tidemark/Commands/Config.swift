@@ -35,7 +35,16 @@ extension TidemarkCommand {
             var settings = try await engine { () async throws(MirrorError) in try await mirror.effectiveSettings() }
             if let key {
                 let full = key.hasPrefix("tidemark.") ? key : "tidemark." + key
+                let all = settings
                 settings = settings.filter { $0.key.lowercased() == full.lowercased() }
+                // A key tidemark never reads is most likely a typo: say so (still exit 1, and
+                // nothing on stdout, as for a key that is not set).
+                if settings.isEmpty {
+                    let known = all.map { String($0.key.dropFirst("tidemark.".count)) }
+                    var unique: [String] = []
+                    for name in known where !unique.contains(name) { unique.append(name) }
+                    throw CommandFailure.refused("tidemark reads no key '\(full)'; it reads: \(unique.joined(separator: ", "))")
+                }
                 if !json {
                     let values = settings.compactMap(\.value)
                     guard !values.isEmpty else { throw CommandFailure.silent(1) }
