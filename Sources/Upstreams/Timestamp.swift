@@ -97,7 +97,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         i += 1
         guard let hour = digits(2), expect(58), let minute = digits(2), expect(58), let second = digits(2)
         else { return nil }
-        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        guard (1...12).contains(month), (1...daysIn(month: Int(month), of: year)).contains(Int(day)),
+              hour < 24, minute < 60, second < 61
         else { return nil }
         var nanos: Int64 = 0
         if i < b.count, b[i] == 46 {  // '.'
@@ -130,6 +131,16 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let days = daysFromCivil(year, Int(month), Int(day))
         let total = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offset
         return (total, Int32(nanos))
+    }
+
+    /// The days of `month` (1...12) in `year` of the proleptic Gregorian calendar: a February 30
+    /// is no date, not March 2.
+    private static func daysIn(month: Int, of year: Int64) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
     }
 
     // Howard Hinnant's civil calendar algorithms.

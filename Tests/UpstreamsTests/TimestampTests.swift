@@ -23,8 +23,20 @@ import Testing
     }
 
     @Test(arguments: ["", "2018-03-26", "2018-03-26T03:54", "2018-13-01T00:00:00Z", "2018-03-26T03:54:40.Z",
-                      "2018-03-26T03:54:40+2", "2018-03-26T03:54:40Zjunk", "not a date"])
+                      "2018-03-26T03:54:40+2", "2018-03-26T03:54:40Zjunk", "not a date",
+                      "2021-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2021-04-31T00:00:00Z", "2021-01-00T00:00:00Z"])
     func garbageIsRejected(_ text: String) {
         #expect(Timestamp(text) == nil)
+    }
+
+    /// Every month's last day parses; leap days only in leap years (2000 is one, 1900 is not).
+    @Test func monthLengthsFollowTheGregorianCalendar() throws {
+        for (month, last) in [(1, 31), (3, 31), (4, 30), (6, 30), (9, 30), (11, 30), (12, 31)] {
+            let text = String(format: "2021-%02d-%02dT00:00:00Z", month, last)
+            #expect(Timestamp(text) != nil, "\(text)")
+        }
+        let leap = try #require(Timestamp("2000-02-29T00:00:00Z"))
+        #expect(try #require(Timestamp("2000-03-01T00:00:00Z")).seconds - leap.seconds == 86_400)
+        #expect(Timestamp("2024-02-29T12:00:00+01:00") != nil)
     }
 }
