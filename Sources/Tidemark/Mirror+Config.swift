@@ -22,6 +22,28 @@ public struct EffectiveSetting: Sendable, Equatable, Codable {
 }
 
 extension Mirror {
+    /// The credential options of `options` that a fetch would refuse, each with the reason
+    /// (``Credentials/init(options:environment:commandTimeout:)`` decides; no message holds a value).
+    static func credentialProblems(_ options: [String: String]) -> [String: String] {
+        let given = ["tokenEnv", "tokenCommand", "basicEnv"].filter { options[$0] != nil }
+        var problems: [String: String] = [:]
+        for key in given {
+            do {
+                _ = try Credentials(options: [key: options[key]!], environment: [:])
+            } catch {
+                problems[key] = "\(error)"
+            }
+        }
+        if problems.isEmpty, given.count > 1 {
+            do {
+                _ = try Credentials(options: options.filter { given.contains($0.key) }, environment: [:])
+            } catch {
+                for key in given { problems[key] = "\(error)" }
+            }
+        }
+        return problems
+    }
+
     /// The collection an upstream kind mirrors when none is configured.
     static func defaultCollection(kind: String) -> String? {
         ["dir": "items", "docusign": "templates", "wordpress": "posts", "rest": "items"][kind]
@@ -64,8 +86,12 @@ extension Mirror {
             result[index].value = try mirrorErrors { try repository.configString(result[index].key) }
             result[index].problem = problem
         }
+        let credentialProblems = Mirror.credentialProblems(settings.options)
         for option in MirrorSettings.adapterOptions {
-            if let value = settings.options[option.key] {
+            if let problem = credentialProblems[option.key] {
+                // Not shown: a value that is no variable name may be the token itself.
+                result.append(EffectiveSetting(key: "tidemark.\(option.key)", value: nil, isDefault: false, problem: problem))
+            } else if let value = settings.options[option.key] {
                 result.append(EffectiveSetting(key: "tidemark.\(option.key)", value: value, isDefault: false))
             } else if option.kinds.contains(kind) {
                 result.append(EffectiveSetting(key: "tidemark.\(option.key)", value: option.value, isDefault: true))

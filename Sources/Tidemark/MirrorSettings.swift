@@ -126,12 +126,16 @@ public struct MirrorSettings: Sendable, Equatable {
             if let fanoutText, fanout == nil {
                 problems["tidemark.fanout"] = "config tidemark.fanout must be true, false or auto, not '\(fanoutText)'"
             }
+            let refreshInterval = try repository.configString("tidemark.refreshInterval")
+            if let refreshInterval, DurationText.seconds(refreshInterval) == nil {
+                problems["tidemark.refreshInterval"] = DurationText.refreshIntervalProblem(refreshInterval)
+            }
             var settings = MirrorSettings(
                 upstream: upstream,
                 collections: collections,
                 jobs: jobs,
                 fanout: fanout ?? nil,
-                refreshInterval: try repository.configString("tidemark.refreshInterval"),
+                refreshInterval: refreshInterval,
                 overlapSeconds: overlap,
                 options: options)
             settings.problems = problems

@@ -71,6 +71,13 @@ struct ConfigTests {
             let pasted = try await CLI.tidemark(["fetch"], in: mirror, environment: env)
             #expect(pasted.status == 128 && pasted.stderr.contains("tokenEnv") && !pasted.stderr.contains(token),
                     "\(pasted.stderr)")
+            // `tidemark config` marks it too, and shows no value.
+            let listed = try await CLI.tidemark(["config"], in: mirror)
+            #expect(listed.stdout.contains("tidemark.tokenEnv (value not shown) (not usable: option tokenEnv takes the name"),
+                    "\(listed.stdout)")
+            let listedJSON = try await CLI.tidemark(["config", "--json"], in: mirror)
+            #expect(!listed.stdout.contains(token) && !listedJSON.stdout.contains(token))
+            #expect(listedJSON.stdout.contains("\"problem\" : \"option tokenEnv takes the name"), "\(listedJSON.stdout)")
             try await CLI.git(["config", "tidemark.tokenEnv", "TIDEMARK_TEST_TOKEN"], in: mirror)
 
             // A bad value fails what needs it (a fetch) naming the key; the rest still works, and
@@ -84,6 +91,12 @@ struct ConfigTests {
             #expect(shown.status == 0 && shown.stdout.contains("tidemark.jobs = 0 (not usable: config tidemark.jobs must be"), "\(shown.stdout)")
             #expect(try await settings(mirror)["tidemark.jobs"]?.value == "0")
             #expect(try await CLI.tidemark(["fetch", "--jobs", "2"], in: mirror, environment: env).status == 0)
+
+            try await CLI.git(["config", "tidemark.refreshInterval", "5x"], in: mirror)
+            #expect(try await CLI.tidemark(["config"], in: mirror).stdout.contains(
+                "tidemark.refreshInterval = 5x (not usable: config tidemark.refreshInterval must be a duration"))
+            let stale = try await CLI.tidemark(["sync", "--if-stale"], in: mirror, environment: env)
+            #expect(stale.status == 128 && stale.stderr.contains("must be a duration like 30s, 15m, 6h or 1d, not '5x'"), "\(stale.stderr)")
         }
     }
 

@@ -58,7 +58,8 @@ extension TidemarkCommand {
             }
             for setting in settings {
                 if let problem = setting.problem {
-                    emit("\(setting.key) = \(setting.value ?? "") (not usable: \(problem))\n")
+                    let shown = setting.value.map { " = " + $0 } ?? " (value not shown)"
+                    emit("\(setting.key)\(shown) (not usable: \(problem))\n")
                     continue
                 }
                 switch (setting.value, setting.isDefault) {

@@ -56,7 +56,7 @@ extension TidemarkCommand {
                     throw CommandFailure.fatal("--if-stale without a duration needs tidemark.refreshInterval (git config tidemark.refreshInterval 6h)")
                 }
                 guard let seconds = DurationText.seconds(interval) else {
-                    throw CommandFailure.fatal("config tidemark.refreshInterval must be a duration like 30s, 15m, 6h or 1d, not '\(interval)'")
+                    throw CommandFailure.fatal(mirror.settings.problems["tidemark.refreshInterval"] ?? "bad tidemark.refreshInterval")
                 }
                 staleSeconds = seconds
             }
@@ -96,16 +96,5 @@ extension TidemarkCommand {
                 emit("Synced: \(report.counts.summary) (\(report.fetch?.downloaded ?? 0) downloaded)\n")
             }
         }
-    }
-}
-
-/// Parses durations like `90`, `30s`, `15m`, `6h`, `2d`.
-enum DurationText {
-    static func seconds(_ text: String) -> Double? {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
-        guard let last = text.last else { return nil }
-        if let unit = units[last], let value = Double(text.dropLast()), value >= 0 { return value * unit }
-        if let value = Double(text), value >= 0 { return value }
-        return nil
     }
 }
