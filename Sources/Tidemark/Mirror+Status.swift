@@ -90,6 +90,17 @@ extension Mirror {
         let localResult = await local?.result
         var ordered = try behind.get()
         var others: [PathStatus] = []
+        // Item files of HEAD's tree by collection and path, read from its manifests when needed.
+        var byPath: [String: [String: ItemID]] = [:]
+        func item(at path: String, in tree: ObjectID) throws(MirrorError) -> (collection: String, id: ItemID)? {
+            let parts = path.split(separator: "/", maxSplits: 1).map(String.init)
+            guard parts.count == 2, settings.collections.contains(parts[0]) else { return nil }
+            if byPath[parts[0]] == nil {
+                let entries = try manifest(parts[0], in: tree).entries
+                byPath[parts[0]] = Dictionary(entries.map { ($0.path, $0.id) }, uniquingKeysWith: { a, _ in a })
+            }
+            return byPath[parts[0]]?[parts[1]].map { (parts[0], $0) }
+        }
 
         // The local side, from libgit2's diff of HEAD's tree against the working tree.
         if let head, let localResult {
@@ -99,20 +110,9 @@ extension Mirror {
             } catch {
                 throw .git(error as? GitError ?? GitError(code: .generic, message: "\(error)", operation: "status"))
             }
-            var byPath: [String: [String: ItemID]] = [:]
             for delta in deltas {
                 let local: ItemStatus.Local = delta.status == .deleted ? .deleted : .modified
-                let parts = delta.path.split(separator: "/", maxSplits: 1).map(String.init)
-                guard parts.count == 2, settings.collections.contains(parts[0]) else {
-                    others.append(PathStatus(path: delta.path, local: local))
-                    continue
-                }
-                let collection = parts[0]
-                if byPath[collection] == nil {
-                    let entries = try manifest(collection, in: head.tree).entries
-                    byPath[collection] = Dictionary(entries.map { ($0.path, $0.id) }, uniquingKeysWith: { a, _ in a })
-                }
-                guard let id = byPath[collection]?[parts[1]] else {
+                guard let (collection, id) = try item(at: delta.path, in: head.tree) else {
                     others.append(PathStatus(path: delta.path, local: local))
                     continue
                 }
@@ -121,6 +121,22 @@ extension Mirror {
                 } else {
                     ordered[collection, default: [:]][id] = ItemStatus(
                         collection: collection, id: id, path: delta.path, upstream: .unchanged, local: local)
+                }
+            }
+        }
+        // Items that commits of the user's own changed: a sync gives them upstream's version
+        // again, as it would an item changed upstream (the manifests do not show them).
+        var ownCommits: [String] = []
+        if let head {
+            let own = try self.ownCommits(head: head, undoneBy: upstream?.tree)
+            ownCommits = own.commits
+            for path in own.paths {
+                guard let (collection, id) = try item(at: path, in: head.tree) else { continue }
+                if let status = ordered[collection]?[id] {
+                    if status.upstream == .unchanged { ordered[collection]?[id]?.upstream = .changed }
+                } else {
+                    ordered[collection, default: [:]][id] = ItemStatus(
+                        collection: collection, id: id, path: path, upstream: .changed, local: .unchanged)
                 }
             }
         }
@@ -133,7 +149,7 @@ extension Mirror {
         var report = StatusReport(branch: try branch(), head: head?.id, upstream: upstream?.id, items: items,
                                   otherPaths: others, lastFetch: activity.fetch, lastSync: activity.sync,
                                   interruptedSync: try pendingInterruptedSync())
-        if let head { report.ownCommits = try ownCommits(head: head, undoneBy: upstream?.tree).commits }
+        report.ownCommits = ownCommits
         return report
     }
 

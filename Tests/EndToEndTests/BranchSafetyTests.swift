@@ -194,6 +194,11 @@ struct BranchSafetyTests {
             let statusJSON = try JSONSerialization.jsonObject(
                 with: Data(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.utf8)) as? [String: Any]
             #expect(statusJSON?["ownCommits"] as? [String] == ["\(mine.prefix(7)) my work"] && statusJSON?["clean"] as? Bool == false)
+            // The item the commit changed is one a sync changes, in every format: porcelain is
+            // not empty, and the text does not call the cache up to date.
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "M  items/i1\n")
+            #expect(status.stdout.contains("behind 'tidemark/upstream' by 1 item (1 changed") && !status.stdout.contains("up to date"),
+                    "\(status.stdout)")
 
             for arguments in [["sync"], ["sync", "--dry-run"]] {
                 let refused = try await CLI.tidemark(arguments, in: mirror)

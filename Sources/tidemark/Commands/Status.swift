@@ -12,8 +12,11 @@ extension TidemarkCommand {
                 the last fetch) and the working tree with HEAD.
 
                 --porcelain prints one line per item, 'XY <collection>/<id>':
-                  X (upstream side): M changed, A new, D deleted upstream, ' ' same
-                  Y (local side):    M edited in the working tree, D deleted, ' ' same
+                  X (upstream side): M changed (upstream, or by a commit of your own a sync
+                                     would undo), A new, D deleted upstream, ' ' same
+                  Y (local side):    M edited in the working tree, D deleted, ? an untracked
+                                     file where a new item goes, ' ' same
+                Then ' M <path>' (or ' D') per changed path that is not an item.
                 Unusual ids are quoted like git quotes paths; -z ends lines with NUL and never
                 quotes.
 
