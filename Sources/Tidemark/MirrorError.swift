@@ -76,7 +76,7 @@ public enum MirrorError: Error, CustomStringConvertible {
             // Not "commit them": a commit of one's own is refused in turn (``ownCommits``).
             return "your local changes to the following items would be overwritten by \(command):\n"
                 + items.map { "\t\($0)" }.joined(separator: "\n")
-                + "\nCopy them elsewhere and discard them ('git restore <file>'), or run with --force to overwrite them."
+                + "\nCopy them elsewhere and discard them ('git restore <file>'; remove an untracked file), or run with --force to overwrite them."
         case .incompleteFetch(let report):
             return "\(report.failures.count) item(s) could not be downloaded; the rest is stored and the next fetch retries them:\n"
                 + MirrorError.list(report.failures, limit: 20)

@@ -24,6 +24,21 @@ struct RestWalkthroughTests {
         }
     }
 
+    /// Without a destination, a clone is named after the location's last path part, without its
+    /// query or fragment (`items`, not `items?x=1`), and after the host when there is no path.
+    @Test func aCloneWithoutADestinationIsNamedAfterThePathNotTheQuery() async throws {
+        let server = try await FixtureServer.start(items: 0, seed: 5)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let one = #"{"id": "invoice-1", "lastModified": "2024-01-01T00:00:00Z"}"#
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, replacementBody: "[\(one)]"))
+            let clone = try await CLI.tidemark(["clone", "rest:\(server.baseURL)/rest/items?x=1#top"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            #expect(clone.stderr.hasPrefix("Cloning into 'items'..."), "\(clone.stderr)")
+            #expect(FileManager.default.fileExists(atPath: root + "/items/items/invoice-1.json"))
+        }
+    }
+
     /// An item the listing carries whole, edited without a new `lastModified` (a server that does
     /// not bump it), is stored again: its tag is its body's hash. The same body again is no change.
     @Test func aBodyEditedWithoutANewDateIsStoredAgain() async throws {

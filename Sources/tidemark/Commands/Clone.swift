@@ -151,14 +151,17 @@ extension TidemarkCommand {
             }
         }
 
-        /// `dir:/srv/templates` → `templates`; URLs → their last path component or host.
+        /// `dir:/srv/templates` → `templates`; URLs → their last path component (no query) or host.
         static func defaultDestination(for spec: String) -> String {
             let location = spec.split(separator: ":", maxSplits: 1).last.map(String.init) ?? spec
             let trimmed = location.hasSuffix("/") ? String(location.dropLast()) : location
-            if let url = URL(string: trimmed), let host = url.host, url.path.isEmpty || url.path == "/" {
-                return host
+            var path = trimmed
+            if let url = URL(string: trimmed), let host = url.host {
+                if url.path.isEmpty || url.path == "/" { return host }
+                // The path's last part, without a query or fragment.
+                path = url.path
             }
-            let name = trimmed.split(separator: "/").last.map(String.init) ?? "mirror"
+            let name = path.split(separator: "/").last.map(String.init) ?? "mirror"
             return name.isEmpty || name == "." || name == ".." ? "mirror" : name
         }
     }

@@ -82,7 +82,12 @@ final class CloneInterruption: @unchecked Sendable {
             let aside = destination + ".tidemark-interrupted-\(getpid())"
             if rename(destination, aside) == 0 {
                 Self.testPause()
-                try? fileManager.removeItem(atPath: aside)
+                // A thread still writing (a file it had open, a folder it was making) can make a
+                // removal fail with the folder not empty: try again, a few times.
+                for attempt in 0..<20 where fileManager.fileExists(atPath: aside) {
+                    if attempt > 0 { usleep(50_000) }
+                    try? fileManager.removeItem(atPath: aside)
+                }
             }
             // A worker that recreated the folder meanwhile.
             try? fileManager.removeItem(atPath: destination)

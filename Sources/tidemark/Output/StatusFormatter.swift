@@ -69,7 +69,7 @@ enum StatusFormatter {
         }
         let localItems = report.items.filter { $0.local != .unchanged }
         if !localItems.isEmpty || !report.otherPaths.isEmpty {
-            out += "\nEdited locally (a sync refuses to overwrite these without --force):\n"
+            out += "\nEdited locally (a sync keeps these; it refuses to overwrite one changed upstream without --force):\n"
             for item in localItems {
                 let name = StatusFormatter.quotedName(item)
                 switch item.local {
