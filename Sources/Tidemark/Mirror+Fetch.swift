@@ -99,7 +99,10 @@ extension Mirror {
         let previous = try upstreamCommit()
         let base = previous ?? head
         let baseMessage = base.flatMap { SnapshotMessage.parse($0.message) }
-        let listedAt = Timestamp(date: Date()).raw
+        // When this fetch started: its snapshot's Tidemark-Listed-At, and the latest watermark
+        // any of its collections may get.
+        let fetchStarted = Timestamp(date: Date())
+        let listedAt = fetchStarted.raw
         let trafficBefore = upstream.statistics
 
         var updates: [TreeUpdate] = []
@@ -115,7 +118,6 @@ extension Mirror {
             let load = ManifestLoad(collection: collection, blob: baseBlob, gitDirectory: gitDirectory)
             let previousWatermark = baseMessage?.watermark(of: collection).flatMap(Timestamp.init)
             progress?(.listing(collection: collection, items: 0))
-            let listingStarted = Timestamp(date: Date())
             let listing: Listing
             do {
                 listing = try await upstream.list(
@@ -146,12 +148,12 @@ extension Mirror {
             for position in deletions { updates.append(.remove(path: "\(collection)/\(cached.entry(at: position).path)")) }
             // The watermark advances only when every listed item is stored and the listing saw
             // every item (none changed while it was paged), and never goes back. Nor past the
-            // time the listing started: an item dated in the future (9999-12-31) would pin it
+            // time the fetch started (so never past Tidemark-Listed-At): an item dated in the future (9999-12-31) would pin it
             // there, and an incremental listing from it would never see another change.
             var watermark = previousWatermark
             if outcome.failures.isEmpty, !listing.changedWhilePaging,
                let found = newestVersion(listing, cached: cached, since: previousWatermark, after: baseMessage),
-               case let newest = min(found, listingStarted), watermark.map({ newest > $0 }) ?? true {
+               case let newest = min(found, fetchStarted), watermark.map({ newest > $0 }) ?? true {
                 watermark = newest
             }
             watermarks.append((collection, watermark?.raw ?? "none"))

@@ -52,7 +52,7 @@ struct MirrorTests {
     }
 
     /// An item dated in the future cannot pin the watermark there (an incremental listing from
-    /// it would see no later change): it stops at the time the listing started.
+    /// it would see no later change): it stops at the time the fetch started, its Listed-At.
     @Test func aFutureVersionDoesNotCarryTheWatermarkPastTheListing() async throws {
         try await withScratch { path in
             let upstream = seeded(3)
@@ -62,6 +62,9 @@ struct MirrorTests {
             let text = try #require(try await mirror.log().first?.collections.first?.watermark)
             let watermark = try #require(Timestamp(text))
             #expect(watermark.date >= before.addingTimeInterval(-1) && watermark.date <= Date())
+            let listedAt = try git(["log", "-1", "--format=%(trailers:key=Tidemark-Listed-At,valueonly)"], in: path + "/m")
+            #expect(Timestamp(listedAt.trimmingCharacters(in: .whitespacesAndNewlines)) == watermark,
+                    "capped at the fetch's start: \(listedAt)")
             // The next fetch lists from just before then, and sees a change made now.
             upstream.put(ItemID("item-2"), Timestamp(date: Date()).raw)
             #expect(try await mirror.fetch().downloaded == 1)
