@@ -223,6 +223,7 @@ struct BranchSafetyTests {
             try await CLI.git(identity + ["commit", "-q", "-m", "more work"], in: mirror)
             let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
             #expect(forced.status == 0, "\(forced.stderr)")
+            #expect(forced.stdout.contains("Synced: no changes upstream, 1 file(s) given upstream's version again"), "\(forced.stdout)")
             #expect(!FileManager.default.fileExists(atPath: mirror + "/README.md"))
             #expect(try await CLI.git(["log", "-1", "--format=%s"], in: mirror).hasPrefix("Sync "))
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")

@@ -93,7 +93,13 @@ extension TidemarkCommand {
                      + "plus \(report.plannedDownloads) item download(s).\n")
             case .updated:
                 emit("Updating \(report.previous?.short() ?? "(none)")..\(report.current?.short() ?? "-")\n")
-                emit("Synced: \(report.counts.summary) (\(report.fetch?.downloaded ?? 0) downloaded)\n")
+                // With --force over commits of the user's own, files change with no change upstream.
+                let restored = report.counts.total == 0
+                    ? report.paths.filter { !$0.hasPrefix(Mirror.metadataFolder + "/") }.count : 0
+                let summary = restored > 0
+                    ? "no changes upstream, \(restored) file(s) given upstream's version again"
+                    : report.counts.summary
+                emit("Synced: \(summary) (\(report.fetch?.downloaded ?? 0) downloaded)\n")
             }
         }
     }
