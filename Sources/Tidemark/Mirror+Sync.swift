@@ -243,7 +243,7 @@ extension Mirror {
             }
         }
         let paths = try moveBranch(branch, from: head, to: target, force: force,
-                                   reflog: "tidemark sync: \(counts.summary)",
+                                   reflog: head == nil ? "tidemark clone: from \(settings.upstream)" : "tidemark sync: \(counts.summary)",
                                    changed: reusable?.built.flatMap { $0.baseTree == head?.tree ? $0.paths : nil })
         if target != upstream.id {
             try updateRef(Mirror.upstreamRef, to: target, expected: upstream.id, message: "tidemark sync: rebased on \(branch)")
