@@ -4,10 +4,11 @@ import Foundation
 
 extension Repository {
     /// Stores a complete pack and its index as `objects/pack/pack-<checksum>.pack` and `.idx`,
-    /// as git does: a `.keep` first when ``packKeepNote`` is set, then both written under temporary names (`tmp_tidemark_*`, names git's `prune`
-    /// also removes), fsynced when fsync is on, made read-only, then renamed into place pack
-    /// first, so a reader never finds an index without its pack; then the folder is fsynced.
-    /// The repository's handle sees the pack when this returns.
+    /// as git does: both written under temporary names (`tmp_tidemark_*`, names git's `prune`
+    /// also removes), fsynced when fsync is on, made read-only, then (after the `.keep`, when
+    /// ``packKeepNote`` is set) renamed into place pack first, so a reader never finds an index
+    /// without its pack; then the folder is fsynced. The repository's handle sees the pack when
+    /// this returns.
     func storePack(_ pack: UnsafeRawBufferPointer, index: [UInt8], checksum: [UInt8]) throws(GitError) {
         let folder = gitDirectory + "objects/pack/"
         let name = folder + "pack-" + ObjectID(digest: checksum).hex

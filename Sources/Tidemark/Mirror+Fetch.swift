@@ -148,8 +148,9 @@ extension Mirror {
             for position in deletions { updates.append(.remove(path: "\(collection)/\(cached.entry(at: position).path)")) }
             // The watermark advances only when every listed item is stored and the listing saw
             // every item (none changed while it was paged), and never goes back. Nor past the
-            // time the fetch started (so never past Tidemark-Listed-At): an item dated in the future (9999-12-31) would pin it
-            // there, and an incremental listing from it would never see another change.
+            // time the fetch started (its Tidemark-Listed-At): an item dated in the future
+            // (9999-12-31) would pin it there, and an incremental listing from it would never see
+            // another change.
             var watermark = previousWatermark
             if outcome.failures.isEmpty, !listing.changedWhilePaging,
                let found = newestVersion(listing, cached: cached, since: previousWatermark, after: baseMessage),

@@ -31,7 +31,7 @@ public struct InterruptedSync: Sendable, Equatable {
     public let from: ObjectID?
     public let to: ObjectID
     /// The pid of the run that is making this sync now, when it is running rather than killed
-    /// (``Mirror/status(_:)`` may run beside it); nil for a sync a killed run left.
+    /// (``Mirror/status()`` may run beside it); nil for a sync a killed run left.
     public var runningPid: Int32?
 }
 
