@@ -12,6 +12,42 @@ private final class Records: @unchecked Sendable {
 }
 
 @Suite struct RequestObserverTests {
+    /// Each redirect hop is a request of its own: observed (so `-v` shows it) and counted. The
+    /// token goes to the upstream's origin only: a hop to another origin gets no Authorization.
+    @Test func redirectHopsAreObservedAndTheTokenStaysHome() async throws {
+        try await withFixture(items: 3, token: canary) { server in
+            try await withFixture(items: 3) { foreign in
+                let records = Records()
+                var settings = fastSettings
+                settings.requestObserver = { records.add($0) }
+                let http = try HTTPSession(
+                    base: try #require(URL(string: server.baseURL)),
+                    credentials: try Credentials(options: ["tokenEnv": "T"], environment: ["T": canary]), settings: settings)
+                defer { Task { await http.shutdown() } }
+                server.inject(FixtureFault(status: 301, pathPrefix: "/rest/old", count: 1, location: "/rest/items?page=1"))
+                let moved = try await http.get(try #require(URL(string: server.baseURL + "/rest/old")))
+                #expect(moved.status == 200)
+                #expect(records.all.map(\.status) == [301, 200] && records.all.allSatisfy { $0.attempt == 1 })
+                #expect(records.all.last?.url == server.baseURL + "/rest/items?page=1")
+                #expect(http.statistics.requests == 2 && http.statistics.retries == 0)
+                #expect(server.requests.allSatisfy { $0.authorization == "Bearer " + canary })
+
+                server.inject(FixtureFault(status: 302, pathPrefix: "/rest/away", count: 1, location: foreign.baseURL + "/rest/items"))
+                let away = try await http.get(try #require(URL(string: server.baseURL + "/rest/away")))
+                #expect(away.status == 200)
+                #expect(foreign.requestCount() == 1 && foreign.requests.allSatisfy { $0.authorization == nil })
+                #expect(records.all.suffix(2).map(\.status) == [302, 200])
+
+                // Six hops are one too many.
+                for hop in 0..<6 {
+                    server.inject(FixtureFault(status: 307, pathPrefix: "/rest/hop\(hop)", count: 1, location: "/rest/hop\(hop + 1)"))
+                }
+                let error = await upstreamError { _ = try await http.get(try #require(URL(string: server.baseURL + "/rest/hop0"))) }
+                #expect(error == .http(status: 0, url: server.baseURL + "/rest/hop5", message: "too many redirects (more than 5)"))
+            }
+        }
+    }
+
     @Test func everyAttemptIsObservedWithSecretsRedacted() async throws {
         try await withFixture(items: 3, token: canary) { server in
             let records = Records()

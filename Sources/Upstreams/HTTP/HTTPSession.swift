@@ -7,8 +7,9 @@ import NIOPosix
 /// `Retry-After` and rate-limit handling, conditional requests, counting, and credentials that
 /// are only ever sent to the upstream's own origin.
 ///
-/// Paging links that point to another origin are followed *without* the `Authorization` header.
-/// Redirects are followed by async-http-client, which also drops it across origins.
+/// Paging links and redirects that point to another origin are followed *without* the
+/// `Authorization` header. Redirects are followed here, not by async-http-client, so that each
+/// hop is a request of its own: counted, and shown by the request observer (`-v`).
 /// Call ``shutdown()`` when done.
 public final class HTTPSession: Sendable {
     /// The origin credentials are sent to.
@@ -29,7 +30,7 @@ public final class HTTPSession: Sendable {
         self.settings = settings
         self.credentials = credentials
         var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .follow(max: Self.maxRedirects, allowCycles: false),
+            redirectConfiguration: .disallow,
             timeout: .init(
                 connect: .milliseconds(Int64(settings.connectTimeout * 1000)),
                 read: .milliseconds(Int64(settings.readTimeout * 1000))))
@@ -79,18 +80,22 @@ public final class HTTPSession: Sendable {
     }
 
     private func attempts(_ url: URL, validator: String?, acceptStatuses: Set<Int>) async throws -> HTTPResult {
-        let shownURL = URLSafety.redact(url)
-        let sameOrigin = Origin(url) == origin
         guard Origin(url) != nil else {
-            throw UpstreamError.http(status: 0, url: shownURL, message: "not an http(s) URL")
+            throw UpstreamError.http(status: 0, url: URLSafety.redact(url), message: "not an http(s) URL")
         }
-        let authorization = sameOrigin ? try await credentials.resolve()?.authorizationHeader : nil
-
+        // Where the request goes now: `url`, or where redirects led.
+        var current = url
+        var visited: Set<String> = [url.absoluteString]
         var attempt = 0
+        var redirected = false
         while true {
-            attempt += 1
+            // A redirect is the same attempt, going elsewhere.
+            if !redirected { attempt += 1 }
+            redirected = false
+            let shownURL = URLSafety.redact(current)
+            let authorization = Origin(current) == origin ? try await credentials.resolve()?.authorizationHeader : nil
             try await waitForRateLimit(url: shownURL)
-            var request = HTTPClientRequest(url: url.absoluteString)
+            var request = HTTPClientRequest(url: current.absoluteString)
             request.method = .GET
             request.headers.add(name: "Accept", value: "application/json")
             request.headers.add(name: "User-Agent", value: "tidemark")
@@ -132,6 +137,11 @@ public final class HTTPSession: Sendable {
                 observe(status, body.count, nil)
                 let result = HTTPResult(url: url, status: status, headers: headers, body: body)
                 noteRateLimit(result)
+                if Self.redirectStatuses.contains(status), let location = result.header("Location") {
+                    current = try Self.redirectTarget(location, from: current, visited: &visited, shownURL: shownURL)
+                    redirected = true
+                    continue
+                }
                 if (200..<300).contains(status) || acceptStatuses.contains(status) { return result }
                 if status == 304 {
                     state.update { $0.notModified += 1 }
@@ -325,6 +335,22 @@ public final class HTTPSession: Sendable {
 
     /// Redirects followed per request.
     static let maxRedirects = 5
+
+    /// The statuses whose `Location` is followed.
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// Where a redirect from `current` to `location` leads; throws, naming `shownURL`, for a
+    /// target that is not http(s), one already visited (a loop), or one hop too many.
+    static func redirectTarget(_ location: String, from current: URL, visited: inout Set<String>,
+                               shownURL: String) throws -> URL {
+        func failure(_ message: String) -> UpstreamError { .http(status: 0, url: shownURL, message: message) }
+        guard let target = URL(string: location, relativeTo: current)?.absoluteURL, Origin(target) != nil else {
+            throw failure("redirect to a URL that is not http(s)")
+        }
+        guard visited.insert(target.absoluteString).inserted else { throw failure("redirect loop") }
+        guard visited.count <= maxRedirects + 1 else { throw failure("too many redirects (more than \(maxRedirects))") }
+        return target
+    }
 }
 
 extension HTTPSession {
