@@ -8,8 +8,11 @@ extension Repository {
     /// checkout is writing. The index writes this handle makes while it holds the lock (a
     /// checkout's) hand it to libgit2 for the write and take it back when the write is done.
     ///
+    /// - Parameter token: the file's text, by which ``releaseIndexLock()`` (and a later run, when
+    ///   this one is killed) knows the file is still this one: a new file can get a deleted one's
+    ///   inode at once. Make it unique (a pid and a random number).
     /// - Throws: a `.locked` error when another process holds the lock.
-    public func holdIndexLock() throws(GitError) {
+    public func holdIndexLock(token: String) throws(GitError) {
         guard !indexLockHeld else { return }
         let path = gitDirectory + "index.lock"
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -19,9 +22,6 @@ extension Repository {
             throw GitError(code: code,
                            message: "cannot take the index lock '\(path)': \(reason)", operation: "index.lock")
         }
-        // A text of its own, by which ``releaseIndexLock()`` knows the file is still this one
-        // (a new file can get a deleted one's inode at once).
-        let token = "tidemark \(getpid()) \(String(UInt64.random(in: 1...UInt64.max), radix: 16))\n"
         let written = Array(token.utf8).withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
         let reason = String(cString: strerror(errno))
         close(descriptor)
@@ -55,9 +55,14 @@ extension Repository {
     /// holds it, and leaves it alone. A lock that is no longer this handle's (deleted and taken
     /// by another process) stays, and libgit2's write then fails.
     func writeIndex(_ index: OpaquePointer) throws(GitError) {
-        let held = indexLockHeld
-        if held { releaseIndexLock() }
-        defer { if held { try? holdIndexLock() } }
-        try checkCall("writing the index (.git/index)") { git_index_write(index) }
+        let token = heldIndexLock
+        if token != nil { releaseIndexLock() }
+        defer { if let token { try? holdIndexLock(token: token) } }
+        do {
+            try checkCall("writing the index (.git/index)") { git_index_write(index) }
+        } catch where error.code == .locked {
+            throw GitError(code: .locked, message: "cannot write the index: '\(gitDirectory)index.lock' exists (another git "
+                           + "process holds it, or one that crashed left it)", operation: error.operation)
+        }
     }
 }

@@ -28,13 +28,16 @@ extension Mirror {
     /// and index: a `git commit -a` meanwhile fails at once ("index.lock: File exists") instead
     /// of committing the files the sync is writing onto the branch it is about to move.
     func withIndexLockHeld<R>(_ body: () throws(MirrorError) -> R) throws(MirrorError) -> R {
-        try writeState(Mirror.heldIndexLockNote, "index - - \(getpid())\n")
+        // Noted before the lock exists, with the text it will hold, so that the next run removes
+        // a lock this one left only while it still holds that text (see ``removeOwnStaleGitLock()``).
+        let nonce = String(UInt64.random(in: 1...UInt64.max), radix: 16)
+        try writeState(Mirror.heldIndexLockNote, "index - \(nonce) \(getpid())\n")
         defer {
             repository.releaseIndexLock()
             removeState(Mirror.heldIndexLockNote)
         }
         do {
-            try repository.holdIndexLock()
+            try repository.holdIndexLock(token: Mirror.indexLockToken(pid: getpid(), nonce: nonce))
         } catch where error.code == .locked {
             throw .gitLocked(gitDirectory + "index.lock")
         } catch {
@@ -43,7 +46,13 @@ extension Mirror {
         return try body()
     }
 
-    /// Removes the lock files a killed tidemark run left, as described by its notes.
+    /// The text of the index lock a run holds: `tidemark <pid> <nonce>`.
+    static func indexLockToken(pid: Int32, nonce: String) -> String { "tidemark \(pid) \(nonce)\n" }
+
+    /// Removes the lock files a killed tidemark run left, as described by its notes: a ref lock
+    /// holding nothing or the id that run was writing, an index lock libgit2 was writing for it,
+    /// or the index lock it held, only while that still holds its text (a user who removed it,
+    /// as git's message says, may have started a `git commit` that holds a lock of its own).
     func removeOwnStaleGitLock() {
         for name in [Mirror.locksNote, Mirror.heldIndexLockNote] { removeStaleGitLock(notedIn: name) }
     }
@@ -59,6 +68,8 @@ extension Mirror {
         if fields[0] == "ref" {
             let content = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             guard content.isEmpty || content == fields[2] else { return }
+        } else if fields[2] != "-" {
+            guard data == Data(Mirror.indexLockToken(pid: pid, nonce: fields[2]).utf8) else { return }
         }
         try? FileManager.default.removeItem(atPath: path)
     }

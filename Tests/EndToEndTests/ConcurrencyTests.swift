@@ -239,6 +239,35 @@ struct ConcurrencyTests {
         }
     }
 
+    /// The index lock a killed sync held is removed by the next run only while it holds that
+    /// run's text: one the user removed (as git's message says) and another git process took
+    /// since (a `git commit` waiting in its editor) is named and left alone. (The run that finds
+    /// its own text removes it: every kill test in `CrashTests` goes through that.)
+    @Test func theIndexLockAKilledSyncHeldIsRemovedOnlyWhileItIsStillItsOwn() async throws {
+        try await withScratch { root in
+            let mirror = try await Self.mirrorBehindUpstream(root)
+            let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-checkout"])
+            #expect(killed.signalled, "\(killed.stderr)")
+            let lock = mirror + "/.git/index.lock"
+            let own = try #require(FileManager.default.contents(atPath: lock))
+            #expect(String(decoding: own, as: UTF8.self).hasPrefix("tidemark "))
+
+            try FileManager.default.removeItem(atPath: lock)
+            try Data("a git commit's lock\n".utf8).write(to: URL(fileURLWithPath: lock))
+            let refused = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(refused.status == 128 && refused.stderr.contains(lock), "\(refused.stderr)")
+            #expect(FileManager.default.contents(atPath: lock) == Data("a git commit's lock\n".utf8))
+
+            // The commit done, its lock gone: the sync is finished.
+            try FileManager.default.removeItem(atPath: lock)
+            let rerun = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(rerun.status == 0 && rerun.stderr.contains("Finished the sync an interrupted run had left"), "\(rerun.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: lock))
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// A pack is written through `objects/pack/tmp_tidemark_*` (libgit2's indexer used
     /// `objects/pack/pack_git2_*`) and a loose object through `objects/tmp_object_git2_*`; a run
     /// killed meanwhile leaves them. The next run removes the
