@@ -308,26 +308,37 @@ struct CrashTests {
     /// the clone then fails (its folder is gone) or ends, and must not exit first with its own
     /// error, leaving `<dest>.tidemark-interrupted-<pid>` half removed. The handler is held after
     /// its move until the clone has run on, as a slow removal of a large clone holds it.
-    @Test func anInterruptedCloneEndsByTheSignalAfterRemovingItsDestination() async throws {
+    /// A destination that existed (empty) is emptied the same way, while the clone's checkout
+    /// writes into it again.
+    @Test(arguments: [false, true])
+    func anInterruptedCloneEndsByTheSignalAfterRemovingItsDestination(existed: Bool) async throws {
         try await withScratch { root in
             let upstream = root + "/up"
             try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
-            for index in 1...300 { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z") }
+            // A folder that existed is emptied in place while the checkout writes into it: enough
+            // files that the checkout is still writing when the handler goes on.
+            for index in 1...(existed ? 3000 : 300) { try writeItem(upstream, "i\(index)", lastModified: "2021-01-01T00:00:00Z") }
+            if existed { try FileManager.default.createDirectory(atPath: root + "/m", withIntermediateDirectories: true) }
             let go = root + "/go", handler = root + "/handler"
             let clone = try CLI.spawnTidemark(["clone", "dir:up", "m"], in: root,
-                                              environment: ["TIDEMARK_PAUSE_AT": "after-objects", "TIDEMARK_PAUSE_FILE": go,
+                                              environment: ["TIDEMARK_PAUSE_AT": "after-journal", "TIDEMARK_PAUSE_FILE": go,
                                                             "TIDEMARK_INTERRUPT_PAUSE_FILE": handler])
             #expect(await CLI.waitForFile(go + ".reached"))
             #expect(clone.process.signal(SIGINT))
             #expect(await CLI.waitForFile(handler + ".reached"))
-            // The clone runs on into the missing folder, and fails (or ends) meanwhile.
+            // The clone runs on: its checkout writes files into the folder again (the objects it
+            // reads are still mapped), then it fails (or ends) meanwhile.
             _ = FileManager.default.createFile(atPath: go, contents: nil)
-            try await Task.sleep(for: .seconds(1.5))
+            try await Task.sleep(for: .seconds(existed ? 0.3 : 1.5))
             _ = FileManager.default.createFile(atPath: handler, contents: nil)
             let result = await clone.finished()
             #expect(result.signalled && result.status == SIGINT, "\(result.status) \(result.stderr)")
             #expect(result.stderr.contains("interrupted: removed") && !result.stderr.contains("fatal:"), "\(result.stderr)")
-            #expect(!FileManager.default.fileExists(atPath: root + "/m"))
+            if existed {
+                #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/m") == [])
+            } else {
+                #expect(!FileManager.default.fileExists(atPath: root + "/m"))
+            }
             #expect(try FileManager.default.contentsOfDirectory(atPath: root).filter { $0.contains("interrupted") } == [])
         }
     }

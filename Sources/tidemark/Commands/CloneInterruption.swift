@@ -74,23 +74,30 @@ final class CloneInterruption: @unchecked Sendable {
         // After the clone's end the signal only ends the process, leaving the finished mirror.
         guard cleanUp else { end(by: number) }
         let fileManager = FileManager.default
-        if existed {
-            for entry in (try? fileManager.contentsOfDirectory(atPath: destination)) ?? [] {
-                try? fileManager.removeItem(atPath: destination + "/" + entry)
+        // Threads still writing (checkout workers go on until their files are written, making
+        // folders again) put entries back, or make a removal fail with a folder not empty: the
+        // folder is emptied until it stays empty for 150 ms (at most a minute).
+        func empty(_ folder: String, removingItToo: Bool) {
+            var quiet = 0
+            for _ in 0..<1200 where quiet < 3 {
+                let entries = (try? fileManager.contentsOfDirectory(atPath: folder)) ?? []
+                if entries.isEmpty { quiet += 1 } else { quiet = 0 }
+                for entry in entries { try? fileManager.removeItem(atPath: folder + "/" + entry) }
+                usleep(50_000)
             }
+            if removingItToo { try? fileManager.removeItem(atPath: folder) }
+        }
+        if existed {
+            Self.testPause()
+            empty(destination, removingItToo: false)
         } else {
             let aside = destination + ".tidemark-interrupted-\(getpid())"
             if rename(destination, aside) == 0 {
                 Self.testPause()
-                // A thread still writing (a file it had open, a folder it was making) can make a
-                // removal fail with the folder not empty: try again, a few times.
-                for attempt in 0..<20 where fileManager.fileExists(atPath: aside) {
-                    if attempt > 0 { usleep(50_000) }
-                    try? fileManager.removeItem(atPath: aside)
-                }
+                empty(aside, removingItToo: true)
             }
             // A worker that recreated the folder meanwhile.
-            try? fileManager.removeItem(atPath: destination)
+            if fileManager.fileExists(atPath: destination) { empty(destination, removingItToo: true) }
         }
         writeStandardError("\ninterrupted: removed '\(destination)'\n")
         end(by: number)
@@ -112,8 +119,8 @@ final class CloneInterruption: @unchecked Sendable {
     }
 
     /// Test-only: with `TIDEMARK_INTERRUPT_PAUSE_FILE=<path>`, the handler writes `<path>.reached`
-    /// once it has moved the destination aside, then waits (at most 120 s) until `<path>` exists,
-    /// so a test can let the clone run on into the folder's disappearance meanwhile.
+    /// once it has moved the destination aside (before it empties a folder that existed), then
+    /// waits (at most 120 s) until `<path>` exists, so a test can let the clone run on meanwhile.
     private static func testPause() {
         guard let file = ProcessInfo.processInfo.environment["TIDEMARK_INTERRUPT_PAUSE_FILE"] else { return }
         _ = FileManager.default.createFile(atPath: file + ".reached", contents: Data())
