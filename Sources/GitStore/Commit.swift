@@ -73,12 +73,13 @@ extension Repository {
         let committerSignature = try makeSignature(committer ?? author)
         defer { git_signature_free(committerSignature) }
         var result = git_oid()
-        let rc = parentObjects.withUnsafeMutableBufferPointer { buffer in
-            // No `encoding` header: UTF-8 is git's default, and git writes none for it.
-            git_commit_create(&result, pointer, nil, authorSignature, committerSignature, nil,
-                              message, treeObject, buffer.count, buffer.count == 0 ? nil : buffer.baseAddress)
+        try checkObjectWrite("git_commit_create") {
+            parentObjects.withUnsafeMutableBufferPointer { buffer in
+                // No `encoding` header: UTF-8 is git's default, and git writes none for it.
+                git_commit_create(&result, pointer, nil, authorSignature, committerSignature, nil,
+                                  message, treeObject, buffer.count, buffer.count == 0 ? nil : buffer.baseAddress)
+            }
         }
-        try check(rc, "git_commit_create")
         return ObjectID(result)
     }
 

@@ -160,10 +160,9 @@ public final class ObjectBatch {
         defer { git_odb_free(odb) }
         for object in small {
             var oid = git_oid()
-            let rc = object.contents.withUnsafeBytes { raw in
-                git_odb_write(&oid, odb, raw.baseAddress, raw.count, object.type)
+            try checkObjectWrite("git_odb_write") {
+                object.contents.withUnsafeBytes { raw in git_odb_write(&oid, odb, raw.baseAddress, raw.count, object.type) }
             }
-            try check(rc, "git_odb_write")
             objectsWritten += 1
         }
         small.removeAll()

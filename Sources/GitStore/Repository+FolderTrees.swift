@@ -122,8 +122,9 @@ extension Repository {
         }
         guard !merged.contents.isEmpty else { return RebuiltFolder(tree: nil, unchanged: Set(merged.unchanged)) }
         var written = git_oid()
-        try check(merged.contents.withUnsafeBytes { git_odb_write(&written, odb, $0.baseAddress, $0.count, GIT_OBJECT_TREE) },
-                  "git_odb_write")
+        try checkObjectWrite("git_odb_write") {
+            merged.contents.withUnsafeBytes { git_odb_write(&written, odb, $0.baseAddress, $0.count, GIT_OBJECT_TREE) }
+        }
         return RebuiltFolder(tree: ObjectID(written), unchanged: Set(merged.unchanged))
     }
 }

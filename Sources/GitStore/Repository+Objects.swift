@@ -5,10 +5,9 @@ extension Repository {
     /// Writes a blob and returns its id. Writing a blob that exists refreshes it and costs no space.
     public func writeBlob(_ data: Data) throws(GitError) -> ObjectID {
         var oid = git_oid()
-        let rc = data.withUnsafeBytes { raw in
-            git_blob_create_from_buffer(&oid, pointer, raw.baseAddress, raw.count)
+        try checkObjectWrite("git_blob_create_from_buffer") {
+            data.withUnsafeBytes { raw in git_blob_create_from_buffer(&oid, pointer, raw.baseAddress, raw.count) }
         }
-        try check(rc, "git_blob_create_from_buffer")
         return ObjectID(oid)
     }
 

@@ -86,7 +86,7 @@ extension Repository {
             try check(rc, "git_treebuilder_insert '\(entry.nameString)'")
         }
         var result = git_oid()
-        try check(git_treebuilder_write(&result, builder), "git_treebuilder_write")
+        try checkObjectWrite("git_treebuilder_write") { git_treebuilder_write(&result, builder) }
         return ObjectID(result)
     }
 
@@ -119,10 +119,11 @@ extension Repository {
                 return item
             }
             var result = git_oid()
-            let rc = raw.withUnsafeMutableBufferPointer { buffer in
-                git_tree_create_updated(&result, pointer, baseTree, buffer.count, buffer.baseAddress)
+            try checkObjectWrite("git_tree_create_updated") {
+                raw.withUnsafeMutableBufferPointer { buffer in
+                    git_tree_create_updated(&result, pointer, baseTree, buffer.count, buffer.baseAddress)
+                }
             }
-            try check(rc, "git_tree_create_updated")
             return ObjectID(result)
         }
     }

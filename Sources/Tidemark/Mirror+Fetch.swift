@@ -303,18 +303,29 @@ extension Mirror {
     /// ``MirrorError/concurrentUpdate(ref:)``.
     func updateRef(_ name: String, to target: ObjectID, expected: ObjectID?, message: String) throws(MirrorError) {
         try withLockNote(ref: name, target: target) { () throws(MirrorError) in
-            do throws(GitError) {
-                try repository.ensureReflog(for: name)
-                try repository.updateReference(name, to: target, expected: expected, message: message)
-            } catch let error where error.code == .modified || error.code == .exists {
-                throw .concurrentUpdate(ref: name)
-            } catch let error where error.code == .locked {
-                throw .gitLocked(gitDirectory + name + ".lock")
-            } catch {
-                throw .git(error)
+            // A lock held a moment (`git gc` packing refs, another git command) is waited for,
+            // up to a second, as git waits `core.filesRefLockTimeout` (100 ms).
+            var waited = 0
+            while true {
+                do throws(GitError) {
+                    try repository.ensureReflog(for: name)
+                    try repository.updateReference(name, to: target, expected: expected, message: message)
+                    return
+                } catch let error where error.code == .modified || error.code == .exists {
+                    throw .concurrentUpdate(ref: name)
+                } catch let error where error.code == .locked {
+                    guard waited < Mirror.refLockPatience else { throw .gitLocked(gitDirectory + name + ".lock") }
+                    usleep(20_000)
+                    waited += 20
+                } catch {
+                    throw .git(error)
+                }
             }
         }
     }
+
+    /// Milliseconds a ref update waits for a ref lock another process holds.
+    static let refLockPatience = 1000
 
     /// How the items of every collection differ between two trees.
     func changes(from old: ObjectID?, to new: ObjectID) throws(MirrorError) -> ChangeCounts {

@@ -182,6 +182,26 @@ struct ConcurrencyTests {
         }
     }
 
+    /// A ref lock held a moment by another git command (`git gc` packing refs took `main.lock`
+    /// and failed about one sync in six) is waited for, as git waits for one.
+    @Test(arguments: ["after-objects", "after-checkout"])
+    func aRefLockHeldAMomentIsWaitedFor(_ step: String) async throws {
+        try await withScratch { root in
+            let mirror = try await Self.mirrorBehindUpstream(root)
+            let go = root + "/go"
+            let sync = try CLI.spawnTidemark(["sync"], in: mirror, environment: ["TIDEMARK_PAUSE_AT": step, "TIDEMARK_PAUSE_FILE": go])
+            #expect(await CLI.waitForFile(go + ".reached"))
+            let lock = mirror + (step == "after-objects" ? "/.git/refs/tidemark/upstream.lock" : "/.git/refs/heads/main.lock")
+            _ = FileManager.default.createFile(atPath: lock, contents: Data())
+            _ = FileManager.default.createFile(atPath: go, contents: nil)
+            try await Task.sleep(for: .milliseconds(200))
+            try FileManager.default.removeItem(atPath: lock)
+            let done = await sync.finished()
+            #expect(done.status == 0 && done.stdout.contains("Synced: 5 changed"), "\(done.stderr)")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     @Test(arguments: ["index.lock", "refs/heads/main.lock", "refs/tidemark/upstream.lock"])
     func aStaleGitLockIsNamedAndNotDeleted(_ lock: String) async throws {
         try await withScratch { root in

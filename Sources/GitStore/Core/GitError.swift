@@ -77,6 +77,24 @@ func checkCall(_ operation: String, _ call: () -> Int32) throws(GitError) {
     throw GitError.last(rc, operation: operation)
 }
 
+/// Calls a libgit2 function that writes objects, again (at most twice more) when it failed because
+/// a folder vanished under it: `git gc` (its `prune-packed`) removes empty `objects/xx` folders,
+/// and one can go between libgit2's mkdir and its rename of a new loose object into it, as git's
+/// own object writer allows for. Any other failure throws at once.
+func checkObjectWrite(_ operation: String, _ call: () -> Int32) throws(GitError) {
+    var attempt = 0
+    while true {
+        attempt += 1
+        git_error_clear()
+        errno = 0
+        let rc = call()
+        guard rc < 0 else { return }
+        let message = git_error_last().map { String(cString: $0.pointee.message) } ?? ""
+        if attempt < 3, errno == ENOENT || message.hasSuffix("No such file or directory") { continue }
+        throw GitError.last(rc, operation: operation)
+    }
+}
+
 /// Calls a libgit2 function that fills an out-pointer; throws on error or a nil result.
 func makeHandle(_ operation: String, _ body: (inout OpaquePointer?) -> Int32) throws(GitError) -> OpaquePointer {
     var pointer: OpaquePointer?
