@@ -34,6 +34,13 @@ extension Mirror {
                 problems[key] = "\(error)"
             }
         }
+        // A variable name that looks like a token may be one, pasted: not shown either.
+        for key in ["tokenEnv", "basicEnv"] where problems[key] == nil {
+            guard let value = options[key],
+                  value.split(separator: ":").contains(where: { Credentials.looksLikeToken(String($0)) }) else { continue }
+            problems[key] = "its value looks like a token rather than the name of an environment variable, so it is not "
+                + "shown; the token goes in a variable, and the option names that variable"
+        }
         if problems.isEmpty, given.count > 1 {
             do {
                 _ = try Credentials(options: options.filter { given.contains($0.key) }, environment: [:])

@@ -96,9 +96,12 @@ public final class Credentials: @unchecked Sendable {
     }
 
     /// True for a variable name that may be a pasted token: long, with lower-case letters and
-    /// digits (`ghp_...`, `glpat...`), unlike the usual `DOCUSIGN_TOKEN`.
-    static func looksLikeToken(_ name: String) -> Bool {
-        name.count > 24 && name.contains(where: \.isLowercase) && name.contains(where: \.isNumber)
+    /// digits (`ghp_...`, `glpat...`), or starting like a well-known token (`ghp_`, `sk_live_`),
+    /// unlike the usual `DOCUSIGN_TOKEN`.
+    public static func looksLikeToken(_ name: String) -> Bool {
+        let prefixes = ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk_live_", "sk_test_", "rk_live_", "rk_test_"]
+        return (name.count > 24 && name.contains(where: \.isLowercase) && name.contains(where: \.isNumber))
+            || prefixes.contains { name.hasPrefix($0) && name.count > $0.count + 8 }
     }
 
     /// True when `secret` holds a control character (a line break, DEL): a header cannot carry

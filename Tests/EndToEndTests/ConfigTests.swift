@@ -78,6 +78,15 @@ struct ConfigTests {
             let listedJSON = try await CLI.tidemark(["config", "--json"], in: mirror)
             #expect(!listed.stdout.contains(token) && !listedJSON.stdout.contains(token))
             #expect(listedJSON.stdout.contains("\"problem\" : \"option tokenEnv takes the name"), "\(listedJSON.stdout)")
+            // A pasted token that is also a valid variable name (`ghp_...`, `sk_live_...`) is hidden too.
+            for pastedName in ["ghp_AbCdEf0123456789AbCdEf0123456789abcd", "sk_live_51HxYzABCDEF"] {
+                try await CLI.git(["config", "tidemark.tokenEnv", pastedName], in: mirror)
+                let outputs = [try await CLI.tidemark(["config"], in: mirror), try await CLI.tidemark(["config", "--json"], in: mirror),
+                               try await CLI.tidemark(["config", "tokenEnv"], in: mirror), try await CLI.tidemark(["fetch"], in: mirror)]
+                #expect(outputs[0].stdout.contains("tidemark.tokenEnv (value not shown) (not usable: its value looks like a token"),
+                        "\(outputs[0].stdout)")
+                #expect(outputs.allSatisfy { !$0.stdout.contains(pastedName) && !$0.stderr.contains(pastedName) })
+            }
             try await CLI.git(["config", "tidemark.tokenEnv", "TIDEMARK_TEST_TOKEN"], in: mirror)
 
             // A bad value fails what needs it (a fetch) naming the key; the rest still works, and
