@@ -90,8 +90,10 @@ public actor Mirror {
 
     /// The adapter this mirror reads from.
     func makeUpstream(jobs: Int? = nil) throws(MirrorError) -> any Upstream {
-        // A bad value a fetch would use (`--jobs` stands in for `tidemark.jobs`).
-        for key in settings.problems.keys.sorted() where !(key == "tidemark.jobs" && jobs != nil) {
+        // A bad value a fetch would use (`--jobs` stands in for `tidemark.jobs`; only
+        // `sync --if-stale` reads `tidemark.refreshInterval`).
+        for key in settings.problems.keys.sorted()
+        where !(key == "tidemark.jobs" && jobs != nil) && key != "tidemark.refreshInterval" {
             throw .invalidArgument(settings.problems[key]!)
         }
         if let customUpstream { return customUpstream }

@@ -47,6 +47,8 @@ struct ConfigTests {
             #expect(try await CLI.tidemark(["config", "jobs"], in: mirror).stdout == "4\n")
             let unset = try await CLI.tidemark(["config", "tidemark.refreshInterval"], in: mirror)
             #expect(unset.status == 1 && unset.stdout.isEmpty && unset.stderr.isEmpty, "set, not read: as git config, silent")
+            let otherKind = try await CLI.tidemark(["config", "sinceParam"], in: mirror)
+            #expect(otherKind.status == 1 && otherKind.stdout.isEmpty && otherKind.stderr.isEmpty, "a documented key: \(otherKind.stderr)")
             let typo = try await CLI.tidemark(["config", "job"], in: mirror)
             #expect(typo.status == 1 && typo.stdout.isEmpty, "\(typo.stdout)")
             #expect(typo.stderr.hasPrefix("error: tidemark reads no key 'tidemark.job'; it reads: upstream, collection, jobs,"),
@@ -106,6 +108,11 @@ struct ConfigTests {
                 "tidemark.refreshInterval = 5x (not usable: config tidemark.refreshInterval must be a duration"))
             let stale = try await CLI.tidemark(["sync", "--if-stale"], in: mirror, environment: env)
             #expect(stale.status == 128 && stale.stderr.contains("must be a duration like 30s, 15m, 6h or 1d, not '5x'"), "\(stale.stderr)")
+            // Only `--if-stale` reads it: a plain sync, or one given its own duration, goes on.
+            for arguments in [["sync"], ["sync", "--if-stale", "1s"], ["fetch"]] {
+                let result = try await CLI.tidemark(arguments + ["--jobs", "2"], in: mirror, environment: env)
+                #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            }
         }
     }
 

@@ -38,8 +38,10 @@ extension TidemarkCommand {
                 let all = settings
                 settings = settings.filter { $0.key.lowercased() == full.lowercased() }
                 // A key tidemark never reads is most likely a typo: say so (still exit 1, and
-                // nothing on stdout, as for a key that is not set).
-                if settings.isEmpty {
+                // nothing on stdout, as for a key that is not set). An option of another kind of
+                // upstream is a key tidemark knows: unset here.
+                let known = MirrorSettings.adapterOptionKeys.contains { "tidemark." + $0.lowercased() == full.lowercased() }
+                if settings.isEmpty, !known {
                     let known = all.map { String($0.key.dropFirst("tidemark.".count)) }
                     var unique: [String] = []
                     for name in known where !unique.contains(name) { unique.append(name) }
