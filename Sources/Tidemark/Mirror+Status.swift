@@ -21,13 +21,16 @@ public struct ItemStatus: Sendable, Equatable {
     public var local: Local
 }
 
-/// A changed path in the working tree that is not an item (an edited manifest, a file that
-/// no manifest lists).
+/// A changed path that is not an item (an edited manifest, a file that no manifest lists): in
+/// the working tree, or in a commit of the user's own that a sync would undo.
 public struct PathStatus: Sendable, Equatable {
     /// Relative to the working tree.
     public var path: String
-    /// `.modified` or `.deleted`.
+    /// `.modified`, `.deleted`, or `.unchanged` (only a commit of the user's own changed it).
     public var local: ItemStatus.Local
+    /// What a sync does to it: `.deleted` (not in upstream's snapshot), `.changed`, `.added`
+    /// (a file a commit of the user's own removed), or `.unchanged`.
+    public var upstream: ItemStatus.Upstream = .unchanged
 }
 
 /// The result of `status`.
@@ -131,7 +134,20 @@ extension Mirror {
             let own = try self.ownCommits(head: head, undoneBy: upstream?.tree)
             ownCommits = own.commits
             for path in own.paths {
-                guard let (collection, id) = try item(at: path, in: head.tree) else { continue }
+                guard let (collection, id) = try item(at: path, in: head.tree) else {
+                    // Not an item of HEAD's: the sync deletes it, or gives it upstream's version.
+                    let inHead = try mirrorErrors { try repository.treeEntry(at: path, in: head.tree) } != nil
+                    let inUpstream = try upstream.map { (commit) throws(MirrorError) in
+                        try mirrorErrors { try repository.treeEntry(at: path, in: commit.tree) } != nil
+                    } ?? false
+                    let change: ItemStatus.Upstream = !inUpstream ? .deleted : inHead ? .changed : .added
+                    if let index = others.firstIndex(where: { $0.path == path }) {
+                        others[index].upstream = change
+                    } else {
+                        others.append(PathStatus(path: path, local: .unchanged, upstream: change))
+                    }
+                    continue
+                }
                 if let status = ordered[collection]?[id] {
                     if status.upstream == .unchanged { ordered[collection]?[id]?.upstream = .changed }
                 } else {

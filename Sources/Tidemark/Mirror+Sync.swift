@@ -64,6 +64,9 @@ public struct SyncReport: Sendable {
     public var plannedDownloads: Int
     /// HTTP requests a dry run made to list upstream (the sync would make them again); 0 for `dir`.
     public var listingRequests = 0
+    /// With `--force`: the paths commits of the user's own had changed, which this sync gave
+    /// upstream's version again (or removed).
+    public var undoneOwnPaths: [String] = []
     /// The sync a killed run left unfinished, finished before this one started.
     public var finishedInterrupted: InterruptedSync?
     /// `--dry-run` only: a sync a killed run left unfinished, which the sync would finish first.
@@ -219,7 +222,14 @@ extension Mirror {
             return SyncReport(outcome: .upToDate, fetch: nil, counts: ChangeCounts(), paths: [],
                               previous: head?.id, current: head?.id, plannedDownloads: 0)
         }
-        if !force, let head { try checkOwnCommits(head: head, undoneBy: upstream.tree, branch: branch) }
+        var undone: [String] = []
+        if let head {
+            if force {
+                undone = try ownCommits(head: head, undoneBy: upstream.tree).paths
+            } else {
+                try checkOwnCommits(head: head, undoneBy: upstream.tree, branch: branch)
+            }
+        }
         // Fast-forward when the upstream snapshot sits on the branch tip; else a new snapshot
         // with upstream's tree on top of the branch.
         var target = upstream.id
@@ -249,8 +259,10 @@ extension Mirror {
             try updateRef(Mirror.upstreamRef, to: target, expected: upstream.id, message: "tidemark sync: rebased on \(branch)")
         }
         try writeState("last-sync", Timestamp(date: Date()).raw + "\n")
-        return SyncReport(outcome: .updated, fetch: nil, counts: counts, paths: paths, previous: head?.id,
-                          current: target, plannedDownloads: 0)
+        var report = SyncReport(outcome: .updated, fetch: nil, counts: counts, paths: paths, previous: head?.id,
+                                current: target, plannedDownloads: 0)
+        report.undoneOwnPaths = undone
+        return report
     }
 
     /// Checks the working tree for local edits on the paths that change, records a journal,

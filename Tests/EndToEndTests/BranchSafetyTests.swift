@@ -196,9 +196,13 @@ struct BranchSafetyTests {
             #expect(statusJSON?["ownCommits"] as? [String] == ["\(mine.prefix(7)) my work"] && statusJSON?["clean"] as? Bool == false)
             // The item the commit changed is one a sync changes, in every format: porcelain is
             // not empty, and the text does not call the cache up to date.
-            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "M  items/i1\n")
-            #expect(status.stdout.contains("behind 'tidemark/upstream' by 1 item (1 changed") && !status.stdout.contains("up to date"),
-                    "\(status.stdout)")
+            // So is the file it added, which a sync deletes (upstream has no such file).
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "M  items/i1\nD  README.md\n")
+            #expect(status.stdout.contains("behind 'tidemark/upstream' by 1 item (1 changed, 0 new, 0 deleted) and 1 other path;")
+                    && status.stdout.contains("\tdeleted:   README.md\n") && !status.stdout.contains("up to date"), "\(status.stdout)")
+            let other = (statusJSON?["otherPaths"] as? [[String: Any]])?.first
+            #expect(other?["path"] as? String == "README.md" && other?["upstream"] as? String == "deleted"
+                    && other?["local"] as? String == "unchanged", "\(String(describing: statusJSON?["otherPaths"]))")
 
             for arguments in [["sync"], ["sync", "--dry-run"]] {
                 let refused = try await CLI.tidemark(arguments, in: mirror)
@@ -223,7 +227,7 @@ struct BranchSafetyTests {
             try await CLI.git(identity + ["commit", "-q", "-m", "more work"], in: mirror)
             let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
             #expect(forced.status == 0, "\(forced.stderr)")
-            #expect(forced.stdout.contains("Synced: no changes upstream, 1 file(s) given upstream's version again"), "\(forced.stdout)")
+            #expect(forced.stdout.contains("Synced: no changes upstream; undid your own commits in 1 file(s)"), "\(forced.stdout)")
             #expect(!FileManager.default.fileExists(atPath: mirror + "/README.md"))
             #expect(try await CLI.git(["log", "-1", "--format=%s"], in: mirror).hasPrefix("Sync "))
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")

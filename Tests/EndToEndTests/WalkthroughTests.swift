@@ -145,7 +145,7 @@ struct WalkthroughTests {
                 let json = try await CLI.tidemark(["-C", "m", "status", "--json"], in: root)
                 let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
                 #expect(object?["clean"] as? Bool == false)
-                #expect(object?["otherPaths"] as? [[String: String]] == [["path": ".tidemark/items.manifest", "local": word]])
+                #expect(object?["otherPaths"] as? [[String: String]] == [["path": ".tidemark/items.manifest", "local": word, "upstream": "unchanged"]])
                 #expect(try await CLI.git(["status", "--porcelain"], in: root + "/m") == " \(letter) .tidemark/items.manifest\n")
             }
         }

@@ -93,12 +93,11 @@ extension TidemarkCommand {
                      + "plus \(report.plannedDownloads) item download(s).\n")
             case .updated:
                 emit("Updating \(report.previous?.short() ?? "(none)")..\(report.current?.short() ?? "-")\n")
-                // With --force over commits of the user's own, files change with no change upstream.
-                let restored = report.counts.total == 0
-                    ? report.paths.filter { !$0.hasPrefix(Mirror.metadataFolder + "/") }.count : 0
-                let summary = restored > 0
-                    ? "no changes upstream, \(restored) file(s) given upstream's version again"
-                    : report.counts.summary
+                // With --force over commits of the user's own, files change that upstream did not.
+                let undone = report.undoneOwnPaths.count
+                let summary = undone == 0 ? report.counts.summary
+                    : (report.counts.total == 0 ? "no changes upstream" : report.counts.summary)
+                        + "; undid your own commits in \(undone) file(s)"
                 emit("Synced: \(summary) (\(report.fetch?.downloaded ?? 0) downloaded)\n")
             }
         }

@@ -37,6 +37,7 @@ struct StatusJSON: Encodable {
     struct OtherPath: Encodable {
         var path: String
         var local: String
+        var upstream: String
     }
 
     init(_ report: StatusReport) {
@@ -56,7 +57,8 @@ struct StatusJSON: Encodable {
         }
         interruptedSync = report.interruptedSync.map(InterruptedSyncJSON.init)
         otherPaths = report.otherPaths.isEmpty ? nil : report.otherPaths.map {
-            OtherPath(path: $0.path, local: $0.local == .deleted ? "deleted" : "modified")
+            OtherPath(path: $0.path, local: ["M": "modified", "D": "deleted"][$0.local.rawValue] ?? "unchanged",
+                      upstream: ["M": "changed", "A": "new", "D": "deleted"][$0.upstream.rawValue] ?? "unchanged")
         }
     }
 }
@@ -105,6 +107,7 @@ struct SyncJSON: Encodable {
     var current: String?
     var counts: CountsJSON
     var paths: [String]
+    var undoneOwnPaths: [String]?
     var plannedDownloads: Int?
     var listingRequests: Int?
     var fetch: FetchJSON?
@@ -123,6 +126,7 @@ struct SyncJSON: Encodable {
         current = report.current?.hex
         counts = CountsJSON(report.counts)
         paths = report.paths
+        undoneOwnPaths = report.undoneOwnPaths.isEmpty ? nil : report.undoneOwnPaths
         plannedDownloads = report.outcome == .planned ? report.plannedDownloads : nil
         listingRequests = report.outcome == .planned ? report.listingRequests : nil
         fetch = report.fetch.map(FetchJSON.init)

@@ -15,7 +15,7 @@ enum StatusFormatter {
         // Then the other changed paths (an edited manifest) by their working-tree path, as git shows them.
         for other in report.otherPaths {
             let shown = nulTerminated ? other.path : Quoting.cQuoted(Array(other.path.utf8))
-            out += " \(other.local.rawValue) \(shown)" + (nulTerminated ? "\0" : "\n")
+            out += "\(other.upstream.rawValue)\(other.local.rawValue) \(shown)" + (nulTerminated ? "\0" : "\n")
         }
         return out
     }
@@ -46,20 +46,24 @@ enum StatusFormatter {
         }
         let fetched = report.lastFetch.map { "last fetch \(relative($0))" } ?? "never fetched"
         let behind = report.behind
+        // Paths that are not items, which a sync changes (commits of the user's own).
+        let otherBehind = report.otherPaths.filter { $0.upstream != .unchanged }
         if report.upstream == nil {
             out += "No upstream-tracking snapshot yet (\(fetched)); run 'tidemark fetch'.\n"
-        } else if behind.total == 0 {
+        } else if behind.total == 0 && otherBehind.isEmpty {
             out += "Your cache is up to date with 'tidemark/upstream' (\(fetched)).\n"
         } else {
-            out += "Your cache is behind 'tidemark/upstream' by \(behind.total) item\(behind.total == 1 ? "" : "s") (\(behind.summary)); \(fetched).\n"
+            let others = otherBehind.isEmpty ? "" : " and \(otherBehind.count) other path\(otherBehind.count == 1 ? "" : "s")"
+            out += "Your cache is behind 'tidemark/upstream' by \(behind.total) item\(behind.total == 1 ? "" : "s") (\(behind.summary))\(others); \(fetched).\n"
             out += "  (use \"tidemark sync\" to update the cache, \"tidemark diff\" to see the changes)\n"
         }
         let upstreamItems = report.items.filter { $0.upstream != .unchanged }
-        if !upstreamItems.isEmpty {
+        if !upstreamItems.isEmpty || !otherBehind.isEmpty {
             out += "\nBehind upstream:\n"
-            for item in upstreamItems {
-                let name = StatusFormatter.quotedName(item)
-                switch item.upstream {
+            let names = upstreamItems.map { ($0.upstream, StatusFormatter.quotedName($0)) }
+                + otherBehind.map { ($0.upstream, Quoting.cQuoted(Array($0.path.utf8))) }
+            for (change, name) in names {
+                switch change {
                 case .changed: out += "\t" + output.red("changed:   \(name)") + "\n"
                 case .added: out += "\t" + output.green("new:       \(name)") + "\n"
                 case .deleted: out += "\t" + output.red("deleted:   \(name)") + "\n"
@@ -68,7 +72,8 @@ enum StatusFormatter {
             }
         }
         let localItems = report.items.filter { $0.local != .unchanged }
-        if !localItems.isEmpty || !report.otherPaths.isEmpty {
+        let localOthers = report.otherPaths.filter { $0.local != .unchanged }
+        if !localItems.isEmpty || !localOthers.isEmpty {
             out += "\nEdited locally (a sync keeps these; it refuses to overwrite one changed upstream without --force):\n"
             for item in localItems {
                 let name = StatusFormatter.quotedName(item)
@@ -78,7 +83,7 @@ enum StatusFormatter {
                 default: out += "\t" + output.red("modified:  " + name) + "\n"
                 }
             }
-            for other in report.otherPaths {
+            for other in localOthers {
                 let name = Quoting.cQuoted(Array(other.path.utf8))
                 out += "\t" + output.red((other.local == .deleted ? "deleted:   " : "modified:  ") + name) + "\n"
             }
