@@ -363,6 +363,12 @@ public struct DirectoryUpstream: Upstream {
                     try checkUTF8(name, in: path, what: "an item file")
                     files.stems.append(range.lowerBound..<range.upperBound - 5)
                     files.infos.append(try followLink(path + "/" + String(decoding: name, as: UTF8.self), within: root))
+                } else if kind != S_IFREG, name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
+                    // A FIFO, socket or device named like an item: never read (a FIFO would block),
+                    // and never skipped either, which would make its item look deleted.
+                    let what = kind == S_IFIFO ? "a FIFO" : kind == S_IFSOCK ? "a socket" : "a device"
+                    throw UpstreamError.unreachable("upstream item file '\(CQuoting.quoted(Array(path.utf8) + [UInt8(ascii: "/")] + Array(name)))' "
+                                                    + "is \(what), not a regular file")
                 }
             }
         }
@@ -382,7 +388,7 @@ public struct DirectoryUpstream: Upstream {
         }
         let target = String(cString: resolved)
         free(resolved)
-        guard target.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
+        guard target == root || target.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
             throw UpstreamError.unreachable(
                 "upstream item file '\(CQuoting.quoted(link))' is a symbolic link to '\(CQuoting.quoted(target))', outside the "
                 + "upstream folder: the dir upstream follows links only to files inside it; copy the file in instead")

@@ -95,6 +95,7 @@ struct DirectoryUpstreamEndToEndTests {
                 ("outside", root + "/elsewhere/secret.json", "outside the upstream folder"),
                 ("folder", ".store", "which is not a file"),
                 ("dangling", ".store/missing.json", "leads nowhere: No such file or directory"),
+                ("self", ".", "which is not a file"),
             ]
             for (name, destination, message) in cases {
                 let link = upstream + "/\(name).json"
@@ -106,6 +107,12 @@ struct DirectoryUpstreamEndToEndTests {
                 #expect(try await CLI.git(["rev-parse", "HEAD"], in: mirror) == head)
                 try FileManager.default.removeItem(atPath: link)
             }
+            // A FIFO named like an item is neither read (it would block) nor skipped.
+            #expect(mkfifo(upstream + "/fifo.json", 0o644) == 0)
+            let fifo = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(fifo.status == 128 && fifo.stderr.contains("upstream item file '\(upstream)/fifo.json' is a FIFO, not a regular file"),
+                    "\(fifo.stderr)")
+            try FileManager.default.removeItem(atPath: upstream + "/fifo.json")
             // A plain file replaced by a link outside is refused too: not taken as deleted.
             try FileManager.default.removeItem(atPath: upstream + "/plain.json")
             try FileManager.default.createSymbolicLink(atPath: upstream + "/plain.json", withDestinationPath: root + "/elsewhere/secret.json")
