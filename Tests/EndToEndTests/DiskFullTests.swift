@@ -1,10 +1,25 @@
 import Foundation
 import Testing
 
+/// Root, with mount(8), in a place that lets it mount a tmpfs (not every container does).
+let canMountTmpfs: Bool = {
+    guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/mount") else { return false }
+    let probe = NSTemporaryDirectory() + "tidemark-mount-probe-\(getpid())"
+    try? FileManager.default.createDirectory(atPath: probe, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: probe) }
+    guard let mount = try? Process.run(URL(fileURLWithPath: "/usr/bin/mount"), arguments: ["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe]) else {
+        return false
+    }
+    mount.waitUntilExit()
+    guard mount.terminationStatus == 0 else { return false }
+    if let umount = try? Process.run(URL(fileURLWithPath: "/usr/bin/umount"), arguments: [probe]) { umount.waitUntilExit() }
+    return true
+}()
+
 /// A disk that fills during a clone or a sync, on a small tmpfs mounted for the test (root only):
 /// the error names the file and the cause, nothing is lost, and once there is room the next run
 /// ends where an uninterrupted one would.
-@Suite("Reliability: a full disk", .serialized, .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/mount")))
+@Suite("Reliability: a full disk", .serialized, .enabled(if: canMountTmpfs))
 struct DiskFullTests {
     /// Runs `body` with a tmpfs of `size` mounted at `root/small`, unmounted afterwards.
     static func withSmallDisk(_ size: String, in root: String, _ body: (String) async throws -> Void) async throws {
