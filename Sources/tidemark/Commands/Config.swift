@@ -42,9 +42,10 @@ extension TidemarkCommand {
                 // upstream is a key tidemark knows: unset here.
                 let known = MirrorSettings.adapterOptionKeys.contains { "tidemark." + $0.lowercased() == full.lowercased() }
                 if settings.isEmpty, !known {
-                    let known = all.map { String($0.key.dropFirst("tidemark.".count)) }
                     var unique: [String] = []
-                    for name in known where !unique.contains(name) { unique.append(name) }
+                    for name in all.map({ String($0.key.dropFirst("tidemark.".count)) }) where !unique.contains(name) {
+                        unique.append(name)
+                    }
                     throw CommandFailure.refused("tidemark reads no key '\(full)'; it reads: \(unique.joined(separator: ", "))")
                 }
                 if !json {

@@ -16,7 +16,8 @@ extension TidemarkCommand {
                                      would undo), A new, D deleted upstream, ' ' same
                   Y (local side):    M edited in the working tree, D deleted, ? an untracked
                                      file where a new item goes, ' ' same
-                Then ' M <path>' (or ' D') per changed path that is not an item.
+                Then 'XY <path>' per changed path that is not an item: ' M' an edited
+                manifest, 'D ' a file a commit of your own added, which a sync deletes.
                 Unusual ids are quoted like git quotes paths; -z ends lines with NUL and never
                 quotes.
 
