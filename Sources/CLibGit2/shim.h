@@ -32,4 +32,15 @@ static inline int tidemark_set_cache_object_limit(git_object_t type, size_t byte
     return git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, type, bytes);
 }
 
+/// The folders libgit2 searches for the config files of `level` (`$HOME` for the global one),
+/// separated by ':'; the caller disposes of `out`.
+static inline int tidemark_config_search_path(git_config_level_t level, git_buf *out) {
+    return git_libgit2_opts(GIT_OPT_GET_SEARCH_PATH, level, out);
+}
+
+/// Sets the folders searched for the config files of `level` ("" for none).
+static inline int tidemark_set_config_search_path(git_config_level_t level, const char *path) {
+    return git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, path);
+}
+
 #endif

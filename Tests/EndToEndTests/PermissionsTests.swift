@@ -66,6 +66,24 @@ struct PermissionsTests {
         }
     }
 
+    /// A `$HOME` the user cannot enter (`sudo -u` without `-H` leaves root's): its `.gitconfig`
+    /// is skipped, as git skips it, instead of failing every command.
+    @Test func aHomeThatCannotBeEnteredIsNoObstacle() async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            try writeItem(root + "/up", "a", lastModified: "2021-01-01T00:00:00Z")
+            let closed = root + "/closed-home"
+            try FileManager.default.createDirectory(atPath: closed, withIntermediateDirectories: true)
+            #expect(chmod(closed, 0o700) == 0)
+            #expect(try await CLI.run("/bin/chown", ["-R", "\(Self.nobody):\(Self.nobody)", root], in: root).status == 0)
+            #expect(try await CLI.run("/bin/chown", ["root:root", closed], in: root).status == 0)
+            let clone = try await Self.asNobody(["clone", "-q", "dir:up", "m"], in: root, home: closed)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            let status = try await Self.asNobody(["-C", "m", "status", "--porcelain"], in: root, home: closed)
+            #expect(status.status == 0 && status.stdout.isEmpty, "\(status.stderr)")
+        }
+    }
+
     @Test func readingAReadOnlyMirrorNeedsNoWriteAndAForeignOneIsNamed() async throws {
         try await withScratch { root in
             let (_, mirror) = try await CrashTests.cloned(3, in: root)

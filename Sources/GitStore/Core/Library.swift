@@ -1,4 +1,5 @@
 import CLibGit2
+import Foundation
 import Synchronization
 
 /// libgit2's global state. Initialised once per process and never shut down: a CLI exits, and a
@@ -15,8 +16,24 @@ public enum Library {
         // checksum of its contents. Reading a 100k-item manifest (8.7 MB) then costs its inflate
         // only, not a SHA-1 pass on top. `git fsck` still hashes every object.
         _ = tidemark_enable_strict_hash_verification(0)
+        skipUnreachableGlobalConfig()
         return true
     }()
+
+    /// A global config file that cannot be reached (a `$HOME` of another user, as `sudo -u`
+    /// without `-H` leaves it) is skipped, as git skips it (with a warning), instead of failing
+    /// every repository libgit2 opens ("failed to stat '/root/.gitconfig'").
+    private static func skipUnreachableGlobalConfig() {
+        var buffer = git_buf()
+        guard tidemark_config_search_path(GIT_CONFIG_LEVEL_GLOBAL, &buffer) == 0, let pointer = buffer.ptr else { return }
+        let folders = String(cString: pointer).split(separator: ":").map(String.init)
+        git_buf_dispose(&buffer)
+        let unreachable = folders.contains { folder in
+            var info = stat()
+            return stat(folder + "/.gitconfig", &info) != 0 && errno == EACCES
+        }
+        if unreachable { _ = tidemark_set_config_search_path(GIT_CONFIG_LEVEL_GLOBAL, "") }
+    }
 
     /// Makes sure libgit2 is initialised; every entry point of GitStore calls it.
     static func ensureInitialised() { _ = initialised }
