@@ -304,9 +304,8 @@ extension Mirror {
     func updateRef(_ name: String, to target: ObjectID, expected: ObjectID?, message: String) throws(MirrorError) {
         try withLockNote(ref: name, target: target) { () throws(MirrorError) in
             // A lock held a moment (`git gc` packing refs, another git command) is waited for,
-            // up to a second, as git waits `core.filesRefLockTimeout` (100 ms).
-            var waited = 0
-            while true {
+            // as git waits `core.filesRefLockTimeout`; then the update is tried once more.
+            for attempt in 1...2 {
                 do throws(GitError) {
                     try repository.ensureReflog(for: name)
                     try repository.updateReference(name, to: target, expected: expected, message: message)
@@ -314,9 +313,10 @@ extension Mirror {
                 } catch let error where error.code == .modified || error.code == .exists {
                     throw .concurrentUpdate(ref: name)
                 } catch let error where error.code == .locked {
-                    guard waited < Mirror.refLockPatience else { throw .gitLocked(gitDirectory + name + ".lock") }
-                    usleep(20_000)
-                    waited += 20
+                    let lock = gitDirectory + name + ".lock"
+                    guard attempt == 1, Mirror.waitBriefly(while: { FileManager.default.fileExists(atPath: lock) }) else {
+                        throw .gitLocked(lock)
+                    }
                 } catch {
                     throw .git(error)
                 }
@@ -324,8 +324,15 @@ extension Mirror {
         }
     }
 
-    /// Milliseconds a ref update waits for a ref lock another process holds.
-    static let refLockPatience = 1000
+    /// Waits while `held()` is true, looking every 20 ms for at most a second (git waits 100 ms
+    /// for a ref lock by default); true when it stopped being so.
+    static func waitBriefly(while held: () -> Bool) -> Bool {
+        for _ in 0..<50 {
+            guard held() else { return true }
+            usleep(20_000)
+        }
+        return !held()
+    }
 
     /// How the items of every collection differ between two trees.
     func changes(from old: ObjectID?, to new: ObjectID) throws(MirrorError) -> ChangeCounts {

@@ -398,15 +398,10 @@ public actor Mirror {
     /// is reported and never deleted: only the user knows whether its owner is gone.
     func checkGitLocks(index: Bool, refs: [String]) throws(MirrorError) {
         let paths = (index ? ["index.lock"] : []) + refs.map { $0 + ".lock" }
-        for path in paths {
-            // Held a moment by another git command (`git gc` packing refs): waited for, as in
-            // ``updateRef(_:to:expected:message:)``.
-            var waited = 0
-            while FileManager.default.fileExists(atPath: gitDirectory + path) {
-                guard waited < Mirror.refLockPatience else { throw .gitLocked(gitDirectory + path) }
-                usleep(20_000)
-                waited += 20
-            }
+        // Held a moment by another git command (`git gc` packing refs): waited for, as in
+        // ``updateRef(_:to:expected:message:)``.
+        for path in paths where !Mirror.waitBriefly(while: { FileManager.default.fileExists(atPath: gitDirectory + path) }) {
+            throw .gitLocked(gitDirectory + path)
         }
     }
 
