@@ -65,7 +65,7 @@ public struct SyncReport: Sendable {
     /// HTTP requests a dry run made to list upstream (the sync would make them again); 0 for `dir`.
     public var listingRequests = 0
     /// With `--force`: the paths commits of the user's own had changed, which this sync gave
-    /// upstream's version again (or removed).
+    /// upstream's version again (or removed); with `--dry-run` too, those it would.
     public var undoneOwnPaths: [String] = []
     /// The sync a killed run left unfinished, finished before this one started.
     public var finishedInterrupted: InterruptedSync?
@@ -135,8 +135,18 @@ extension Mirror {
     func planSync(_ options: SyncOptions, from upstream: any Upstream) async throws(MirrorError) -> SyncReport {
         let requestsBefore = upstream.statistics.requests
         let head = try headCommit()
-        if !options.force, let head { try checkOwnCommits(head: head, undoneBy: nil, branch: try checkedOutBranch()) }
-        let base = try upstreamCommit() ?? head
+        // The plan's tree is not built: the last fetched snapshot stands in for it, so a change
+        // of the user's own that upstream made too (an item both deleted) is not one undone.
+        let fetched = try upstreamCommit()
+        var undone: [String] = []
+        if let head {
+            if options.force {
+                undone = try ownCommits(head: head, undoneBy: fetched?.tree).paths
+            } else {
+                try checkOwnCommits(head: head, undoneBy: fetched?.tree, branch: try checkedOutBranch())
+            }
+        }
+        let base = fetched ?? head
         var counts = ChangeCounts()
         var downloads = 0
         var paths: [String] = []
@@ -199,9 +209,11 @@ extension Mirror {
             let refused = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath)) + inTheWay
             if !refused.isEmpty { throw .localEdits(refused) }
         }
-        return SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: paths.sorted(), previous: head?.id,
-                          current: nil, plannedDownloads: downloads,
-                          listingRequests: upstream.statistics.requests - requestsBefore)
+        var report = SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: Array(Set(paths + undone)).sorted(),
+                                previous: head?.id, current: nil, plannedDownloads: downloads,
+                                listingRequests: upstream.statistics.requests - requestsBefore)
+        report.undoneOwnPaths = undone
+        return report
     }
 
     /// Moves the branch to the upstream-tracking snapshot and updates the working tree.
@@ -283,7 +295,7 @@ extension Mirror {
         }
         // A first checkout (clone) writes into a folder it found empty: only the top folders
         // are checked then, not each of a possibly 100k-item tree's paths.
-        try checkWritable(head == nil ? [] : changed)
+        try checkWritable(head == nil ? [] : changed, target: targetCommit.tree)
         // A lock another git process holds is reported by name before anything else reads or
         // writes the index.
         try checkGitLocks(index: true, refs: [branch])
@@ -376,8 +388,8 @@ extension Mirror {
 
     /// Throws ``MirrorError/ownCommits(branch:commits:items:by:)`` when the branch tip is not a
     /// tidemark snapshot and the commits made since the last one (first parents) change paths
-    /// that a tree `undoneBy` sets back; any path they change when `undoneBy` is nil (a dry run,
-    /// whose tree is not built). A snapshot tip (the usual case) costs one message parse.
+    /// that a tree `undoneBy` sets back (a dry run passes the last fetched snapshot's); any path
+    /// they change when `undoneBy` is nil. A snapshot tip (the usual case) costs one message parse.
     func checkOwnCommits(head: Commit, undoneBy target: ObjectID?, branch: String, by command: String = "sync") throws(MirrorError) {
         let (commits, paths) = try ownCommits(head: head, undoneBy: target)
         guard !paths.isEmpty else { return }
@@ -413,8 +425,12 @@ extension Mirror {
     /// and ``MirrorError/specialFileInWorkingTree(path:kind:)`` when it is a FIFO, device or socket.
     /// Snapshots never hold either (every entry is a 100644 file), so one there was planted, and
     /// libgit2's checkout would write through it: outside the mirror, or into a FIFO forever.
-    func checkWritable(_ paths: [String]) throws(MirrorError) {
+    ///
+    /// - Parameter target: the tree the paths are checked out from; a link at a path it does not
+    ///   hold is only removed, which never follows the link, and is allowed.
+    func checkWritable(_ paths: [String], target: ObjectID? = nil) throws(MirrorError) {
         var checked = Set<String>()
+        let changed = Set(paths)
         for path in settings.collections + [Mirror.metadataFolder] + paths {
             var prefix = ""
             for component in path.split(separator: "/") {
@@ -423,9 +439,16 @@ extension Mirror {
                 var info = stat()
                 guard lstat(workingTree + prefix, &info) == 0 else { continue }
                 switch info.st_mode & S_IFMT {
+                case S_IFDIR:
+                    var inner = stat()
+                    if lstat(workingTree + prefix + "/.git", &inner) == 0 { throw .nestedRepository(path: prefix) }
                 case S_IFLNK:
-                    let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: workingTree + prefix)) ?? "?"
-                    throw .symlinkInWorkingTree(path: prefix, target: target)
+                    if let target, changed.contains(prefix),
+                       try mirrorErrors({ try repository.treeEntry(at: prefix, in: target) }) == nil {
+                        continue
+                    }
+                    let linked = (try? FileManager.default.destinationOfSymbolicLink(atPath: workingTree + prefix)) ?? "?"
+                    throw .symlinkInWorkingTree(path: prefix, target: linked)
                 // Opened for writing, a FIFO blocks until a reader comes and a device takes the bytes
                 // (even with --force: libgit2 writes into the file it finds).
                 case S_IFIFO: throw .specialFileInWorkingTree(path: prefix, kind: "FIFO")

@@ -21,6 +21,9 @@ public enum MirrorError: Error, CustomStringConvertible {
     case symlinkInWorkingTree(path: String, target: String)
     /// A FIFO, device or socket where the working tree has a file or folder to write (`kind` names it).
     case specialFileInWorkingTree(path: String, kind: String)
+    /// A folder holding `.git` (a repository, such as a submodule a commit of the user's own
+    /// added) where the sync would write or remove files.
+    case nestedRepository(path: String)
     /// Local edits would be overwritten by `command` (`sync`, `rollback`).
     case localEdits([String], by: String = "sync")
     /// Some items could not be downloaded; what did download is stored on the upstream-tracking ref.
@@ -72,6 +75,10 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .specialFileInWorkingTree(let path, let kind):
             return "'\(path)' in the working tree is a \(kind), not a regular file; tidemark never writes through one "
                 + "(it could write outside the mirror, or wait forever). Remove it, then run the command again"
+        case .nestedRepository(let path):
+            return "'\(path)' in the working tree is a git repository of its own (a folder holding .git, such as a submodule "
+                + "a commit of yours added); tidemark neither writes into nor removes it, and its history is not in the "
+                + "mirror's. Move it out of the mirror, then run the command again"
         case .localEdits(let items, let command):
             // Not "commit them": a commit of one's own is refused in turn (``ownCommits``).
             return "your local changes to the following items would be overwritten by \(command):\n"

@@ -235,6 +235,55 @@ struct BranchSafetyTests {
         }
     }
 
+    /// What commits of the user's own put in the mirror that a snapshot never holds: a nested
+    /// repository (a submodule) is refused by name, never removed, even with `--force` (its
+    /// history is not the mirror's); a symbolic link is removed, which never follows it, and the
+    /// dry run plans what the sync then does. A change upstream made too is not one undone.
+    @Test func ownCommitsAddingARepositoryOrALinkAreUndoneSafely() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(5, in: root)
+            let identity = ["-c", "user.name=Test", "-c", "user.email=test@example.com"]
+            let tools = mirror + "/tools"
+            try await CLI.git(["init", "-q", tools], in: mirror)
+            try Data("precious\n".utf8).write(to: URL(fileURLWithPath: tools + "/notes.txt"))
+            try await CLI.git(["add", "notes.txt"], in: tools)
+            try await CLI.git(identity + ["commit", "-q", "-m", "work"], in: tools)
+            try await CLI.git(["add", "tools"], in: mirror)
+            try await CLI.git(identity + ["commit", "-q", "-m", "add tools"], in: mirror)
+            let refused = try await CLI.tidemark(["sync", "--force"], in: mirror)
+            #expect(refused.status == 128 && refused.stderr.contains("'tools' in the working tree is a git repository of its own"),
+                    "\(refused.stderr)")
+            #expect(FileManager.default.fileExists(atPath: tools + "/notes.txt") && FileManager.default.fileExists(atPath: tools + "/.git"))
+            try await CLI.git(["rm", "-q", "--cached", "tools"], in: mirror)
+            try await CLI.git(identity + ["commit", "-q", "-m", "drop tools"], in: mirror)
+            try FileManager.default.removeItem(atPath: tools)
+
+            try FileManager.default.createSymbolicLink(atPath: mirror + "/items/link.json", withDestinationPath: "i3.json")
+            try await CLI.git(["add", "-A"], in: mirror)
+            try await CLI.git(identity + ["commit", "-q", "-m", "a link"], in: mirror)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "D  items/link.json\n")
+            let plan = try await CLI.tidemark(["sync", "--force", "--dry-run"], in: mirror)
+            #expect(plan.stdout.hasPrefix("Would apply: no changes; would undo your own commits in 1 file(s)\n\titems/link.json\n"),
+                    "\(plan.stdout)")
+            let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
+            #expect(forced.status == 0, "\(forced.stderr)")
+            var info = stat()
+            #expect(lstat(mirror + "/items/link.json", &info) != 0 && FileManager.default.fileExists(atPath: mirror + "/items/i3.json"))
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+
+            // An item the user deleted and upstream deleted too: neither run refuses it.
+            try await CLI.git(["rm", "-q", "items/i2.json"], in: mirror)
+            try await CLI.git(identity + ["commit", "-q", "-m", "no i2"], in: mirror)
+            try FileManager.default.removeItem(atPath: upstream + "/i2.json")
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
+            let dry = try await CLI.tidemark(["sync", "--dry-run"], in: mirror)
+            #expect(dry.status == 0, "\(dry.stderr)")
+            let sync = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0, "\(sync.stderr)")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// A rollback refuses to undo the user's own commits (or, with `--hard`, to drop them) and to
     /// overwrite local edits, naming itself; `--force` does both. A rollback to what the branch
     /// already holds does nothing.

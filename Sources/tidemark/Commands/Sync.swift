@@ -87,7 +87,8 @@ extension TidemarkCommand {
                 if let interrupted = report.interruptedSync {
                     emit("An interrupted run left a sync unfinished (\(interrupted.branch) \(interrupted.range)); the sync finishes it first.\n")
                 }
-                emit("Would apply: \(report.counts.summary)\n")
+                let undone = report.undoneOwnPaths.isEmpty ? "" : "; would undo your own commits in \(report.undoneOwnPaths.count) file(s)"
+                emit("Would apply: \(report.counts.summary)\(undone)\n")
                 for path in report.paths { emit("\t\(path)\n") }
                 emit("Requests: \(report.listingRequests) to list upstream (made for this plan; the sync makes them again), "
                      + "plus \(report.plannedDownloads) item download(s).\n")
