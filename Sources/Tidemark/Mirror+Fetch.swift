@@ -324,16 +324,6 @@ extension Mirror {
         }
     }
 
-    /// Waits while `held()` is true, looking every 20 ms for at most a second (git waits 100 ms
-    /// for a ref lock by default); true when it stopped being so.
-    static func waitBriefly(while held: () -> Bool) -> Bool {
-        for _ in 0..<50 {
-            guard held() else { return true }
-            usleep(20_000)
-        }
-        return !held()
-    }
-
     /// How the items of every collection differ between two trees.
     func changes(from old: ObjectID?, to new: ObjectID) throws(MirrorError) -> ChangeCounts {
         var counts = ChangeCounts()

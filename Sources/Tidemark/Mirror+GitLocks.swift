@@ -20,6 +20,16 @@ extension Mirror {
         return try body()
     }
 
+    /// Waits while `held()` is true, looking every 20 ms for at most a second (git waits 100 ms
+    /// for a ref lock by default); true when it stopped being so.
+    static func waitBriefly(while held: () -> Bool) -> Bool {
+        for _ in 0..<50 {
+            guard held() else { return true }
+            usleep(20_000)
+        }
+        return !held()
+    }
+
     /// The note of the index lock a sync holds from its checkout to its branch update
     /// (``withIndexLockHeld(_:)``), kept apart from ``locksNote``, which the steps between use.
     static let heldIndexLockNote = "index-lock"

@@ -422,8 +422,9 @@ extension Mirror {
 
     /// Throws ``MirrorError/symlinkInWorkingTree(path:target:)`` when one of `paths`, a folder on
     /// the way to one, a collection folder or `.tidemark` is a symbolic link in the working tree,
-    /// and ``MirrorError/specialFileInWorkingTree(path:kind:)`` when it is a FIFO, device or socket.
-    /// Snapshots never hold either (every entry is a 100644 file), so one there was planted, and
+    /// ``MirrorError/specialFileInWorkingTree(path:kind:)`` when it is a FIFO, device or socket,
+    /// and ``MirrorError/nestedRepository(path:)`` when it or a folder on its way holds `.git`.
+    /// Snapshots never hold any of these (every entry is a 100644 file), so one there was planted, and
     /// libgit2's checkout would write through it: outside the mirror, or into a FIFO forever.
     ///
     /// - Parameter target: the tree the paths are checked out from; a link at a path it does not
