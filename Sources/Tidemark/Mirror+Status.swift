@@ -135,6 +135,14 @@ extension Mirror {
             ownCommits = own.commits
             for path in own.paths {
                 guard let (collection, id) = try item(at: path, in: head.tree) else {
+                    // The file of an item new upstream, which the user's commit added first: one
+                    // line, the item's, which the sync writes over that file.
+                    if let (collection, id) = ordered.lazy.compactMap({ name, statuses in
+                        statuses.values.first { $0.path == path }.map { (name, $0.id) }
+                    }).first {
+                        if ordered[collection]?[id]?.upstream == .added { ordered[collection]?[id]?.upstream = .changed }
+                        continue
+                    }
                     // Not an item of HEAD's: the sync deletes it, or gives it upstream's version.
                     let inHead = try mirrorErrors { try repository.treeEntry(at: path, in: head.tree) } != nil
                     let inUpstream = try upstream.map { (commit) throws(MirrorError) in

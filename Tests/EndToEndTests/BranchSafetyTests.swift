@@ -271,6 +271,16 @@ struct BranchSafetyTests {
             #expect(lstat(mirror + "/items/link.json", &info) != 0 && FileManager.default.fileExists(atPath: mirror + "/items/i3.json"))
             #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
 
+            // A file the user's commit added, which upstream then adds as an item: one line, the
+            // item's, which a sync writes over it.
+            try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i11.json"))
+            try await CLI.git(["add", "-A"], in: mirror)
+            try await CLI.git(identity + ["commit", "-q", "-m", "i11 first"], in: mirror)
+            try writeItem(upstream, "i11", lastModified: "2022-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "M  items/i11\n")
+            #expect(try await CLI.tidemark(["sync", "--force", "-q"], in: mirror).status == 0)
+
             // An item the user deleted and upstream deleted too: neither run refuses it.
             try await CLI.git(["rm", "-q", "items/i2.json"], in: mirror)
             try await CLI.git(identity + ["commit", "-q", "-m", "no i2"], in: mirror)
