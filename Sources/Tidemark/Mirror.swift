@@ -268,13 +268,15 @@ public actor Mirror {
 
     /// `changes` without the items whose file holds the same blob in both trees: a new version
     /// with the same body (a touched `dir` file, an upstream save that changed nothing) changes
-    /// no content, only the manifest, and is not counted or shown as changed.
+    /// no content, only the manifest, and is not counted or shown as changed. Nor is an item new
+    /// to the old manifest whose file the old tree already holds as the new one does (a commit
+    /// of the user's own removed its manifest line).
     func contentChanges(_ changes: [ManifestChange], in collection: String,
                         from old: ObjectID?, to new: ObjectID?) throws(MirrorError) -> [ManifestChange] {
         guard let old, let new else { return changes }
         var kept: [ManifestChange] = []
         for change in changes {
-            if let before = change.old, let after = change.new,
+            if let after = change.new, case let before = change.old ?? after,
                let a = try mirrorErrors({ try repository.treeEntry(at: "\(collection)/\(before.path)", in: old) }),
                let b = try mirrorErrors({ try repository.treeEntry(at: "\(collection)/\(after.path)", in: new) }),
                a.id == b.id {

@@ -281,6 +281,19 @@ struct BranchSafetyTests {
             #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "M  items/i11\n")
             #expect(try await CLI.tidemark(["sync", "--force", "-q"], in: mirror).status == 0)
 
+            // A manifest line the user's commit removed: the item's file is untouched, so no item
+            // line and no item counted, only the manifest the sync gives back.
+            let manifest = mirror + "/.tidemark/items.manifest"
+            let lines = String(decoding: try Data(contentsOf: URL(fileURLWithPath: manifest)), as: UTF8.self)
+                .split(separator: "\n", omittingEmptySubsequences: false)
+            try Data(lines.filter { !$0.hasPrefix("i4\t") && !$0.hasPrefix("i4 ") }.joined(separator: "\n").utf8)
+                .write(to: URL(fileURLWithPath: manifest))
+            try await CLI.git(identity + ["commit", "-q", "-a", "-m", "no i4 line"], in: mirror)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "M  .tidemark/items.manifest\n")
+            let manifestUndone = try await CLI.tidemark(["sync", "--force"], in: mirror)
+            #expect(manifestUndone.stdout.contains("Synced: no changes upstream; undid your own commits in 1 file(s)"),
+                    "\(manifestUndone.stdout)")
+
             // An item the user deleted and upstream deleted too: neither run refuses it.
             try await CLI.git(["rm", "-q", "items/i2.json"], in: mirror)
             try await CLI.git(identity + ["commit", "-q", "-m", "no i2"], in: mirror)
