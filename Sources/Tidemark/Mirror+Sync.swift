@@ -412,6 +412,13 @@ extension Mirror {
             own.append(commit)
         }
         var paths = try mirrorErrors { try repository.diffTrees(snapshotTree, head.tree).deltas.map(\.path) }
+        // Paths reach tidemark as UTF-8 text (a snapshot holds no other): a name that is not
+        // (shown with U+FFFD) could be neither reported as it is nor removed.
+        if let odd = paths.first(where: { $0.unicodeScalars.contains("\u{FFFD}") }) {
+            throw .unsafeName("a commit of yours on the branch holds a file whose name is not UTF-8 ('\(odd)', "
+                              + "undecodable bytes shown as U+FFFD); rename or remove it with git (git mv, git rm), "
+                              + "then run the command again")
+        }
         if let target {
             let undone = Set(try mirrorErrors { try repository.diffTrees(head.tree, target).deltas.map(\.path) })
             paths = paths.filter(undone.contains)

@@ -307,6 +307,30 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A file whose name is not UTF-8, committed by the user, cannot be shown as it is nor removed
+    /// by name: status and sync (also `--force`) refuse, naming it, and change nothing.
+    @Test func anOwnCommitHoldingANameThatIsNotUTF8IsRefusedByName() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(3, in: root)
+            let name = Array((mirror + "/bad").utf8) + [0xFF] + Array("name".utf8) + [0]
+            let fd = name.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644) }
+            #expect(fd >= 0)
+            close(fd)
+            try await CLI.git(["add", "-A"], in: mirror)
+            try await CLI.git(["-c", "user.name=Test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "odd name"], in: mirror)
+            let head = try await Self.rev("HEAD", in: mirror)
+            for arguments in [["status", "--porcelain"], ["sync", "--force"], ["sync", "--dry-run", "--force"]] {
+                let result = try await CLI.tidemark(arguments, in: mirror)
+                #expect(result.status == 128 && result.stderr.contains("holds a file whose name is not UTF-8 ('bad\u{FFFD}name'"),
+                        "\(arguments): \(result.stderr)")
+            }
+            #expect(try await Self.rev("HEAD", in: mirror) == head)
+            try await CLI.git(["rm", "-q", "--cached", "-r", "."], in: mirror)
+            try await CLI.git(["reset", "-q", "--hard", "HEAD~1"], in: mirror)
+            #expect(try await CLI.tidemark(["sync"], in: mirror).status == 0)
+        }
+    }
+
     /// A rollback refuses to undo the user's own commits (or, with `--hard`, to drop them) and to
     /// overwrite local edits, naming itself; `--force` does both. A rollback to what the branch
     /// already holds does nothing.
