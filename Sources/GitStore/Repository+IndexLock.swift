@@ -22,10 +22,10 @@ extension Repository {
             throw GitError(code: code,
                            message: "cannot take the index lock '\(path)': \(reason)", operation: "index.lock")
         }
-        let written = Array(token.utf8).withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        let written = Array(token.utf8).withUnsafeBytes { writeAll(descriptor, $0) }
         let reason = String(cString: strerror(errno))
         close(descriptor)
-        guard written == token.utf8.count else {
+        guard written else {
             unlink(path)
             throw GitError(code: .generic, message: "cannot write the index lock '\(path)': \(reason)", operation: "index.lock")
         }
@@ -38,12 +38,7 @@ extension Repository {
         guard let token = heldIndexLock else { return }
         heldIndexLock = nil
         let path = gitDirectory + "index.lock"
-        let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        var buffer = [UInt8](repeating: 0, count: 128)
-        let count = read(descriptor, &buffer, buffer.count)
-        close(descriptor)
-        if count > 0, buffer[..<count].elementsEqual(token.utf8) { unlink(path) }
+        if leadingBytes(of: path, limit: 128)?.elementsEqual(token.utf8) == true { unlink(path) }
     }
 
     /// Whether this handle holds git's index lock (``holdIndexLock()``).

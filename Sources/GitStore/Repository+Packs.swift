@@ -73,12 +73,7 @@ extension Repository {
         var released = 0
         for name in names where name.hasPrefix("pack-") && name.hasSuffix(".keep") {
             let path = folder + name
-            let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            guard descriptor >= 0 else { continue }
-            var buffer = [UInt8](repeating: 0, count: 256)
-            let count = read(descriptor, &buffer, buffer.count)
-            close(descriptor)
-            guard count > 0, String(decoding: buffer[..<count], as: UTF8.self).hasPrefix(prefix) else { continue }
+            guard let text = leadingBytes(of: path, limit: 256), String(decoding: text, as: UTF8.self).hasPrefix(prefix) else { continue }
             if unlink(path) == 0 { released += 1 }
         }
         return released

@@ -133,13 +133,17 @@ extension Mirror {
         if let head {
             let own = try self.ownCommits(head: head, undoneBy: upstream?.tree)
             ownCommits = own.commits
+            // The items already listed, by file, for paths that are no item of HEAD's.
+            var listed: [String: (collection: String, id: ItemID)]?
             for path in own.paths {
                 guard let (collection, id) = try item(at: path, in: head.tree) else {
                     // The file of an item new upstream, which the user's commit added first: one
                     // line, the item's, which the sync writes over that file.
-                    if let (collection, id) = ordered.lazy.compactMap({ name, statuses in
-                        statuses.values.first { $0.path == path }.map { (name, $0.id) }
-                    }).first {
+                    if listed == nil {
+                        listed = [:]
+                        for (name, statuses) in ordered { for status in statuses.values { listed?[status.path] = (name, status.id) } }
+                    }
+                    if let (collection, id) = listed?[path] {
                         if ordered[collection]?[id]?.upstream == .added { ordered[collection]?[id]?.upstream = .changed }
                         continue
                     }

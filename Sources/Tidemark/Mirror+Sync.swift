@@ -138,14 +138,7 @@ extension Mirror {
         // The plan's tree is not built: the last fetched snapshot stands in for it, so a change
         // of the user's own that upstream made too (an item both deleted) is not one undone.
         let fetched = try upstreamCommit()
-        var undone: [String] = []
-        if let head {
-            if options.force {
-                undone = try ownCommits(head: head, undoneBy: fetched?.tree).paths
-            } else {
-                try checkOwnCommits(head: head, undoneBy: fetched?.tree, branch: try checkedOutBranch())
-            }
-        }
+        let undone = try ownChangesUndone(head: head, by: fetched?.tree, force: options.force, branch: try checkedOutBranch())
         let base = fetched ?? head
         var counts = ChangeCounts()
         var downloads = 0
@@ -234,14 +227,7 @@ extension Mirror {
             return SyncReport(outcome: .upToDate, fetch: nil, counts: ChangeCounts(), paths: [],
                               previous: head?.id, current: head?.id, plannedDownloads: 0)
         }
-        var undone: [String] = []
-        if let head {
-            if force {
-                undone = try ownCommits(head: head, undoneBy: upstream.tree).paths
-            } else {
-                try checkOwnCommits(head: head, undoneBy: upstream.tree, branch: branch)
-            }
-        }
+        let undone = try ownChangesUndone(head: head, by: upstream.tree, force: force, branch: branch)
         // Fast-forward when the upstream snapshot sits on the branch tip; else a new snapshot
         // with upstream's tree on top of the branch.
         var target = upstream.id
@@ -395,6 +381,17 @@ extension Mirror {
         guard !paths.isEmpty else { return }
         throw .ownCommits(branch: Mirror.shortBranchName(branch), commits: commits,
                           items: (try? describe(paths: paths, in: head.tree)) ?? paths, by: command)
+    }
+
+    /// The paths of commits of the user's own that `target` sets back, which `--force` undoes;
+    /// without it, refuses them (``checkOwnCommits(head:undoneBy:branch:by:)``).
+    func ownChangesUndone(head: Commit?, by target: ObjectID?, force: Bool, branch: String) throws(MirrorError) -> [String] {
+        guard let head else { return [] }
+        guard force else {
+            try checkOwnCommits(head: head, undoneBy: target, branch: branch)
+            return []
+        }
+        return try ownCommits(head: head, undoneBy: target).paths
     }
 
     /// The commits ``checkOwnCommits(head:undoneBy:branch:by:)`` refuses (`short-id subject`) and the

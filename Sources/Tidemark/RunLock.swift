@@ -15,9 +15,13 @@ final class RunLock {
     /// run's pid, left in the file, names no living process); nil when there is none.
     static func livingHolder(gitDirectory: String) -> Int32? {
         guard let data = FileManager.default.contents(atPath: gitDirectory + "tidemark.lock"),
-              let pid = Int32(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
-              pid > 0, pid != getpid() else { return nil }
+              let pid = pid(in: data), pid > 0, pid != getpid() else { return nil }
         return kill(pid, 0) == 0 || errno == EPERM ? pid : nil
+    }
+
+    /// The pid a lock file holds (a line of digits); nil for an empty or unreadable one.
+    private static func pid(in bytes: some Collection<UInt8>) -> Int32? {
+        Int32(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     /// Takes the lock at once or throws ``MirrorError/locked(pid:path:)``.
@@ -31,8 +35,7 @@ final class RunLock {
             var buffer = [UInt8](repeating: 0, count: 32)
             let count = pread(fd, &buffer, 31, 0)
             close(fd)
-            let pid = count > 0 ? Int32(String(decoding: buffer[0..<count], as: UTF8.self)
-                .trimmingCharacters(in: .whitespacesAndNewlines)) : nil
+            let pid = count > 0 ? RunLock.pid(in: buffer[0..<count]) : nil
             throw .locked(pid: pid, path: path)
         }
         descriptor = fd

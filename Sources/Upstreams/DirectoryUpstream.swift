@@ -354,21 +354,23 @@ public struct DirectoryUpstream: Upstream {
                     guard name.first != 46, !isMirror(fd, name) else { continue }
                     try checkUTF8(name, in: path, what: "a folder")
                     subfolders.append(path + "/" + String(decoding: name, as: UTF8.self))
-                } else if kind == S_IFREG, name.count > 5, name.suffix(5).elementsEqual(".json".utf8),
-                          !isAppleDouble(fd, name) {
-                    try checkUTF8(name, in: path, what: "an item file")
+                } else if name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
+                    switch kind {
+                    case S_IFREG:
+                        guard !isAppleDouble(fd, name) else { continue }
+                        try checkUTF8(name, in: path, what: "an item file")
+                    case S_IFLNK:
+                        try checkUTF8(name, in: path, what: "an item file")
+                        info = try followLink(path + "/" + String(decoding: name, as: UTF8.self), within: root)
+                    default:
+                        // A FIFO, socket or device named like an item: never read (a FIFO would
+                        // block), and never skipped either, which would make its item look deleted.
+                        let what = kind == S_IFIFO ? "a FIFO" : kind == S_IFSOCK ? "a socket" : "a device"
+                        throw UpstreamError.unreachable("upstream item file '\(CQuoting.quoted(Array(path.utf8) + [UInt8(ascii: "/")] + Array(name)))' "
+                                                        + "is \(what), not a regular file")
+                    }
                     files.stems.append(range.lowerBound..<range.upperBound - 5)
                     files.infos.append(info)
-                } else if kind == S_IFLNK, name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
-                    try checkUTF8(name, in: path, what: "an item file")
-                    files.stems.append(range.lowerBound..<range.upperBound - 5)
-                    files.infos.append(try followLink(path + "/" + String(decoding: name, as: UTF8.self), within: root))
-                } else if kind != S_IFREG, name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
-                    // A FIFO, socket or device named like an item: never read (a FIFO would block),
-                    // and never skipped either, which would make its item look deleted.
-                    let what = kind == S_IFIFO ? "a FIFO" : kind == S_IFSOCK ? "a socket" : "a device"
-                    throw UpstreamError.unreachable("upstream item file '\(CQuoting.quoted(Array(path.utf8) + [UInt8(ascii: "/")] + Array(name)))' "
-                                                    + "is \(what), not a regular file")
                 }
             }
         }

@@ -12,3 +12,14 @@ func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
     }
     return true
 }
+
+/// The first bytes (at most `limit`) of the file at `path`, not following a symbolic link; nil
+/// when it cannot be opened or read, or is empty. For small marker files (locks, keeps).
+func leadingBytes(of path: String, limit: Int) -> [UInt8]? {
+    let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var buffer = [UInt8](repeating: 0, count: limit)
+    let count = read(descriptor, &buffer, limit)
+    return count > 0 ? Array(buffer[..<count]) : nil
+}
