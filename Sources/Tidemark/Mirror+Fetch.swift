@@ -46,6 +46,9 @@ public struct FetchReport: Sendable {
     /// zero for the `dir` upstream.
     public var requests = 0
     public var bytesReceived = 0
+    /// How a `dir` upstream was listed: from `tidemark watch`'s answer, or by a scan; nil for
+    /// other upstreams.
+    public var folderListing: FolderListing?
 
     /// Changes against HEAD in all collections.
     public var behind: ChangeCounts { collections.map(\.behind).reduce(ChangeCounts(), +) }
@@ -111,6 +114,12 @@ extension Mirror {
         var failures: [String] = []
         var itemCount = 0
         let batch = ObjectBatch(repository: repository)
+        // A `dir` upstream with `tidemark watch` running: its answer names what changed, and
+        // each collection checks those files alone instead of an `lstat` of every file.
+        let watch = upstream is DirectoryUpstream ? watchedChanges(previous: previous, upstream: upstream) : nil
+        var scanned: String?
+        var watchedNames = 0
+        var usedWatcher = false
 
         for collection in settings.collections {
             let baseBlob = try manifestBlob(collection, in: base?.tree)
@@ -120,9 +129,18 @@ extension Mirror {
             progress?(.listing(collection: collection, items: 0))
             let listing: Listing
             do {
-                listing = try await upstream.list(
-                    collection: collection, since: previousWatermark?.adding(seconds: -settings.overlapSeconds),
-                    cached: load)
+                if let watch, watch.usable, let changes = watch.changes, baseBlob != nil,
+                   let folder = upstream as? DirectoryUpstream,
+                   let fromWatcher = try folder.list(collection: collection, cached: load, changes: changes) {
+                    listing = fromWatcher
+                    watchedNames = changes.names?.count ?? 0
+                    usedWatcher = true
+                } else {
+                    if let watch { scanned = scanned ?? (watch.usable ? "collection '\(collection)' is new" : watch.reason) }
+                    listing = try await upstream.list(
+                        collection: collection, since: previousWatermark?.adding(seconds: -settings.overlapSeconds),
+                        cached: load)
+                }
             } catch {
                 _ = try load.table()  // an unreadable manifest is the error to report
                 throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
@@ -254,7 +272,12 @@ extension Mirror {
             crashPoint("after-upstream-ref")
         }
         if failures.isEmpty { try writeState("last-fetch", listedAt + "\n") }
+        // The token covers what this fetch stored only when it stored every listed item.
+        if failures.isEmpty, let changes = watch?.changes, let current {
+            saveWatchToken(changes, commit: current, scannedAll: !usedWatcher)
+        }
         var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)
+        if let watch { report.folderListing = scanned.map { .scan(reason: $0) } ?? .watcher(changedNames: watchedNames) }
         report.built = FetchReport.Built(head: head?.id, baseTree: base?.tree, paths: changedPaths)
         let traffic = upstream.statistics
         report.requests = traffic.requests - trafficBefore.requests

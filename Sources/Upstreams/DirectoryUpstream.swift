@@ -20,7 +20,7 @@ import Synchronization
 public struct DirectoryUpstream: Upstream {
     public let spec: String
     public let collections: [String]
-    private let root: URL
+    let root: URL
     /// Bytes of bodies a listing carries at most; the rest are read again when fetched.
     static let bodyBudget = 32 << 20
 
@@ -44,6 +44,9 @@ public struct DirectoryUpstream: Upstream {
     private func folder(for collection: String) -> URL {
         collections == ["items"] ? root : root.appendingPathComponent(collection, isDirectory: true)
     }
+
+    /// The upstream folder, links resolved.
+    public var folderPath: String { DirectoryUpstream.realPath(root.path) }
 
     /// True when `path` is the upstream folder or inside it, comparing real paths (links
     /// resolved); `path` need not exist yet. A mirror there would list its own files.
@@ -75,7 +78,12 @@ public struct DirectoryUpstream: Upstream {
         let base = folder(for: collection)
         let folders = try await DirectoryUpstream.scanInParallel(base.path, within: DirectoryUpstream.realPath(root.path),
                                                                  cached: cached)
-        let cached = try cached.loaded()
+        return try DirectoryUpstream.listing(of: folders, collection: collection, cached: try cached.loaded())
+    }
+
+    /// The listing of scanned folders: their unchanged items by position, and their other files
+    /// read (on all cores) and dated. An id found in two folders throws, naming both files.
+    static func listing(of folders: [FolderScan], collection: String, cached: any CachedVersions) throws -> Listing {
         var items: [ListedItem] = []
         var unchanged: [Int] = []
         unchanged.reserveCapacity(cached.count)
@@ -84,8 +92,7 @@ public struct DirectoryUpstream: Upstream {
         var listedIn = [Int32](repeating: -1, count: cached.count)
         var newPaths: [ItemID: String] = [:]
         func duplicate(_ id: ItemID, _ other: String, _ path: String) -> UpstreamError {
-            .duplicateID(collection: collection,
-                         item: "\(CQuoting.quoted(id)) (\(CQuoting.quoted(other)) and \(CQuoting.quoted(path)))")
+            DirectoryUpstream.duplicate(id, other, path, collection: collection)
         }
         func claim(_ position: Int?, _ id: @autoclosure () -> ItemID, folder: Int, path: @autoclosure () -> String) throws {
             if let position {
@@ -115,8 +122,7 @@ public struct DirectoryUpstream: Upstream {
                 try claim(file.position, file.id, folder: folderIndex, path: file.path)
                 if next == chunkStart + chunk.count {
                     chunkStart = next
-                    chunk = DirectoryUpstream.read(changed[next..<min(changed.count, next + DirectoryUpstream.readChunk)],
-                                                   collection: collection)
+                    chunk = read(changed[next..<min(changed.count, next + readChunk)], collection: collection)
                 }
                 let result = chunk[next - chunkStart]
                 next += 1
@@ -131,13 +137,18 @@ public struct DirectoryUpstream: Upstream {
                     continue
                 }
                 // Carry bodies up to a budget, so a first clone of a large folder stays within bounded memory.
-                let carry = carried + read.data.count <= DirectoryUpstream.bodyBudget
+                let carry = carried + read.data.count <= bodyBudget
                 if carry { carried += read.data.count }
                 items.append(ListedItem(id: file.id, lastModified: read.version, etag: StatSignature(file.info).description,
                                         body: carry ? read.data : nil, location: file.path))
             }
         }
         return Listing(items: items, isComplete: true, unchanged: unchanged, requests: reads)
+    }
+
+    /// The error for an id that two files give, naming both.
+    static func duplicate(_ id: ItemID, _ path: String, _ other: String, collection: String) -> UpstreamError {
+        .duplicateID(collection: collection, item: "\(CQuoting.quoted(id)) (\(CQuoting.quoted(path)) and \(CQuoting.quoted(other)))")
     }
 
     /// A changed file's bytes and the version they give.
@@ -334,48 +345,72 @@ public struct DirectoryUpstream: Upstream {
         }
         let firstSubfolder = subfolders.count
         try files.names.withUnsafeBufferPointer { buffer in
-            let base = buffer.baseAddress!
             // In directory order: only what is returned is sorted (unchanged items are positions).
             for range in ranges {
                 let name = UnsafeBufferPointer(rebasing: buffer[range])
-                var info = stat()
-                let cName = UnsafeRawPointer(base + range.lowerBound).assumingMemoryBound(to: CChar.self)
-                guard fstatat(fd, cName, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
-                    // Removed since the folder was read: gone upstream. Any other failure (a folder
-                    // that can be listed but not searched, EIO, ESTALE) must not look like a deletion.
-                    if errno == ENOENT { continue }
-                    let reason = String(cString: strerror(errno))
-                    throw UpstreamError.unreachable(
-                        "cannot read upstream file '\(CQuoting.quoted(path + "/" + String(decoding: name, as: UTF8.self)))': \(reason)")
-                }
-                let kind = info.st_mode & S_IFMT
-                if kind == S_IFDIR {
-                    // Hidden folders are not shards, nor is a mirror (a clone made inside the folder).
-                    guard name.first != 46, !isMirror(fd, name) else { continue }
-                    try checkUTF8(name, in: path, what: "a folder")
+                switch try entry(name, in: fd, at: path, within: root) {
+                case .folder:
                     subfolders.append(path + "/" + String(decoding: name, as: UTF8.self))
-                } else if name.count > 5, name.suffix(5).elementsEqual(".json".utf8) {
-                    switch kind {
-                    case S_IFREG:
-                        guard !isAppleDouble(fd, name) else { continue }
-                        try checkUTF8(name, in: path, what: "an item file")
-                    case S_IFLNK:
-                        try checkUTF8(name, in: path, what: "an item file")
-                        info = try followLink(path + "/" + String(decoding: name, as: UTF8.self), within: root)
-                    default:
-                        // A FIFO, socket or device named like an item: never read (a FIFO would
-                        // block), and never skipped either, which would make its item look deleted.
-                        let what = kind == S_IFIFO ? "a FIFO" : kind == S_IFSOCK ? "a socket" : "a device"
-                        throw UpstreamError.unreachable("upstream item file '\(CQuoting.quoted(Array(path.utf8) + [UInt8(ascii: "/")] + Array(name)))' "
-                                                        + "is \(what), not a regular file")
-                    }
+                case .item(let info):
                     files.stems.append(range.lowerBound..<range.upperBound - 5)
                     files.infos.append(info)
+                case .other:
+                    continue
                 }
             }
         }
         subfolders[firstSubfolder...].sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         return files
+    }
+
+    /// What one name of a folder is to a listing.
+    enum Entry {
+        /// A `*.json` item file, with its `lstat` (a link's: its target's `stat`).
+        case item(stat)
+        /// A subfolder to list too (not hidden, not a mirror).
+        case folder
+        /// Anything else, or gone since the folder was read.
+        case other
+    }
+
+    /// What `name` (NUL-terminated in memory just past its last byte) is in the open folder `fd`
+    /// at `path`: one `lstat` relative to the folder, so the kernel does not walk the path. Throws
+    /// for what must not pass as a deletion: an unreadable entry, a name that is not UTF-8, a
+    /// `*.json` FIFO, socket or device, a link that leads outside `root` or nowhere.
+    static func entry(_ name: UnsafeBufferPointer<UInt8>, in fd: Int32, at path: String, within root: String) throws -> Entry {
+        var info = stat()
+        let cName = UnsafeRawPointer(name.baseAddress!).assumingMemoryBound(to: CChar.self)
+        guard fstatat(fd, cName, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+            // Removed since the folder was read: gone upstream. Any other failure (a folder
+            // that can be listed but not searched, EIO, ESTALE) must not look like a deletion.
+            if errno == ENOENT { return .other }
+            let reason = String(cString: strerror(errno))
+            throw UpstreamError.unreachable(
+                "cannot read upstream file '\(CQuoting.quoted(path + "/" + String(decoding: name, as: UTF8.self)))': \(reason)")
+        }
+        let kind = info.st_mode & S_IFMT
+        if kind == S_IFDIR {
+            // Hidden folders are not shards, nor is a mirror (a clone made inside the folder).
+            guard name.first != 46, !isMirror(fd, name) else { return .other }
+            try checkUTF8(name, in: path, what: "a folder")
+            return .folder
+        }
+        guard name.count > 5, name.suffix(5).elementsEqual(".json".utf8) else { return .other }
+        switch kind {
+        case S_IFREG:
+            guard !isAppleDouble(fd, name) else { return .other }
+            try checkUTF8(name, in: path, what: "an item file")
+            return .item(info)
+        case S_IFLNK:
+            try checkUTF8(name, in: path, what: "an item file")
+            return .item(try followLink(path + "/" + String(decoding: name, as: UTF8.self), within: root))
+        default:
+            // A FIFO, socket or device named like an item: never read (a FIFO would
+            // block), and never skipped either, which would make its item look deleted.
+            let what = kind == S_IFIFO ? "a FIFO" : kind == S_IFSOCK ? "a socket" : "a device"
+            throw UpstreamError.unreachable("upstream item file '\(CQuoting.quoted(Array(path.utf8) + [UInt8(ascii: "/")] + Array(name)))' "
+                                            + "is \(what), not a regular file")
+        }
     }
 
     /// The `stat` of the regular file the `*.json` symbolic link `link` leads to, which must be

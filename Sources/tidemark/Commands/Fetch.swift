@@ -38,6 +38,7 @@ extension TidemarkCommand {
                     return report  // reported below, then exits 128
                 }
             }
+            if transfer.verbose { tellFolderListing(report) }
             if json {
                 emitJSON(FetchJSON(report))
             } else if !output.quiet {

@@ -73,6 +73,7 @@ extension TidemarkCommand {
                     return SyncReport(incompleteFetch: fetch)
                 }
             }
+            if transfer.verbose { tellFolderListing(report.fetch) }
             if json { emitJSON(SyncJSON(report)) }
             if report.outcome == .incompleteFetch, let fetch = report.fetch { throw CommandFailure(.incompleteFetch(fetch)) }
             guard !json, !output.quiet else { return }

@@ -1,0 +1,60 @@
+import Foundation
+
+extension DirectoryUpstream {
+    /// Lists `collection` from a watcher's answer instead of a scan: every cached item whose
+    /// name did not change is unchanged, and each changed name is checked (``entry(_:in:at:within:)``)
+    /// in every folder of the collection that holds it, as a scan checks it: one file is the
+    /// item, two are an error, none is a deletion.
+    ///
+    /// Nil when the answer cannot stand in for a scan of this collection: it asks for one, it
+    /// comes from a watcher of another folder, the collection's folder is hidden (not watched),
+    /// or it names a folder whose name is not UTF-8 (the scan then names it).
+    public func list(collection: String, cached: some CachedVersions, changes: FolderChanges) throws -> Listing? {
+        let root = DirectoryUpstream.realPath(self.root.path)
+        guard let names = changes.names, changes.root == root else { return nil }
+        let scope: [UInt8] = collections == ["items"] ? [] : Array(collection.utf8)
+        guard scope.first != 46 else { return nil }
+        let cached = try cached.loaded()
+        var decided = [Bool](repeating: false, count: cached.count)
+        var unchanged: [Int] = []
+        var files: [ListedFile] = []
+        for changed in names where FolderWatcher.isItemName(changed.name) {
+            var found: [(path: String, info: stat)] = []
+            // In the order a scan walks them (a folder before its subfolders), so that an id in
+            // two folders is named as a scan names it.
+            let folders = changed.folders.map { $0.split(separator: 47, omittingEmptySubsequences: false) }
+                .sorted { $0.lexicographicallyPrecedes($1) { $0.lexicographicallyPrecedes($1) } }
+                .map { Array($0.joined(separator: [47])) }
+            for relative in folders where scope.isEmpty || relative == scope || relative.starts(with: scope + [47]) {
+                guard let relative = String(validating: relative, as: UTF8.self) else { return nil }
+                let folder = relative.isEmpty ? root : root + "/" + relative
+                let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                guard fd >= 0 else {
+                    if errno == ENOENT { continue }  // removed since the watcher answered: so are its files
+                    throw UpstreamError.unreachable("cannot read upstream folder '\(CQuoting.quoted(folder))': \(String(cString: strerror(errno)))")
+                }
+                defer { close(fd) }
+                let entry = try (changed.name + [0]).withUnsafeBufferPointer {
+                    try DirectoryUpstream.entry(UnsafeBufferPointer(rebasing: $0.dropLast()), in: fd, at: folder, within: root)
+                }
+                if case .item(let info) = entry { found.append((folder + "/" + String(decoding: changed.name, as: UTF8.self), info)) }
+            }
+            let stem = Array(changed.name.dropLast(5))
+            let position = stem.withUnsafeBufferPointer { cached.position(ofIDBytes: $0) }
+            if let position { decided[position] = true }
+            guard let file = found.first else { continue }
+            let id = ItemID(bytes: stem)
+            if found.count > 1 { throw DirectoryUpstream.duplicate(id, found[0].path, found[1].path, collection: collection) }
+            if let position, let etag = cached.etagUTF8(at: position), StatSignature(file.info).matches(etag) {
+                unchanged.append(position)
+            } else {
+                files.append(ListedFile(id: id, path: file.path, info: file.info, position: position))
+            }
+        }
+        for position in decided.indices where !decided[position] { unchanged.append(position) }
+        files.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        let folder = scope.isEmpty ? root : root + "/" + collection
+        return try DirectoryUpstream.listing(of: [FolderScan(path: folder, unchanged: unchanged, files: files)],
+                                             collection: collection, cached: cached)
+    }
+}

@@ -1,0 +1,337 @@
+#if os(Linux)
+import Foundation
+import Glibc
+
+/// Watches a `dir` upstream folder with inotify and tells, over a Unix socket, which item file
+/// names changed since a token: a listing then checks those alone instead of taking an `lstat` of
+/// every file, as git's fsmonitor daemon spares `git status` its scan of the working tree.
+///
+/// - It watches the folder and each subfolder a listing reads (not hidden ones, not mirrors), and
+///   keeps which folders hold each `*.json` name. A listing checks a changed name in every folder
+///   that holds it, so an id in two shards is still an error and a file moved between shards is
+///   not a deletion.
+/// - A token is `<instance>:<sequence>`. A token of another instance (a restarted watcher), or
+///   one from before a lost event, is answered `rescan`, and the listing scans every file as it
+///   does without a watcher. Events are lost when inotify's queue overflows, when a folder is
+///   created, removed or renamed (its files were not watched a moment), or when a watch cannot
+///   be added.
+/// - A request is answered after reading every queued event. The kernel queues an event before
+///   the call that caused it returns, so all that changed before the request is in the answer.
+/// - Symbolic links are answered as changed every time: what changes is their target.
+/// - Not seen: writes through a memory map, and writes through a hard link in a folder that is
+///   not watched. The fetch scans in full at least hourly (``FolderChanges/fullScanInterval``).
+public final class FolderWatcher: @unchecked Sendable {  // used by one thread at a time
+    /// The watched folder (real path).
+    public let root: String
+    private let rootBytes: [UInt8]
+    private let inotify: Int32
+    private let instance: String
+    /// Events read so far; a token names how many its answer covered.
+    private var sequence: UInt64 = 0
+    /// Tokens below this sequence are answered `rescan`.
+    private var validFrom: UInt64 = 0
+    /// Each folder's path relative to the root (empty for the root), by folder number; nil once
+    /// it is no longer watched.
+    private var folderPaths: [[UInt8]?] = []
+    private var folderOfWatch: [Int32: Int] = [:]
+    private var watchOfFolder: [Int: Int32] = [:]
+    /// The folders holding each `*.json` name (not folders named so), and those where it is a link.
+    private var holders: [[UInt8]: [Int]] = [:]
+    private var links: [[UInt8]: [Int]] = [:]
+    /// The sequence of each name's last event.
+    private var changed: [[UInt8]: UInt64] = [:]
+    /// Why the watcher must stop (its folder was removed or moved away), once it must.
+    public private(set) var failure: String?
+    /// Why events were last lost, for the log.
+    public private(set) var lastLoss: String?
+
+    /// What inotify reports for each folder: any change of an entry's content, metadata or name,
+    /// and the folder's own removal or move.
+    private static let mask = UInt32(IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM
+                                     | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR) | inDontFollow
+
+    /// IN_DONTFOLLOW, which Glibc's module leaves out (it is behind _GNU_SOURCE).
+    private static let inDontFollow: UInt32 = 0x0200_0000
+
+    /// Watches `root` and every subfolder a listing reads, and reads their names.
+    public init(root: String) throws {
+        self.root = DirectoryUpstream.realPath(URL(fileURLWithPath: root).standardizedFileURL.path)
+        rootBytes = Array(self.root.utf8)
+        inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard inotify >= 0 else {
+            throw UpstreamError.unreachable("cannot start inotify: \(String(cString: strerror(errno)))")
+        }
+        var random = SystemRandomNumberGenerator()
+        instance = String(random.next() as UInt64, radix: 16)
+        watch([])
+        // A folder that cannot be watched (the watch limit) leaves the watcher useless: say so now.
+        if let lastLoss { throw UpstreamError.unreachable(lastLoss) }
+    }
+
+    deinit { close(inotify) }
+
+    /// Folders watched now.
+    public var folderCount: Int { watchOfFolder.count }
+    /// `*.json` names in them (a name in two folders counts twice).
+    public var itemFileCount: Int { holders.values.reduce(0) { $0 + $1.count } }
+
+    // MARK: - Serving
+
+    /// Listens on a Unix socket at `socket` (owner only), calls `ready`, then answers requests and
+    /// reads events as they come, until `stop` (a pipe's read end) is readable or the folder goes
+    /// away (then throws). The socket file is removed on return.
+    public func serve(at socket: String, stop: Int32, ready: () -> Void) throws {
+        let listener = try UnixSocket.listen(at: socket)
+        defer {
+            unlink(socket)
+            close(listener)
+        }
+        ready()
+        var fds = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: stop, events: Int16(POLLIN), revents: 0)]
+        while true {
+            if let failure { throw UpstreamError.unreachable(failure) }
+            guard poll(&fds, nfds_t(fds.count), -1) >= 0 else {
+                if errno == EINTR { continue }
+                throw UpstreamError.unreachable("watcher: poll failed: \(String(cString: strerror(errno)))")
+            }
+            if fds[2].revents != 0 { return }
+            if fds[0].revents != 0 { drain() }
+            if fds[1].revents != 0 {
+                let client = accept(listener, nil, nil)
+                if client >= 0 {
+                    _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                    answer(client)
+                    close(client)
+                }
+            }
+        }
+    }
+
+    /// Reads one request (`since <token>` or `since -`, a line) and writes the answer; a client
+    /// that says nothing within a second is dropped.
+    private func answer(_ client: Int32) {
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        timeout.tv_sec = 5
+        setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var request: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while !request.contains(10), request.count < 256 {
+            let count = read(client, &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return }
+            request += buffer[..<count]
+        }
+        guard let line = request.split(separator: 10).first, line.starts(with: "since ".utf8) else { return }
+        let token = String(decoding: line.dropFirst(6), as: UTF8.self)
+        let reply = answer(since: token == "-" ? nil : token)
+        var sent = 0
+        while sent < reply.count {
+            let count = reply[sent...].withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return }
+            sent += count
+        }
+    }
+
+    /// The answer to a request with `token`, after reading every queued event (see
+    /// ``FolderChanges`` for its form).
+    func answer(since token: String?) -> [UInt8] {
+        drain()
+        var reply = Array("\(FolderChanges.magic)\0".utf8) + rootBytes + [0] + Array("\(instance):\(sequence)\0".utf8)
+        guard failure == nil, let token, let since = since(token) else { return reply + Array("rescan\0".utf8) }
+        var names = Set(links.keys)
+        for (name, at) in changed where at > since { names.insert(name) }
+        reply += Array("changes\0\(names.count)\0".utf8)
+        for name in names {
+            let folders = (holders[name] ?? []).compactMap { folderPaths[$0] }
+            reply += name + [0] + Array("\(folders.count)\0".utf8)
+            for folder in folders { reply += folder + [0] }
+        }
+        return reply + Array("end\0".utf8)
+    }
+
+    /// The sequence a token of this instance names, nil when it is not one or is older than a loss.
+    private func since(_ token: String) -> UInt64? {
+        let parts = token.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0] == instance, let value = UInt64(parts[1]), value >= validFrom, value <= sequence else {
+            return nil
+        }
+        return value
+    }
+
+    // MARK: - Events
+
+    /// Reads and applies every queued event.
+    func drain() {
+        let size = 64 << 10
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+        defer { buffer.deallocate() }
+        while true {
+            let count = read(inotify, buffer, size)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return }
+            var offset = 0
+            while offset + MemoryLayout<inotify_event>.size <= count {
+                let event = (buffer + offset).loadUnaligned(as: inotify_event.self)
+                let nameStart = buffer + offset + MemoryLayout<inotify_event>.size
+                let nameBytes = UnsafeBufferPointer(start: nameStart.assumingMemoryBound(to: UInt8.self), count: Int(event.len))
+                let name = Array(nameBytes.prefix { $0 != 0 })
+                apply(watch: event.wd, mask: event.mask, name: name)
+                offset += MemoryLayout<inotify_event>.size + Int(event.len)
+            }
+        }
+    }
+
+    private func apply(watch wd: Int32, mask: UInt32, name: [UInt8]) {
+        sequence += 1
+        if mask & UInt32(IN_Q_OVERFLOW) != 0 { return lose("inotify's event queue overflowed") }
+        guard let folder = folderOfWatch[wd], let path = folderPaths[folder] else { return }
+        if mask & UInt32(IN_IGNORED) != 0 {
+            folderOfWatch[wd] = nil
+            if watchOfFolder[folder] == wd { watchOfFolder[folder] = nil }
+            return
+        }
+        if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
+            // A subfolder's parent reports where it went; the root has no watched parent.
+            if path.isEmpty {
+                failure = "the upstream folder '\(CQuoting.quoted(root))' was removed or moved; the watcher stopped"
+                lose(failure!)
+            }
+            return
+        }
+        guard !name.isEmpty else { return }
+        if name == Array(".git".utf8) || name == Array(".tidemark".utf8) {
+            // The folder may have become a mirror (a clone inside the upstream folder), whose
+            // files a listing skips.
+            lose("a mirror was made or removed in '\(CQuoting.quoted(path))'")
+            if !path.isEmpty, isMirror(path) { unwatch(path) }
+            return
+        }
+        let child = path.isEmpty ? name : path + [47] + name
+        if mask & UInt32(IN_ISDIR) != 0 {
+            guard name.first != 46 else { return }  // hidden: not listed
+            lose("folder '\(CQuoting.quoted(child))' was created, removed or renamed")
+            unwatch(child)
+            if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0, !isMirror(child) { watch(child) }
+            return
+        }
+        guard Self.isItemName(name) else { return }
+        changed[name] = sequence
+        if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
+            var info = stat()
+            let exists = withPath(rootBytes + [47] + child) { fstatat(AT_FDCWD, $0, &info, AT_SYMLINK_NOFOLLOW) } == 0
+            if exists, info.st_mode & S_IFMT == S_IFDIR { return }  // gone and made a folder since: its event follows
+            if !(holders[name]?.contains(folder) ?? false) { holders[name, default: []].append(folder) }
+            links[name]?.removeAll { $0 == folder }
+            if exists, info.st_mode & S_IFMT == S_IFLNK { links[name, default: []].append(folder) }
+            if links[name]?.isEmpty == true { links[name] = nil }
+        } else if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 {
+            holders[name]?.removeAll { $0 == folder }
+            if holders[name]?.isEmpty == true { holders[name] = nil }
+            links[name]?.removeAll { $0 == folder }
+            if links[name]?.isEmpty == true { links[name] = nil }
+        }
+    }
+
+    /// Makes every token from before this event need a rescan; the answer that reads this event
+    /// gives a token after it.
+    private func lose(_ why: String) {
+        validFrom = sequence
+        lastLoss = why
+    }
+
+    // MARK: - Folders
+
+    /// Watches the folder at `relative` and, depth first, each subfolder a listing reads; indexes
+    /// their `*.json` names. The watch comes before the read, so nothing created in between is missed.
+    private func watch(_ relative: [UInt8]) {
+        let full = relative.isEmpty ? rootBytes : rootBytes + [47] + relative
+        let wd = withPath(full) { inotify_add_watch(inotify, $0, Self.mask) }
+        guard wd >= 0 else {
+            let reason = errno == ENOSPC
+                ? "the inotify watch limit is reached (raise it: sysctl fs.inotify.max_user_watches=1048576)"
+                : String(cString: strerror(errno))
+            return lose("cannot watch '\(CQuoting.quoted(full))': \(reason)")
+        }
+        let folder = folderPaths.count
+        folderPaths.append(relative)
+        folderOfWatch[wd] = folder
+        watchOfFolder[folder] = wd
+        guard let dir = withPath(full, { opendir($0) }) else {
+            return lose("cannot read '\(CQuoting.quoted(full))': \(String(cString: strerror(errno)))")
+        }
+        defer { closedir(dir) }
+        let fd = dirfd(dir)
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        var subfolders: [[UInt8]] = []
+        while let entry = readdir(dir) {
+            let cName = (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: UInt8.self)
+            let name = Array(UnsafeBufferPointer(start: cName, count: strlen(UnsafeRawPointer(cName).assumingMemoryBound(to: CChar.self))))
+            if name == [46] || name == [46, 46] { continue }
+            var type = entry.pointee.d_type
+            if type == UInt8(DT_UNKNOWN) {
+                var info = stat()
+                guard (name + [0]).withUnsafeBufferPointer({
+                    fstatat(fd, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), &info, AT_SYMLINK_NOFOLLOW)
+                }) == 0 else { continue }
+                let kind = info.st_mode & S_IFMT
+                type = UInt8(kind == S_IFDIR ? DT_DIR : kind == S_IFLNK ? DT_LNK : DT_REG)
+            }
+            if type == UInt8(DT_DIR) {
+                let isMirror = (name + [0]).withUnsafeBufferPointer {
+                    DirectoryUpstream.isMirror(fd, UnsafeBufferPointer(rebasing: $0.dropLast()))
+                }
+                if name.first != 46, !isMirror { subfolders.append(relative.isEmpty ? name : relative + [47] + name) }
+            } else if Self.isItemName(name) {
+                holders[name, default: []].append(folder)
+                if type == UInt8(DT_LNK) { links[name, default: []].append(folder) }
+            }
+        }
+        for subfolder in subfolders { watch(subfolder) }
+    }
+
+    /// Stops watching the folder at `relative` and those below it, and forgets their names.
+    private func unwatch(_ relative: [UInt8]) {
+        var gone = Set<Int>()
+        for (folder, path) in folderPaths.enumerated() {
+            guard let path, path == relative || path.starts(with: relative + [47]) else { continue }
+            gone.insert(folder)
+            folderPaths[folder] = nil
+            if let wd = watchOfFolder.removeValue(forKey: folder) {
+                inotify_rm_watch(inotify, wd)
+                folderOfWatch[wd] = nil
+            }
+        }
+        guard !gone.isEmpty else { return }
+        holders = holders.compactMapValues { folders in
+            let kept = folders.filter { !gone.contains($0) }
+            return kept.isEmpty ? nil : kept
+        }
+        links = links.compactMapValues { folders in
+            let kept = folders.filter { !gone.contains($0) }
+            return kept.isEmpty ? nil : kept
+        }
+    }
+
+    /// True when the folder at `relative` is a mirror (holds `.git` and `.tidemark`).
+    private func isMirror(_ relative: [UInt8]) -> Bool {
+        var info = stat()
+        let full = rootBytes + [47] + relative
+        return [".git", ".tidemark"].allSatisfy { entry in
+            withPath(full + [47] + Array(entry.utf8)) { fstatat(AT_FDCWD, $0, &info, AT_SYMLINK_NOFOLLOW) } == 0
+        }
+    }
+
+    /// True for a name a listing takes as an item file: `<id>.json`.
+    static func isItemName(_ name: [UInt8]) -> Bool {
+        name.count > 5 && name.suffix(5).elementsEqual(".json".utf8)
+    }
+
+    private func withPath<T>(_ path: [UInt8], _ body: (UnsafePointer<CChar>) -> T) -> T {
+        (path + [0]).withUnsafeBufferPointer { body(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)) }
+    }
+}
+#endif

@@ -1,0 +1,65 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Tidemark
+
+extension TidemarkCommand {
+    /// `tidemark watch`
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Watch a dir upstream, so fetch and sync check only the files that changed.",
+            discussion: """
+                Runs until interrupted (Ctrl-C, SIGTERM, SIGHUP). While it runs, 'tidemark
+                fetch' and 'tidemark sync' in this mirror ask it which files changed since
+                their last run, over .git/tidemark/watch.sock, and check only those instead of
+                every file of the folder (as git's fsmonitor spares 'git status' its scan).
+                Without it, or when it lost track (it restarted, a folder was created, removed
+                or renamed, its queue overflowed), they scan every file, as always; and they do
+                at least once an hour anyway. 'fetch -v' says which it did. Linux only (inotify).
+
+                Examples:
+                  tidemark watch &
+                  tidemark sync -v
+                """)
+
+        @ParentCommand var root: TidemarkCommand
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let mirror = try root.openMirror()
+            // Ctrl-C and the like end the watch through a pipe its loop polls, so it removes its socket.
+            var pipeEnds: [Int32] = [0, 0]
+            guard pipe(&pipeEnds) == 0 else { throw CommandFailure.fatal("cannot make a pipe: \(String(cString: strerror(errno)))") }
+            let stopWrite = pipeEnds[1]
+            let sources = [SIGINT, SIGTERM, SIGHUP].map { number in
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { _ = write(stopWrite, "x", 1) }
+                source.resume()
+                return source
+            }
+            defer { sources.forEach { $0.cancel() } }
+            let quiet = output.quiet
+            try await engine { () throws(MirrorError) in
+                try await mirror.watch(stop: pipeEnds[0]) { started in
+                    guard !quiet else { return }
+                    writeStandardError("Watching \(started.folders) folder\(started.folders == 1 ? "" : "s") "
+                                       + "(\(started.itemFiles) item files) under \(started.folder); "
+                                       + "fetch and sync in this mirror ask what changed. Ctrl-C stops.\n")
+                }
+            }
+        }
+    }
+}
+
+/// Tells on stderr (`-v`) how a fetch listed a `dir` upstream: from `tidemark watch`, or by a scan and why.
+func tellFolderListing(_ report: FetchReport?) {
+    switch report?.folderListing {
+    case .watcher(let names)?:
+        writeStandardError("Listed from the watcher: \(names) changed name\(names == 1 ? "" : "s") checked.\n")
+    case .scan(let reason)?:
+        writeStandardError("Listed by scanning every file: \(reason).\n")
+    case nil:
+        break
+    }
+}

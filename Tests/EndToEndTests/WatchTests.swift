@@ -1,0 +1,83 @@
+#if os(Linux)
+import Foundation
+import Testing
+
+/// `tidemark watch` beside a `dir` upstream: syncs check only what it saw change, and give the
+/// same snapshots a scan gives; without it (stopped, never started) they scan as before.
+@Suite("tidemark watch: syncs from a watcher's answer")
+struct WatchTests {
+    @Test func syncsTakeTheWatchersChangesAndScanWithoutIt() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream + "/s1", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: upstream + "/s2", withIntermediateDirectories: true)
+            for id in ["a", "b", "c"] { try writeItem(upstream + "/s1", id, lastModified: "2021-01-01T00:00:00Z") }
+            for id in ["d", "e"] { try writeItem(upstream + "/s2", id, lastModified: "2021-01-01T00:00:00Z") }
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            let mirror = root + "/m", socket = mirror + "/.git/tidemark/watch.sock"
+
+            let noWatcher = try await CLI.tidemark(["sync", "-v"], in: mirror)
+            #expect(noWatcher.stderr.contains("Listed by scanning every file: no watcher runs."), "\(noWatcher.stderr)")
+
+            let watcher = try CLI.spawnTidemark(["watch"], in: mirror)
+            #expect(await CLI.waitForFile(socket, seconds: 60))
+            let first = try await CLI.tidemark(["sync", "-v"], in: mirror)
+            #expect(first.stderr.contains("Listed by scanning every file: first fetch since the watcher started."), "\(first.stderr)")
+
+            // A second watcher for the same mirror is refused, naming the first.
+            let second = try await CLI.tidemark(["watch"], in: mirror)
+            #expect(second.status == 128 && second.stderr.contains("fatal: a watcher already runs for this mirror (pid \(watcher.pid))"),
+                    "\(second.stderr)")
+
+            // Changed, new, deleted, and moved to another shard (not a deletion).
+            try writeItem(upstream + "/s1", "a", lastModified: "2021-02-01T00:00:00Z", extra: #", "v": 2"#)
+            try writeItem(upstream + "/s2", "f", lastModified: "2021-02-01T00:00:00Z")
+            #expect(unlink(upstream + "/s1/b.json") == 0)
+            #expect(rename(upstream + "/s2/e.json", upstream + "/s1/e.json") == 0)
+            let watched = try await CLI.tidemark(["sync", "-v"], in: mirror)
+            #expect(watched.status == 0, "\(watched.stderr)")
+            #expect(watched.stderr.contains("Listed from the watcher: 4 changed names checked."), "\(watched.stderr)")
+            #expect(watched.stdout.contains("Synced: 1 changed, 1 new, 1 deleted"), "\(watched.stdout)")
+            let files = try await CLI.git(["ls-files", "items"], in: mirror)
+            #expect(files.split(separator: "\n").map { ($0 as NSString).lastPathComponent } == ["a.json", "c.json", "d.json", "e.json", "f.json"])
+            #expect(String(decoding: FileManager.default.contents(atPath: mirror + "/items/a.json") ?? Data(), as: UTF8.self).contains("\"v\""))
+
+            // Nothing changed: nothing checked, no commit.
+            let head = try await CLI.git(["rev-parse", "HEAD"], in: mirror)
+            let idle = try await CLI.tidemark(["sync", "-v"], in: mirror)
+            #expect(idle.stderr.contains("Listed from the watcher: 0 changed names checked."), "\(idle.stderr)")
+            #expect(try await CLI.git(["rev-parse", "HEAD"], in: mirror) == head)
+
+            // An item that does not parse fails the sync: its token is not kept, so once fixed the
+            // item is stored, whatever the watcher saw in between.
+            try Data("{ not json".utf8).write(to: URL(fileURLWithPath: upstream + "/s1/c.json"))
+            #expect(try await CLI.tidemark(["sync"], in: mirror).status == 128)
+            try writeItem(upstream + "/s1", "c", lastModified: "2021-03-01T00:00:00Z", extra: #", "v": 3"#)
+            let fixed = try await CLI.tidemark(["sync", "-v"], in: mirror)
+            #expect(fixed.status == 0 && fixed.stdout.contains("Synced: 1 changed"), "\(fixed.stdout)\(fixed.stderr)")
+
+            // Stopped, it removes its socket; syncs scan again.
+            #expect(watcher.process.signal(SIGTERM))
+            let stopped = await watcher.finished()
+            #expect(stopped.status == 0 && !stopped.signalled, "\(stopped.stderr)")
+            #expect(stopped.stderr.contains("Watching 3 folders (5 item files) under "), "\(stopped.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: socket))
+            try writeItem(upstream + "/s2", "d", lastModified: "2021-04-01T00:00:00Z", extra: #", "v": 4"#)
+            let after = try await CLI.tidemark(["sync", "-v"], in: mirror)
+            #expect(after.stderr.contains("Listed by scanning every file: no watcher runs."), "\(after.stderr)")
+            #expect(after.stdout.contains("Synced: 1 changed"), "\(after.stdout)")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
+    @Test func onlyADirUpstreamIsWatched() async throws {
+        try await withScratch { root in
+            #expect(try await CLI.git(["init", "-q", "m"], in: root).isEmpty)
+            let mirror = root + "/m"
+            try await CLI.git(["config", "tidemark.upstream", "rest:http://127.0.0.1:9/items"], in: mirror)
+            let result = try await CLI.tidemark(["watch"], in: mirror)
+            #expect(result.status != 0 && result.stderr.contains("only a dir upstream can be watched"), "\(result.stderr)")
+        }
+    }
+}
+#endif

@@ -1,0 +1,229 @@
+#if os(Linux)
+import Foundation
+import Testing
+import TestSupport
+@testable import Upstreams
+
+/// Cached versions sorted by id, made from a listing as a mirror's manifest would hold them.
+private struct Versions: CachedVersions {
+    var entries: [(id: ItemID, etag: String)]
+    var count: Int { entries.count }
+    func position(of id: ItemID) -> Int? { entries.firstIndex { $0.id == id } }
+    func id(at position: Int) -> ItemID { entries[position].id }
+    func etag(at position: Int) -> String? { entries[position].etag }
+
+    /// What a mirror caches after `listing` against `self`.
+    func after(_ listing: Listing) -> Versions {
+        var kept = listing.unchanged.map { entries[$0] }
+        kept += listing.items.map { ($0.id, $0.etag ?? "") }
+        return Versions(entries: kept.sorted { $0.id.description < $1.id.description })
+    }
+}
+
+/// A listing reduced to what a fetch uses of it.
+private struct Summary: Equatable, CustomStringConvertible {
+    var unchanged: Set<String>
+    var items: Set<String>
+    init(_ listing: Listing, _ cached: Versions) {
+        unchanged = Set(listing.unchanged.map { cached.id(at: $0).description })
+        items = Set(listing.items.map { "\($0.id) \($0.etag ?? "-") \($0.lastModified.raw) \($0.body.map { $0.count } ?? -1)" })
+    }
+    var description: String { "unchanged \(unchanged.sorted()), items \(items.sorted())" }
+}
+
+@Suite("dir upstream: listing from the watcher's answer")
+struct FolderWatcherTests {
+    private func write(_ text: String, to path: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    private func item(_ id: String, _ round: Int) -> String {
+        "{\"id\": \"\(id)\", \"lastModified\": \"2025-01-01T00:00:\(String(format: "%02d", round % 60))Z\", \"round\": \(round)}\n"
+    }
+
+    /// The watcher's answer since `token`.
+    private func ask(_ watcher: FolderWatcher, since token: String?) throws -> FolderChanges {
+        try #require(FolderChanges(answer: watcher.answer(since: token)))
+    }
+
+    /// Lists from the watcher's answer and by a scan, against the same cached versions; both must
+    /// agree (or fail alike). Returns the scan's listing.
+    private func bothListings(_ upstream: DirectoryUpstream, _ changes: FolderChanges, _ cached: Versions,
+                              sameWords: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Listing? {
+        let scanned: Result<Listing, any Error>
+        do { scanned = .success(try await upstream.list(collection: "items", since: nil, cached: cached)) } catch { scanned = .failure(error) }
+        let watched: Result<Listing?, any Error> = Result { try upstream.list(collection: "items", cached: cached, changes: changes) }
+        switch (scanned, watched) {
+        case (.success(let scan), .success(let fromWatcher?)):
+            #expect(Summary(fromWatcher, cached) == Summary(scan, cached), sourceLocation: sourceLocation)
+            return scan
+        case (.failure(let scanError), .failure(let watchError)):
+            // With one problem, both name it in the same words; with several (two ids in two
+            // folders each, a dangling link beside), each names the first it meets.
+            if sameWords { #expect("\(watchError)" == "\(scanError)", sourceLocation: sourceLocation) }
+            return nil
+        default:
+            Issue.record("scan \(scanned), watcher \(watched)", sourceLocation: sourceLocation)
+            return nil
+        }
+    }
+
+    @Test(arguments: 1...6 as ClosedRange<UInt64>)
+    func filesChangedAtRandomListTheSameFromTheAnswerAsByAScan(seed: UInt64) async throws {
+        try await withScratch { path in
+            let root = path + "/up"
+            let shards = ["a", "b", "c", "b/deep"]
+            for shard in shards { try FileManager.default.createDirectory(atPath: "\(root)/\(shard)", withIntermediateDirectories: true) }
+            try FileManager.default.createDirectory(atPath: "\(root)/.hidden", withIntermediateDirectories: true)
+            for index in 0..<24 { try write(item("i\(index)", 0), to: "\(root)/\(shards[index % 4])/i\(index).json") }
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:" + root))
+            let watcher = try FolderWatcher(root: root)
+            var cached = Versions(entries: [])
+            cached = cached.after(try await upstream.list(collection: "items", since: nil, cached: cached))
+            var token = try ask(watcher, since: nil).token
+            var generator = SplitMix(seed: seed)
+            var answered = 0
+            for round in 1...(ProcessInfo.processInfo.environment["TIDEMARK_WATCH_ROUNDS"].flatMap(Int.init) ?? 60) {
+                for _ in 0..<(1 + generator.next(4)) {
+                    let id = "i\(generator.next(30))"
+                    let shard = shards[generator.next(shards.count)]
+                    let file = "\(root)/\(shard)/\(id).json"
+                    let existing = shards.map { "\(root)/\($0)/\(id).json" }.filter { FileManager.default.fileExists(atPath: $0) }
+                    switch generator.next(9) {
+                    case 0, 1:  // rewrite in place, or create
+                        try write(item(id, round), to: existing.first ?? file)
+                    case 2:  // delete
+                        for path in existing { unlink(path) }
+                    case 3:  // move to another shard
+                        if let from = existing.first, from != file, !FileManager.default.fileExists(atPath: file) { rename(from, file) }
+                    case 4:  // replace atomically (a temporary name, then rename), as editors save
+                        try write(item(id, round), to: "\(root)/\(shard)/.tmp-\(id)")
+                        if let target = existing.first ?? Optional(file) { rename("\(root)/\(shard)/.tmp-\(id)", target) }
+                    case 5:  // metadata only: mode, then times
+                        if let target = existing.first {
+                            chmod(target, 0o600)
+                            var times = [timespec(tv_sec: 1_700_000_000 + round, tv_nsec: 0), timespec(tv_sec: 1_700_000_000 + round, tv_nsec: 0)]
+                            utimensat(AT_FDCWD, target, &times, 0)
+                        }
+                    case 6:  // a second file with the id (an error both ways), removed next round
+                        if let from = existing.first, from != file { try FileManager.default.copyItem(atPath: from, toPath: file) }
+                    case 7:  // a link to another item's file
+                        if existing.isEmpty, let target = shards.map({ "\(root)/\($0)/i\(generator.next(30)).json" })
+                            .first(where: { FileManager.default.fileExists(atPath: $0) && !$0.hasSuffix("/\(id).json") }) {
+                            symlink(target, file)
+                        }
+                    default:  // not items: a hidden folder's file, another extension
+                        try write("x", to: "\(root)/.hidden/\(id).json")
+                        try write("x", to: "\(root)/\(shard)/\(id).txt")
+                    }
+                }
+                let changes = try ask(watcher, since: token)
+                #expect(changes.names != nil, "no folder changed: the answer must not ask for a scan")
+                if let listing = try await bothListings(upstream, changes, cached) {
+                    cached = cached.after(listing)
+                    token = changes.token
+                    answered += 1
+                } else {
+                    // Two files for an id, or a link whose target went: both listings failed alike; those files go.
+                    for shard in shards {
+                        for name in try FileManager.default.contentsOfDirectory(atPath: "\(root)/\(shard)") where name.hasSuffix(".json") {
+                            let others = shards.filter { $0 != shard && FileManager.default.fileExists(atPath: "\(root)/\($0)/\(name)") }
+                            var info = stat()
+                            let dangling = stat("\(root)/\(shard)/\(name)", &info) != 0
+                            if !others.isEmpty || dangling { unlink("\(root)/\(shard)/\(name)") }
+                        }
+                    }
+                }
+            }
+            #expect(answered > 20)
+        }
+    }
+
+    @Test func aFolderCreatedRemovedOrRenamedAsksForAScanThenChangesResume() async throws {
+        try await withScratch { path in
+            let root = path + "/up"
+            try FileManager.default.createDirectory(atPath: root + "/a", withIntermediateDirectories: true)
+            try write(item("x", 1), to: root + "/a/x.json")
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:" + root))
+            let watcher = try FolderWatcher(root: root)
+            let first = try ask(watcher, since: nil)
+            #expect(first.names == nil, "no token: scan")
+            #expect(try ask(watcher, since: "0:0").names == nil, "another watcher's token: scan")
+            #expect(try ask(watcher, since: first.token).names == [])
+
+            try FileManager.default.createDirectory(atPath: root + "/b", withIntermediateDirectories: true)
+            try write(item("y", 1), to: root + "/b/y.json")
+            let afterFolder = try ask(watcher, since: first.token)
+            #expect(afterFolder.names == nil, "a new folder: its files were not watched a moment")
+            // The folder is watched from then on: a file written in it is a change.
+            try write(item("y", 2), to: root + "/b/y.json")
+            let resumed = try ask(watcher, since: afterFolder.token)
+            #expect(resumed.names == [FolderChanges.Name(name: Array("y.json".utf8), folders: [Array("b".utf8)])])
+
+            #expect(rename(root + "/b", root + "/c") == 0)
+            let renamed = try ask(watcher, since: resumed.token)
+            #expect(renamed.names == nil)
+            try write(item("x", 2), to: root + "/c/x.json")  // an id in two folders, one of them renamed
+            let both = try ask(watcher, since: renamed.token)
+            #expect(try await bothListings(upstream, both, Versions(entries: []), sameWords: true) == nil, "both fail alike")
+            #expect(both.names?.first { $0.name == Array("x.json".utf8) }?.folders.sorted { $0.lexicographicallyPrecedes($1) }
+                    == [Array("a".utf8), Array("c".utf8)])
+        }
+    }
+
+    @Test func linksAreAnsweredEveryTimeAsTheirTargetsMayChange() async throws {
+        try await withScratch { path in
+            let root = path + "/up"
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            try write(item("x", 1), to: root + "/x.json")
+            symlink(root + "/x.json", root + "/alias.json")
+            let watcher = try FolderWatcher(root: root)
+            let token = try ask(watcher, since: nil).token
+            #expect(try ask(watcher, since: token).names?.map { String(decoding: $0.name, as: UTF8.self) } == ["alias.json"])
+        }
+    }
+
+    @Test func answersComeOverASocketAtAPathLongerThanSocketsTake() async throws {
+        try await withScratch { path in
+            let root = path + "/up"
+            let state = path + "/" + String(repeating: "deep/", count: 24)
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+            let socket = state + "watch.sock"
+            #expect(socket.utf8.count > 108)
+            #expect(throws: WatcherUnavailable.self) { try FolderChanges.ask(socket: socket, since: nil) }
+            var ends: [Int32] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            let watcher = try FolderWatcher(root: root)
+            let stop = ends[0]
+            let served = Thread {
+                try? watcher.serve(at: socket, stop: stop) {}
+            }
+            served.start()
+            try await waitUntil { FileManager.default.fileExists(atPath: socket) }
+            var info = stat()
+            #expect(lstat(socket, &info) == 0 && info.st_mode & 0o777 == 0o600, "owner only")
+            let empty = try FolderChanges.ask(socket: socket, since: nil)
+            try write(item("x", 1), to: root + "/x.json")
+            let changed = try FolderChanges.ask(socket: socket, since: empty.token)
+            #expect(changed.root == DirectoryUpstream.realPath(root))
+            #expect(changed.names == [FolderChanges.Name(name: Array("x.json".utf8), folders: [[]])])
+            #expect(Glibc.write(ends[1], "x", 1) == 1)
+            try await waitUntil { !FileManager.default.fileExists(atPath: socket) }
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64).
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next(_ bound: Int) -> Int {
+        state &+= 0x9e37_79b9_7f4a_7c15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return Int((z ^ (z >> 31)) % UInt64(bound))
+    }
+}
+#endif
