@@ -71,6 +71,18 @@ PY'
   "$tidemark" -C mirror fetch -q
   time_cmd W4 "$tidemark" -C mirror status --porcelain
   time_cmd B4s git -C mirror status --porcelain
+  # W3w, W2w: W3 and W2 again with `tidemark watch` running beside the mirror. The sync before them
+  # applies W4's changes and, the watcher's first, scans every file and takes its token.
+  "$tidemark" -C mirror watch -q &
+  watch_pid=$!
+  for _ in $(seq 1 600); do [ -S mirror/.git/tidemark/watch.sock ] && break; sleep 0.1; done
+  [ -S mirror/.git/tidemark/watch.sock ] || { echo "tidemark watch did not start" >&2; exit 1; }
+  "$tidemark" -C mirror sync -q
+  time_cmd W3w "$tidemark" -C mirror fetch -q
+  change_items $(( run + 20 ))
+  time_cmd W2w "$tidemark" -C mirror sync -q
+  "$tidemark" -C mirror sync -v 2>&1 | grep -q "Listed from the watcher" || { echo "the watcher was not used" >&2; exit 1; }
+  kill "$watch_pid" && wait "$watch_pid"
 done
 
 # W5: the same over HTTP. The fixture emulates DocuSign (100 templates per listing page); a clone of
@@ -131,6 +143,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a / b; else 
   echo "| W3 fetch, nothing changed vs B4 git status (the first after the clone) | $(median W3) | $(median B4) | $(ratio "$(median W3)" "$(median B4)") | < 0.5 | $(peak W3) |"
   echo "| W3 fetch, nothing changed vs B4s git status on a settled index (no target; see README) | $(median W3) | $(median B4s) | $(ratio "$(median W3)" "$(median B4s)") | | $(peak W3) |"
   echo "| W4 status, 1% behind vs B4s git status on a settled index | $(median W4) | $(median B4s) | $(ratio "$(median W4)" "$(median B4s)") | ≤ 1.0 | $(peak W4) |"
+  echo "| W2w sync 1% changed, tidemark watch running, vs B2 | $(median W2w) | $(median B2) | $(ratio "$(median W2w)" "$(median B2)") | ≤ 0.25 | $(peak W2w) |"
+  echo "| W3w fetch, nothing changed, tidemark watch running, vs B4 | $(median W3w) | $(median B4) | $(ratio "$(median W3w)" "$(median B4)") | < 0.5 | $(peak W3w) |"
   echo "| L0 floor of W3: lstat of every upstream file (find) vs B4 | $(median L0) | $(median B4) | $(ratio "$(median L0)" "$(median B4)") | | $(peak L0) |"
 } > table.md
 # Every run, fastest first: the medians above hide how much this machine's timings move.
@@ -138,7 +152,7 @@ runs_of() { awk -F'\t' -v l="$1" '$1==l{print $2}' times.tsv | sort -n | paste -
 {
   echo "Each run (s), fastest first:"
   echo
-  for label in W1 B1 W2 B2 W3 B4 B4s W4 L0; do echo "- $label: $(runs_of "$label")"; done
+  for label in W1 B1 W2 W2w B2 W3 W3w B4 B4s W4 L0; do echo "- $label: $(runs_of "$label")"; done
 } > runs.md
 {
   echo "# Benchmark results"

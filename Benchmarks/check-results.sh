@@ -12,8 +12,8 @@ while IFS='|' read -r _ figure tidemark baseline ratio _; do
   figures=$((figures + 1))
   [[ "$tidemark" =~ $number && "$baseline" =~ $number ]] || fail "no time in row:$figure"
   [[ "$ratio" =~ $number ]] || [[ "$ratio" == " n/a " && "$baseline" =~ ^\ *0\.00\ *$ ]] || fail "no ratio in row:$figure"
-done < <(grep -E '^\| (W[1-4]|L0) ' "$file")
-[ "$figures" -eq 6 ] || fail "expected 6 figure rows in $file, found $figures"
+done < <(grep -E '^\| (W[1-4]w?|L0) ' "$file")
+[ "$figures" -eq 8 ] || fail "expected 8 figure rows in $file, found $figures"
 rows=0
 while IFS='|' read -r _ label _ requests minimum _; do
   rows=$((rows + 1))
