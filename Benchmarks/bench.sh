@@ -41,6 +41,8 @@ change_items() {  # change 1% of the items upstream, with a new lastModified ($1
 # Trees of earlier runs are moved aside, not deleted, until the end: ext4 skips recently deleted
 # inodes for minutes when allocating, which would charge 200k deletions to whichever command runs next.
 mkdir -p trash
+watch_pid=
+trap 'kill $watch_pid 2>/dev/null || true' EXIT
 for run in $(seq 1 "$runs"); do
   echo "Run $run/$runs" >&2
   [ -d mirror ] && mv mirror "trash/mirror-$run"
@@ -81,8 +83,9 @@ PY'
   time_cmd W3w "$tidemark" -C mirror fetch -q
   change_items $(( run + 20 ))
   time_cmd W2w "$tidemark" -C mirror sync -q
-  "$tidemark" -C mirror sync -v 2>&1 | grep -q "Listed from the watcher" || { echo "the watcher was not used" >&2; exit 1; }
-  kill "$watch_pid" && wait "$watch_pid"
+  used=$("$tidemark" -C mirror sync -v 2>&1)
+  [[ "$used" == *"Listed from the watcher"* ]] || { echo "the watcher was not used: $used" >&2; exit 1; }
+  kill "$watch_pid" && wait "$watch_pid" && watch_pid=
 done
 
 # W5: the same over HTTP. The fixture emulates DocuSign (100 templates per listing page); a clone of
@@ -92,7 +95,7 @@ http_items="${BENCH_HTTP_ITEMS:-20000}"
 http_changed=$(( http_items / 100 ))
 "$bin/tidemark-fixture" --port 0 --items "$http_items" --token bench-token > fixture.log 2>&1 &
 fixture_pid=$!
-trap 'kill $fixture_pid 2>/dev/null || true' EXIT
+trap 'kill $fixture_pid $watch_pid 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do grep -q "listening on" fixture.log && break; sleep 0.1; done
 base_url=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' fixture.log | head -1)
 # DocuSign's hourly limit (3,000 calls) would stop a 20k clone; the benchmark measures traffic, not waits.

@@ -136,7 +136,11 @@ extension Mirror {
                     watchedNames = changes.names?.count ?? 0
                     usedWatcher = true
                 } else {
-                    if let watch { scanned = scanned ?? (watch.usable ? "collection '\(collection)' is new" : watch.reason) }
+                    if let watch {
+                        scanned = scanned ?? (!watch.usable ? watch.reason : baseBlob == nil ? "collection '\(collection)' is new"
+                            : "the answer cannot stand in for a scan of '\(collection)' (a quarter of it changed, "
+                                + "its folder is hidden, or a folder name is not UTF-8)")
+                    }
                     listing = try await upstream.list(
                         collection: collection, since: previousWatermark?.adding(seconds: -settings.overlapSeconds),
                         cached: load)

@@ -66,7 +66,8 @@ public struct FolderChanges: Sendable, Equatable {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         let request = Array("since \(token ?? "-")\n".utf8)
-        guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else {
+        // Not `write`: a watcher gone meanwhile must not end the fetch with SIGPIPE.
+        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else {
             throw WatcherUnavailable("the watcher did not take the request: \(String(cString: strerror(errno)))")
         }
         var answer: [UInt8] = []

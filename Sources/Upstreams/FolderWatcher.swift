@@ -63,12 +63,54 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
         }
         var random = SystemRandomNumberGenerator()
         instance = String(random.next() as UInt64, radix: 16)
+        if let remote = Self.networkFileSystem(self.root) {
+            close(inotify)
+            throw UpstreamError.unreachable(
+                "the upstream folder '\(CQuoting.quoted(self.root))' is on a \(remote) file system, where inotify does not see changes made "
+                + "from other machines; fetch and sync scan it instead")
+        }
         watch([])
         // A folder that cannot be watched (the watch limit) leaves the watcher useless: say so now.
         if let lastLoss { throw UpstreamError.unreachable(lastLoss) }
     }
 
     deinit { close(inotify) }
+
+    /// The network or user-space file system `path` (a real path) is on, nil for a local one: there
+    /// inotify sees only the changes made through this machine's kernel. Read from
+    /// `/proc/self/mounts`: the mount with the longest mount point holding `path`.
+    static func networkFileSystem(_ path: String, mounts: String? = nil) -> String? {
+        guard let table = mounts ?? (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) else { return nil }
+        var best: (point: String, type: String)?
+        for line in table.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 3 else { continue }
+            let point = unescapeMountField(String(fields[1]))
+            guard path == point || path.hasPrefix(point == "/" ? "/" : point + "/"), point.count >= (best?.point.count ?? 0) else { continue }
+            best = (point, String(fields[2]))
+        }
+        guard let type = best?.type else { return nil }
+        let remote = ["nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "afs", "glusterfs", "lustre", "gpfs", "virtiofs",
+                      "vboxsf", "davfs", "sshfs"]
+        return remote.contains(type) || type.hasPrefix("fuse") ? type : nil
+    }
+
+    /// A mount table field with its octal escapes (`\040` for a space) undone.
+    private static func unescapeMountField(_ field: String) -> String {
+        guard field.contains("\\") else { return field }
+        var bytes: [UInt8] = []
+        var rest = Array(field.utf8)[...]
+        while let first = rest.first {
+            if first == 92, rest.count >= 4, let value = UInt8(String(decoding: rest.dropFirst().prefix(3), as: UTF8.self), radix: 8) {
+                bytes.append(value)
+                rest = rest.dropFirst(4)
+            } else {
+                bytes.append(first)
+                rest = rest.dropFirst()
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     /// Folders watched now.
     public var folderCount: Int { watchOfFolder.count }
@@ -129,7 +171,8 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
         let reply = answer(since: token == "-" ? nil : token)
         var sent = 0
         while sent < reply.count {
-            let count = reply[sent...].withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+            // Not `write`: a client gone (a fetch interrupted) would end the watcher with SIGPIPE.
+            let count = reply[sent...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { return }
             sent += count

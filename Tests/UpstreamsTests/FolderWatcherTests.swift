@@ -183,6 +183,21 @@ struct FolderWatcherTests {
         }
     }
 
+    @Test func aFolderOnANetworkFileSystemIsNotWatched() {
+        let mounts = """
+            /dev/vda / ext4 rw,relatime 0 0
+            server:/export /mnt/shared nfs4 rw,relatime 0 0
+            sshfs#me@host: /mnt/my\\040files fuse.sshfs rw 0 0
+            tmpfs /mnt/shared/local tmpfs rw 0 0
+            """
+        #expect(FolderWatcher.networkFileSystem("/home/me/templates", mounts: mounts) == nil)
+        #expect(FolderWatcher.networkFileSystem("/mnt/shared/templates", mounts: mounts) == "nfs4")
+        #expect(FolderWatcher.networkFileSystem("/mnt/shared", mounts: mounts) == "nfs4")
+        #expect(FolderWatcher.networkFileSystem("/mnt/sharedother", mounts: mounts) == nil)
+        #expect(FolderWatcher.networkFileSystem("/mnt/my files/t", mounts: mounts) == "fuse.sshfs")
+        #expect(FolderWatcher.networkFileSystem("/mnt/shared/local/t", mounts: mounts) == nil, "the deepest mount counts")
+    }
+
     @Test func answersComeOverASocketAtAPathLongerThanSocketsTake() async throws {
         try await withScratch { path in
             let root = path + "/up"
