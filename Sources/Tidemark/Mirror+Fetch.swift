@@ -116,10 +116,7 @@ extension Mirror {
         let batch = ObjectBatch(repository: repository)
         // A `dir` upstream with `tidemark watch` running: its answer names what changed, and
         // each collection checks those files alone instead of an `lstat` of every file.
-        let watch = upstream is DirectoryUpstream ? watchedChanges(previous: previous, upstream: upstream) : nil
-        var scanned: String?
-        var watchedNames = 0
-        var usedWatcher = false
+        var watch = (upstream as? DirectoryUpstream).map { watchedChanges(previous: previous, folder: $0) }
 
         for collection in settings.collections {
             let baseBlob = try manifestBlob(collection, in: base?.tree)
@@ -129,18 +126,9 @@ extension Mirror {
             progress?(.listing(collection: collection, items: 0))
             let listing: Listing
             do {
-                if let watch, watch.usable, let changes = watch.changes, baseBlob != nil,
-                   let folder = upstream as? DirectoryUpstream,
-                   let fromWatcher = try folder.list(collection: collection, cached: load, changes: changes) {
-                    listing = fromWatcher
-                    watchedNames = changes.names?.count ?? 0
-                    usedWatcher = true
+                if let answered = try watch?.list(collection, cached: load, hasManifest: baseBlob != nil) {
+                    listing = answered
                 } else {
-                    if let watch {
-                        scanned = scanned ?? (!watch.usable ? watch.reason : baseBlob == nil ? "collection '\(collection)' is new"
-                            : "the answer cannot stand in for a scan of '\(collection)' (a quarter of it changed, "
-                                + "its folder is hidden, or a folder name is not UTF-8)")
-                    }
                     listing = try await upstream.list(
                         collection: collection, since: previousWatermark?.adding(seconds: -settings.overlapSeconds),
                         cached: load)
@@ -277,11 +265,9 @@ extension Mirror {
         }
         if failures.isEmpty { try writeState("last-fetch", listedAt + "\n") }
         // The token covers what this fetch stored only when it stored every listed item.
-        if failures.isEmpty, let changes = watch?.changes, let current {
-            saveWatchToken(changes, commit: current, scannedAll: !usedWatcher)
-        }
+        if failures.isEmpty, let watch, let current { saveWatchToken(watch, commit: current) }
         var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)
-        if let watch { report.folderListing = scanned.map { .scan(reason: $0) } ?? .watcher(changedNames: watchedNames) }
+        report.folderListing = watch?.listing
         report.built = FetchReport.Built(head: head?.id, baseTree: base?.tree, paths: changedPaths)
         let traffic = upstream.statistics
         report.requests = traffic.requests - trafficBefore.requests

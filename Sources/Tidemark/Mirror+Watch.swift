@@ -71,38 +71,74 @@ extension Mirror {
         #endif
     }
 
-    /// A watcher's answer for this fetch, and how each collection is then listed: from the
-    /// answer when it covers all since `previous`, the upstream-tracking commit the last fetch
-    /// left (its token was saved with that commit), else by a scan (the reason is reported).
-    func watchedChanges(previous: Commit?, upstream: any Upstream) -> (changes: FolderChanges?, usable: Bool, reason: String) {
-        guard let folder = upstream as? DirectoryUpstream else { return (nil, false, "not a dir upstream") }
+    /// What the watcher answers this fetch, if one runs, and whether the answer can stand in for
+    /// a scan: when it covers everything since `previous`, the upstream-tracking commit the last
+    /// fetch left (its token was saved with that commit), and the last full scan is under an hour
+    /// old. Otherwise the collections are scanned, and the reason is reported.
+    func watchedChanges(previous: Commit?, folder: DirectoryUpstream) -> WatchUse {
         let saved = WatchState(readState(Mirror.watchState) ?? "")
         let changes: FolderChanges
         do {
             changes = try FolderChanges.ask(socket: watchSocket, since: saved?.token)
         } catch {
-            return (nil, false, error.description)
+            return WatchUse(folder: folder, changes: nil, saved: saved, scanReason: error.description)
         }
-        guard changes.root == folder.folderPath else {
-            return (nil, false, "the watcher watches another folder (\(changes.root))")
-        }
-        guard let saved, let previous, saved.commit == previous.id.description, saved.root == changes.root else {
-            return (changes, false, "first fetch since the watcher started")
-        }
-        guard changes.names != nil else { return (changes, false, "the watcher asks for a full scan (it restarted or lost events)") }
-        guard Date().timeIntervalSince1970 - saved.scanned < FolderChanges.fullScanInterval else {
-            return (changes, false, "the hourly full scan")
-        }
-        return (changes, true, "")
+        let reason: String? =
+            if changes.root != folder.folderPath { "the watcher watches another folder (\(changes.root))" }
+            else if saved == nil || saved?.commit != previous?.id.description || saved?.root != changes.root {
+                "first fetch since the watcher started"
+            } else if changes.names == nil { "the watcher asks for a full scan (it restarted or lost events)" }
+            else if Date().timeIntervalSince1970 - saved!.scanned >= FolderChanges.fullScanInterval { "the hourly full scan" }
+            else { nil }
+        return WatchUse(folder: folder, changes: changes, saved: saved, scanReason: reason)
     }
 
-    /// Saves the token of `changes` once a fetch stored everything its answer covers, with the
-    /// upstream-tracking commit it left.
-    func saveWatchToken(_ changes: FolderChanges, commit: ObjectID, scannedAll: Bool) {
-        let previous = WatchState(readState(Mirror.watchState) ?? "")
-        let scanned = scannedAll ? Date().timeIntervalSince1970 : previous?.scanned ?? 0
+    /// Saves the token of the watcher's answer once a fetch stored everything it covers, with
+    /// the upstream-tracking commit that fetch left.
+    func saveWatchToken(_ watch: WatchUse, commit: ObjectID) {
+        guard let changes = watch.changes else { return }
+        let scanned = watch.answeredAny ? watch.saved?.scanned ?? 0 : Date().timeIntervalSince1970
         let state = WatchState(token: changes.token, commit: commit.description, scanned: scanned, root: changes.root)
         try? writeState(Mirror.watchState, state.text)
+    }
+}
+
+/// What a fetch makes of `tidemark watch`: its answer, and how each collection was listed.
+struct WatchUse {
+    let folder: DirectoryUpstream
+    let changes: FolderChanges?
+    let saved: WatchState?
+    /// Why the collections are scanned; nil while the answer stands in for scans.
+    var scanReason: String?
+    /// True once a collection was listed from the answer.
+    private(set) var answeredAny = false
+
+    init(folder: DirectoryUpstream, changes: FolderChanges?, saved: WatchState?, scanReason: String?) {
+        self.folder = folder
+        self.changes = changes
+        self.saved = saved
+        self.scanReason = scanReason
+    }
+
+    /// `collection` listed from the answer; nil when it must be scanned (the reason is kept).
+    mutating func list(_ collection: String, cached: ManifestLoad, hasManifest: Bool) throws -> Listing? {
+        guard scanReason == nil, let changes else { return nil }
+        guard hasManifest else {
+            scanReason = "collection '\(collection)' is new"
+            return nil
+        }
+        guard let listing = try folder.list(collection: collection, cached: cached, changes: changes) else {
+            scanReason = "the answer cannot stand in for a scan of '\(collection)' (a quarter of it changed, "
+                + "its folder is hidden, or a folder name is not UTF-8)"
+            return nil
+        }
+        answeredAny = true
+        return listing
+    }
+
+    /// How the folder was listed, for `-v`.
+    var listing: FolderListing {
+        scanReason.map { .scan(reason: $0) } ?? .watcher(changedNames: changes?.names?.count ?? 0)
     }
 }
 

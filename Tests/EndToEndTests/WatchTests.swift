@@ -48,6 +48,18 @@ struct WatchTests {
             #expect(idle.stderr.contains("Listed from the watcher: 0 changed names checked."), "\(idle.stderr)")
             #expect(try await CLI.git(["rev-parse", "HEAD"], in: mirror) == head)
 
+            // A full scan at least hourly: an answer does not stand in for one after an hour.
+            let state = mirror + "/.git/tidemark/watch-token"
+            let saved = String(decoding: FileManager.default.contents(atPath: state) ?? Data(), as: UTF8.self)
+            #expect(saved.contains("\nscanned "), "\(saved)")
+            let hourAgo = Int(Date().timeIntervalSince1970) - 3_601
+            try Data(saved.replacingOccurrences(of: #"scanned \d+"#, with: "scanned \(hourAgo)", options: .regularExpression).utf8)
+                .write(to: URL(fileURLWithPath: state))
+            let hourly = try await CLI.tidemark(["sync", "-v"], in: mirror)
+            #expect(hourly.stderr.contains("Listed by scanning every file: the hourly full scan."), "\(hourly.stderr)")
+            let rested = try await CLI.tidemark(["sync", "-v"], in: mirror)
+            #expect(rested.stderr.contains("Listed from the watcher: 0 changed names checked."), "\(rested.stderr)")
+
             // An item that does not parse fails the sync: its token is not kept, so once fixed the
             // item is stored, whatever the watcher saw in between.
             try Data("{ not json".utf8).write(to: URL(fileURLWithPath: upstream + "/s1/c.json"))
