@@ -142,20 +142,15 @@ struct WatchUse {
     }
 }
 
-/// The saved state of ``Mirror/saveWatchToken(_:commit:scannedAll:)``.
+/// The saved state of ``Mirror/saveWatchToken(_:commit:)``.
 struct WatchState {
     var token: String
     var commit: String
     var scanned: TimeInterval
     var root: String
+}
 
-    init(token: String, commit: String, scanned: TimeInterval, root: String) {
-        self.token = token
-        self.commit = commit
-        self.scanned = scanned
-        self.root = root
-    }
-
+extension WatchState {
     init?(_ text: String) {
         var fields: [String: String] = [:]
         for line in text.split(separator: "\n") {
