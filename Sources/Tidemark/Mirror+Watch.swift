@@ -21,7 +21,8 @@ extension Mirror {
     /// Where `tidemark watch` listens.
     var watchSocket: String { stateFolder + "watch.sock" }
     /// The token of the last fetch a watcher's answer covered: `token <token>`, `commit <the
-    /// upstream-tracking commit it left>`, `scanned <Unix time of its last full scan>`, `root <folder>`.
+    /// upstream-tracking commit it left>`, `scanned <Unix time of its last full scan>`, `root
+    /// <folder>`, `collections <tidemark.collection, tab-separated>`.
     static let watchState = "watch-token"
 
     /// Runs the watcher of this mirror's `dir` upstream until `stop` (a pipe's read end) is
@@ -83,11 +84,15 @@ extension Mirror {
         } catch {
             return WatchUse(folder: folder, changes: nil, saved: saved, scanReason: error.description)
         }
+        guard changes.watches(folder.folderPath) else {
+            return WatchUse(folder: folder, changes: nil, saved: saved, scanReason: "the watcher watches another folder (\(changes.root))")
+        }
+        let collections = settings.collections.joined(separator: "\t")
         let reason: String? =
-            if changes.root != folder.folderPath { "the watcher watches another folder (\(changes.root))" }
-            else if saved == nil || saved?.commit != previous?.id.description || saved?.root != changes.root {
+            if saved == nil || saved?.commit != previous?.id.description || saved?.root != changes.root {
                 "first fetch since the watcher started"
-            } else if changes.names == nil { "the watcher asks for a full scan (it restarted or lost events)" }
+            } else if saved?.collections != collections { "the collections changed since the last fetch" }
+            else if changes.names == nil { "the watcher asks for a full scan (it restarted or lost events)" }
             else if Date().timeIntervalSince1970 - saved!.scanned >= FolderChanges.fullScanInterval { "the hourly full scan" }
             else { nil }
         return WatchUse(folder: folder, changes: changes, saved: saved, scanReason: reason)
@@ -98,7 +103,8 @@ extension Mirror {
     func saveWatchToken(_ watch: WatchUse, commit: ObjectID) {
         guard let changes = watch.changes else { return }
         let scanned = watch.answeredAny ? watch.saved?.scanned ?? 0 : Date().timeIntervalSince1970
-        let state = WatchState(token: changes.token, commit: commit.description, scanned: scanned, root: changes.root)
+        let state = WatchState(token: changes.token, commit: commit.description, scanned: scanned, root: changes.root,
+                               collections: settings.collections.joined(separator: "\t"))
         try? writeState(Mirror.watchState, state.text)
     }
 }
@@ -148,6 +154,8 @@ struct WatchState {
     var commit: String
     var scanned: TimeInterval
     var root: String
+    /// `tidemark.collection`, tab-separated: the same folder is listed in another layout when they change.
+    var collections: String
 }
 
 extension WatchState {
@@ -158,9 +166,9 @@ extension WatchState {
             fields[String(line[..<space])] = String(line[line.index(after: space)...])
         }
         guard let token = fields["token"], let commit = fields["commit"], let scanned = fields["scanned"].flatMap(Double.init),
-              let root = fields["root"] else { return nil }
-        self.init(token: token, commit: commit, scanned: scanned, root: root)
+              let root = fields["root"], let collections = fields["collections"] else { return nil }
+        self.init(token: token, commit: commit, scanned: scanned, root: root, collections: collections)
     }
 
-    var text: String { "token \(token)\ncommit \(commit)\nscanned \(Int(scanned))\nroot \(root)\n" }
+    var text: String { "token \(token)\ncommit \(commit)\nscanned \(Int(scanned))\nroot \(root)\ncollections \(collections)\n" }
 }

@@ -11,9 +11,13 @@ extension DirectoryUpstream {
     /// or it names a folder whose name is not UTF-8 (the scan then names it).
     public func list(collection: String, cached: some CachedVersions, changes: FolderChanges) throws -> Listing? {
         let root = DirectoryUpstream.realPath(self.root.path)
-        guard let names = changes.names, changes.root == root else { return nil }
+        guard let names = changes.names, changes.watches(root) else { return nil }
         let scope: [UInt8] = collections == ["items"] ? [] : Array(collection.utf8)
-        guard scope.first != 46 else { return nil }
+        // A hidden collection folder is not watched, nor is where a link in its place leads.
+        var info = stat()
+        guard scope.first != 46, scope.isEmpty || (lstat(root + "/" + collection, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR) else {
+            return nil
+        }
         let cached = try cached.loaded()
         // Past a quarter of the items, a scan (one `fstatat` per file, folders read in order) is cheaper.
         guard names.count <= max(1_000, cached.count / 4) else { return nil }

@@ -4,7 +4,8 @@ import Foundation
 /// a token, each with the folders that hold it now; or that the folder must be scanned in full.
 ///
 /// On the socket, a request is the line `since <token>` (`since -` without one). The answer is
-/// NUL-separated fields: `tidemark-watch 1`, the watched folder, the next token, then `rescan`,
+/// NUL-separated fields: `tidemark-watch 1`, the watched folder, its `<device>:<inode>`, the next
+/// token, then `rescan`,
 /// or `changes`, a count, and for each name the name, the number of folders holding it and their
 /// paths (relative to the watched folder, empty for the folder itself), then `end`. Names are
 /// bytes as the file system has them.
@@ -20,8 +21,9 @@ public struct FolderChanges: Sendable, Equatable {
         public let folders: [[UInt8]]
     }
 
-    /// The watched folder (real path).
+    /// The watched folder (real path), and its device and inode as the watcher started.
     public let root: String
+    public let rootIdentity: String
     /// The token to ask with next time, once the changes of this answer are stored.
     public let token: String
     /// The names changed since the token asked with; nil when everything must be scanned.
@@ -31,8 +33,9 @@ public struct FolderChanges: Sendable, Equatable {
     init?(answer: [UInt8]) {
         var fields = answer.split(separator: 0, omittingEmptySubsequences: false).makeIterator()
         func text() -> String? { fields.next().map { String(decoding: $0, as: UTF8.self) } }
-        guard text() == Self.magic, let root = text(), let token = text() else { return nil }
+        guard text() == Self.magic, let root = text(), let identity = text(), let token = text() else { return nil }
         self.root = root
+        rootIdentity = identity
         self.token = token
         switch text() {
         case "rescan":
@@ -54,6 +57,19 @@ public struct FolderChanges: Sendable, Equatable {
         default:
             return nil
         }
+    }
+
+    /// `<device>:<inode>` of the folder at `path`, nil when it cannot be read.
+    public static func identity(of path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return "\(info.st_dev):\(info.st_ino)"
+    }
+
+    /// True when this answer is about the folder at `path` (real path): the same path, and the
+    /// same folder there (not one put in its place, its parent renamed away).
+    public func watches(_ path: String) -> Bool {
+        root == path && rootIdentity == FolderChanges.identity(of: path)
     }
 
     /// Asks the watcher listening on the Unix socket `socket` what changed since `token`; throws
@@ -97,20 +113,24 @@ public struct WatcherUnavailable: Error, CustomStringConvertible {
 enum UnixSocket {
     /// A connected socket; throws when nothing listens at `path`.
     static func connect(to path: String) throws(WatcherUnavailable) -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        // Non-blocking while it connects: a stopped watcher (Ctrl-Z) whose backlog is full must
+        // not hold the fetch.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw WatcherUnavailable("cannot make a socket: \(String(cString: strerror(errno)))") }
         let result = withAddress(of: path) { address, length in Glibc.connect(fd, address, length) }
         guard result == 0 else {
-            let reason = errno == ENOENT || errno == ECONNREFUSED ? "no watcher runs" : String(cString: strerror(errno))
+            let reason = errno == ENOENT || errno == ECONNREFUSED ? "no watcher runs"
+                : errno == EAGAIN ? "the watcher takes no requests (is it stopped?)" : String(cString: strerror(errno))
             close(fd)
             throw WatcherUnavailable(reason)
         }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return fd
     }
 
     /// A socket listening at `path` (replacing a file there), readable and writable by its owner
     /// only: the mode is set before it listens, so no one else ever connects.
-    static func listen(at path: String) throws(WatcherUnavailable) -> Int32 {
+    static func listen(at path: String) throws(WatcherUnavailable) -> (fd: Int32, inode: UInt) {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw WatcherUnavailable("cannot make a socket: \(String(cString: strerror(errno)))") }
         unlink(path)
@@ -120,7 +140,9 @@ enum UnixSocket {
             close(fd)
             throw WatcherUnavailable("cannot listen at '\(CQuoting.quoted(path))': \(reason)")
         }
-        return fd
+        var info = stat()
+        lstat(path, &info)
+        return (fd, UInt(info.st_ino))
     }
 
     /// O_PATH, which Glibc's module leaves out (it is behind _GNU_SOURCE).

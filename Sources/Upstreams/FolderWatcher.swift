@@ -24,6 +24,9 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
     /// The watched folder (real path).
     public let root: String
     private let rootBytes: [UInt8]
+    /// The root's device and inode (``FolderChanges/identity(of:)``): a folder put in its place
+    /// under the same path is another folder.
+    private let rootIdentity: String
     private let inotify: Int32
     private let instance: String
     /// Events read so far; a token names how many its answer covered.
@@ -38,6 +41,8 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
     /// The folders holding each `*.json` name (not folders named so), and those where it is a link.
     private var holders: [[UInt8]: [Int]] = [:]
     private var links: [[UInt8]: [Int]] = [:]
+    /// Folders that are mirrors: watched for their `.git` and `.tidemark` alone.
+    private var mirrors = Set<Int>()
     /// The sequence of each name's last event.
     private var changed: [[UInt8]: UInt64] = [:]
     /// Why the watcher must stop (its folder was removed or moved away), once it must.
@@ -57,6 +62,7 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
     public init(root: String) throws {
         self.root = DirectoryUpstream.realPath(URL(fileURLWithPath: root).standardizedFileURL.path)
         rootBytes = Array(self.root.utf8)
+        rootIdentity = FolderChanges.identity(of: self.root) ?? "-"
         inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard inotify >= 0 else {
             throw UpstreamError.unreachable("cannot start inotify: \(String(cString: strerror(errno)))")
@@ -71,7 +77,8 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
         }
         watch([])
         // A folder that cannot be watched (the watch limit) leaves the watcher useless: say so now.
-        if let lastLoss { throw UpstreamError.unreachable(lastLoss) }
+        if let failure { throw UpstreamError.unreachable(failure) }
+        if watchOfFolder.isEmpty { throw UpstreamError.unreachable("cannot watch '\(CQuoting.quoted(root))': \(lastLoss ?? "")") }
     }
 
     deinit { close(inotify) }
@@ -120,12 +127,17 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
     // MARK: - Serving
 
     /// Listens on a Unix socket at `socket` (owner only), calls `ready`, then answers requests and
-    /// reads events as they come, until `stop` (a pipe's read end) is readable or the folder goes
-    /// away (then throws). The socket file is removed on return.
+    /// reads events as they come, until `stop` (a pipe's read end) is readable, or throws once
+    /// the folder goes away or its socket does (the mirror was removed, or another watcher took
+    /// the path). The socket file is removed on return, when it is still this watcher's.
     public func serve(at socket: String, stop: Int32, ready: () -> Void) throws {
-        let listener = try UnixSocket.listen(at: socket)
+        let (listener, socketInode) = try UnixSocket.listen(at: socket)
+        func isOurs() -> Bool {
+            var info = stat()
+            return lstat(socket, &info) == 0 && info.st_ino == socketInode
+        }
         defer {
-            unlink(socket)
+            if isOurs() { unlink(socket) }
             close(listener)
         }
         ready()
@@ -134,9 +146,13 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
                    pollfd(fd: stop, events: Int16(POLLIN), revents: 0)]
         while true {
             if let failure { throw UpstreamError.unreachable(failure) }
-            guard poll(&fds, nfds_t(fds.count), -1) >= 0 else {
+            let ready = poll(&fds, nfds_t(fds.count), 5_000)
+            guard ready >= 0 else {
                 if errno == EINTR { continue }
                 throw UpstreamError.unreachable("watcher: poll failed: \(String(cString: strerror(errno)))")
+            }
+            if ready == 0, !isOurs() {
+                throw UpstreamError.unreachable("the socket '\(CQuoting.quoted(socket))' was removed or replaced; the watcher stopped")
             }
             if fds[2].revents != 0 { return }
             if fds[0].revents != 0 { drain() }
@@ -152,15 +168,17 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
     }
 
     /// Reads one request (`since <token>` or `since -`, a line) and writes the answer; a client
-    /// that says nothing within a second is dropped.
+    /// that has not sent its line within a second is dropped.
     private func answer(_ client: Int32) {
-        var timeout = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        timeout.tv_sec = 5
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let deadline = Date().addingTimeInterval(1)
         var request: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 256)
         while !request.contains(10), request.count < 256 {
+            var wait = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+            let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
+            guard left > 0, poll(&wait, 1, left) > 0 else { return }
             let count = read(client, &buffer, buffer.count)
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { return }
@@ -183,7 +201,13 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
     /// ``FolderChanges`` for its form).
     func answer(since token: String?) -> [UInt8] {
         drain()
-        var reply = Array("\(FolderChanges.magic)\0".utf8) + rootBytes + [0] + Array("\(instance):\(sequence)\0".utf8)
+        // Names change without bound (new names every day); past four per name held, the record
+        // starts over, and the next fetch scans once.
+        if changed.count > 4 * max(holders.count, 16_384) {
+            lose("the record of changed names was compacted")
+            changed = [:]
+        }
+        var reply = Array("\(FolderChanges.magic)\0".utf8) + rootBytes + [0] + Array("\(rootIdentity)\0\(instance):\(sequence)\0".utf8)
         guard failure == nil, let token, let since = since(token) else { return reply + Array("rescan\0".utf8) }
         var names = Set(links.keys)
         for (name, at) in changed where at > since { names.insert(name) }
@@ -230,7 +254,11 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
 
     private func apply(watch wd: Int32, mask: UInt32, name: [UInt8]) {
         sequence += 1
-        if mask & UInt32(IN_Q_OVERFLOW) != 0 { return lose("inotify's event queue overflowed") }
+        if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+            // Which events were dropped is unknown: the folders are read again.
+            lose("inotify's event queue overflowed")
+            return rewatch()
+        }
         guard let folder = folderOfWatch[wd], let path = folderPaths[folder] else { return }
         if mask & UInt32(IN_IGNORED) != 0 {
             folderOfWatch[wd] = nil
@@ -239,26 +267,29 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
         }
         if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
             // A subfolder's parent reports where it went; the root has no watched parent.
-            if path.isEmpty {
-                failure = "the upstream folder '\(CQuoting.quoted(root))' was removed or moved; the watcher stopped"
-                lose(failure!)
-            }
+            if path.isEmpty { stop("the upstream folder '\(CQuoting.quoted(root))' was removed or moved") }
             return
         }
         guard !name.isEmpty else { return }
         if name == Array(".git".utf8) || name == Array(".tidemark".utf8) {
-            // The folder may have become a mirror (a clone inside the upstream folder), whose
-            // files a listing skips.
+            // A folder became a mirror (a clone inside the upstream folder), whose files a listing
+            // skips, or stopped being one: the folders are read again.
             lose("a mirror was made or removed in '\(CQuoting.quoted(path))'")
-            if !path.isEmpty, isMirror(path) { unwatch(path) }
-            return
+            return rewatch()
         }
+        guard !mirrors.contains(folder) else { return }  // a mirror's own files are not listed
         let child = path.isEmpty ? name : path + [47] + name
         if mask & UInt32(IN_ISDIR) != 0 {
             guard name.first != 46 else { return }  // hidden: not listed
-            lose("folder '\(CQuoting.quoted(child))' was created, removed or renamed")
-            unwatch(child)
-            if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0, !isMirror(child) { watch(child) }
+            if mask & UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM) != 0 {
+                lose("folder '\(CQuoting.quoted(child))' was created, removed or renamed")
+                unwatch(child)
+                if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 { watch(child) }
+            } else {
+                // Its mode or times (`chmod`, `touch`, `cp -a`): it stays watched, but a folder
+                // made unreadable must fail the listing as a scan fails.
+                lose("folder '\(CQuoting.quoted(child))' changed its attributes")
+            }
             return
         }
         guard Self.isItemName(name) else { return }
@@ -286,25 +317,51 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
         lastLoss = why
     }
 
+    /// Stops the watcher: no answer stands in for a scan any more.
+    private func stop(_ why: String) {
+        lose(why)
+        if failure == nil { failure = why + "; the watcher stopped" }
+    }
+
     // MARK: - Folders
 
+    /// Forgets every folder and name and reads them all again, from a fresh set of watches.
+    private func rewatch() {
+        for wd in watchOfFolder.values { inotify_rm_watch(inotify, wd) }
+        folderPaths = []
+        folderOfWatch = [:]
+        watchOfFolder = [:]
+        holders = [:]
+        links = [:]
+        mirrors = []
+        watch([])
+    }
+
     /// Watches the folder at `relative` and, depth first, each subfolder a listing reads; indexes
-    /// their `*.json` names. The watch comes before the read, so nothing created in between is missed.
+    /// their `*.json` names. The watch comes before the read, so nothing created in between is
+    /// missed. A mirror is watched for its `.git` and `.tidemark` alone.
     private func watch(_ relative: [UInt8]) {
         let full = relative.isEmpty ? rootBytes : rootBytes + [47] + relative
         let wd = withPath(full) { inotify_add_watch(inotify, $0, Self.mask) }
         guard wd >= 0 else {
+            // Gone already: its parent's event said so. Anything else leaves a folder unwatched.
+            if errno == ENOENT || errno == ENOTDIR { return lose("folder '\(CQuoting.quoted(full))' went away") }
             let reason = errno == ENOSPC
                 ? "the inotify watch limit is reached (raise it: sysctl fs.inotify.max_user_watches=1048576)"
                 : String(cString: strerror(errno))
-            return lose("cannot watch '\(CQuoting.quoted(full))': \(reason)")
+            return stop("cannot watch '\(CQuoting.quoted(full))': \(reason)")
         }
         let folder = folderPaths.count
         folderPaths.append(relative)
         folderOfWatch[wd] = folder
         watchOfFolder[folder] = wd
+        if !relative.isEmpty, isMirror(relative) {
+            mirrors.insert(folder)
+            return
+        }
         guard let dir = withPath(full, { opendir($0) }) else {
-            return lose("cannot read '\(CQuoting.quoted(full))': \(String(cString: strerror(errno)))")
+            if errno == ENOENT || errno == ENOTDIR { return lose("folder '\(CQuoting.quoted(full))' went away") }
+            return stop("cannot read '\(CQuoting.quoted(full))': \(String(cString: strerror(errno)))")
         }
         defer { closedir(dir) }
         let fd = dirfd(dir)
@@ -324,10 +381,7 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
                 type = UInt8(kind == S_IFDIR ? DT_DIR : kind == S_IFLNK ? DT_LNK : DT_REG)
             }
             if type == UInt8(DT_DIR) {
-                let isMirror = (name + [0]).withUnsafeBufferPointer {
-                    DirectoryUpstream.isMirror(fd, UnsafeBufferPointer(rebasing: $0.dropLast()))
-                }
-                if name.first != 46, !isMirror { subfolders.append(relative.isEmpty ? name : relative + [47] + name) }
+                if name.first != 46 { subfolders.append(relative.isEmpty ? name : relative + [47] + name) }
             } else if Self.isItemName(name) {
                 holders[name, default: []].append(folder)
                 if type == UInt8(DT_LNK) { links[name, default: []].append(folder) }
@@ -343,6 +397,7 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
             guard let path, path == relative || path.starts(with: relative + [47]) else { continue }
             gone.insert(folder)
             folderPaths[folder] = nil
+            mirrors.remove(folder)
             if let wd = watchOfFolder.removeValue(forKey: folder) {
                 inotify_rm_watch(inotify, wd)
                 folderOfWatch[wd] = nil

@@ -82,6 +82,39 @@ struct WatchTests {
         }
     }
 
+    @Test func changedCollectionsOrAnotherFolderAreScanned() async throws {
+        try await withScratch { root in
+            for folder in ["up/s1", "up/s2", "other/s1"] {
+                try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true)
+            }
+            try writeItem(root + "/up/s1", "a", lastModified: "2021-01-01T00:00:00Z")
+            try writeItem(root + "/up/s2", "b", lastModified: "2021-01-01T00:00:00Z")
+            try writeItem(root + "/other/s1", "q", lastModified: "2021-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m", "--collection", "s1", "--collection", "s2"], in: root).status == 0)
+            let mirror = root + "/m"
+            let watcher = try CLI.spawnTidemark(["watch", "-q"], in: mirror)
+            defer { _ = watcher.process.signal(SIGKILL) }
+            #expect(await CLI.waitForFile(mirror + "/.git/tidemark/watch.sock", seconds: 60))
+            _ = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(try await CLI.tidemark(["sync", "-v"], in: mirror).stderr.contains("Listed from the watcher"))
+
+            try await CLI.git(["config", "--unset", "tidemark.collection", "s2"], in: mirror)
+            let fewer = try await CLI.tidemark(["sync", "-v", "--allow-mass-delete"], in: mirror)
+            #expect(fewer.stderr.contains("Listed by scanning every file: the collections changed since the last fetch."),
+                    "\(fewer.stderr)")
+
+            // Another folder, then back: each is scanned, and the mirror ends with this folder's items.
+            try await CLI.git(["config", "tidemark.upstream", "dir:../other"], in: mirror)
+            let other = try await CLI.tidemark(["sync", "-v", "--allow-mass-delete"], in: mirror)
+            #expect(other.stderr.contains("Listed by scanning every file: the watcher watches another folder"), "\(other.stderr)")
+            try await CLI.git(["config", "tidemark.upstream", "dir:../up"], in: mirror)
+            let back = try await CLI.tidemark(["sync", "-v", "--allow-mass-delete"], in: mirror)
+            #expect(back.status == 0 && back.stderr.contains("Listed by scanning every file: first fetch since the watcher started."),
+                    "\(back.stderr)")
+            #expect(try await CLI.git(["ls-files", "s1"], in: mirror) == "s1/a.json\n")
+        }
+    }
+
     @Test func onlyADirUpstreamIsWatched() async throws {
         try await withScratch { root in
             #expect(try await CLI.git(["init", "-q", "m"], in: root).isEmpty)

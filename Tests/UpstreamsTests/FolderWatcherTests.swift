@@ -171,6 +171,124 @@ struct FolderWatcherTests {
         }
     }
 
+    /// Lists from the answer since `token` and by a scan, expects them to agree, and returns the
+    /// answer's token.
+    private func agree(_ upstream: DirectoryUpstream, _ watcher: FolderWatcher, since token: String, _ cached: inout Versions,
+                       sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let changes = try ask(watcher, since: token)
+        #expect(changes.names != nil, "the answer must stand in for a scan", sourceLocation: sourceLocation)
+        if let listing = try await bothListings(upstream, changes, cached, sameWords: true, sourceLocation: sourceLocation) {
+            cached = cached.after(listing)
+        }
+        return changes.token
+    }
+
+    /// A watcher on a fresh folder `up` with shards `a` and `b`, an item in each, and the cached
+    /// versions of a first scan.
+    private func twoShards(_ path: String) async throws -> (String, DirectoryUpstream, FolderWatcher, Versions, String) {
+        let root = path + "/up"
+        for shard in ["a", "b"] { try FileManager.default.createDirectory(atPath: "\(root)/\(shard)", withIntermediateDirectories: true) }
+        try write(item("x", 1), to: root + "/a/x.json")
+        try write(item("y", 1), to: root + "/b/y.json")
+        let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:" + root))
+        let watcher = try FolderWatcher(root: root)
+        let cached = Versions(entries: []).after(try await upstream.list(collection: "items", since: nil, cached: Versions(entries: [])))
+        return (root, upstream, watcher, cached, try ask(watcher, since: nil).token)
+    }
+
+    @Test func aFolderTouchedOrChmoddedStaysWatched() async throws {
+        try await withScratch { path in
+            var (root, upstream, watcher, cached, token) = try await twoShards(path)
+            #expect(chmod(root + "/a", 0o700) == 0)
+            var times = [timespec(tv_sec: 1_700_000_000, tv_nsec: 0), timespec(tv_sec: 1_700_000_000, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, root + "/b", &times, 0) == 0)
+            let touched = try ask(watcher, since: token)
+            #expect(touched.names == nil, "a folder's mode decides whether it can be read: scan once")
+            token = touched.token
+            try write(item("x", 2), to: root + "/a/x.json")
+            try write(item("z", 1), to: root + "/b/z.json")
+            #expect(unlink(root + "/b/y.json") == 0)
+            token = try await agree(upstream, watcher, since: token, &cached)
+            #expect(cached.entries.map(\.id.description) == ["x", "z"])
+        }
+    }
+
+    @Test func afterAnOverflowTheFoldersAreReadAgain() async throws {
+        try await withScratch { path in
+            var (root, upstream, watcher, cached, token) = try await twoShards(path)
+            // The queue is filled while the watcher reads nothing (two names in turn, so that no
+            // event merges with the one before), then the move's events are dropped: the watcher
+            // reads its folders again instead of keeping x in a.
+            let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16_384
+            for round in 0...(limit / 2 + 8) { try write("\(round)", to: root + "/a/\(round % 2).txt") }
+            #expect(rename(root + "/a/x.json", root + "/b/x.json") == 0)
+            let overflowed = try ask(watcher, since: token)
+            #expect(watcher.lastLoss == "inotify's event queue overflowed")
+            #expect(overflowed.names == nil)
+            cached = cached.after(try await upstream.list(collection: "items", since: nil, cached: cached))
+            try write(item("x", 2), to: root + "/b/x.json")
+            token = try await agree(upstream, watcher, since: overflowed.token, &cached)
+            #expect(cached.entries.map(\.id.description) == ["x", "y"], "x moved, not deleted")
+            try FileManager.default.createDirectory(atPath: root + "/c", withIntermediateDirectories: true)
+            token = try ask(watcher, since: token).token
+            try write(item("w", 1), to: root + "/c/w.json")
+            token = try await agree(upstream, watcher, since: token, &cached)
+            #expect(cached.entries.map(\.id.description) == ["w", "x", "y"])
+        }
+    }
+
+    @Test func aFolderThatStopsBeingAMirrorIsWatched() async throws {
+        try await withScratch { path in
+            var (root, upstream, watcher, cached, token) = try await twoShards(path)
+            for marker in [".git", ".tidemark"] {
+                try FileManager.default.createDirectory(atPath: root + "/b/" + marker, withIntermediateDirectories: true)
+            }
+            token = try ask(watcher, since: token).token
+            cached = cached.after(try await upstream.list(collection: "items", since: nil, cached: cached))
+            #expect(cached.entries.map(\.id.description) == ["x"], "a mirror's files are not listed")
+            try write(item("y", 2), to: root + "/b/y.json")
+            token = try await agree(upstream, watcher, since: token, &cached)
+            try FileManager.default.removeItem(atPath: root + "/b/.tidemark")
+            token = try ask(watcher, since: token).token
+            cached = cached.after(try await upstream.list(collection: "items", since: nil, cached: cached))
+            try write(item("y", 3), to: root + "/b/y.json")
+            try write(item("v", 1), to: root + "/b/v.json")
+            token = try await agree(upstream, watcher, since: token, &cached)
+            #expect(cached.entries.map(\.id.description) == ["v", "x", "y"])
+        }
+    }
+
+    @Test func aFolderPutInTheRootsPlaceIsAnotherFolder() async throws {
+        try await withScratch { path in
+            let (root, _, watcher, _, _) = try await twoShards(path + "/data")
+            let root2 = DirectoryUpstream.realPath(root)
+            #expect(try ask(watcher, since: nil).watches(root2))
+            #expect(rename(path + "/data", path + "/data.old") == 0)
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            #expect(try ask(watcher, since: nil).watches(root2) == false)
+        }
+    }
+
+    @Test func aWatcherThatTakesNoRequestsDoesNotHoldAFetch() async throws {
+        try await withScratch { path in
+            let socket = path + "/watch.sock"
+            let (listener, _) = try UnixSocket.listen(at: socket)
+            defer { close(listener) }
+            // Nobody accepts (a watcher stopped by Ctrl-Z): once the backlog is full, connecting
+            // fails at once instead of waiting.
+            let started = Date()
+            var connected: [Int32] = []
+            var refused = 0
+            for _ in 0..<40 {
+                do { connected.append(try UnixSocket.connect(to: socket)) } catch { refused += 1 }
+            }
+            connected.forEach { close($0) }
+            #expect(refused > 0)
+            #expect(Date().timeIntervalSince(started) < 5)
+        }
+    }
+
     @Test func linksAreAnsweredEveryTimeAsTheirTargetsMayChange() async throws {
         try await withScratch { path in
             let root = path + "/up"

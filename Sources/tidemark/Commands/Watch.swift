@@ -9,7 +9,8 @@ extension TidemarkCommand {
         static let configuration = CommandConfiguration(
             abstract: "Watch a dir upstream, so fetch and sync check only the files that changed.",
             discussion: """
-                Runs until interrupted (Ctrl-C, SIGTERM, SIGHUP). While it runs, 'tidemark
+                Runs until interrupted (Ctrl-C, SIGTERM, SIGHUP), or until its folder or its
+                socket goes away (the mirror was removed). While it runs, 'tidemark
                 fetch' and 'tidemark sync' in this mirror ask it which files changed since
                 their last run, over .git/tidemark/watch.sock, and check only those instead of
                 every file of the folder (as git's fsmonitor spares 'git status' its scan).
@@ -31,8 +32,11 @@ extension TidemarkCommand {
             var pipeEnds: [Int32] = [0, 0]
             guard pipe(&pipeEnds) == 0 else { throw CommandFailure.fatal("cannot make a pipe: \(String(cString: strerror(errno)))") }
             let stopWrite = pipeEnds[1]
-            let sources = [SIGINT, SIGTERM, SIGHUP].map { number in
-                signal(number, SIG_IGN)
+            let sources = [SIGINT, SIGTERM, SIGHUP].compactMap { number -> DispatchSourceSignal? in
+                // One the process was started ignoring (a script's background job's SIGINT,
+                // nohup's SIGHUP) stays ignored, as for clone.
+                let previous = signal(number, SIG_IGN)
+                guard unsafeBitCast(previous, to: Int.self) != unsafeBitCast(SIG_IGN, to: Int.self) else { return nil }
                 let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
                 source.setEventHandler { _ = write(stopWrite, "x", 1) }
                 source.resume()
