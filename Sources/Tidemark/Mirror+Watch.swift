@@ -90,7 +90,7 @@ extension Mirror {
         let collections = settings.collections.joined(separator: "\t")
         let reason: String? =
             if saved == nil || saved?.commit != previous?.id.description || saved?.root != changes.root {
-                "first fetch since the watcher started"
+                "first fetch since the watcher started, or since one that failed"
             } else if saved?.collections != collections { "the collections changed since the last fetch" }
             else if changes.names == nil { "the watcher asks for a full scan (it restarted or lost events)" }
             else if Date().timeIntervalSince1970 - saved!.scanned >= FolderChanges.fullScanInterval { "the hourly full scan" }

@@ -144,15 +144,18 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
         var fds = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: stop, events: Int16(POLLIN), revents: 0)]
+        var checked = Date()
         while true {
             if let failure { throw UpstreamError.unreachable(failure) }
-            let ready = poll(&fds, nfds_t(fds.count), 5_000)
-            guard ready >= 0 else {
+            guard poll(&fds, nfds_t(fds.count), 5_000) >= 0 else {
                 if errno == EINTR { continue }
                 throw UpstreamError.unreachable("watcher: poll failed: \(String(cString: strerror(errno)))")
             }
-            if ready == 0, !isOurs() {
-                throw UpstreamError.unreachable("the socket '\(CQuoting.quoted(socket))' was removed or replaced; the watcher stopped")
+            if checked.timeIntervalSinceNow < -5 {
+                checked = Date()
+                guard isOurs() else {
+                    throw UpstreamError.unreachable("the socket '\(CQuoting.quoted(socket))' was removed or replaced; the watcher stopped")
+                }
             }
             if fds[2].revents != 0 { return }
             if fds[0].revents != 0 { drain() }

@@ -22,7 +22,7 @@ struct WatchTests {
             let watcher = try CLI.spawnTidemark(["watch"], in: mirror)
             #expect(await CLI.waitForFile(socket, seconds: 60))
             let first = try await CLI.tidemark(["sync", "-v"], in: mirror)
-            #expect(first.stderr.contains("Listed by scanning every file: first fetch since the watcher started."), "\(first.stderr)")
+            #expect(first.stderr.contains("Listed by scanning every file: first fetch since the watcher started, or since one that failed."), "\(first.stderr)")
 
             // A second watcher for the same mirror is refused, naming the first.
             let second = try await CLI.tidemark(["watch"], in: mirror)
@@ -109,9 +109,22 @@ struct WatchTests {
             #expect(other.stderr.contains("Listed by scanning every file: the watcher watches another folder"), "\(other.stderr)")
             try await CLI.git(["config", "tidemark.upstream", "dir:../up"], in: mirror)
             let back = try await CLI.tidemark(["sync", "-v", "--allow-mass-delete"], in: mirror)
-            #expect(back.status == 0 && back.stderr.contains("Listed by scanning every file: first fetch since the watcher started."),
+            #expect(back.status == 0 && back.stderr.contains("Listed by scanning every file: first fetch since the watcher started, or since one that failed."),
                     "\(back.stderr)")
             #expect(try await CLI.git(["ls-files", "s1"], in: mirror) == "s1/a.json\n")
+        }
+    }
+
+    @Test func aWatcherWhoseMirrorIsRemovedStops() async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            try writeItem(root + "/up", "a", lastModified: "2021-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            let watcher = try CLI.spawnTidemark(["watch", "-q"], in: root + "/m")
+            #expect(await CLI.waitForFile(root + "/m/.git/tidemark/watch.sock", seconds: 60))
+            try FileManager.default.removeItem(atPath: root + "/m")
+            let stopped = await watcher.finished()
+            #expect(stopped.status == 128 && stopped.stderr.contains("was removed or replaced; the watcher stopped"), "\(stopped.stderr)")
         }
     }
 
