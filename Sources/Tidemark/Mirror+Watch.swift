@@ -134,7 +134,7 @@ struct WatchUse {
             return nil
         }
         guard let listing = try folder.list(collection: collection, cached: cached, changes: changes) else {
-            scanReason = "the answer cannot stand in for a scan of '\(collection)' (a quarter of it changed, "
+            scanReason = "the answer cannot stand in for a scan of '\(collection)' (over a quarter of it changed, "
                 + "its folder is hidden, or a folder name is not UTF-8)"
             return nil
         }

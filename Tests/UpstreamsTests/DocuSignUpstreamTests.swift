@@ -350,9 +350,12 @@ import TidemarkFixtures
                                       options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"]),
                 settings: patient, environment: ["DS_TOKEN": canary])
             try await using(docusign) { docusign in
+                let started = Date()
                 let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
                 #expect(listing.items.count == 4)
-                #expect(docusign.statistics.waitedSeconds > 0.5)
+                // Unless the machine was so loaded that the reset had passed before the second
+                // request (one run under a parallel stress test took 30 s), the client waited.
+                #expect(docusign.statistics.waitedSeconds > 0.5 || Date().timeIntervalSince(started) > 5.5)
                 #expect(docusign.statistics.waitedSeconds <= 40)
                 #expect(docusign.statistics.retries == 0)
             }
