@@ -7,15 +7,19 @@ extension DirectoryUpstream {
     /// item, two are an error, none is a deletion.
     ///
     /// Nil when the answer cannot stand in for a scan of this collection: it asks for one, it
-    /// comes from a watcher of another folder, the collection's folder is hidden (not watched),
-    /// or it names a folder whose name is not UTF-8 (the scan then names it).
+    /// comes from a watcher of another folder, the collection's folder is hidden, a link or a
+    /// mirror (not watched as the scan reads it), over a quarter of the items changed, or it
+    /// names a folder whose name is not UTF-8 (the scan then names it).
     public func list(collection: String, cached: some CachedVersions, changes: FolderChanges) throws -> Listing? {
         let root = DirectoryUpstream.realPath(self.root.path)
         guard let names = changes.names, changes.watches(root) else { return nil }
         let scope: [UInt8] = collections == ["items"] ? [] : Array(collection.utf8)
-        // A hidden collection folder is not watched, nor is where a link in its place leads.
+        // A hidden collection folder is not watched, nor is where a link in its place leads, nor
+        // what a mirror holds (a scan lists a collection's folder whatever it is).
         var info = stat()
-        guard scope.first != 46, scope.isEmpty || (lstat(root + "/" + collection, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR) else {
+        guard scope.first != 46,
+              scope.isEmpty || (lstat(root + "/" + collection, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+                                && ![".git", ".tidemark"].allSatisfy { lstat(root + "/" + collection + "/" + $0, &info) == 0 }) else {
             return nil
         }
         let cached = try cached.loaded()

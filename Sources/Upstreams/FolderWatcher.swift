@@ -156,6 +156,10 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
                 guard isOurs() else {
                     throw UpstreamError.unreachable("the socket '\(CQuoting.quoted(socket))' was removed or replaced; the watcher stopped")
                 }
+                // A folder above it renamed moves the watched folder away without an event.
+                guard FolderChanges.identity(of: root) == rootIdentity else {
+                    throw UpstreamError.unreachable("the upstream folder '\(CQuoting.quoted(root))' was moved or replaced; the watcher stopped")
+                }
             }
             if fds[2].revents != 0 { return }
             if fds[0].revents != 0 { drain() }
@@ -273,7 +277,11 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
             if path.isEmpty { stop("the upstream folder '\(CQuoting.quoted(root))' was removed or moved") }
             return
         }
-        guard !name.isEmpty else { return }
+        guard !name.isEmpty else {
+            // The folder's own mode or times: a folder made unreadable must fail the listing as a scan fails.
+            if mask & UInt32(IN_ATTRIB) != 0 { lose("folder '\(CQuoting.quoted(path))' changed its attributes") }
+            return
+        }
         if name == Array(".git".utf8) || name == Array(".tidemark".utf8) {
             // A folder became a mirror (a clone inside the upstream folder), whose files a listing
             // skips, or stopped being one: the folders are read again.
@@ -285,9 +293,15 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
         if mask & UInt32(IN_ISDIR) != 0 {
             guard name.first != 46 else { return }  // hidden: not listed
             if mask & UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM) != 0 {
+                // Whatever the event says, the folder is read again if it is there now: two
+                // folders swapped (`mv --exchange`) each leave and arrive, in that order.
                 lose("folder '\(CQuoting.quoted(child))' was created, removed or renamed")
                 unwatch(child)
-                if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 { watch(child) }
+                var info = stat()
+                if withPath(rootBytes + [47] + child, { fstatat(AT_FDCWD, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0,
+                   info.st_mode & S_IFMT == S_IFDIR {
+                    watch(child)
+                }
             } else {
                 // Its mode or times (`chmod`, `touch`, `cp -a`): it stays watched, but a folder
                 // made unreadable must fail the listing as a scan fails.
@@ -297,20 +311,19 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
         }
         guard Self.isItemName(name) else { return }
         changed[name] = sequence
-        if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
-            var info = stat()
-            let exists = withPath(rootBytes + [47] + child) { fstatat(AT_FDCWD, $0, &info, AT_SYMLINK_NOFOLLOW) } == 0
-            if exists, info.st_mode & S_IFMT == S_IFDIR { return }  // gone and made a folder since: its event follows
-            if !(holders[name]?.contains(folder) ?? false) { holders[name, default: []].append(folder) }
-            links[name]?.removeAll { $0 == folder }
-            if exists, info.st_mode & S_IFMT == S_IFLNK { links[name, default: []].append(folder) }
-            if links[name]?.isEmpty == true { links[name] = nil }
-        } else if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 {
-            holders[name]?.removeAll { $0 == folder }
-            if holders[name]?.isEmpty == true { holders[name] = nil }
-            links[name]?.removeAll { $0 == folder }
-            if links[name]?.isEmpty == true { links[name] = nil }
-        }
+        guard mask & UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM) != 0 else { return }
+        // The name's entry as it is now, whatever the event says: two files swapped
+        // (`mv --exchange`) each leave and arrive, in that order, and both are still there.
+        var info = stat()
+        let exists = withPath(rootBytes + [47] + child) { fstatat(AT_FDCWD, $0, &info, AT_SYMLINK_NOFOLLOW) } == 0
+        let kind = exists ? info.st_mode & S_IFMT : 0
+        holders[name]?.removeAll { $0 == folder }
+        links[name]?.removeAll { $0 == folder }
+        // A folder by that name now: its own event follows.
+        if exists, kind != S_IFDIR { holders[name, default: []].append(folder) }
+        if exists, kind == S_IFLNK { links[name, default: []].append(folder) }
+        if holders[name]?.isEmpty == true { holders[name] = nil }
+        if links[name]?.isEmpty == true { links[name] = nil }
     }
 
     /// Makes every token from before this event need a rescan; the answer that reads this event

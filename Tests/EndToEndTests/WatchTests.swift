@@ -115,16 +115,26 @@ struct WatchTests {
         }
     }
 
-    @Test func aWatcherWhoseMirrorIsRemovedStops() async throws {
+    enum Gone: String, CaseIterable, Sendable { case mirror, upstreamParent }
+
+    @Test(arguments: Gone.allCases)
+    func aWatcherWhoseMirrorOrFolderGoesAwayStops(_ gone: Gone) async throws {
         try await withScratch { root in
-            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
-            try writeItem(root + "/up", "a", lastModified: "2021-01-01T00:00:00Z")
-            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            try FileManager.default.createDirectory(atPath: root + "/data/up", withIntermediateDirectories: true)
+            try writeItem(root + "/data/up", "a", lastModified: "2021-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:\(root)/data/up", "m"], in: root).status == 0)
             let watcher = try CLI.spawnTidemark(["watch", "-q"], in: root + "/m")
             #expect(await CLI.waitForFile(root + "/m/.git/tidemark/watch.sock", seconds: 60))
-            try FileManager.default.removeItem(atPath: root + "/m")
+            switch gone {
+            case .mirror:
+                try FileManager.default.removeItem(atPath: root + "/m")
+            case .upstreamParent:
+                // No event says so: the folder above moved, the watched one with it.
+                #expect(rename(root + "/data", root + "/data.old") == 0)
+            }
             let stopped = await watcher.finished()
-            #expect(stopped.status == 128 && stopped.stderr.contains("was removed or replaced; the watcher stopped"), "\(stopped.stderr)")
+            let words = gone == .mirror ? "was removed or replaced; the watcher stopped" : "was moved or replaced; the watcher stopped"
+            #expect(stopped.status == 128 && stopped.stderr.contains(words), "\(stopped.stderr)")
         }
     }
 

@@ -205,6 +205,10 @@ struct FolderWatcherTests {
             let touched = try ask(watcher, since: token)
             #expect(touched.names == nil, "a folder's mode decides whether it can be read: scan once")
             token = touched.token
+            #expect(chmod(root, 0o755) == 0)
+            let rootTouched = try ask(watcher, since: token)
+            #expect(rootTouched.names == nil, "the same for the watched folder itself")
+            token = rootTouched.token
             try write(item("x", 2), to: root + "/a/x.json")
             try write(item("z", 1), to: root + "/b/z.json")
             #expect(unlink(root + "/b/y.json") == 0)
@@ -238,6 +242,32 @@ struct FolderWatcherTests {
         }
     }
 
+    /// Swaps two entries in one call, as `mv --exchange` does (glibc's `renameat2`, looked up at
+    /// run time: Swift's Glibc module leaves it out); false where the kernel or file system cannot.
+    private func exchange(_ one: String, _ other: String) -> Bool {
+        typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+        guard let symbol = dlsym(nil, "renameat2") else { return false }
+        return unsafeBitCast(symbol, to: RenameAt2.self)(AT_FDCWD, one, AT_FDCWD, other, 2 /* RENAME_EXCHANGE */) == 0
+    }
+
+    @Test func filesAndFoldersSwappedInOneCallStayKnown() async throws {
+        try await withScratch { path in
+            var (root, upstream, watcher, cached, token) = try await twoShards(path)
+            try write(item("z", 1), to: root + "/a/z.json")
+            token = try await agree(upstream, watcher, since: token, &cached)
+            try #require(exchange(root + "/a/x.json", root + "/a/z.json"))
+            token = try await agree(upstream, watcher, since: token, &cached)
+            #expect(cached.entries.map(\.id.description) == ["x", "y", "z"])
+            try #require(exchange(root + "/a", root + "/b"))
+            token = try ask(watcher, since: token).token  // folders moved: a scan
+            cached = cached.after(try await upstream.list(collection: "items", since: nil, cached: cached))
+            try write(item("y", 2), to: root + "/a/y.json")
+            try write(item("x", 2), to: root + "/b/x.json")
+            token = try await agree(upstream, watcher, since: token, &cached)
+            #expect(cached.entries.map(\.id.description) == ["x", "y", "z"], "both folders still watched")
+        }
+    }
+
     @Test func aFolderThatStopsBeingAMirrorIsWatched() async throws {
         try await withScratch { path in
             var (root, upstream, watcher, cached, token) = try await twoShards(path)
@@ -256,6 +286,25 @@ struct FolderWatcherTests {
             try write(item("v", 1), to: root + "/b/v.json")
             token = try await agree(upstream, watcher, since: token, &cached)
             #expect(cached.entries.map(\.id.description) == ["v", "x", "y"])
+        }
+    }
+
+    @Test func aCollectionFolderThatIsAMirrorIsScanned() async throws {
+        try await withScratch { path in
+            let root = path + "/up"
+            for folder in ["a/.git", "a/.tidemark", "b"] {
+                try FileManager.default.createDirectory(atPath: "\(root)/\(folder)", withIntermediateDirectories: true)
+            }
+            try write(item("x", 1), to: root + "/a/x.json")
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:" + root, collections: ["a", "b"]))
+            let watcher = try FolderWatcher(root: root)
+            let cached = Versions(entries: []).after(try await upstream.list(collection: "a", since: nil, cached: Versions(entries: [])))
+            #expect(cached.entries.map(\.id.description) == ["x"], "a scan lists a collection's folder whatever it is")
+            let token = try ask(watcher, since: nil).token
+            try write(item("x", 2), to: root + "/a/x.json")
+            let changes = try ask(watcher, since: token)
+            #expect(try upstream.list(collection: "a", cached: cached, changes: changes) == nil, "the watcher does not read a mirror")
+            #expect(try upstream.list(collection: "b", cached: Versions(entries: []), changes: changes) != nil)
         }
     }
 
