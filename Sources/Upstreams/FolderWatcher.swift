@@ -6,20 +6,21 @@ import Glibc
 /// names changed since a token: a listing then checks those alone instead of taking an `lstat` of
 /// every file, as git's fsmonitor daemon spares `git status` its scan of the working tree.
 ///
-/// - It watches the folder and each subfolder a listing reads (not hidden ones, not mirrors), and
-///   keeps which folders hold each `*.json` name. A listing checks a changed name in every folder
-///   that holds it, so an id in two shards is still an error and a file moved between shards is
-///   not a deletion.
+/// - It watches the folder and each subfolder a listing reads (not hidden ones; mirrors only for
+///   their markers), and keeps which folders hold each `*.json` name. A listing checks a changed
+///   name in every folder that holds it, so an id in two shards is still an error and a file
+///   moved between shards is not a deletion.
 /// - A token is `<instance>:<sequence>`. A token of another instance (a restarted watcher), or
 ///   one from before a lost event, is answered `rescan`, and the listing scans every file as it
-///   does without a watcher. Events are lost when inotify's queue overflows, when a folder is
-///   created, removed or renamed (its files were not watched a moment), or when a watch cannot
-///   be added.
+///   does without a watcher. Events are lost when inotify's queue overflows (the folders are then
+///   read again), when a folder is created, removed, renamed or changes mode (its files were not
+///   watched a moment, or may not be readable), or when a mirror is made or removed inside. A
+///   folder that cannot be watched stops the watcher.
 /// - A request is answered after reading every queued event. The kernel queues an event before
 ///   the call that caused it returns, so all that changed before the request is in the answer.
 /// - Symbolic links are answered as changed every time: what changes is their target.
-/// - Not seen: writes through a memory map, and writes through a hard link in a folder that is
-///   not watched. The fetch scans in full at least hourly (``FolderChanges/fullScanInterval``).
+/// - Not seen: writes through a memory map, and writes through a hard link under another name.
+///   The fetch scans in full at least hourly (``FolderChanges/fullScanInterval``).
 public final class FolderWatcher: @unchecked Sendable {  // used by one thread at a time
     /// The watched folder (real path).
     public let root: String
@@ -70,7 +71,6 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
         var random = SystemRandomNumberGenerator()
         instance = String(random.next() as UInt64, radix: 16)
         if let remote = Self.networkFileSystem(self.root) {
-            close(inotify)
             throw UpstreamError.unreachable(
                 "the upstream folder '\(CQuoting.quoted(self.root))' is on a \(remote) file system, where inotify does not see changes made "
                 + "from other machines; fetch and sync scan it instead")
