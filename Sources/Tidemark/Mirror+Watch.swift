@@ -36,9 +36,10 @@ extension Mirror {
         guard settings.upstreamConfiguration.kind == "dir" else {
             throw .invalidArgument("watch: only a dir upstream can be watched; '\(settings.upstream)' lists its changes itself")
         }
-        guard let folder = (try makeUpstream() as? DirectoryUpstream)?.folderPath else {
+        guard let upstream = try makeUpstream() as? DirectoryUpstream else {
             throw .invalidArgument("watch: only a dir upstream can be watched")
         }
+        let folder = upstream.folderPath
         try? FileManager.default.createDirectory(atPath: stateFolder, withIntermediateDirectories: true)
         // One watcher per mirror: the lock is held for the watcher's life (the kernel drops it
         // with the process), and names its pid.
@@ -57,7 +58,7 @@ extension Mirror {
         _ = pid.withUnsafeBytes { pwrite(lock, $0.baseAddress, $0.count, 0) }
         do {
             let watcher = try FolderWatcher(root: folder)
-            try watcher.serve(at: watchSocket, stop: stop) {
+            try watcher.serve(at: watchSocket, stop: stop, configured: String(upstream.spec.dropFirst(4))) {
                 ready(WatchStarted(folder: watcher.root, folders: watcher.folderCount, itemFiles: watcher.itemFileCount))
             }
         } catch let error as UpstreamError {
@@ -89,11 +90,14 @@ extension Mirror {
         }
         let collections = settings.collections.joined(separator: "\t")
         let reason: String? =
-            if saved == nil || saved?.commit != previous?.id.description || saved?.root != changes.root {
-                "first fetch since the watcher started, or since one that failed"
-            } else if saved?.collections != collections { "the collections changed since the last fetch" }
-            else if changes.names == nil { "the watcher asks for a full scan (it restarted or lost events)" }
-            else if Date().timeIntervalSince1970 - saved!.scanned >= FolderChanges.fullScanInterval { "the hourly full scan" }
+            if changes.names == nil { "the watcher asks for a full scan (\(changes.rescanReason ?? "events were lost"))" }
+            else if saved == nil || saved?.commit != previous?.id.description || saved?.root != changes.root {
+                "the last fetch did not end with this watcher's answer (the first since it started, or one failed "
+                    + "or listed another folder)"
+            } else if saved?.collections != collections { "tidemark.collection changed since the last fetch" }
+            else if !(0..<FolderChanges.fullScanInterval).contains(Date().timeIntervalSince1970 - saved!.scanned) {
+                "the hourly full scan"
+            }
             else { nil }
         return WatchUse(folder: folder, changes: changes, saved: saved, scanReason: reason)
     }

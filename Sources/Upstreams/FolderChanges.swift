@@ -5,7 +5,7 @@ import Foundation
 ///
 /// On the socket, a request is the line `since <token>` (`since -` without one). The answer is
 /// NUL-separated fields: `tidemark-watch 1`, the watched folder, its `<device>:<inode>`, the next
-/// token, then `rescan`,
+/// token, then `rescan` and why,
 /// or `changes`, a count, and for each name the name, the number of folders holding it and their
 /// paths (relative to the watched folder, empty for the folder itself), then `end`. Names are
 /// bytes as the file system has them.
@@ -28,6 +28,8 @@ public struct FolderChanges: Sendable, Equatable {
     public let token: String
     /// The names changed since the token asked with; nil when everything must be scanned.
     public let names: [Name]?
+    /// Why everything must be scanned, as the watcher tells it.
+    public var rescanReason: String?
 
     /// Parses an answer; nil when it is not one.
     init?(answer: [UInt8]) {
@@ -40,6 +42,7 @@ public struct FolderChanges: Sendable, Equatable {
         switch text() {
         case "rescan":
             names = nil
+            rescanReason = text()
         case "changes":
             guard let count = text().flatMap(Int.init), count >= 0 else { return nil }
             var names: [Name] = []
@@ -92,7 +95,9 @@ public struct FolderChanges: Sendable, Equatable {
             let count = read(fd, &buffer, buffer.count)
             if count < 0, errno == EINTR { continue }
             guard count >= 0 else {
-                throw WatcherUnavailable("the watcher did not answer: \(String(cString: strerror(errno)))")
+                throw WatcherUnavailable(errno == EAGAIN || errno == EWOULDBLOCK
+                    ? "the watcher did not answer within \(timeout) s (is it stopped?)"
+                    : "the watcher did not answer: \(String(cString: strerror(errno)))")
             }
             if count == 0 { break }
             answer += buffer[..<count]

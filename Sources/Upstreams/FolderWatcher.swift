@@ -128,9 +128,10 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
 
     /// Listens on a Unix socket at `socket` (owner only), calls `ready`, then answers requests and
     /// reads events as they come, until `stop` (a pipe's read end) is readable, or throws once
-    /// the folder goes away or its socket does (the mirror was removed, or another watcher took
-    /// the path). The socket file is removed on return, when it is still this watcher's.
-    public func serve(at socket: String, stop: Int32, ready: () -> Void) throws {
+    /// the folder goes away (or `configured`, the path it was given as, leads elsewhere) or its
+    /// socket does (the mirror was removed, or another watcher took the path). The socket file
+    /// is removed on return, when it is still this watcher's.
+    public func serve(at socket: String, stop: Int32, configured: String? = nil, ready: () -> Void) throws {
         let (listener, socketInode) = try UnixSocket.listen(at: socket)
         func isOurs() -> Bool {
             var info = stat()
@@ -156,8 +157,10 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
                 guard isOurs() else {
                     throw UpstreamError.unreachable("the socket '\(CQuoting.quoted(socket))' was removed or replaced; the watcher stopped")
                 }
-                // A folder above it renamed moves the watched folder away without an event.
-                guard FolderChanges.identity(of: root) == rootIdentity else {
+                // A folder above it renamed moves the watched folder away without an event, and
+                // a link on the way (the upstream as configured) may lead elsewhere now.
+                guard FolderChanges.identity(of: root) == rootIdentity,
+                      configured.map({ DirectoryUpstream.realPath($0) == root }) ?? true else {
                     throw UpstreamError.unreachable("the upstream folder '\(CQuoting.quoted(root))' was moved or replaced; the watcher stopped")
                 }
             }
@@ -215,7 +218,11 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
             changed = [:]
         }
         var reply = Array("\(FolderChanges.magic)\0".utf8) + rootBytes + [0] + Array("\(rootIdentity)\0\(instance):\(sequence)\0".utf8)
-        guard failure == nil, let token, let since = since(token) else { return reply + Array("rescan\0".utf8) }
+        guard failure == nil, let token, let since = since(token) else {
+            let why = failure ?? (token == nil ? "the first fetch with a watcher"
+                : token?.hasPrefix(instance + ":") == false ? "it started after the last fetch" : lastLoss ?? "events were lost")
+            return reply + Array("rescan\0".utf8) + Array(why.utf8.filter { $0 != 0 }) + [0]
+        }
         var names = Set(links.keys)
         for (name, at) in changed where at > since { names.insert(name) }
         reply += Array("changes\0\(names.count)\0".utf8)
@@ -371,6 +378,10 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
         folderPaths.append(relative)
         folderOfWatch[wd] = folder
         watchOfFolder[folder] = wd
+        if !relative.isEmpty, let remote = mountedRemote(full) {
+            return stop("'\(CQuoting.quoted(full))' is a \(remote) file system mounted inside the folder, where inotify does not "
+                        + "see changes made from elsewhere")
+        }
         if !relative.isEmpty, isMirror(relative) {
             mirrors.insert(folder)
             return
@@ -428,6 +439,16 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
             let kept = folders.filter { !gone.contains($0) }
             return kept.isEmpty ? nil : kept
         }
+    }
+
+    /// The kind of network or FUSE file system mounted at the folder `full`, when it is on another
+    /// device than the root (one `stat` per folder; the mount table is read only then).
+    private func mountedRemote(_ full: [UInt8]) -> String? {
+        var info = stat()
+        guard withPath(full, { stat($0, &info) }) == 0, "\(info.st_dev)" != rootIdentity.split(separator: ":").first.map(String.init) else {
+            return nil
+        }
+        return Self.networkFileSystem(String(decoding: full, as: UTF8.self))
     }
 
     /// True when the folder at `relative` is a mirror (holds `.git` and `.tidemark`).

@@ -22,7 +22,7 @@ struct WatchTests {
             let watcher = try CLI.spawnTidemark(["watch"], in: mirror)
             #expect(await CLI.waitForFile(socket, seconds: 60))
             let first = try await CLI.tidemark(["sync", "-v"], in: mirror)
-            #expect(first.stderr.contains("Listed by scanning every file: first fetch since the watcher started, or since one that failed."), "\(first.stderr)")
+            #expect(first.stderr.contains("Listed by scanning every file: the watcher asks for a full scan (the first fetch with a watcher)."), "\(first.stderr)")
 
             // A second watcher for the same mirror is refused, naming the first.
             let second = try await CLI.tidemark(["watch"], in: mirror)
@@ -100,7 +100,7 @@ struct WatchTests {
 
             try await CLI.git(["config", "--unset", "tidemark.collection", "s2"], in: mirror)
             let fewer = try await CLI.tidemark(["sync", "-v", "--allow-mass-delete"], in: mirror)
-            #expect(fewer.stderr.contains("Listed by scanning every file: the collections changed since the last fetch."),
+            #expect(fewer.stderr.contains("Listed by scanning every file: tidemark.collection changed since the last fetch."),
                     "\(fewer.stderr)")
 
             // Another folder, then back: each is scanned, and the mirror ends with this folder's items.
@@ -109,7 +109,7 @@ struct WatchTests {
             #expect(other.stderr.contains("Listed by scanning every file: the watcher watches another folder"), "\(other.stderr)")
             try await CLI.git(["config", "tidemark.upstream", "dir:../up"], in: mirror)
             let back = try await CLI.tidemark(["sync", "-v", "--allow-mass-delete"], in: mirror)
-            #expect(back.status == 0 && back.stderr.contains("Listed by scanning every file: first fetch since the watcher started, or since one that failed."),
+            #expect(back.status == 0 && back.stderr.contains("Listed by scanning every file: the last fetch did not end with this watcher's answer"),
                     "\(back.stderr)")
             #expect(try await CLI.git(["ls-files", "s1"], in: mirror) == "s1/a.json\n")
         }

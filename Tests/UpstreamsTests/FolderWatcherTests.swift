@@ -155,6 +155,9 @@ struct FolderWatcherTests {
             try write(item("y", 1), to: root + "/b/y.json")
             let afterFolder = try ask(watcher, since: first.token)
             #expect(afterFolder.names == nil, "a new folder: its files were not watched a moment")
+            #expect(afterFolder.rescanReason == "folder 'b' was created, removed or renamed")
+            #expect(first.rescanReason == "the first fetch with a watcher")
+            #expect(try ask(watcher, since: "0:0").rescanReason == "it started after the last fetch")
             // The folder is watched from then on: a file written in it is a change.
             try write(item("y", 2), to: root + "/b/y.json")
             let resumed = try ask(watcher, since: afterFolder.token)
@@ -221,11 +224,16 @@ struct FolderWatcherTests {
         try await withScratch { path in
             var (root, upstream, watcher, cached, token) = try await twoShards(path)
             // The queue is filled while the watcher reads nothing (two names in turn, so that no
-            // event merges with the one before), then the move's events are dropped: the watcher
+            // event merges with the one before it), then the move's events are dropped: the watcher
             // reads its folders again instead of keeping x in a.
             let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16_384
-            for round in 0...(limit / 2 + 8) { try write("\(round)", to: root + "/a/\(round % 2).txt") }
+            // One event a call: a time change of one of two files in turn, twice the queue's length.
+            for name in ["0", "1"] { try write(name, to: root + "/a/\(name).txt") }
+            for round in 0..<(2 * limit + 16) {
+                var times = [timespec(tv_sec: 1_700_000_000 + round, tv_nsec: 0), timespec(tv_sec: 1_700_000_000 + round, tv_nsec: 0)]
+                #expect(utimensat(AT_FDCWD, root + "/a/\(round % 2).txt", &times, 0) == 0)
+            }
             #expect(rename(root + "/a/x.json", root + "/b/x.json") == 0)
             let overflowed = try ask(watcher, since: token)
             #expect(watcher.lastLoss == "inotify's event queue overflowed")
