@@ -73,6 +73,30 @@ extension Mirror {
         #endif
     }
 
+    /// The watcher running for this mirror, when one answers on its socket: its pid (from
+    /// `watch.lock`) and the folder it watches. Takes no lock, so a watcher starting meanwhile is
+    /// not refused.
+    public func runningWatcher() -> (pid: Int32?, folder: String)? {
+        guard let answer = try? FolderChanges.ask(socket: watchSocket, since: nil) else { return nil }
+        let pid = FileManager.default.contents(atPath: stateFolder + "watch.lock").flatMap {
+            Int32(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        return (pid, answer.root)
+    }
+
+    /// Stops the watcher running for this mirror (SIGTERM to its pid), waiting up to 10 s for it
+    /// to remove its socket; returns its pid, nil when none runs.
+    public func stopWatcher() throws(MirrorError) -> Int32? {
+        guard let running = runningWatcher() else { return nil }
+        guard let pid = running.pid, pid > 0, kill(pid, SIGTERM) == 0 else {
+            throw .invalidArgument("cannot stop the watcher\(running.pid.map { " (pid \($0))" } ?? ""): "
+                                   + "\(String(cString: strerror(errno))); stop it yourself")
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while FileManager.default.fileExists(atPath: watchSocket), Date() < deadline { usleep(20_000) }
+        return pid
+    }
+
     /// What the watcher answers this fetch, if one runs, and whether the answer can stand in for
     /// a scan: when it covers everything since `previous`, the upstream-tracking commit the last
     /// fetch left (its token was saved with that commit), and the last full scan is under an hour

@@ -68,12 +68,21 @@ struct WatchTests {
             let fixed = try await CLI.tidemark(["sync", "-v"], in: mirror)
             #expect(fixed.status == 0 && fixed.stdout.contains("Synced: 1 changed"), "\(fixed.stdout)\(fixed.stderr)")
 
+            let status = try await CLI.tidemark(["watch", "--status"], in: mirror)
+            #expect(status.status == 0 && status.stdout.hasPrefix("A watcher runs for this mirror (pid \(watcher.pid)), watching "),
+                    "\(status.stdout)\(status.stderr)")
+
             // Stopped, it removes its socket; syncs scan again.
-            #expect(watcher.process.signal(SIGTERM))
+            let stop = try await CLI.tidemark(["watch", "--stop"], in: mirror)
+            #expect(stop.status == 0 && stop.stdout == "Stopped the watcher (pid \(watcher.pid)).\n", "\(stop.stdout)\(stop.stderr)")
             let stopped = await watcher.finished()
             #expect(stopped.status == 0 && !stopped.signalled, "\(stopped.stderr)")
             #expect(stopped.stderr.contains("Watching 3 folders (5 item files) under "), "\(stopped.stderr)")
             #expect(!FileManager.default.fileExists(atPath: socket))
+            let none = try await CLI.tidemark(["watch", "--status"], in: mirror)
+            #expect(none.status == 1 && none.stdout == "No watcher runs for this mirror.\n")
+            let again = try await CLI.tidemark(["watch", "--stop"], in: mirror)
+            #expect(again.status == 1 && again.stderr == "error: no watcher runs for this mirror\n", "\(again.stderr)")
             try writeItem(upstream + "/s2", "d", lastModified: "2021-04-01T00:00:00Z", extra: #", "v": 4"#)
             let after = try await CLI.tidemark(["sync", "-v"], in: mirror)
             #expect(after.stderr.contains("Listed by scanning every file: no watcher runs."), "\(after.stderr)")

@@ -21,13 +21,40 @@ extension TidemarkCommand {
                 Examples:
                   tidemark watch &
                   tidemark sync -v
+                  tidemark watch --status
+                  tidemark watch --stop
                 """)
 
         @ParentCommand var root: TidemarkCommand
         @OptionGroup var output: OutputOptions
 
+        @Flag(help: "Say whether a watcher runs for this mirror (exit 1 when none does), and stop.")
+        var status = false
+
+        @Flag(help: "Stop the watcher of this mirror (exit 1 when none runs).")
+        var stop = false
+
+        func validate() throws {
+            if status && stop { throw ValidationError("--status and --stop cannot be used together") }
+        }
+
         func run() async throws {
             let mirror = try root.openMirror()
+            if status {
+                guard let running = await mirror.runningWatcher() else {
+                    emit("No watcher runs for this mirror.\n")
+                    throw CommandFailure.silent(1)
+                }
+                emit("A watcher runs for this mirror\(running.pid.map { " (pid \($0))" } ?? ""), watching \(running.folder).\n")
+                return
+            }
+            if stop {
+                guard let pid = try await engine({ () throws(MirrorError) in try await mirror.stopWatcher() }) else {
+                    throw CommandFailure.refused("no watcher runs for this mirror")
+                }
+                if !output.quiet { emit("Stopped the watcher (pid \(pid)).\n") }
+                return
+            }
             // Ctrl-C and the like end the watch through a pipe its loop polls, so it removes its socket.
             var pipeEnds: [Int32] = [0, 0]
             guard pipe(&pipeEnds) == 0 else { throw CommandFailure.fatal("cannot make a pipe: \(String(cString: strerror(errno)))") }
