@@ -34,13 +34,16 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
     private var sequence: UInt64 = 0
     /// Tokens below this sequence are answered `rescan`.
     private var validFrom: UInt64 = 0
-    /// Each folder's path relative to the root (empty for the root), by folder number; nil once
-    /// it is no longer watched.
-    private var folderPaths: [[UInt8]?] = []
+    /// Each watched folder's path relative to the root (empty for the root), by folder number
+    /// (numbers are not reused: a late event of a folder gone finds none).
+    private var folderPaths: [Int: [UInt8]] = [:]
+    private var nextFolder = 0
     private var folderOfWatch: [Int32: Int] = [:]
     private var watchOfFolder: [Int: Int32] = [:]
     /// The folders holding each `*.json` name (not folders named so), and those where it is a link.
     private var holders: [[UInt8]: [Int]] = [:]
+    /// How many names each folder holds in `holders`.
+    private var namesHeld: [Int: Int] = [:]
     private var links: [[UInt8]: [Int]] = [:]
     /// Folders that are mirrors: watched for their `.git` and `.tidemark` alone.
     private var mirrors = Set<Int>()
@@ -324,10 +327,16 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
         var info = stat()
         let exists = withPath(rootBytes + [47] + child) { fstatat(AT_FDCWD, $0, &info, AT_SYMLINK_NOFOLLOW) } == 0
         let kind = exists ? info.st_mode & S_IFMT : 0
-        holders[name]?.removeAll { $0 == folder }
+        if holders[name]?.contains(folder) == true {
+            holders[name]?.removeAll { $0 == folder }
+            namesHeld[folder, default: 1] -= 1
+        }
         links[name]?.removeAll { $0 == folder }
         // A folder by that name now: its own event follows.
-        if exists, kind != S_IFDIR { holders[name, default: []].append(folder) }
+        if exists, kind != S_IFDIR {
+            holders[name, default: []].append(folder)
+            namesHeld[folder, default: 0] += 1
+        }
         if exists, kind == S_IFLNK { links[name, default: []].append(folder) }
         if holders[name]?.isEmpty == true { holders[name] = nil }
         if links[name]?.isEmpty == true { links[name] = nil }
@@ -351,7 +360,8 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
     /// Forgets every folder and name and reads them all again, from a fresh set of watches.
     private func rewatch() {
         for wd in watchOfFolder.values { inotify_rm_watch(inotify, wd) }
-        folderPaths = []
+        folderPaths = [:]
+        namesHeld = [:]
         folderOfWatch = [:]
         watchOfFolder = [:]
         holders = [:]
@@ -374,8 +384,9 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
                 : String(cString: strerror(errno))
             return stop("cannot watch '\(CQuoting.quoted(full))': \(reason)")
         }
-        let folder = folderPaths.count
-        folderPaths.append(relative)
+        let folder = nextFolder
+        nextFolder += 1
+        folderPaths[folder] = relative
         folderOfWatch[wd] = folder
         watchOfFolder[folder] = wd
         if !relative.isEmpty, let remote = mountedRemote(full) {
@@ -411,6 +422,7 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
                 if name.first != 46 { subfolders.append(relative.isEmpty ? name : relative + [47] + name) }
             } else if Self.isItemName(name) {
                 holders[name, default: []].append(folder)
+                namesHeld[folder, default: 0] += 1
                 if type == UInt8(DT_LNK) { links[name, default: []].append(folder) }
             }
         }
@@ -419,10 +431,12 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
 
     /// Stops watching the folder at `relative` and those below it, and forgets their names.
     private func unwatch(_ relative: [UInt8]) {
-        var gone = Set<Int>()
-        for (folder, path) in folderPaths.enumerated() {
-            guard let path, path == relative || path.starts(with: relative + [47]) else { continue }
-            gone.insert(folder)
+        // Only the folders watched now: the cost of a folder event does not grow with all those
+        // ever watched (a tool making and removing temporary folders all day).
+        let gone = Set(folderPaths.compactMap { folder, path in
+            path == relative || path.starts(with: relative + [47]) ? folder : nil
+        })
+        for folder in gone {
             folderPaths[folder] = nil
             mirrors.remove(folder)
             if let wd = watchOfFolder.removeValue(forKey: folder) {
@@ -430,7 +444,10 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
                 folderOfWatch[wd] = nil
             }
         }
-        guard !gone.isEmpty else { return }
+        // Names are forgotten only when the folders held some (a pass over every name).
+        var heldAny = false
+        for folder in gone where (namesHeld.removeValue(forKey: folder) ?? 0) > 0 { heldAny = true }
+        guard heldAny else { return }
         holders = holders.compactMapValues { folders in
             let kept = folders.filter { !gone.contains($0) }
             return kept.isEmpty ? nil : kept
