@@ -85,7 +85,7 @@ extension Mirror {
     }
 
     /// Stops the watcher running for this mirror (SIGTERM to its pid), waiting up to 10 s for it
-    /// to remove its socket; returns its pid, nil when none runs.
+    /// to remove its socket; returns its pid, nil when none runs. Throws when it is still there.
     public func stopWatcher() throws(MirrorError) -> Int32? {
         guard let running = runningWatcher() else { return nil }
         guard let pid = running.pid, pid > 0, kill(pid, SIGTERM) == 0 else {
@@ -94,6 +94,10 @@ extension Mirror {
         }
         let deadline = Date().addingTimeInterval(10)
         while FileManager.default.fileExists(atPath: watchSocket), Date() < deadline { usleep(20_000) }
+        // One started with SIGTERM ignored (under `nohup`-like wrappers) is still there.
+        guard runningWatcher() == nil else {
+            throw .invalidArgument("the watcher (pid \(pid)) did not stop within 10 s of SIGTERM; stop it yourself")
+        }
         return pid
     }
 

@@ -28,7 +28,7 @@ extension TidemarkCommand {
         @ParentCommand var root: TidemarkCommand
         @OptionGroup var output: OutputOptions
 
-        @Flag(help: "Say whether a watcher runs for this mirror (exit 1 when none does), and stop.")
+        @Flag(help: "Say whether a watcher runs for this mirror (exit 1 when none does).")
         var status = false
 
         @Flag(help: "Stop the watcher of this mirror (exit 1 when none runs).")
