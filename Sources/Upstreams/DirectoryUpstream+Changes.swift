@@ -11,7 +11,7 @@ extension DirectoryUpstream {
     /// mirror (not watched as the scan reads it), over a quarter of the items changed, or it
     /// names a folder whose name is not UTF-8 (the scan then names it).
     public func list(collection: String, cached: some CachedVersions, changes: FolderChanges) throws -> Listing? {
-        let root = DirectoryUpstream.realPath(self.root.path)
+        let root = folderPath
         guard let names = changes.names, changes.watches(root) else { return nil }
         let scope: [UInt8] = collections == ["items"] ? [] : Array(collection.utf8)
         // A hidden collection folder is not watched, nor is where a link in its place leads, nor

@@ -20,7 +20,7 @@ import Synchronization
 public struct DirectoryUpstream: Upstream {
     public let spec: String
     public let collections: [String]
-    let root: URL
+    private let root: URL
     /// Bytes of bodies a listing carries at most; the rest are read again when fetched.
     static let bodyBudget = 32 << 20
 
