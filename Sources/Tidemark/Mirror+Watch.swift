@@ -18,8 +18,9 @@ public struct WatchStarted: Sendable {
 }
 
 extension Mirror {
-    /// Where `tidemark watch` listens.
+    /// Where `tidemark watch` listens, and the lock it holds while it runs.
     var watchSocket: String { stateFolder + "watch.sock" }
+    var watchLock: String { stateFolder + "watch.lock" }
     /// The token of the last fetch a watcher's answer covered: `token <token>`, `commit <the
     /// upstream-tracking commit it left>`, `scanned <Unix time of its last full scan>`, `root
     /// <folder>`, `collections <tidemark.collection, tab-separated>`.
@@ -41,21 +42,15 @@ extension Mirror {
         }
         let folder = upstream.folderPath
         try? FileManager.default.createDirectory(atPath: stateFolder, withIntermediateDirectories: true)
-        // One watcher per mirror: the lock is held for the watcher's life (the kernel drops it
-        // with the process), and names its pid.
-        let lockPath = stateFolder + "watch.lock"
-        let lock = Glibc.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard lock >= 0 else { throw .invalidArgument("cannot open \(lockPath): \(String(cString: strerror(errno)))") }
-        defer { close(lock) }
-        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
-            let pid = FileManager.default.contents(atPath: lockPath).flatMap {
-                Int32(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-            }
+        // One watcher per mirror: a lock like the run lock, held for the watcher's life (the
+        // kernel drops it with the process), naming its pid.
+        let lock: RunLock
+        do {
+            lock = try RunLock(path: watchLock)
+        } catch .locked(let pid, _) {
             throw .invalidArgument("a watcher already runs for this mirror\(pid.map { " (pid \($0))" } ?? ""); stop it first")
         }
-        ftruncate(lock, 0)
-        let pid = Array("\(getpid())\n".utf8)
-        _ = pid.withUnsafeBytes { pwrite(lock, $0.baseAddress, $0.count, 0) }
+        defer { withExtendedLifetime(lock) {} }
         do {
             let watcher = try FolderWatcher(root: folder)
             try watcher.serve(at: watchSocket, stop: stop, configured: String(upstream.spec.dropFirst(4))) {
@@ -78,10 +73,7 @@ extension Mirror {
     /// not refused.
     public func runningWatcher() -> (pid: Int32?, folder: String)? {
         guard let answer = try? FolderChanges.ask(socket: watchSocket, since: nil) else { return nil }
-        let pid = FileManager.default.contents(atPath: stateFolder + "watch.lock").flatMap {
-            Int32(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-        }
-        return (pid, answer.root)
+        return (RunLock.livingHolder(of: watchLock), answer.root)
     }
 
     /// Stops the watcher running for this mirror (SIGTERM to its pid), waiting up to 10 s for it

@@ -1,7 +1,8 @@
 import Foundation
 
 /// The mirror's run lock: `.git/tidemark.lock`, held with `flock(2)` so the kernel releases it
-/// when the process dies, and holding the owner's pid for the message a second run prints.
+/// when the process dies, and holding the owner's pid for the message a second run prints. The
+/// watcher's `.git/tidemark/watch.lock` is one too (``init(path:)``).
 final class RunLock {
     private let descriptor: Int32
     let path: String
@@ -14,7 +15,12 @@ final class RunLock {
     /// The pid of another process that holds the lock now, read without taking it (a killed
     /// run's pid, left in the file, names no living process); nil when there is none.
     static func livingHolder(gitDirectory: String) -> Int32? {
-        guard let data = FileManager.default.contents(atPath: gitDirectory + "tidemark.lock"),
+        livingHolder(of: gitDirectory + "tidemark.lock")
+    }
+
+    /// The pid of another process that holds the lock file at `path` now (see above).
+    static func livingHolder(of path: String) -> Int32? {
+        guard let data = FileManager.default.contents(atPath: path),
               let pid = pid(in: data), pid > 0, pid != getpid() else { return nil }
         return kill(pid, 0) == 0 || errno == EPERM ? pid : nil
     }
@@ -25,8 +31,13 @@ final class RunLock {
     }
 
     /// Takes the lock at once or throws ``MirrorError/locked(pid:path:)``.
-    init(gitDirectory: String) throws(MirrorError) {
-        path = gitDirectory + "tidemark.lock"
+    convenience init(gitDirectory: String) throws(MirrorError) {
+        try self.init(path: gitDirectory + "tidemark.lock")
+    }
+
+    /// Takes the lock file at `path` at once or throws ``MirrorError/locked(pid:path:)``.
+    init(path: String) throws(MirrorError) {
+        self.path = path
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             throw .invalidArgument("cannot open lock file '\(path)': \(String(cString: strerror(errno)))")
