@@ -17,9 +17,10 @@ extension DirectoryUpstream {
         // A hidden collection folder is not watched, nor is where a link in its place leads, nor
         // what a mirror holds (a scan lists a collection's folder whatever it is).
         var info = stat()
+        let collectionFolder = root + "/" + collection
         guard scope.first != 46,
-              scope.isEmpty || (lstat(root + "/" + collection, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
-                                && ![".git", ".tidemark"].allSatisfy { lstat(root + "/" + collection + "/" + $0, &info) == 0 }) else {
+              scope.isEmpty || (lstat(collectionFolder, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+                                && !Array(collectionFolder.utf8).withUnsafeBufferPointer { DirectoryUpstream.isMirror(AT_FDCWD, $0) }) else {
             return nil
         }
         let cached = try cached.loaded()
@@ -31,7 +32,7 @@ extension DirectoryUpstream {
         var decided = [Bool](repeating: false, count: cached.count)
         var unchanged: [Int] = []
         var files: [ListedFile] = []
-        for changed in names where FolderWatcher.isItemName(changed.name) {
+        for changed in names where DirectoryUpstream.isItemName(changed.name) {
             var found: [(path: String, info: stat)] = []
             // In the order a scan walks them (a folder before its subfolders), so that an id in
             // two folders is named as a scan names it.
@@ -70,7 +71,7 @@ extension DirectoryUpstream {
         }
         for position in decided.indices where !decided[position] { unchanged.append(position) }
         files.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
-        let folder = scope.isEmpty ? root : root + "/" + collection
+        let folder = scope.isEmpty ? root : collectionFolder
         return try DirectoryUpstream.listing(of: [FolderScan(path: folder, unchanged: unchanged, files: files)],
                                              collection: collection, cached: cached)
     }

@@ -395,7 +395,7 @@ public struct DirectoryUpstream: Upstream {
             try checkUTF8(name, in: path, what: "a folder")
             return .folder
         }
-        guard name.count > 5, name.suffix(5).elementsEqual(".json".utf8) else { return .other }
+        guard isItemName(name) else { return .other }
         switch kind {
         case S_IFREG:
             guard !isAppleDouble(fd, name) else { return .other }
@@ -466,8 +466,14 @@ public struct DirectoryUpstream: Upstream {
         return pread(file, &magic, 4, 0) == 4 && magic == [0x00, 0x05, 0x16, 0x07]
     }
 
+    /// True for a name a listing takes as an item file: `<id>.json`, the id not empty.
+    static func isItemName(_ name: some BidirectionalCollection<UInt8>) -> Bool {
+        name.count > 5 && name.suffix(5).elementsEqual(".json".utf8)
+    }
+
     /// True when the subfolder `name` of the open folder `fd` is a mirror: it holds `.git` and
-    /// `.tidemark`. Its files are a copy of upstream, not more of it.
+    /// `.tidemark`. Its files are a copy of upstream, not more of it. (With `AT_FDCWD`, `name`
+    /// is a whole path.)
     static func isMirror(_ fd: Int32, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
         var info = stat()
         return [".git", ".tidemark"].allSatisfy { entry in

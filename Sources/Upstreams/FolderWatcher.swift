@@ -28,6 +28,8 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
     /// The root's device and inode (``FolderChanges/identity(of:)``): a folder put in its place
     /// under the same path is another folder.
     private let rootIdentity: String
+    /// The root's device: a subfolder on another one is a mount.
+    private let rootDevice: dev_t
     private let inotify: Int32
     private let instance: String
     /// Events read so far; a token names how many its answer covered.
@@ -67,6 +69,8 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
         self.root = DirectoryUpstream.realPath(URL(fileURLWithPath: root).standardizedFileURL.path)
         rootBytes = Array(self.root.utf8)
         rootIdentity = FolderChanges.identity(of: self.root) ?? "-"
+        var info = stat()
+        rootDevice = stat(self.root, &info) == 0 ? info.st_dev : 0
         inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard inotify >= 0 else {
             throw UpstreamError.unreachable("cannot start inotify: \(String(cString: strerror(errno)))")
@@ -319,7 +323,7 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
             }
             return
         }
-        guard Self.isItemName(name) else { return }
+        guard DirectoryUpstream.isItemName(name) else { return }
         changed[name] = sequence
         guard mask & UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM) != 0 else { return }
         // The name's entry as it is now, whatever the event says: two files swapped
@@ -420,7 +424,7 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
             }
             if type == UInt8(DT_DIR) {
                 if name.first != 46 { subfolders.append(relative.isEmpty ? name : relative + [47] + name) }
-            } else if Self.isItemName(name) {
+            } else if DirectoryUpstream.isItemName(name) {
                 holders[name, default: []].append(folder)
                 namesHeld[folder, default: 0] += 1
                 if type == UInt8(DT_LNK) { links[name, default: []].append(folder) }
@@ -448,38 +452,27 @@ public final class FolderWatcher: @unchecked Sendable {  // used by one thread a
         var heldAny = false
         for folder in gone where (namesHeld.removeValue(forKey: folder) ?? 0) > 0 { heldAny = true }
         guard heldAny else { return }
-        holders = holders.compactMapValues { folders in
-            let kept = folders.filter { !gone.contains($0) }
-            return kept.isEmpty ? nil : kept
+        func forgetting(_ map: [[UInt8]: [Int]]) -> [[UInt8]: [Int]] {
+            map.compactMapValues { folders in
+                let kept = folders.filter { !gone.contains($0) }
+                return kept.isEmpty ? nil : kept
+            }
         }
-        links = links.compactMapValues { folders in
-            let kept = folders.filter { !gone.contains($0) }
-            return kept.isEmpty ? nil : kept
-        }
+        holders = forgetting(holders)
+        links = forgetting(links)
     }
 
     /// The kind of network or FUSE file system mounted at the folder `full`, when it is on another
     /// device than the root (one `stat` per folder; the mount table is read only then).
     private func mountedRemote(_ full: [UInt8]) -> String? {
         var info = stat()
-        guard withPath(full, { stat($0, &info) }) == 0, "\(info.st_dev)" != rootIdentity.split(separator: ":").first.map(String.init) else {
-            return nil
-        }
+        guard withPath(full, { stat($0, &info) }) == 0, info.st_dev != rootDevice else { return nil }
         return Self.networkFileSystem(String(decoding: full, as: UTF8.self))
     }
 
     /// True when the folder at `relative` is a mirror (holds `.git` and `.tidemark`).
     private func isMirror(_ relative: [UInt8]) -> Bool {
-        var info = stat()
-        let full = rootBytes + [47] + relative
-        return [".git", ".tidemark"].allSatisfy { entry in
-            withPath(full + [47] + Array(entry.utf8)) { fstatat(AT_FDCWD, $0, &info, AT_SYMLINK_NOFOLLOW) } == 0
-        }
-    }
-
-    /// True for a name a listing takes as an item file: `<id>.json`.
-    static func isItemName(_ name: [UInt8]) -> Bool {
-        name.count > 5 && name.suffix(5).elementsEqual(".json".utf8)
+        (rootBytes + [47] + relative).withUnsafeBufferPointer { DirectoryUpstream.isMirror(AT_FDCWD, $0) }
     }
 
     private func withPath<T>(_ path: [UInt8], _ body: (UnsafePointer<CChar>) -> T) -> T {
