@@ -35,6 +35,7 @@ public final class SpawnedProcess: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        SpawnedProcess.closeInheritedDescriptors(&actions)
         var pid: pid_t = 0
         let rc = withCStringArray(argv) { cArgv in
             withCStringArray(envp) { cEnvp in posix_spawn(&pid, argv[0], &actions, nil, cArgv, cEnvp) }
@@ -56,6 +57,18 @@ public final class SpawnedProcess: @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
         }.start()
+    }
+
+    /// Has the child close every descriptor above standard error: tests open files without
+    /// `O_CLOEXEC` (`Data.write` does), and a child spawned meanwhile by another test held such a
+    /// file open until it ended, whose close was an inotify event long after the write (a
+    /// watcher's idle sync then saw one more change). glibc's
+    /// `posix_spawn_file_actions_addclosefrom_np` (2.34), looked up at run time: Swift's Glibc
+    /// module leaves it out (it is behind _GNU_SOURCE).
+    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return }
+        _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
     }
 
     /// Waits (blocking the calling thread) for the child to end.

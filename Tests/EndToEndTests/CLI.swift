@@ -149,16 +149,8 @@ func withScratch<R>(_ body: (String) async throws -> R) async throws -> R {
     return try await withTaskExecutorPreference(processWaitExecutor) { try await body(path) }
 }
 
-/// Writes a `dir` upstream item, with a descriptor closed on exec: `Data.write` opens without
-/// `O_CLOEXEC`, so a child another test spawns meanwhile inherited the file and closed it when it
-/// ended, an inotify event long after the write (a watcher then saw one more change).
+/// Writes a `dir` upstream item.
 func writeItem(_ folder: String, _ id: String, lastModified: String, extra: String = "") throws {
-    let json = Array(#"{"id": "\#(id)", "lastModified": "\#(lastModified)", "name": "Template \#(id)"\#(extra)}"#.utf8)
-    let path = "\(folder)/\(id).json"
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
-    defer { close(fd) }
-    guard json.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == json.count else {
-        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
-    }
+    let json = #"{"id": "\#(id)", "lastModified": "\#(lastModified)", "name": "Template \#(id)"\#(extra)}"#
+    try Data(json.utf8).write(to: URL(fileURLWithPath: "\(folder)/\(id).json"))
 }

@@ -147,6 +147,19 @@ struct WatchTests {
         }
     }
 
+    @Test func childrenOfTheTestsInheritNoOpenFile() async throws {
+        try await withScratch { root in
+            // Opened as `Data.write` opens, without O_CLOEXEC: a child holding it would close it
+            // when it ends, an event for a watcher long after the write.
+            let fd = open(root + "/held.json", O_WRONLY | O_CREAT, 0o644)
+            #expect(fd > 2)
+            defer { close(fd) }
+            let child = try await CLI.run("/bin/sh", ["-c", "ls /proc/$$/fd"], in: root)
+            let inherited = child.stdout.split(separator: "\n").compactMap { Int32($0) }
+            #expect(!inherited.isEmpty && !inherited.contains(fd), "\(inherited)")
+        }
+    }
+
     @Test func onlyADirUpstreamIsWatched() async throws {
         try await withScratch { root in
             #expect(try await CLI.git(["init", "-q", "m"], in: root).isEmpty)

@@ -33,17 +33,8 @@ private struct Summary: Equatable, CustomStringConvertible {
 
 @Suite("dir upstream: listing from the watcher's answer")
 struct FolderWatcherTests {
-    /// Writes `text` with a descriptor closed on exec (`Data.write` opens without `O_CLOEXEC`): a
-    /// child spawned meanwhile by another test would hold the file open and close it when it
-    /// ends, an event long after the write.
     private func write(_ text: String, to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
-        defer { close(fd) }
-        let bytes = Array(text.utf8)
-        guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
-        }
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     }
 
     private func item(_ id: String, _ round: Int) -> String {
