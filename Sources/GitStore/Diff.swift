@@ -173,7 +173,7 @@ extension Repository {
         }
     }
 
-    private func diffTreeToWorkdir(_ old: ObjectID?, paths: [String], updateIndex: Bool) throws(GitError) -> Diff {
+    func diffTreeToWorkdir(_ old: ObjectID?, paths: [String], updateIndex: Bool) throws(GitError) -> Diff {
         try withTree(old) { (oldTree) throws(GitError) -> Diff in
             try diffOptions(paths: paths, updateIndex: updateIndex) { (options) throws(GitError) -> OpaquePointer in
                 try makeHandle("git_diff_tree_to_workdir_with_index") {

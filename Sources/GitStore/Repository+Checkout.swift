@@ -23,10 +23,14 @@ extension Repository {
     /// names must not change with it.
     public func checkout(tree: ObjectID, baseline: ObjectID?, paths: [String] = [], strategy: CheckoutStrategy) throws(GitError) {
         if baseline != nil, let workdir { try separateHardLinks(paths, workdir: workdir) }
-        let workers = min(ProcessInfo.processInfo.activeProcessorCount, 4)
-        if paths.count >= Repository.parallelCheckoutMinimum, workers > 1,
-           try foldersStay(paths, from: baseline, to: tree) {
-            try checkoutInParallel(tree: tree, baseline: baseline, paths: paths, strategy: strategy, workers: workers)
+        let cores = min(ProcessInfo.processInfo.activeProcessorCount, 4)
+        let many = paths.count >= Repository.parallelCheckoutMinimum && cores > 1
+        // A few paths take the same way on one thread when the index file can be spliced: the
+        // checkout then costs what those paths do, not a parse and a write of every entry.
+        let file = paths.isEmpty || workdir == nil ? nil : readIndexFile()
+        if many || file != nil, !paths.isEmpty, try foldersStay(paths, from: baseline, to: tree) {
+            try checkoutInParallel(tree: tree, baseline: baseline, paths: paths, strategy: strategy,
+                                   workers: many ? cores : 1, file: file)
         } else {
             try checkoutOnce(tree: tree, baseline: baseline, paths: paths, strategy: strategy)
         }

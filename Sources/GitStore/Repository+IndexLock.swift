@@ -61,3 +61,43 @@ extension Repository {
         }
     }
 }
+
+extension Repository {
+    /// Writes `bytes` (a whole index file, checksum included) as the index the way libgit2's
+    /// ``writeIndex(_:)`` does: the held index lock handed over, `index.lock` created exclusively,
+    /// written (and fsynced when fsync is on), renamed over `index` (its folder fsynced too), and
+    /// the lock taken back.
+    func writeIndexFile(_ bytes: [UInt8]) throws(GitError) {
+        indexFileCache = nil
+        let token = heldIndexLock
+        if token != nil { releaseIndexLock() }
+        defer { if let token { try? holdIndexLock(token: token) } }
+        let lock = gitDirectory + "index.lock"
+        let descriptor = Glibc.open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else {
+            if errno == EEXIST {
+                throw GitError(code: .locked, message: "cannot write the index: '\(lock)' exists (another git "
+                               + "process holds it, or one that crashed left it)", operation: "writing the index (.git/index)")
+            }
+            throw GitError(code: .generic, message: "cannot create '\(lock)': \(String(cString: strerror(errno)))",
+                           operation: "writing the index (.git/index)")
+        }
+        var written = bytes.withUnsafeBytes { writeAll(descriptor, $0) }
+        if written, Library.fsyncEnabled { written = fsync(descriptor) == 0 }
+        let reason = String(cString: strerror(errno))
+        if close(descriptor) != 0 { written = false }
+        guard written, rename(lock, gitDirectory + "index") == 0 else {
+            let failure = written ? String(cString: strerror(errno)) : reason
+            unlink(lock)
+            throw GitError(code: .generic, message: "cannot write the index '\(gitDirectory)index': \(failure)",
+                           operation: "writing the index (.git/index)")
+        }
+        if Library.fsyncEnabled {
+            let folder = Glibc.open(gitDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if folder >= 0 {
+                _ = fsync(folder)
+                close(folder)
+            }
+        }
+    }
+}

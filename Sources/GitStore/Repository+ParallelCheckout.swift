@@ -20,18 +20,29 @@ extension Repository {
     /// With `.safe`, a run that meets a changed file writes nothing, no further run starts, and
     /// the runs that did write are put back to `baseline` (safely) before the error is thrown.
     func checkoutInParallel(tree: ObjectID, baseline: ObjectID?, paths: [String], strategy: CheckoutStrategy,
-                            workers: Int) throws(GitError) {
+                            workers: Int, file: IndexFile?) throws(GitError) {
         guard let workdir else {
             throw GitError(code: .generic, message: "a bare repository has no working tree", operation: "checkout")
         }
-        let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
-        defer { git_index_free(index) }
-        try check(git_index_read(index, 0), "git_index_read")
+        // An index file that can be spliced (``IndexFile``) is not parsed whole.
+        var index: OpaquePointer?
+        defer { if let index { git_index_free(index) } }
+        if file == nil {
+            let loaded = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
+            index = loaded
+            try check(git_index_read(loaded, 0), "git_index_read")
+        }
         // More runs than workers, taken in turn by whichever worker is free: a run holding a large
         // file (a manifest) does not hold the others up.
         let groups = Repository.splitAtFolders(paths.sorted(), parts: workers * 4)
         var subsets: [CachedEntries] = []
-        for group in groups { subsets.append(try CachedEntries(of: index, at: group, gitDirectory: gitDirectory)) }
+        for group in groups {
+            if let file {
+                subsets.append(try CachedEntries(of: file, at: group))
+            } else {
+                subsets.append(try CachedEntries(of: index!, at: group, gitDirectory: gitDirectory))
+            }
+        }
         var handles: [Repository] = []
         for _ in 0..<min(workers, groups.count) {
             let handle = try Repository.open(at: workdir, search: false)
@@ -72,20 +83,24 @@ extension Repository {
             }
             throw failure
         }
-        for group in groups.indices {
-            for file in try outcomes[group]!.get() {
-                if var entry = file.entry {
-                    let rc = file.path.withCString { (cPath) -> Int32 in
-                        entry.path = cPath
-                        return git_index_add(index, &entry)
-                    }
-                    try check(rc, "git_index_add")
-                } else if git_index_get_bypath(index, file.path, 0) != nil {
-                    try check(git_index_remove_bypath(index, file.path), "git_index_remove_bypath")
+        var files: [CheckedOutFile] = []
+        for group in groups.indices { files += try outcomes[group]!.get() }
+        if let file {
+            try writeIndexFile(file.spliced(files.map { ($0.path, $0.entry) }, workdir: workdir))
+            return
+        }
+        for file in files {
+            if var entry = file.entry {
+                let rc = file.path.withCString { (cPath) -> Int32 in
+                    entry.path = cPath
+                    return git_index_add(index, &entry)
                 }
+                try check(rc, "git_index_add")
+            } else if git_index_get_bypath(index, file.path, 0) != nil {
+                try check(git_index_remove_bypath(index, file.path), "git_index_remove_bypath")
             }
         }
-        try writeIndex(index)
+        try writeIndex(index!)
     }
 
     /// The index entries a checkout of `tree` gives `paths` (sorted): the stat data of the
@@ -226,6 +241,17 @@ private final class CachedEntries {
             let older = Int(mtime.seconds) < stamp.tv_sec
                 || (Int(mtime.seconds) == stamp.tv_sec && Int(mtime.nanoseconds) < stamp.tv_nsec)
             if older { try check(git_index_add(index, entry), "git_index_add") }
+        }
+    }
+
+    init(of file: IndexFile, at paths: [String]) throws(GitError) {
+        index = try makeHandle("git_index_new") { git_index_new(&$0) }
+        for path in paths {
+            guard let position = file.position(of: path), !file.isRacilyClean(position) else { continue }
+            try file.withEntry(at: position) { (entry) throws(GitError) in
+                var entry = entry
+                try check(git_index_add(index, &entry), "git_index_add")
+            }
         }
     }
 

@@ -14,11 +14,34 @@ extension Repository {
     ///
     /// - Parameter paths: exact paths to compare; empty compares every path.
     public func diffTreeToWorkdirPreloaded(_ old: ObjectID, paths: [String] = []) throws(GitError) -> Diff {
+        guard let workdir else { return try diffTreeToWorkdir(old, paths: paths) }
+        // Exact paths of an index file that can be spliced (``IndexFile``): their entries go in
+        // an in-memory index on a handle of its own, so the file is not parsed whole.
+        if !paths.isEmpty, let file = readIndexFile() {
+            let entries = try makeHandle("git_index_new") { git_index_new(&$0) }
+            defer { git_index_free(entries) }
+            for path in paths {
+                guard let position = file.position(of: path) else { continue }
+                try file.withEntry(at: position) { (entry) throws(GitError) in
+                    var entry = entry
+                    try check(git_index_add(entries, &entry), "git_index_add")
+                }
+            }
+            let handle = try Repository.open(at: workdir, search: false)
+            try memo?.attach(to: handle)
+            git_repository_set_index(handle.pointer, entries)
+            return try handle.diffTreeToWorkdir(old, index: entries, paths: paths, workdir: workdir, refresh: false)
+        }
         let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
         defer { git_index_free(index) }
         try check(git_index_read(index, 0), "git_index_read")
-        guard let workdir else { return try diffTreeToWorkdir(old, paths: paths) }
+        return try diffTreeToWorkdir(old, index: index, paths: paths, workdir: workdir, refresh: true)
+    }
 
+    /// ``diffTreeToWorkdirPreloaded(_:paths:)`` with this handle's index `index`, written with
+    /// refreshed stat data when `refresh` is set.
+    private func diffTreeToWorkdir(_ old: ObjectID, index: OpaquePointer, paths: [String], workdir: String,
+                                   refresh: Bool) throws(GitError) -> Diff {
         var candidates = Set(try stagedPaths(old, index: index, paths: paths))
         var positions: [Int]?
         if !paths.isEmpty {
@@ -35,7 +58,8 @@ extension Repository {
             // Nothing may differ: an empty diff, without asking libgit2 to walk anything.
             return try diffTrees(nil, nil)
         }
-        return try diffTreeToWorkdir(old, paths: candidates.sorted())
+        return refresh ? try diffTreeToWorkdir(old, paths: candidates.sorted())
+            : try diffTreeToWorkdir(old, paths: candidates.sorted(), updateIndex: false)
     }
 
     /// The index entries whose stat data does not match their working-tree file, racily clean

@@ -18,6 +18,8 @@ public final class Repository {
     public var packKeepNote: String?
     /// The text of the index lock this handle holds (``holdIndexLock()``).
     var heldIndexLock: String?
+    /// The index file as last read for a splice (``readIndexFile()``).
+    var indexFileCache: IndexFile?
 
     init(pointer: OpaquePointer) {
         self.pointer = pointer
