@@ -88,7 +88,7 @@ struct IndexFile {
                       let nul = raw[(offset + 62 + length)..<body].firstIndex(of: 0) else { return nil }
                 let name = (offset + 62)..<nul
                 guard length > 0, length == min(name.count, 0xFFF) else { return nil }
-                if let previous, !raw[previous].lexicographicallyPrecedes(raw[name]) { return nil }
+                if let previous, compare(raw, previous, UnsafeBufferPointer(rebasing: raw[name])) >= 0 { return nil }
                 previous = name
                 offsets.append(offset)
                 offset += (62 + name.count + 8) & ~7
@@ -111,19 +111,8 @@ struct IndexFile {
 
     /// The position of the entry at `path`, or nil.
     func position(of path: String) -> Int? {
-        var path = path
-        return path.withUTF8 { wanted in
-            bytes.withUnsafeBufferPointer { raw in
-                var low = 0, high = offsets.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    let name = IndexFile.name(raw, at: offsets[middle])
-                    if raw[name].elementsEqual(wanted) { return middle }
-                    if raw[name].lexicographicallyPrecedes(wanted) { low = middle + 1 } else { high = middle }
-                }
-                return nil
-            }
-        }
+        let (found, position) = locate(path, from: 0)
+        return found ? position : nil
     }
 
     /// Calls `body` with the entry at `position` (its path valid during the call only).
@@ -212,15 +201,26 @@ struct IndexFile {
                 var low = start, high = offsets.count
                 while low < high {
                     let middle = (low + high) / 2
-                    if raw[IndexFile.name(raw, at: offsets[middle])].lexicographicallyPrecedes(wanted) {
+                    if IndexFile.compare(raw, IndexFile.name(raw, at: offsets[middle]), wanted) < 0 {
                         low = middle + 1
                     } else {
                         high = middle
                     }
                 }
-                return (low < offsets.count && raw[IndexFile.name(raw, at: offsets[low])].elementsEqual(wanted), low)
+                return (low < offsets.count && IndexFile.compare(raw, IndexFile.name(raw, at: offsets[low]), wanted) == 0, low)
             }
         }
+    }
+
+    /// The order of the path bytes `name` of `raw` and `other` (as `strcmp`, which git sorts by).
+    private static func compare(_ raw: UnsafeBufferPointer<UInt8>, _ name: Range<Int>,
+                                _ other: UnsafeBufferPointer<UInt8>) -> Int {
+        let common = min(name.count, other.count)
+        if common > 0 {
+            let order = memcmp(raw.baseAddress! + name.lowerBound, other.baseAddress!, common)
+            if order != 0 { return Int(order) }
+        }
+        return name.count - other.count
     }
 
     /// Whether the working-tree file of the entry at `position` still holds the entry's blob.
