@@ -40,16 +40,7 @@ struct IndexFile {
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size >= 32 else { return nil }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        let complete = bytes.withUnsafeMutableBytes { raw -> Bool in
-            var done = 0
-            while done < raw.count {
-                let count = Glibc.read(descriptor, raw.baseAddress! + done, raw.count - done)
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { return false }
-                done += count
-            }
-            return true
-        }
+        let complete = bytes.withUnsafeMutableBytes { readAll(descriptor, into: $0) }
         guard complete else { return nil }
         return parse(bytes, stamp: info.st_mtim, identity: identity(info))
     }

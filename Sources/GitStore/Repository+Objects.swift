@@ -23,6 +23,36 @@ extension Repository {
         return data
     }
 
+    /// Reads a blob's contents from the file at `path` when that file holds exactly them (a
+    /// regular file of the blob's size whose contents hash to `id`), else from the object
+    /// database. A working-tree copy of a large blob is read and hashed in a few milliseconds,
+    /// where inflating it from a pack takes tens (26 ms for a 7 MB manifest).
+    public func readBlob(_ id: ObjectID, copyAt path: String) throws(GitError) -> Data {
+        var oid = id.raw
+        var size = 0
+        var type = GIT_OBJECT_INVALID
+        let odb = try makeHandle("git_repository_odb") { git_repository_odb(&$0, pointer) }
+        defer { git_odb_free(odb) }
+        if git_odb_read_header(&size, &type, odb, &oid) == 0, type == GIT_OBJECT_BLOB,
+           let data = Repository.contents(of: path, size: size), ObjectID.hashBlob(data) == id {
+            return data
+        }
+        return try readBlob(id)
+    }
+
+    /// The contents of the regular file at `path` (not followed if it is a link, never waited on
+    /// if it is a FIFO) when it holds `size` bytes; nil otherwise.
+    private static func contents(of path: String, size: Int) -> Data? {
+        let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size == size else { return nil }
+        var data = Data(count: size)
+        let complete = data.withUnsafeMutableBytes { readAll(descriptor, into: $0) }
+        return complete ? data : nil
+    }
+
     /// Reads any object's type and raw contents (for a tree, its entries as git stores them),
     /// without copying them, as ``readBlob(_:)`` does.
     func readObject(_ id: ObjectID) throws(GitError) -> (type: git_object_t, contents: Data) {

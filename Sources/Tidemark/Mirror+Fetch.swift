@@ -121,7 +121,8 @@ extension Mirror {
         for collection in settings.collections {
             let baseBlob = try manifestBlob(collection, in: base?.tree)
             // Read on another thread while the listing starts.
-            let load = ManifestLoad(collection: collection, blob: baseBlob, gitDirectory: gitDirectory)
+            let load = ManifestLoad(collection: collection, blob: baseBlob, gitDirectory: gitDirectory,
+                                    copy: manifestCopy(collection))
             let previousWatermark = baseMessage?.watermark(of: collection).flatMap(Timestamp.init)
             progress?(.listing(collection: collection, items: 0))
             let listing: Listing
@@ -291,7 +292,7 @@ extension Mirror {
             let changed = fetch.stored.filter { !sameContent.contains("\(name)/\($0.path)") }
             return fetch.cached.changeCounts(changed, removing: fetch.deletions)
         } else {
-            let changes = try manifestChanges(name, from: try manifestData(headBlob), to: fetch.newManifest ?? Data(fetch.cached.bytes))
+            let changes = try manifestChanges(name, from: try manifestData(headBlob, of: name), to: fetch.newManifest ?? Data(fetch.cached.bytes))
             return ChangeCounts(try contentChanges(changes, in: name, from: head?.tree, to: tree))
         }
     }

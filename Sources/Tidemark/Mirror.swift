@@ -176,7 +176,7 @@ public actor Mirror {
     /// (HEAD's, the upstream snapshot's) several times, and each is 100k lines on large mirrors.
     func manifest(_ collection: String, blob: ObjectID) throws(MirrorError) -> Manifest {
         if let cached = manifestCache[blob] { return cached }
-        let data = try manifestData(blob)
+        let data = try manifestData(blob, of: collection)
         do {
             let manifest = try Manifest.parse(data)
             if manifestCache.count >= 8 { manifestCache.removeAll() }
@@ -191,7 +191,7 @@ public actor Mirror {
     /// by comparing lines, without parsing the unchanged ones.
     func manifestChanges(_ collection: String, from old: ObjectID?, to new: ObjectID?) throws(MirrorError) -> [ManifestChange] {
         if old == new { return [] }
-        return try manifestChanges(collection, from: try manifestData(old), to: try manifestData(new))
+        return try manifestChanges(collection, from: try manifestData(old, of: collection), to: try manifestData(new, of: collection))
     }
 
     /// The items whose versions differ between two manifest files.
@@ -287,15 +287,21 @@ public actor Mirror {
         return kept
     }
 
-    /// A manifest blob's bytes (empty for none).
-    func manifestData(_ blob: ObjectID?) throws(MirrorError) -> Data {
+    /// The bytes of `collection`'s manifest blob (empty for none), read from the working tree's
+    /// manifest file when that holds them (usually: the snapshot checked out is the last fetched).
+    func manifestData(_ blob: ObjectID?, of collection: String) throws(MirrorError) -> Data {
         guard let blob else { return Data() }
-        return try mirrorErrors { try repository.readBlob(blob) }
+        return try mirrorErrors { try repository.readBlob(blob, copyAt: manifestCopy(collection)) }
+    }
+
+    /// Where the working tree has `collection`'s manifest file.
+    nonisolated func manifestCopy(_ collection: String) -> String {
+        workingTree + (workingTree.hasSuffix("/") ? "" : "/") + Mirror.manifestPath(collection)
     }
 
     /// A manifest blob as a ``ManifestTable`` (empty for none): what a fetch works on.
     func manifestTable(_ collection: String, blob: ObjectID?) throws(MirrorError) -> ManifestTable {
-        try ManifestLoad.table(try manifestData(blob), collection: collection)
+        try ManifestLoad.table(try manifestData(blob, of: collection), collection: collection)
     }
 
     /// Resolves a revision; `upstream` names the upstream-tracking ref.

@@ -186,6 +186,47 @@ struct IndexFileTests {
         }
     }
 
+    /// A checkout of a few paths (one worker) splices the index: the entries are the target
+    /// tree's with the new files' stat data, the `TREE` cache git left is gone (libgit2 would have
+    /// kept it), and the index lock the handle held is held again afterwards.
+    @Test func aCheckoutOfAFewPathsSplicesTheIndex() async throws {
+        try await withScratch { path in
+            let (repository, v1) = try Self.makeRepository(in: path)
+            var updates: [TreeUpdate] = []
+            for i in [0, 17, 150, 151, 399] {
+                updates.append(.upsert(path: Self.item(i), blob: try repository.writeBlob(Data("{\"v\": \(i)}\n".utf8))))
+            }
+            for i in [42, 43] { updates.append(.remove(path: Self.item(i))) }
+            for name in ["items/03/added.json", "items/19/zz.json", "items/00/aa.json"] {
+                updates.append(.upsert(path: name, blob: try repository.writeBlob(Data(name.utf8))))
+            }
+            let v2 = try repository.updateTree(v1, updates.sorted { $0.path < $1.path })
+            _ = try git(["read-tree", v1.hex], in: path)
+            _ = try git(["update-index", "--refresh"], in: path)
+            #expect(String(decoding: Self.bytes(path + "/.git/index"), as: UTF8.self).contains("TREE"))
+
+            try repository.holdIndexLock(token: "test \(getpid())")
+            let paths = try repository.diffTrees(v1, v2).deltas.map(\.path)
+            #expect(paths.count == 10)
+            try repository.checkout(tree: v2, baseline: v1, paths: paths, strategy: .safe)
+            #expect(leadingBytes(of: path + "/.git/index.lock", limit: 64) == Array("test \(getpid())".utf8))
+            repository.releaseIndexLock()
+
+            #expect(!String(decoding: Self.bytes(path + "/.git/index"), as: UTF8.self).contains("TREE"))
+            let tree = try git(["ls-tree", "-r", v2.hex], in: path).split(separator: "\n").map { line in
+                let fields = line.split(separator: " ", maxSplits: 2)
+                let rest = fields[2].split(separator: "\t", maxSplits: 1)
+                return "\(fields[0]) \(rest[0]) 0\t\(rest[1])"
+            }
+            #expect(try git(["ls-files", "--stage"], in: path).split(separator: "\n").map(String.init) == tree)
+            #expect(try String(contentsOfFile: path + "/" + Self.item(17), encoding: .utf8) == "{\"v\": 17}\n")
+            #expect(!FileManager.default.fileExists(atPath: path + "/" + Self.item(42)))
+            var later = [timespec(tv_sec: time(nil) + 5, tv_nsec: 0), timespec(tv_sec: time(nil) + 5, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, path + "/.git/index", &later, 0) == 0)
+            #expect(try git(["diff-files", "--name-only"], in: path) == "")
+        }
+    }
+
     /// `body` (an index file without its checksum) with its checksum.
     static func sealed(_ body: [UInt8]) -> [UInt8] { body + body.withUnsafeBytes { PackIndex.sha1($0) } }
 }
