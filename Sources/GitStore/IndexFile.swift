@@ -62,8 +62,10 @@ struct IndexFile {
             guard raw.count >= 32, raw[0] == 0x44, raw[1] == 0x49, raw[2] == 0x52, raw[3] == 0x43 else { return nil }
             let version = load32(raw, 4)
             let count = Int(load32(raw, 8))
-            guard version == 2 || version == 3 else { return nil }
             let body = raw.count - 20
+            // An entry takes 64 bytes at least (62, a 1-byte path, its NUL): a count the file cannot
+            // hold is refused before anything is reserved for it.
+            guard version == 2 || version == 3, count <= (body - 12) / 64 else { return nil }
             guard PackIndex.sha1(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: raw[..<body]))).elementsEqual(raw[body...]) else { return nil }
             var offsets: [Int] = []
             offsets.reserveCapacity(count)

@@ -6,7 +6,8 @@ extension Repository {
     /// Paths a checkout writes on one thread; more are split among threads.
     static let parallelCheckoutMinimum = 256
 
-    /// ``checkout(tree:baseline:paths:strategy:)`` of many exact paths on all cores.
+    /// ``checkout(tree:baseline:paths:strategy:)`` of exact paths on `workers` threads: all cores
+    /// for many paths; one for a few when the index can be spliced (`file`, ``IndexFile``).
     ///
     /// libgit2's checkout is single-threaded, and most of its time goes to the file system:
     /// reading the folders that hold the paths and writing each file. Here the paths are split at
@@ -14,8 +15,8 @@ extension Repository {
     /// libgit2 on its own handle, each against an in-memory index holding the main index's entries
     /// for those paths (so a worker trusts the same stat data the main index does, and hashes a file
     /// where that index would). Workers leave the index alone; once every group is written, the
-    /// main index gets the entries libgit2's checkout would have written (stat data of the new
-    /// file, blob of `tree`) and is written once.
+    /// index gets the entries libgit2's checkout would have written (stat data of the new file,
+    /// blob of `tree`) and is written once: spliced when `file` is given, else through libgit2.
     ///
     /// With `.safe`, a run that meets a changed file writes nothing, no further run starts, and
     /// the runs that did write are put back to `baseline` (safely) before the error is thrown.

@@ -170,6 +170,10 @@ struct IndexFileTests {
                 #expect(IndexFile.parse(Self.sealed(Array(original.dropLast(20)) + Array("UNTR".utf8) + [0, 0, 0, 0]),
                                         stamp: timespec()) != nil)
             }
+            // An entry count the file cannot hold, with the right checksum.
+            var counted = Array(original.dropLast(20))
+            counted.replaceSubrange(8..<12, with: [0xFF, 0xFF, 0xFF, 0xF0])
+            #expect(IndexFile.parse(Self.sealed(counted), stamp: timespec()) == nil)
             var corrupt = original
             corrupt[40] ^= 1
             #expect(IndexFile.parse(corrupt, stamp: timespec()) == nil)
