@@ -134,6 +134,18 @@ struct IndexFile {
         }
     }
 
+    /// Adds the entries at `paths` (those the file has) to the libgit2 index `index`, leaving
+    /// out the racily clean ones when `trustedOnly` is set.
+    func addEntries(at paths: [String], to index: OpaquePointer, trustedOnly: Bool) throws(GitError) {
+        for path in paths {
+            guard let position = position(of: path), !(trustedOnly && isRacilyClean(position)) else { continue }
+            try withEntry(at: position) { (entry) throws(GitError) in
+                var entry = entry
+                try check(git_index_add(index, &entry), "git_index_add")
+            }
+        }
+    }
+
     /// Whether the entry at `position` was modified no earlier than the file was written.
     func isRacilyClean(_ position: Int) -> Bool {
         let offset = offsets[position]

@@ -27,7 +27,7 @@ extension Repository {
         let many = paths.count >= Repository.parallelCheckoutMinimum && cores > 1
         // A few paths take the same way on one thread when the index file can be spliced: the
         // checkout then costs what those paths do, not a parse and a write of every entry.
-        let file = paths.isEmpty || workdir == nil ? nil : readIndexFile()
+        let file = paths.isEmpty ? nil : readIndexFile()
         if many || file != nil, !paths.isEmpty, try foldersStay(paths, from: baseline, to: tree) {
             try checkoutInParallel(tree: tree, baseline: baseline, paths: paths, strategy: strategy,
                                    workers: many ? cores : 1, file: file)

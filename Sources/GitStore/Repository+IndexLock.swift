@@ -50,15 +50,31 @@ extension Repository {
     /// holds it, and leaves it alone. A lock that is no longer this handle's (deleted and taken
     /// by another process) stays, and libgit2's write then fails.
     func writeIndex(_ index: OpaquePointer) throws(GitError) {
+        try handingOverIndexLock { () throws(GitError) in
+            do throws(GitError) {
+                try checkCall(Repository.indexWrite) { git_index_write(index) }
+            } catch where error.code == .locked {
+                throw indexLockTaken()
+            }
+        }
+    }
+
+    /// What an index write reports as its operation.
+    private static let indexWrite = "writing the index (.git/index)"
+
+    /// Runs `body`, an index write that takes `index.lock` itself, with the lock this handle holds
+    /// (if any) released, and takes it back after.
+    private func handingOverIndexLock(_ body: () throws(GitError) -> Void) throws(GitError) {
         let token = heldIndexLock
         if token != nil { releaseIndexLock() }
         defer { if let token { try? holdIndexLock(token: token) } }
-        do {
-            try checkCall("writing the index (.git/index)") { git_index_write(index) }
-        } catch where error.code == .locked {
-            throw GitError(code: .locked, message: "cannot write the index: '\(gitDirectory)index.lock' exists (another git "
-                           + "process holds it, or one that crashed left it)", operation: error.operation)
-        }
+        try body()
+    }
+
+    /// The error of an index write that found `index.lock` taken.
+    private func indexLockTaken() -> GitError {
+        GitError(code: .locked, message: "cannot write the index: '\(gitDirectory)index.lock' exists (another git "
+                 + "process holds it, or one that crashed left it)", operation: Repository.indexWrite)
     }
 }
 
@@ -69,35 +85,26 @@ extension Repository {
     /// the lock taken back.
     func writeIndexFile(_ bytes: [UInt8]) throws(GitError) {
         indexFileCache = nil
-        let token = heldIndexLock
-        if token != nil { releaseIndexLock() }
-        defer { if let token { try? holdIndexLock(token: token) } }
-        let lock = gitDirectory + "index.lock"
-        let descriptor = Glibc.open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
-        guard descriptor >= 0 else {
-            if errno == EEXIST {
-                throw GitError(code: .locked, message: "cannot write the index: '\(lock)' exists (another git "
-                               + "process holds it, or one that crashed left it)", operation: "writing the index (.git/index)")
+        try handingOverIndexLock { () throws(GitError) in
+            let lock = gitDirectory + "index.lock"
+            let descriptor = Glibc.open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+            guard descriptor >= 0 else {
+                if errno == EEXIST { throw indexLockTaken() }
+                throw GitError(code: .generic, message: "cannot create '\(lock)': \(String(cString: strerror(errno)))",
+                               operation: Repository.indexWrite)
             }
-            throw GitError(code: .generic, message: "cannot create '\(lock)': \(String(cString: strerror(errno)))",
-                           operation: "writing the index (.git/index)")
-        }
-        var written = bytes.withUnsafeBytes { writeAll(descriptor, $0) }
-        if written, Library.fsyncEnabled { written = fsync(descriptor) == 0 }
-        let reason = String(cString: strerror(errno))
-        if close(descriptor) != 0 { written = false }
-        guard written, rename(lock, gitDirectory + "index") == 0 else {
-            let failure = written ? String(cString: strerror(errno)) : reason
-            unlink(lock)
-            throw GitError(code: .generic, message: "cannot write the index '\(gitDirectory)index': \(failure)",
-                           operation: "writing the index (.git/index)")
-        }
-        if Library.fsyncEnabled {
-            let folder = Glibc.open(gitDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if folder >= 0 {
-                _ = fsync(folder)
-                close(folder)
+            var written = bytes.withUnsafeBytes { writeAll(descriptor, $0) }
+            if written, Library.fsyncEnabled { written = fsync(descriptor) == 0 }
+            let reason = String(cString: strerror(errno))
+            if close(descriptor) != 0 { written = false }
+            guard written, rename(lock, gitDirectory + "index") == 0 else {
+                let failure = written ? String(cString: strerror(errno)) : reason
+                unlink(lock)
+                throw GitError(code: .generic, message: "cannot write the index '\(gitDirectory)index': \(failure)",
+                               operation: Repository.indexWrite)
             }
+            // As libgit2 does for its index write; a failure here is not the write's.
+            if Library.fsyncEnabled { try? Repository.fsyncFolder(gitDirectory) }
         }
     }
 }

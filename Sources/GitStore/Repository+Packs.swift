@@ -42,13 +42,16 @@ extension Repository {
             unlink(indexTemporary)
             throw error
         }
-        if Library.fsyncEnabled {
-            let descriptor = Glibc.open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw Repository.fileError("open", folder) }
-            defer { close(descriptor) }
-            guard fsync(descriptor) == 0 else { throw Repository.fileError("fsync", folder) }
-        }
+        if Library.fsyncEnabled { try Repository.fsyncFolder(folder) }
         try refreshObjects()
+    }
+
+    /// fsyncs the folder at `path`, so the names just renamed into it stay after a crash.
+    static func fsyncFolder(_ path: String) throws(GitError) {
+        let descriptor = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw fileError("open", path) }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw fileError("fsync", path) }
     }
 
     /// Writes `note` (and a newline) as the keep file `path`, through a temporary file.

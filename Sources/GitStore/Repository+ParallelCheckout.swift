@@ -247,13 +247,7 @@ private final class CachedEntries {
 
     init(of file: IndexFile, at paths: [String]) throws(GitError) {
         index = try makeHandle("git_index_new") { git_index_new(&$0) }
-        for path in paths {
-            guard let position = file.position(of: path), !file.isRacilyClean(position) else { continue }
-            try file.withEntry(at: position) { (entry) throws(GitError) in
-                var entry = entry
-                try check(git_index_add(index, &entry), "git_index_add")
-            }
-        }
+        try file.addEntries(at: paths, to: index, trustedOnly: true)
     }
 
     deinit { git_index_free(index) }

@@ -20,13 +20,7 @@ extension Repository {
         if !paths.isEmpty, let file = readIndexFile() {
             let entries = try makeHandle("git_index_new") { git_index_new(&$0) }
             defer { git_index_free(entries) }
-            for path in paths {
-                guard let position = file.position(of: path) else { continue }
-                try file.withEntry(at: position) { (entry) throws(GitError) in
-                    var entry = entry
-                    try check(git_index_add(entries, &entry), "git_index_add")
-                }
-            }
+            try file.addEntries(at: paths, to: entries, trustedOnly: false)
             let handle = try Repository.open(at: workdir, search: false)
             try memo?.attach(to: handle)
             git_repository_set_index(handle.pointer, entries)

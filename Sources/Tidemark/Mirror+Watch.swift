@@ -34,11 +34,8 @@ extension Mirror {
     ///   watched (or goes away while watched).
     public func watch(stop: Int32, ready: (WatchStarted) -> Void) throws(MirrorError) {
         #if os(Linux)
-        guard settings.upstreamConfiguration.kind == "dir" else {
+        guard settings.upstreamConfiguration.kind == "dir", let upstream = try makeUpstream() as? DirectoryUpstream else {
             throw .invalidArgument("watch: only a dir upstream can be watched; '\(settings.upstream)' lists its changes itself")
-        }
-        guard let upstream = try makeUpstream() as? DirectoryUpstream else {
-            throw .invalidArgument("watch: only a dir upstream can be watched")
         }
         let folder = upstream.folderPath
         try? FileManager.default.createDirectory(atPath: stateFolder, withIntermediateDirectories: true)

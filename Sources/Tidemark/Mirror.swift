@@ -296,7 +296,7 @@ public actor Mirror {
 
     /// Where the working tree has `collection`'s manifest file.
     nonisolated func manifestCopy(_ collection: String) -> String {
-        workingTree + (workingTree.hasSuffix("/") ? "" : "/") + Mirror.manifestPath(collection)
+        workingTree + Mirror.manifestPath(collection)
     }
 
     /// A manifest blob as a ``ManifestTable`` (empty for none): what a fetch works on.
