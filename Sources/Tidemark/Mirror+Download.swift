@@ -29,7 +29,11 @@ extension Mirror {
     func plan(collection: String, listing: Listing, base: ManifestTable, cachedFrom: ManifestTable? = nil,
               options: FetchOptions) throws(MirrorError) -> FetchPlan {
         let count = base.count
-        let fanout = settings.fanout ?? (count > 0 ? base.entry(at: 0).path.contains("/") : listing.items.count > 10_000)
+        // A collection keeps the layout of its first stored item: fanned out or not (unless set),
+        // and the width of its fan-out folders (two hex digits in mirrors made before there were three).
+        let stored = count > 0 ? ItemPath.fanoutDigits(ofStoredPath: base.entry(at: 0).path) : nil
+        let fanout = settings.fanout ?? (stored.map { $0 > 0 } ?? (listing.items.count > 10_000))
+        let fanoutDigits = fanout ? (stored.flatMap { $0 > 0 ? $0 : nil } ?? ItemPath.fanoutDigits) : 0
         // Per base entry: not listed, listed unchanged, or the index in `listing.items` that listed it.
         let notListed = -2, listedUnchanged = -1
         var listedBy = [Int](repeating: notListed, count: count)
@@ -53,7 +57,7 @@ extension Mirror {
         func newPath(for id: ItemID) throws(MirrorError) -> String {
             let path: String
             do {
-                path = try ItemPath.relativePath(for: id, fanout: fanout)
+                path = try ItemPath.relativePath(for: id, fanoutDigits: fanoutDigits)
             } catch {
                 throw .unsafeName("\(collection): upstream sent an item with an empty id; it cannot be stored")
             }

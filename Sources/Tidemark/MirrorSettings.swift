@@ -10,8 +10,8 @@ public struct MirrorSettings: Sendable, Equatable {
     public var collections: [String]
     /// Requests at once: item downloads, and DocuSign listing pages (at most 8).
     public var jobs: Int
-    /// Whether item files go under two-hex-digit fan-out folders: true, false, or nil for
-    /// automatic (fan out a collection that has more than 10,000 items at its first fetch).
+    /// Whether item files go under fan-out folders (``ItemPath/fanoutDigits``): true, false, or nil
+    /// for automatic (fan out a collection that has more than 10,000 items at its first fetch).
     public var fanout: Bool?
     /// How old the last sync may be before `sync --if-stale` (without a duration) syncs again.
     public var refreshInterval: String?

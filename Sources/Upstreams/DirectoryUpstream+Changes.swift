@@ -23,15 +23,19 @@ extension DirectoryUpstream {
                                 && !Array(collectionFolder.utf8).withUnsafeBufferPointer { DirectoryUpstream.isMirror(AT_FDCWD, $0) }) else {
             return nil
         }
-        let cached = try cached.loaded()
-        // Past a quarter of the items, a scan (one `fstatat` per file, folders read in order) is cheaper.
-        guard names.count <= max(1_000, cached.count / 4) else { return nil }
+        // Past a quarter of the items, a scan (one `fstatat` per file, folders read in order) is
+        // cheaper. Up to 1,000 names pass whatever the count, and the files are checked and read
+        // while the cached versions are still being read on another thread.
+        var cachedVersions: (any CachedVersions)?
+        if names.count > 1_000 {
+            let loaded = try cached.loaded()
+            guard names.count <= loaded.count / 4 else { return nil }
+            cachedVersions = loaded
+        }
         // Each folder is opened once, whatever number of names it holds.
         var opened: [[UInt8]: Int32] = [:]
         defer { for fd in opened.values where fd >= 0 { close(fd) } }
-        var decided = [Bool](repeating: false, count: cached.count)
-        var unchanged: [Int] = []
-        var files: [ListedFile] = []
+        var checked: [(stem: [UInt8], found: [(path: String, info: stat)])] = []
         for changed in names where DirectoryUpstream.isItemName(changed.name) {
             var found: [(path: String, info: stat)] = []
             // In the order a scan walks them (a folder before its subfolders), so that an id in
@@ -57,7 +61,23 @@ extension DirectoryUpstream {
                 }
                 if case .item(let info) = entry { found.append((folder + "/" + String(decoding: changed.name, as: UTF8.self), info)) }
             }
-            let stem = Array(changed.name.dropLast(5))
+            checked.append((Array(changed.name.dropLast(5)), found))
+        }
+        // Read ahead: a file whose stat signature turns out to match its cached one is read for
+        // nothing, and what reading it gave (an error too) is dropped.
+        var readAhead: [String: Result<DirectoryUpstream.ReadFile, any Error>] = [:]
+        if cachedVersions == nil, !cached.isReady {
+            let files = checked.compactMap { $0.found.count == 1 ? ListedFile(id: ItemID(bytes: $0.stem), path: $0.found[0].path,
+                                                                               info: $0.found[0].info, position: nil) : nil }
+            for (file, result) in zip(files, DirectoryUpstream.read(files[...], collection: collection)) {
+                readAhead[file.path] = result
+            }
+        }
+        let cached = try cachedVersions ?? cached.loaded()
+        var decided = [Bool](repeating: false, count: cached.count)
+        var unchanged: [Int] = []
+        var files: [ListedFile] = []
+        for (stem, found) in checked {
             let position = stem.withUnsafeBufferPointer { cached.position(ofIDBytes: $0) }
             if let position { decided[position] = true }
             guard let file = found.first else { continue }
@@ -73,6 +93,6 @@ extension DirectoryUpstream {
         files.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
         let folder = scope.isEmpty ? root : collectionFolder
         return try DirectoryUpstream.listing(of: [FolderScan(path: folder, unchanged: unchanged, files: files)],
-                                             collection: collection, cached: cached)
+                                             collection: collection, cached: cached, readAhead: readAhead)
     }
 }

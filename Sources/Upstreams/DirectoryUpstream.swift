@@ -83,7 +83,10 @@ public struct DirectoryUpstream: Upstream {
 
     /// The listing of scanned folders: their unchanged items by position, and their other files
     /// read (on all cores) and dated. An id found in two folders throws, naming both files.
-    static func listing(of folders: [FolderScan], collection: String, cached: any CachedVersions) throws -> Listing {
+    ///
+    /// - Parameter readAhead: files already read, by path (not read again).
+    static func listing(of folders: [FolderScan], collection: String, cached: any CachedVersions,
+                        readAhead: [String: Result<ReadFile, any Error>] = [:]) throws -> Listing {
         var items: [ListedItem] = []
         var unchanged: [Int] = []
         unchanged.reserveCapacity(cached.count)
@@ -108,7 +111,7 @@ public struct DirectoryUpstream: Upstream {
         var carried = 0
         // The files that changed are read and dated on all cores, a chunk at a time (bounded
         // memory), ahead of the loop below, which takes them in order.
-        let changed = folders.flatMap(\.files)
+        let changed = folders.flatMap(\.files).filter { readAhead[$0.path] == nil }
         var chunk: [Result<ReadFile, any Error>] = []
         var chunkStart = 0
         var next = 0
@@ -120,12 +123,17 @@ public struct DirectoryUpstream: Upstream {
             }
             for file in folder.files {
                 try claim(file.position, file.id, folder: folderIndex, path: file.path)
-                if next == chunkStart + chunk.count {
-                    chunkStart = next
-                    chunk = read(changed[next..<min(changed.count, next + readChunk)], collection: collection)
+                let result: Result<ReadFile, any Error>
+                if let early = readAhead[file.path] {
+                    result = early
+                } else {
+                    if next == chunkStart + chunk.count {
+                        chunkStart = next
+                        chunk = read(changed[next..<min(changed.count, next + readChunk)], collection: collection)
+                    }
+                    result = chunk[next - chunkStart]
+                    next += 1
                 }
-                let result = chunk[next - chunkStart]
-                next += 1
                 reads += 1
                 guard case .success(let read) = result else {
                     // A file that does not parse fails as its item, as a failed download does: the

@@ -64,10 +64,16 @@ struct ItemPathTests {
         #expect(ItemPath.decode("") == nil)
     }
 
-    @Test func fanoutPutsItemsInTwoHexDigitFolders() throws {
-        let path = try ItemPath.relativePath(for: ItemID("abc"), fanout: true)
-        #expect(path.wholeMatch(of: try Regex("^[0-9a-f]{2}/abc\\.json$")) != nil)
-        #expect(try ItemPath.relativePath(for: ItemID("abc"), fanout: false) == "abc.json")
+    @Test func fanoutPutsItemsInFoldersNamedByTheHashOfTheirID() throws {
+        let path = try ItemPath.relativePath(for: ItemID("abc"), fanoutDigits: ItemPath.fanoutDigits)
+        #expect(path.wholeMatch(of: try Regex("^[0-9a-f]{3}/abc\\.json$")) != nil)
+        // Two digits (mirrors fanned out before there were three) are a prefix of the three.
+        let old = try ItemPath.relativePath(for: ItemID("abc"), fanoutDigits: 2)
+        #expect(old == String(path.prefix(2)) + "/abc.json")
+        #expect(try ItemPath.relativePath(for: ItemID("abc"), fanoutDigits: 0) == "abc.json")
+        #expect(ItemPath.fanoutDigits(ofStoredPath: path) == 3)
+        #expect(ItemPath.fanoutDigits(ofStoredPath: old) == 2)
+        #expect(ItemPath.fanoutDigits(ofStoredPath: "abc.json") == 0)
     }
 
     @Test func collectionNamesAreValidated() {

@@ -241,6 +241,40 @@ struct MirrorTests {
         }
     }
 
+    /// Fan-out folders have three hex digits; a collection stored with two (by an earlier
+    /// tidemark) keeps them for the items it gains.
+    @Test func aCollectionKeepsTheWidthOfItsFanOutFolders() async throws {
+        try await withScratch { path in
+            let upstream = seeded(3)
+            let mirror = path + "/m"
+            _ = try await Mirror.clone("test:memory", to: mirror, options: CloneOptions(fanout: true), upstream: upstream)
+            let stored = try git(["ls-files", "items"], in: mirror).split(separator: "\n").map(String.init)
+            #expect(stored.count == 3 && stored.allSatisfy { $0.wholeMatch(of: /items\/[0-9a-f]{3}\/item-[0-2]\.json/) != nil })
+            // The same snapshot as an earlier tidemark stored it: folders of two digits.
+            let manifestPath = mirror + "/.tidemark/items.manifest"
+            var manifest = String(decoding: FileManager.default.contents(atPath: manifestPath)!, as: UTF8.self)
+            for file in stored {
+                let parts = file.split(separator: "/")
+                let folder = parts[1], old = String(folder.prefix(2))
+                try FileManager.default.createDirectory(atPath: mirror + "/items/" + old, withIntermediateDirectories: true)
+                _ = try git(["mv", file, "items/\(old)/\(parts[2])"], in: mirror)
+                manifest = manifest.replacingOccurrences(of: "\t\(folder)/", with: "\t\(old)/")
+            }
+            try Data(manifest.utf8).write(to: URL(fileURLWithPath: manifestPath))
+            _ = try git(["commit", "-q", "-a", "--amend", "-C", "HEAD"], in: mirror)
+            _ = try git(["update-ref", "refs/tidemark/upstream", "HEAD"], in: mirror)
+
+            upstream.put(ItemID("added"), "2024-05-01T00:00:00Z")
+            let report = try await Mirror.open(at: mirror, upstream: upstream).sync()
+            let expected = "items/" + (try ItemPath.relativePath(for: ItemID("added"), fanoutDigits: 2))
+            #expect(report.counts == ChangeCounts(added: 1))
+            #expect(report.paths.contains(expected))
+            #expect(FileManager.default.fileExists(atPath: mirror + "/" + expected))
+            #expect(try git(["status", "--porcelain"], in: mirror) == "")
+            try git(["fsck", "--strict"], in: mirror)
+        }
+    }
+
     @Test func localEditsBlockASyncUnlessForced() async throws {
         try await withScratch { path in
             let upstream = seeded(3)
