@@ -8,7 +8,7 @@ import Foundation
 /// libgit2 parses every entry of an index it opens into its own allocation and map (about 60 ms
 /// for a 100k-file working tree, 8.8 MB) and writes every entry back through its own SHA-1 (about
 /// 35 ms). A checkout of a few paths needs only their entries: here the file's entries are found
-/// by a walk over their headers and a binary search by path; ``spliced(_:workdir:)`` copies the
+/// by a walk over their headers and a binary search by path; ``spliced(_:workdir:)`` keeps the
 /// entries that stay as they are, in runs, and puts the changed ones in.
 ///
 /// Only files this code writes exactly as git would are taken (``read(at:)`` returns nil for the
@@ -163,23 +163,30 @@ struct IndexFile {
     /// `workdir`): when that no longer holds its blob, its recorded size becomes 0, so that
     /// whoever reads the new file (written later than the change) still looks at it. Git and
     /// libgit2 do the same when they write an index.
-    func spliced(_ changes: [(path: String, entry: git_index_entry?)], workdir: String) -> [UInt8] {
+    ///
+    /// The result refers to this file's bytes for what stays: nothing is copied until it is written.
+    func spliced(_ changes: [(path: String, entry: git_index_entry?)], workdir: String) -> IndexFileSplice {
         // In path order, one change per path: the last one given.
         var sorted = changes.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
         sorted = sorted.indices.filter { $0 + 1 == sorted.count || sorted[$0 + 1].path != sorted[$0].path }.map { sorted[$0] }
-        var out: [UInt8] = []
-        out.reserveCapacity(entriesEnd + sorted.count * 128 + 20)
-        out += bytes[0..<12]
+        // The new bytes go back to back in `added`; the header first, its count set at the end.
+        var added = Array(bytes[0..<12])
+        added.reserveCapacity(12 + sorted.count * 128)
+        var pieces: [IndexFileSplice.Piece] = [.new(0..<12)]
+        pieces.reserveCapacity(sorted.count * 2 + 2)
         var written = 0
         var next = 0  // the first entry not yet copied
         func copy(upTo end: Int) {
             guard next < end else { return }
-            let start = out.count
-            out += bytes[offsets[next]..<(end < offsets.count ? offsets[end] : entriesEnd)]
+            var start = offsets[next]
             for position in next..<end where isRacilyClean(position) && !matchesWorkdir(position, workdir: workdir) {
-                let at = start + offsets[position] - offsets[next] + 36
-                out.replaceSubrange(at..<(at + 4), with: [0, 0, 0, 0])
+                let size = offsets[position] + 36
+                pieces.append(.old(start..<size))
+                pieces.append(.new(added.count..<(added.count + 4)))
+                added += [0, 0, 0, 0]
+                start = size + 4
             }
+            pieces.append(.old(start..<(end < offsets.count ? offsets[end] : entriesEnd)))
             written += end - next
             next = end
         }
@@ -188,14 +195,15 @@ struct IndexFile {
             copy(upTo: insertion)
             if found { next += 1 }
             if let entry = change.entry {
-                IndexFile.append(entry, path: change.path, to: &out)
+                let start = added.count
+                IndexFile.append(entry, path: change.path, to: &added)
+                pieces.append(.new(start..<added.count))
                 written += 1
             }
         }
         copy(upTo: offsets.count)
-        IndexFile.store32(UInt32(written), in: &out, at: 8)
-        out += out.withUnsafeBytes { PackIndex.sha1($0) }
-        return out
+        IndexFile.store32(UInt32(written), in: &added, at: 8)
+        return IndexFileSplice(source: bytes, added: added, pieces: pieces)
     }
 
     /// Whether `path` has an entry at or after `start`, and the position where it is or would go.
@@ -285,5 +293,53 @@ struct IndexFile {
         out[offset + 1] = UInt8(truncatingIfNeeded: value >> 16)
         out[offset + 2] = UInt8(truncatingIfNeeded: value >> 8)
         out[offset + 3] = UInt8(truncatingIfNeeded: value)
+    }
+}
+
+/// A new index file made of runs of an old one's bytes and new bytes, its checksum not yet
+/// computed: ``IndexFile/spliced(_:workdir:)`` makes one and ``Repository`` writes it
+/// (``bytes`` assembles it whole, for tests).
+struct IndexFileSplice {
+    enum Piece {
+        /// Bytes of the old file.
+        case old(Range<Int>)
+        /// Bytes of `added`.
+        case new(Range<Int>)
+    }
+
+    /// The old file.
+    let source: [UInt8]
+    /// The new bytes (the header, changed entries, zeroed sizes), back to back.
+    let added: [UInt8]
+    /// The new file's bytes but its checksum, in order.
+    let pieces: [Piece]
+
+    /// Calls `body` with the pieces as buffers, in order.
+    func withBuffers<R>(_ body: ([UnsafeRawBufferPointer]) -> R) -> R {
+        source.withUnsafeBytes { old in
+            added.withUnsafeBytes { new in
+                body(pieces.map { piece in
+                    switch piece {
+                    case .old(let range): UnsafeRawBufferPointer(rebasing: old[range])
+                    case .new(let range): UnsafeRawBufferPointer(rebasing: new[range])
+                    }
+                })
+            }
+        }
+    }
+
+    /// The SHA-1 of `buffers` in order: an index file's trailing checksum.
+    static func checksum(_ buffers: [UnsafeRawBufferPointer]) -> [UInt8] {
+        var context = tidemark_sha1()
+        tidemark_sha1_init(&context)
+        for buffer in buffers where !buffer.isEmpty { tidemark_sha1_update(&context, buffer.baseAddress, buffer.count) }
+        var digest = [UInt8](repeating: 0, count: 20)
+        tidemark_sha1_final(&context, &digest)
+        return digest
+    }
+
+    /// The whole file, checksum included.
+    var bytes: [UInt8] {
+        withBuffers { buffers in buffers.reduce(into: [UInt8]()) { $0 += $1 } + IndexFileSplice.checksum(buffers) }
     }
 }

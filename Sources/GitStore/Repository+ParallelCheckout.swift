@@ -64,11 +64,13 @@ extension Repository {
                   case let group = progress.next.add(1, ordering: .relaxed).oldValue, group < groups.count {
                 git_repository_set_index(handle.pointer, indexes[group])
                 results[group] = Result { () throws(GitError) -> [CheckedOutFile] in
+                    // libgit2 records each file it writes in the run's in-memory index, with the
+                    // stat data it took after writing: checkedOut reads it from there.
                     try handle.checkoutOnce(
                         tree: tree, baseline: baseline, paths: groups[group], strategy: strategy,
-                        flags: GIT_CHECKOUT_DONT_UPDATE_INDEX.rawValue | GIT_CHECKOUT_NO_REFRESH.rawValue,
+                        flags: GIT_CHECKOUT_DONT_WRITE_INDEX.rawValue | GIT_CHECKOUT_NO_REFRESH.rawValue,
                         inPlace: true)
-                    return try handle.checkedOut(groups[group], of: tree, workdir: workdir)
+                    return try handle.checkedOut(groups[group], of: tree, workdir: workdir, recorded: indexes[group])
                 }
                 if case .failure = results[group] { progress.failed.store(true, ordering: .relaxed) }
             }
@@ -107,9 +109,12 @@ extension Repository {
     /// The index entries a checkout of `tree` gives `paths` (sorted): the stat data of the
     /// working-tree file and the blob `tree` holds there; none where `tree` has no file.
     ///
+    /// The stat data are those `recorded` (the checkout's in-memory index) holds for the blob, as
+    /// libgit2 took them right after writing the file; a file it did not write is `lstat`ed.
     /// The checkout wrote in place (``checkoutOnce(tree:baseline:paths:strategy:flags:inPlace:)``):
     /// a file longer than its blob is cut to the blob's size first.
-    private func checkedOut(_ paths: [String], of tree: ObjectID, workdir: String) throws(GitError) -> [CheckedOutFile] {
+    private func checkedOut(_ paths: [String], of tree: ObjectID, workdir: String,
+                            recorded: OpaquePointer) throws(GitError) -> [CheckedOutFile] {
         var files: [CheckedOutFile] = []
         files.reserveCapacity(paths.count)
         let odb = try makeHandle("git_repository_odb") { git_repository_odb(&$0, pointer) }
@@ -148,6 +153,12 @@ extension Repository {
             var size = 0
             var type = GIT_OBJECT_INVALID
             try check(git_odb_read_header(&size, &type, odb, git_tree_entry_id(entry)), "git_odb_read_header")
+            if var written = git_index_get_bypath(recorded, path, 0)?.pointee, Int(written.file_size) == size,
+               git_oid_equal(&written.id, git_tree_entry_id(entry)) == 1 {
+                written.path = nil
+                files.append(CheckedOutFile(path: path, entry: written))
+                continue
+            }
             var info = stat()
             guard lstat(workdir + path, &info) == 0 else {
                 throw GitError(code: .generic, message: "'\(path)' is missing after checkout", operation: "checkout")

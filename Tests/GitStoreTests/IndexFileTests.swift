@@ -59,7 +59,7 @@ struct IndexFileTests {
                 changes.append((name, Self.entry(blob, seed: UInt32(name.utf8.count))))
             }
             changes.append(("items/00/never-there.json", nil))
-            let spliced = file.spliced(changes.shuffled(), workdir: path + "/")
+            let spliced = file.spliced(changes.shuffled(), workdir: path + "/").bytes
 
             // The same changes through libgit2, on a copy of the file.
             let copy = path + "/index-copy"
@@ -88,7 +88,7 @@ struct IndexFileTests {
             #expect(IndexFile.read(at: indexPath)?.count == 393)
 
             // A path changed twice: the last change counts.
-            let twice = file.spliced([(Self.item(1), Self.entry(blob, seed: 1)), (Self.item(1), nil)], workdir: path + "/")
+            let twice = file.spliced([(Self.item(1), Self.entry(blob, seed: 1)), (Self.item(1), nil)], workdir: path + "/").bytes
             #expect(IndexFile.parse(twice, stamp: timespec())?.count == 399)
         }
     }
@@ -127,7 +127,7 @@ struct IndexFileTests {
             let changedPosition = try #require(file.position(of: changed))
             #expect(file.isRacilyClean(changedPosition))
             #expect(!file.isRacilyClean(try #require(file.position(of: Self.item(3)))))
-            let spliced = file.spliced([(Self.item(3), nil)], workdir: path + "/")
+            let spliced = file.spliced([(Self.item(3), nil)], workdir: path + "/").bytes
             let after = try #require(IndexFile.parse(spliced, stamp: timespec(tv_sec: time(nil) + 60, tv_nsec: 0)))
             #expect(try after.withEntry(at: after.position(of: changed)!) { $0.file_size } == 0)
             #expect(try after.withEntry(at: after.position(of: kept)!) { $0.file_size } == 9)
@@ -182,7 +182,7 @@ struct IndexFileTests {
             _ = try git(["read-tree", tree.hex], in: path)  // writes a TREE extension
             #expect(String(decoding: Self.bytes(indexPath), as: UTF8.self).contains("TREE"))
             let file = try #require(IndexFile.read(at: indexPath))
-            let spliced = file.spliced([(Self.item(0), nil)], workdir: path + "/")
+            let spliced = file.spliced([(Self.item(0), nil)], workdir: path + "/").bytes
             #expect(!String(decoding: spliced, as: UTF8.self).contains("TREE"))
             #expect(FileManager.default.createFile(atPath: indexPath, contents: Data(spliced)))
             #expect(try git(["ls-files"], in: path).split(separator: "\n").count == 399)
