@@ -434,42 +434,65 @@ extension Mirror {
     /// - Parameter target: the tree the paths are checked out from; a link at a path it does not
     ///   hold is only removed, which never follows the link, and is allowed.
     func checkWritable(_ paths: [String], target: ObjectID? = nil) throws(MirrorError) {
+        // Every folder and file on the way, once, in the order checked.
+        var prefixes: [String] = []
         var checked = Set<String>()
-        let changed = Set(paths)
-        // Paths are looked up from the working tree's folder (a 1% sync checks 3,000 of them).
-        let root = Glibc.open(workingTree, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        defer { if root >= 0 { close(root) } }
-        func lstatInTree(_ path: String, _ info: inout stat) -> Bool {
-            root >= 0 ? fstatat(root, path, &info, AT_SYMLINK_NOFOLLOW) == 0 : lstat(workingTree + path, &info) == 0
-        }
         for path in settings.collections + [Mirror.metadataFolder] + paths {
             var prefix = ""
             for component in path.split(separator: "/") {
                 prefix += prefix.isEmpty ? String(component) : "/" + component
-                guard checked.insert(prefix).inserted else { continue }
-                var info = stat()
-                guard lstatInTree(prefix, &info) else { continue }
-                switch info.st_mode & S_IFMT {
-                case S_IFDIR:
-                    var inner = stat()
-                    if lstatInTree(prefix + "/.git", &inner) { throw .nestedRepository(path: prefix) }
-                case S_IFLNK:
-                    if let target, changed.contains(prefix),
-                       try mirrorErrors({ try repository.treeEntry(at: prefix, in: target) }) == nil {
-                        continue
-                    }
-                    let linked = (try? FileManager.default.destinationOfSymbolicLink(atPath: workingTree + prefix)) ?? "?"
-                    throw .symlinkInWorkingTree(path: prefix, target: linked)
-                // Opened for writing, a FIFO blocks until a reader comes and a device takes the bytes
-                // (even with --force: libgit2 writes into the file it finds).
-                case S_IFIFO: throw .specialFileInWorkingTree(path: prefix, kind: "FIFO")
-                case S_IFCHR: throw .specialFileInWorkingTree(path: prefix, kind: "character device")
-                case S_IFBLK: throw .specialFileInWorkingTree(path: prefix, kind: "block device")
-                case S_IFSOCK: throw .specialFileInWorkingTree(path: prefix, kind: "socket")
-                default: break
-                }
+                if checked.insert(prefix).inserted { prefixes.append(prefix) }
             }
         }
+        let found = Mirror.lookUp(prefixes, in: workingTree)
+        let changed = Set(paths)
+        for (prefix, kind) in zip(prefixes, found) {
+            guard let (mode, holdsGit) = kind else { continue }
+            switch mode & S_IFMT {
+            case S_IFDIR:
+                if holdsGit { throw .nestedRepository(path: prefix) }
+            case S_IFLNK:
+                if let target, changed.contains(prefix),
+                   try mirrorErrors({ try repository.treeEntry(at: prefix, in: target) }) == nil {
+                    continue
+                }
+                let linked = (try? FileManager.default.destinationOfSymbolicLink(atPath: workingTree + prefix)) ?? "?"
+                throw .symlinkInWorkingTree(path: prefix, target: linked)
+            // Opened for writing, a FIFO blocks until a reader comes and a device takes the bytes
+            // (even with --force: libgit2 writes into the file it finds).
+            case S_IFIFO: throw .specialFileInWorkingTree(path: prefix, kind: "FIFO")
+            case S_IFCHR: throw .specialFileInWorkingTree(path: prefix, kind: "character device")
+            case S_IFBLK: throw .specialFileInWorkingTree(path: prefix, kind: "block device")
+            case S_IFSOCK: throw .specialFileInWorkingTree(path: prefix, kind: "socket")
+            default: break
+            }
+        }
+    }
+
+    /// The mode of each of `paths` in the working tree (nil where nothing is), and for a folder
+    /// whether it holds a `.git`: `lstat`s from the working tree's folder, on all cores for many.
+    private static func lookUp(_ paths: [String], in workingTree: String) -> [(mode: mode_t, holdsGit: Bool)?] {
+        let root = Glibc.open(workingTree, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { if root >= 0 { close(root) } }
+        @Sendable func lstatInTree(_ path: String, _ info: inout stat) -> Bool {
+            root >= 0 ? fstatat(root, path, &info, AT_SYMLINK_NOFOLLOW) == 0 : lstat(workingTree + path, &info) == 0
+        }
+        @Sendable func lookUp(_ path: String) -> (mode: mode_t, holdsGit: Bool)? {
+            var info = stat()
+            guard lstatInTree(path, &info) else { return nil }
+            var inner = stat()
+            return (info.st_mode, info.st_mode & S_IFMT == S_IFDIR && lstatInTree(path + "/.git", &inner))
+        }
+        let chunks = paths.count < 512 ? 1 : ProcessInfo.processInfo.activeProcessorCount * 4
+        let size = (paths.count + chunks - 1) / max(chunks, 1)
+        let results = UnsafeMutableBufferPointer<(mode: mode_t, holdsGit: Bool)?>.allocate(capacity: paths.count)
+        results.initialize(repeating: nil)
+        defer { results.deinitialize(); results.deallocate() }
+        nonisolated(unsafe) let output = results
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            for index in min(paths.count, chunk * size)..<min(paths.count, (chunk + 1) * size) { output[index] = lookUp(paths[index]) }
+        }
+        return Array(results)
     }
 
     /// Writes `tree` into the working tree at `paths` (all paths that differ when empty).

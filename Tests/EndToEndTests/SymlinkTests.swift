@@ -69,29 +69,39 @@ struct SymlinkTests {
 
     /// A FIFO where an item file goes: opened for writing it would block the sync forever (holding
     /// the run lock), and a device there would take the item's bytes. sync refuses by name, also
-    /// with --force, and writes nothing; once it is removed, sync completes.
-    @Test func aFIFOWhereAnItemGoesIsRefusedByNameEvenWithForce() async throws {
+    /// with --force, and writes nothing; once it is removed, sync completes. With many items
+    /// changing (their paths looked up on all cores), the FIFO is still the one named.
+    @Test(arguments: [0, 700])
+    func aFIFOWhereAnItemGoesIsRefusedByNameEvenWithForce(others: Int) async throws {
         try await withScratch { root in
             let upstream = root + "/up"
             try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
-            for id in ["a", "b", "c"] { try writeItem(upstream, id, lastModified: "2021-01-01T00:00:00Z") }
+            let ids = ["a", "b", "c"] + (0..<others).map { "z\($0)" }
+            for id in ids { try writeItem(upstream, id, lastModified: "2021-01-01T00:00:00Z") }
             #expect(try await CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
             let mirror = root + "/m"
             let before = try await CLI.git(["rev-parse", "HEAD"], in: mirror)
-            try FileManager.default.removeItem(atPath: mirror + "/items/a.json")
-            #expect(mkfifo(mirror + "/items/a.json", 0o644) == 0)
-            try writeItem(upstream, "a", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            // Halfway through the paths checked when there are many (first of three otherwise),
+            // and with many, another at the end: the first is named.
+            let fifo = "items/\(others > 0 ? "z\(others / 2)" : "a").json"
+            for planted in [fifo] + (others > 0 ? ["items/z\(others - 1).json"] : []) {
+                try FileManager.default.removeItem(atPath: mirror + "/" + planted)
+                #expect(mkfifo(mirror + "/" + planted, 0o644) == 0)
+            }
+            for id in ids { try writeItem(upstream, id, lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
             for arguments in [["sync"], ["sync", "--force"]] {
                 let refused = try await CLI.tidemark(arguments, in: mirror)
                 #expect(refused.status == 128, "\(arguments): \(refused.stderr)")
-                #expect(refused.stderr.hasPrefix("fatal: 'items/a.json' in the working tree is a FIFO, not a regular file"),
+                #expect(refused.stderr.hasPrefix("fatal: '\(fifo)' in the working tree is a FIFO, not a regular file"),
                         "\(arguments): \(refused.stderr)")
                 #expect(try await CLI.git(["rev-parse", "HEAD"], in: mirror) == before)
             }
-            try FileManager.default.removeItem(atPath: mirror + "/items/a.json")
+            for planted in [fifo] + (others > 0 ? ["items/z\(others - 1).json"] : []) {
+                try FileManager.default.removeItem(atPath: mirror + "/" + planted)
+            }
             let synced = try await CLI.tidemark(["sync", "--force"], in: mirror)
             #expect(synced.status == 0, "\(synced.stderr)")
-            #expect(try String(contentsOfFile: mirror + "/items/a.json", encoding: .utf8).contains("\"v\""))
+            #expect(try String(contentsOfFile: mirror + "/" + fifo, encoding: .utf8).contains("\"v\""))
             try await CLI.expectClean(mirror)
         }
     }
