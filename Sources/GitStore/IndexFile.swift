@@ -27,6 +27,8 @@ struct IndexFile {
     /// Where each entry starts, in path order; `entriesEnd` follows the last.
     let offsets: [Int]
     let entriesEnd: Int
+    /// The positions of the racily clean entries (``isRacilyClean(_:)``), ascending.
+    let racy: [Int]
 
     /// Extensions a splice may leave out: caches git rebuilds (an optional extension's name
     /// starts with an upper-case letter; the resolve-undo record `REUC` is data, not a cache).
@@ -69,9 +71,10 @@ struct IndexFile {
             guard PackIndex.sha1(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: raw[..<body]))).elementsEqual(raw[body...]) else { return nil }
             var offsets: [Int] = []
             offsets.reserveCapacity(count)
+            var racy: [Int] = []
             var offset = 12
             var previous: Range<Int>?
-            for _ in 0..<count {
+            for position in 0..<count {
                 guard offset + 62 < body else { return nil }
                 let flags = load16(raw, offset + 60)
                 // Extended flags (skip-worktree, intent-to-add) and merge stages: libgit2's job.
@@ -84,6 +87,7 @@ struct IndexFile {
                 if let previous, compare(raw, previous, UnsafeBufferPointer(rebasing: raw[name])) >= 0 { return nil }
                 previous = name
                 offsets.append(offset)
+                if isRacilyClean(raw, at: offset, stamp: stamp) { racy.append(position) }
                 offset += (62 + name.count + 8) & ~7
             }
             guard offset <= body else { return nil }
@@ -95,7 +99,7 @@ struct IndexFile {
                 offset += 8 + Int(load32(raw, offset + 4))
             }
             guard offset == body else { return nil }
-            return IndexFile(bytes: bytes, stamp: stamp, identity: identity, offsets: offsets, entriesEnd: entriesEnd)
+            return IndexFile(bytes: bytes, stamp: stamp, identity: identity, offsets: offsets, entriesEnd: entriesEnd, racy: racy)
         }
     }
 
@@ -137,8 +141,15 @@ struct IndexFile {
     /// Adds the entries at `paths` (those the file has) to the libgit2 index `index`, leaving
     /// out the racily clean ones when `trustedOnly` is set.
     func addEntries(at paths: [String], to index: OpaquePointer, trustedOnly: Bool) throws(GitError) {
+        var previous: String?
+        var from = 0
         for path in paths {
-            guard let position = position(of: path), !(trustedOnly && isRacilyClean(position)) else { continue }
+            // Sorted paths are looked for from where the one before is or would go.
+            if let previous, path.utf8.lexicographicallyPrecedes(previous.utf8) { from = 0 }
+            previous = path
+            let (found, position) = locate(path, from: from)
+            from = position
+            guard found, !(trustedOnly && isRacilyClean(position)) else { continue }
             try withEntry(at: position) { (entry) throws(GitError) in
                 var entry = entry
                 try check(git_index_add(index, &entry), "git_index_add")
@@ -148,12 +159,14 @@ struct IndexFile {
 
     /// Whether the entry at `position` was modified no earlier than the file was written.
     func isRacilyClean(_ position: Int) -> Bool {
-        let offset = offsets[position]
-        return bytes.withUnsafeBufferPointer { raw in
-            let seconds = Int(Int32(bitPattern: IndexFile.load32(raw, offset + 8)))
-            let nanoseconds = Int(IndexFile.load32(raw, offset + 12))
-            return seconds > stamp.tv_sec || (seconds == stamp.tv_sec && nanoseconds >= stamp.tv_nsec)
-        }
+        bytes.withUnsafeBufferPointer { IndexFile.isRacilyClean($0, at: offsets[position], stamp: stamp) }
+    }
+
+    /// Whether the entry at `offset` of `raw` was modified no earlier than `stamp`.
+    private static func isRacilyClean(_ raw: UnsafeBufferPointer<UInt8>, at offset: Int, stamp: timespec) -> Bool {
+        let seconds = Int(Int32(bitPattern: load32(raw, offset + 8)))
+        let nanoseconds = Int(load32(raw, offset + 12))
+        return seconds > stamp.tv_sec || (seconds == stamp.tv_sec && nanoseconds >= stamp.tv_nsec)
     }
 
     /// The file with the entries at `changes`' paths set to theirs (nil removes the entry; a path
@@ -176,10 +189,17 @@ struct IndexFile {
         pieces.reserveCapacity(sorted.count * 2 + 2)
         var written = 0
         var next = 0  // the first entry not yet copied
+        var nextRacy = 0  // the first of `racy` not yet looked at
         func copy(upTo end: Int) {
             guard next < end else { return }
             var start = offsets[next]
-            for position in next..<end where isRacilyClean(position) && !matchesWorkdir(position, workdir: workdir) {
+            while nextRacy < racy.count, racy[nextRacy] < next { nextRacy += 1 }
+            var racyHere: [Int] = []
+            while nextRacy < racy.count, racy[nextRacy] < end {
+                racyHere.append(racy[nextRacy])
+                nextRacy += 1
+            }
+            for position in racyHere where !matchesWorkdir(position, workdir: workdir) {
                 let size = offsets[position] + 36
                 pieces.append(.old(start..<size))
                 pieces.append(.new(added.count..<(added.count + 4)))
@@ -207,11 +227,20 @@ struct IndexFile {
     }
 
     /// Whether `path` has an entry at or after `start`, and the position where it is or would go.
+    /// From a later `start`, the search gallops (1, 2, 4... entries on) before it halves: a caller
+    /// going through sorted paths finds each near the one before, in memory already read.
     private func locate(_ path: String, from start: Int) -> (found: Bool, position: Int) {
         var path = path
         return path.withUTF8 { wanted in
             bytes.withUnsafeBufferPointer { raw in
-                var low = start, high = offsets.count
+                // From the first entry, plain halving.
+                var low = start, high = start == 0 ? offsets.count : start, step = 1
+                while high < offsets.count, IndexFile.compare(raw, IndexFile.name(raw, at: offsets[high]), wanted) < 0 {
+                    low = high + 1
+                    high = low + step
+                    step <<= 1
+                }
+                high = min(high, offsets.count)
                 while low < high {
                     let middle = (low + high) / 2
                     if IndexFile.compare(raw, IndexFile.name(raw, at: offsets[middle]), wanted) < 0 {

@@ -14,12 +14,19 @@ extension Repository {
     /// read-only file), so a safe checkout still finds the file unchanged (its stat data differs
     /// from the index, so it compares the contents).
     func separateHardLinks(_ paths: [String], workdir: String) throws(GitError) {
-        for path in paths {
-            var info = stat()
-            guard lstat(workdir + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
-            // Only a file without the owner's write bit can be read-only to its owner (root writes any).
-            let readOnly = info.st_mode & S_IWUSR == 0 && faccessat(AT_FDCWD, workdir + path, W_OK, AT_EACCESS) != 0
-            guard info.st_nlink > 1 || readOnly else { continue }
+        // The files are looked at on all cores when there are many; copied (rarely) in order.
+        let chunks = paths.count < 256 ? 1 : ProcessInfo.processInfo.activeProcessorCount * 4
+        let size = (paths.count + chunks - 1) / chunks
+        let found = concurrentMap(chunks) { chunk in
+            paths[min(paths.count, chunk * size)..<min(paths.count, (chunk + 1) * size)].compactMap { path -> (String, stat, Bool)? in
+                var info = stat()
+                guard lstat(workdir + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+                // Only a file without the owner's write bit can be read-only to its owner (root writes any).
+                let readOnly = info.st_mode & S_IWUSR == 0 && faccessat(AT_FDCWD, workdir + path, W_OK, AT_EACCESS) != 0
+                return info.st_nlink > 1 || readOnly ? (path, info, readOnly) : nil
+            }
+        }.joined()
+        for (path, info, readOnly) in found {
             try copyOver(workdir + path, as: info, label: path, addingWrite: readOnly)
         }
     }

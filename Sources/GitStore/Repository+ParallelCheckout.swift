@@ -37,12 +37,13 @@ extension Repository {
         // file (a manifest) does not hold the others up.
         let groups = Repository.splitAtFolders(paths.sorted(), parts: workers * 4)
         var subsets: [CachedEntries] = []
-        for group in groups {
-            if let file {
-                subsets.append(try CachedEntries(of: file, at: group))
-            } else {
-                subsets.append(try CachedEntries(of: index!, at: group, gitDirectory: gitDirectory))
+        if let file {
+            // Each run's entries found on all cores (the file is only read).
+            for made in concurrentMap(groups.count, { group in Result { () throws(GitError) in try CachedEntries(of: file, at: groups[group]) } }) {
+                subsets.append(try made.get())
             }
+        } else {
+            for group in groups { subsets.append(try CachedEntries(of: index!, at: group, gitDirectory: gitDirectory)) }
         }
         var handles: [Repository] = []
         for _ in 0..<min(workers, groups.count) {

@@ -116,13 +116,20 @@ extension Mirror {
         let batch = ObjectBatch(repository: repository)
         // A `dir` upstream with `tidemark watch` running: its answer names what changed, and
         // each collection checks those files alone instead of an `lstat` of every file.
+        // Each collection's manifest is read on another thread while its listing starts; the
+        // first one's while the watcher (if any) is asked, too.
+        func startLoad(_ collection: String) throws(MirrorError) -> (blob: ObjectID?, load: ManifestLoad) {
+            let blob = try manifestBlob(collection, in: base?.tree)
+            return (blob, ManifestLoad(collection: collection, blob: blob, gitDirectory: gitDirectory, copy: manifestCopy(collection)))
+        }
+        var firstLoad = try settings.collections.first.map { (collection) throws(MirrorError) in try startLoad(collection) }
         var watch = (upstream as? DirectoryUpstream).map { watchedChanges(previous: previous, folder: $0) }
 
         for collection in settings.collections {
-            let baseBlob = try manifestBlob(collection, in: base?.tree)
-            // Read on another thread while the listing starts.
-            let load = ManifestLoad(collection: collection, blob: baseBlob, gitDirectory: gitDirectory,
-                                    copy: manifestCopy(collection))
+            let started: (blob: ObjectID?, load: ManifestLoad)
+            if let firstLoad { started = firstLoad } else { started = try startLoad(collection) }
+            firstLoad = nil
+            let (baseBlob, load) = started
             let previousWatermark = baseMessage?.watermark(of: collection).flatMap(Timestamp.init)
             progress?(.listing(collection: collection, items: 0))
             let listing: Listing

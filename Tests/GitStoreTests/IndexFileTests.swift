@@ -39,6 +39,35 @@ struct IndexFileTests {
         return entry
     }
 
+    /// Paths in order, in reverse and shuffled, with missing ones among them: each present one is
+    /// found (searches from the path before gallop forward), as libgit2 holds it.
+    @Test func entriesAreFoundInAnyOrder() async throws {
+        try await withScratch { path in
+            _ = try Self.makeRepository(in: path)
+            let file = try #require(IndexFile.read(at: path + "/.git/index"))
+            var libgit2Index: OpaquePointer?
+            #expect(git_index_open(&libgit2Index, path + "/.git/index") == 0)
+            defer { git_index_free(libgit2Index) }
+            let present = (0..<400).map(Self.item)
+            let missing = ["a.json", "items/00/item-00000.jso", "items/05/zzz.json", "items/19/item-99999.json", "zzz.json"]
+            var generator = SystemRandomNumberGenerator()
+            let sorted = (present.filter { _ in Bool.random(using: &generator) } + missing).sorted()
+            for paths in [sorted, sorted.reversed(), sorted.shuffled(), present] {
+                var index: OpaquePointer?
+                #expect(git_index_new(&index) == 0)
+                defer { git_index_free(index) }
+                try file.addEntries(at: paths, to: index!, trustedOnly: false)
+                let expected = paths.filter { !missing.contains($0) }
+                #expect(git_index_entrycount(index) == expected.count)
+                for wanted in expected {
+                    let found = try #require(git_index_get_bypath(index, wanted, 0))
+                    let original = try #require(git_index_get_bypath(libgit2Index, wanted, 0))
+                    #expect(ObjectID(found.pointee.id) == ObjectID(original.pointee.id) && found.pointee.ino == original.pointee.ino, "\(wanted)")
+                }
+            }
+        }
+    }
+
     /// Entries changed, removed and added (at the start, middle and end, and a long path): the
     /// spliced file is byte for byte what libgit2 writes after the same adds and removes.
     @Test func aSpliceWritesWhatLibgit2Writes() async throws {
