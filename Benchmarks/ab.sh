@@ -3,9 +3,9 @@
 # README's A/B figures were taken. Both clone the same `dir` upstream (AB_ITEMS items, default
 # 100000, generated like `make bench`'s into AB_DIR, default Benchmarks/ab-work); then, ROUNDS
 # times (default 8), 1% of the items change upstream and each mirror syncs them, the two taking
-# turns at going first. Prints each sync's wall time and its checkout step
-# (TIDEMARK_TRACE_STEPS), then the medians. On this noisy machine, trust a difference only when it
-# holds round after round.
+# turns at going first. With AB_WATCH=1 each mirror has its `tidemark watch` running (W2w). Prints
+# each sync's wall time and its steps (TIDEMARK_TRACE_STEPS), then the medians of the wall time and
+# of each step. On this noisy machine, trust a difference only when it holds round after round.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 OLD-BINARY NEW-BINARY [ROUNDS]" >&2; exit 2; }
 old="$(realpath "$1")"; new="$(realpath "$2")"; rounds="${3:-8}"
@@ -19,27 +19,44 @@ if [ ! -f up/.generated-$items ]; then
   python3 "$here/Benchmarks/items.py" generate "$items"
   touch "up/.generated-$items"
 fi
+binary_of() { [ "$1" = a ] && echo "$old" || echo "$new"; }
+watchers=()
+trap 'for pid in "${watchers[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
 for side in a b; do
-  binary=$([ $side = a ] && echo "$old" || echo "$new")
-  rm -rf "$side" && "$binary" clone -q dir:up "$side"
+  rm -rf "$side" && "$(binary_of $side)" clone -q dir:up "$side"
+  if [ "${AB_WATCH:-0}" = 1 ]; then
+    "$(binary_of $side)" -C "$side" watch -q &
+    watchers+=($!)
+    for _ in $(seq 1 600); do [ -S "$side/.git/tidemark/watch.sock" ] && break; sleep 0.1; done
+  fi
 done
+# The watchers' first sync scans every file; it is not timed.
+if [ "${AB_WATCH:-0}" = 1 ]; then for side in a b; do "$(binary_of $side)" -C "$side" sync -q; done; fi
 : > ab.tsv
-sync_once() {  # side, binary: appends "side wall-ms checkout-ms" to ab.tsv
+steps="listing downloads manifest objects trees commit upstream-ref local-edits journal checkout branch"
+sync_once() {  # side: appends "side wall-ms step-ms..." to ab.tsv
   sync
   local start end
   start=$(date +%s%N)
-  (cd "$1" && TIDEMARK_TRACE_STEPS=1 "$2" sync -q 2> "$work/steps.txt")
+  (cd "$1" && TIDEMARK_TRACE_STEPS=1 "$(binary_of "$1")" sync -q 2> "$work/steps.txt")
   end=$(date +%s%N)
-  awk -v side="$1" -v wall=$(( (end - start) / 1000000 )) \
-    '/ after-journal /{j=$1} / after-checkout /{c=$1} END{printf "%s\t%d\t%.0f\n", side, wall, (c-j)*1000}' \
-    "$work/steps.txt" >> ab.tsv
+  awk -v side="$1" -v wall=$(( (end - start) / 1000000 )) -v steps="$steps" '
+    / (fetch-start|after-[a-z-]+) / { name = $2; sub(/^after-/, "", name); t[name] = $1 }
+    END {
+      n = split(steps, names, " "); prev = t["fetch-start"]; line = side "\t" wall
+      for (i = 1; i <= n; i++) { line = line "\t" ((names[i] in t) ? sprintf("%.0f", (t[names[i]] - prev) * 1000) : "-"); if (names[i] in t) prev = t[names[i]] }
+      print line
+    }' "$work/steps.txt" >> ab.tsv
 }
 for round in $(seq 1 "$rounds"); do
   python3 "$here/Benchmarks/items.py" change "$items" $(( items / 100 )) $(( 100 + round ))
+  sleep 0.3  # the watchers read their events
   if [ $(( round % 2 )) = 1 ]; then order="a b"; else order="b a"; fi
-  for side in $order; do sync_once "$side" "$([ $side = a ] && echo "$old" || echo "$new")"; done
-  tail -2 ab.tsv | sort | tr '\n' ' ' | sed 's/^/round '"$round"': /'; echo
+  for side in $order; do sync_once "$side"; done
+  tail -2 ab.tsv | sort | cut -f1,2 | tr '\t\n' '  ' | sed 's/^/round '"$round"': /'; echo
 done
-median() { awk -F'\t' -v s="$1" -v f="$2" '$1==s{print $f}' ab.tsv | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
-echo "old (a): sync median $(median a 2) ms, checkout $(median a 3) ms"
-echo "new (b): sync median $(median b 2) ms, checkout $(median b 3) ms"
+median() { awk -F'\t' -v s="$1" -v f="$2" '$1==s && $f != "-" {print $f}' ab.tsv | sort -n | awk '{a[NR]=$1} END{print (NR ? a[int((NR+1)/2)] : "-")}'; }
+echo "medians (ms)       old (a)  new (b)"
+printf '%-18s %7s  %7s\n' sync "$(median a 2)" "$(median b 2)"
+field=3
+for step in $steps; do printf '%-18s %7s  %7s\n' "$step" "$(median a $field)" "$(median b $field)"; field=$(( field + 1 )); done
