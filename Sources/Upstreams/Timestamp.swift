@@ -65,14 +65,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let secondOfDay = seconds - days * 86_400
         let (y, m, d) = civilFromDays(days)
         guard (0...9999).contains(y), (0..<1_000_000_000).contains(nanoseconds) else {
-            var text = String(format: "%04lld-%02d-%02dT%02lld:%02lld:%02lld",
-                              y, m, d, secondOfDay / 3600, (secondOfDay / 60) % 60, secondOfDay % 60)
-            if nanoseconds > 0 {
-                var fraction = String(format: "%09d", nanoseconds)
-                while fraction.hasSuffix("0") { fraction.removeLast() }
-                text += "." + fraction
-            }
-            return text + "Z"
+            return renderedWithFormat(seconds: seconds, nanoseconds: nanoseconds)
         }
         // The same digits without `String(format:)`, which cost a 1,000-item listing 5 ms.
         var bytes: [UInt8] = []
@@ -95,6 +88,22 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         }
         bytes.append(90)
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// ``render(seconds:nanoseconds:)`` through `String(format:)`: years outside 0...9999 (and,
+    /// in tests, the reference the fast path is compared with).
+    static func renderedWithFormat(seconds: Int64, nanoseconds: Int32) -> String {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (y, m, d) = civilFromDays(days)
+        var text = String(format: "%04lld-%02d-%02dT%02lld:%02lld:%02lld",
+                          y, m, d, secondOfDay / 3600, (secondOfDay / 60) % 60, secondOfDay % 60)
+        if nanoseconds > 0 {
+            var fraction = String(format: "%09d", nanoseconds)
+            while fraction.hasSuffix("0") { fraction.removeLast() }
+            text += "." + fraction
+        }
+        return text + "Z"
     }
 
     private static func parse(_ b: [UInt8]) -> (Int64, Int32)? {
@@ -177,7 +186,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         return era * 146_097 + doe - 719_468
     }
 
-    static func civilFromDays(_ z0: Int64) -> (Int64, Int32, Int32) {
+    private static func civilFromDays(_ z0: Int64) -> (Int64, Int32, Int32) {
         let z = z0 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
