@@ -114,8 +114,6 @@ extension Mirror {
         var failures: [String] = []
         var itemCount = 0
         let batch = ObjectBatch(repository: repository)
-        // A `dir` upstream with `tidemark watch` running: its answer names what changed, and
-        // each collection checks those files alone instead of an `lstat` of every file.
         // Each collection's manifest is read on another thread while its listing starts; the
         // first one's while the watcher (if any) is asked, too.
         func startLoad(_ collection: String) throws(MirrorError) -> (blob: ObjectID?, load: ManifestLoad) {
@@ -123,6 +121,8 @@ extension Mirror {
             return (blob, ManifestLoad(collection: collection, blob: blob, gitDirectory: gitDirectory, copy: manifestCopy(collection)))
         }
         var firstLoad = try settings.collections.first.map { (collection) throws(MirrorError) in try startLoad(collection) }
+        // A `dir` upstream with `tidemark watch` running: its answer names what changed, and
+        // each collection checks those files alone instead of an `lstat` of every file.
         var watch = (upstream as? DirectoryUpstream).map { watchedChanges(previous: previous, folder: $0) }
 
         for collection in settings.collections {

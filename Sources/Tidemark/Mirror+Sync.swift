@@ -484,7 +484,7 @@ extension Mirror {
             return (info.st_mode, info.st_mode & S_IFMT == S_IFDIR && lstatInTree(path + "/.git", &inner))
         }
         let chunks = paths.count < 512 ? 1 : ProcessInfo.processInfo.activeProcessorCount * 4
-        let size = (paths.count + chunks - 1) / max(chunks, 1)
+        let size = (paths.count + chunks - 1) / chunks
         let results = UnsafeMutableBufferPointer<(mode: mode_t, holdsGit: Bool)?>.allocate(capacity: paths.count)
         results.initialize(repeating: nil)
         defer { results.deinitialize(); results.deallocate() }

@@ -13,8 +13,8 @@ func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
     return true
 }
 
-/// Writes `buffers` in order with `writev` (at most 1,024, Linux's `IOV_MAX`, at a time), going on after short
-/// writes and interruptions (EINTR). False on an error, which `errno` then names.
+/// Writes `buffers` in order with `writev` (at most 1,024, Linux's `IOV_MAX`, at a time), going
+/// on after short writes and interruptions (EINTR). False on an error, which `errno` then names.
 func writeAll(_ descriptor: Int32, _ buffers: [UnsafeRawBufferPointer]) -> Bool {
     var vectors = buffers.filter { !$0.isEmpty }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
     var first = 0
