@@ -68,9 +68,26 @@ extension Repository {
         options.disable_filters = 1
         if inPlace { options.file_open_flags = O_CREAT | O_WRONLY }
         options.baseline = baselineTree
-        try withStrArray(paths) { (array) throws(GitError) in
-            options.paths = array
-            try checkCall("checkout") { git_checkout_tree(pointer, target, &options) }
+        // libgit2's message counts conflicts ("1 conflict prevents checkout"); its notifications
+        // name them.
+        let conflicts = ConflictPaths()
+        options.notify_flags = GIT_CHECKOUT_NOTIFY_CONFLICT.rawValue
+        options.notify_cb = { _, path, _, _, _, payload in
+            if let path, let payload { Unmanaged<ConflictPaths>.fromOpaque(payload).takeUnretainedValue().paths.append(String(cString: path)) }
+            return 0
+        }
+        options.notify_payload = Unmanaged.passUnretained(conflicts).toOpaque()
+        do throws(GitError) {
+            try withExtendedLifetime(conflicts) { () throws(GitError) in
+                try withStrArray(paths) { (array) throws(GitError) in
+                    options.paths = array
+                    try checkCall("checkout") { git_checkout_tree(pointer, target, &options) }
+                }
+            }
+        } catch where error.code == .conflict {
+            var named = error
+            named.paths = conflicts.paths
+            throw named
         }
         if writesIndex {
             let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
@@ -89,4 +106,9 @@ extension Repository {
         try check(git_index_read_tree(index, treeObject), "git_index_read_tree")
         try writeIndex(index)
     }
+}
+
+/// The paths a checkout's conflict notifications named (its notify payload; one thread writes).
+private final class ConflictPaths {
+    var paths: [String] = []
 }

@@ -507,7 +507,9 @@ extension Mirror {
             try repository.checkout(tree: tree, baseline: baseline, paths: paths,
                                     strategy: force ? .force : .safe)
         } catch let error where error.code == .conflict {
-            throw .localEdits(["(\(error.message))"])
+            // Edits the local-edit check could not see (an item marked assume-unchanged).
+            guard !error.paths.isEmpty else { throw .localEdits(["(\(error.message))"]) }
+            throw .localEdits((try? describe(paths: error.paths, in: tree)) ?? error.paths)
         } catch {
             throw .git(error)
         }

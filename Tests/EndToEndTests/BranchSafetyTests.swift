@@ -100,6 +100,28 @@ struct BranchSafetyTests {
         }
     }
 
+    /// An item marked `assume-unchanged` and edited is found by libgit2's checkout, not by the
+    /// local-edit check (which trusts the mark, as git does): the refusal still names it, the
+    /// edit stays, and --force overwrites it.
+    @Test func anEditedAssumeUnchangedItemIsNamed() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            _ = try await CLI.git(["update-index", "--assume-unchanged", "items/i1.json"], in: mirror)
+            let edit = Data("{\"edited\": 1}\n".utf8)
+            try edit.write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+            for id in ["i1", "i2", "i3"] { try writeItem(upstream, id, lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
+            let before = try await CLI.git(["rev-parse", "HEAD"], in: mirror)
+            let refused = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(refused.status == 1, "\(refused.stderr)")
+            #expect(refused.stderr.contains("would be overwritten by sync:\n\titems/i1\n"), "\(refused.stderr)")
+            #expect(FileManager.default.contents(atPath: mirror + "/items/i1.json") == edit)
+            #expect(try await CLI.git(["rev-parse", "HEAD"], in: mirror) == before)
+            let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
+            #expect(forced.status == 0, "\(forced.stderr)")
+            #expect(try String(contentsOfFile: mirror + "/items/i1.json", encoding: .utf8).contains("\"v\""))
+        }
+    }
+
     @Test func aFileEditedAfterAKilledSyncIsNamedAndForceFinishesTheSync() async throws {
         try await withScratch { root in
             let (upstream, mirror) = try await CrashTests.cloned(20, in: root)

@@ -32,6 +32,8 @@ public struct GitError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// The libgit2 function that failed.
     public let operation: String
+    /// The paths the error is about, when libgit2 named them: a checkout's conflicts.
+    public var paths: [String] = []
 
     public init(code: Code, errorClass: Int32 = 0, message: String, operation: String) {
         self.code = code
