@@ -9,7 +9,7 @@ import Upstreams
 /// - an upper-case letter becomes `^` and its lower-case form (so no two names differ only in case);
 /// - every other byte becomes `%` and two lower-case hex digits (`/` → `%2f`, NUL → `%00`);
 /// - a Windows device name (`con`, `aux`, `com1`, ...) gets its first byte escaped;
-/// - an encoding longer than 200 bytes is cut to 150 and suffixed with `+` and the SHA-1 of the id,
+/// - an encoding longer than 200 bytes is cut to 150 and suffixed with `+` and the git blob id of the id,
 ///   keeping file names under 255 bytes. Only these names cannot be decoded alone: the manifest
 ///   records each item's path, and ``decode(_:)`` returns nil for them.
 ///
@@ -43,7 +43,7 @@ public enum ItemPath {
     public static let fanoutDigits = 3
 
     /// The path of `id` relative to its collection folder: the file name, under a fan-out folder
-    /// named by the first `fanoutDigits` hex digits of the SHA-1 of the id (none when 0).
+    /// named by the first `fanoutDigits` hex digits of the id's git blob id (none when 0).
     public static func relativePath(for id: ItemID, fanoutDigits: Int) throws(Error) -> String {
         let name = try fileName(for: id)
         guard fanoutDigits > 0 else { return name }

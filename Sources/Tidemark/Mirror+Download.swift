@@ -29,11 +29,24 @@ extension Mirror {
     func plan(collection: String, listing: Listing, base: ManifestTable, cachedFrom: ManifestTable? = nil,
               options: FetchOptions) throws(MirrorError) -> FetchPlan {
         let count = base.count
-        // A collection keeps the layout of its first stored item: fanned out or not (unless set),
-        // and the width of its fan-out folders (two hex digits in mirrors made before there were three).
+        // A collection is fanned out as its first stored item is (unless set), and new items go in
+        // folders as wide as those it has (two hex digits in mirrors fanned out before there were
+        // three). The width is looked for when a new item needs a folder: past flat items (added
+        // while fanout was off) when the first is one.
         let stored = count > 0 ? ItemPath.fanoutDigits(ofStoredPath: base.entry(at: 0).path) : nil
         let fanout = settings.fanout ?? (stored.map { $0 > 0 } ?? (listing.items.count > 10_000))
-        let fanoutDigits = fanout ? (stored.flatMap { $0 > 0 ? $0 : nil } ?? ItemPath.fanoutDigits) : 0
+        var fanoutWidth: Int?
+        func fanoutDigits() -> Int {
+            if let fanoutWidth { return fanoutWidth }
+            var width = 0
+            if fanout {
+                width = stored.flatMap { $0 > 0 ? $0 : nil }
+                    ?? (0..<count).lazy.map { ItemPath.fanoutDigits(ofStoredPath: base.entry(at: $0).path) }.first { $0 > 0 }
+                    ?? ItemPath.fanoutDigits
+            }
+            fanoutWidth = width
+            return width
+        }
         // Per base entry: not listed, listed unchanged, or the index in `listing.items` that listed it.
         let notListed = -2, listedUnchanged = -1
         var listedBy = [Int](repeating: notListed, count: count)
@@ -57,7 +70,7 @@ extension Mirror {
         func newPath(for id: ItemID) throws(MirrorError) -> String {
             let path: String
             do {
-                path = try ItemPath.relativePath(for: id, fanoutDigits: fanoutDigits)
+                path = try ItemPath.relativePath(for: id, fanoutDigits: fanoutDigits())
             } catch {
                 throw .unsafeName("\(collection): upstream sent an item with an empty id; it cannot be stored")
             }

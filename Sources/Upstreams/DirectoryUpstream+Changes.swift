@@ -65,12 +65,12 @@ extension DirectoryUpstream {
         }
         // Read ahead: a file whose stat signature turns out to match its cached one is read for
         // nothing, and what reading it gave (an error too) is dropped.
-        var readAhead: [String: Result<DirectoryUpstream.ReadFile, any Error>] = [:]
+        var readAhead: [[UInt8]: Result<DirectoryUpstream.ReadFile, any Error>] = [:]
         if cachedVersions == nil, !cached.isReady {
             let files = checked.compactMap { $0.found.count == 1 ? ListedFile(id: ItemID(bytes: $0.stem), path: $0.found[0].path,
                                                                                info: $0.found[0].info, position: nil) : nil }
             for (file, result) in zip(files, DirectoryUpstream.read(files[...], collection: collection)) {
-                readAhead[file.path] = result
+                readAhead[Array(file.path.utf8)] = result
             }
         }
         let cached = try cachedVersions ?? cached.loaded()

@@ -84,9 +84,10 @@ public struct DirectoryUpstream: Upstream {
     /// The listing of scanned folders: their unchanged items by position, and their other files
     /// read (on all cores) and dated. An id found in two folders throws, naming both files.
     ///
-    /// - Parameter readAhead: files already read, by path (not read again).
+    /// - Parameter readAhead: files already read, by the bytes of their path (not read again;
+    ///   not by `String`, whose equality would take `é` and `e` + U+0301 for one path).
     static func listing(of folders: [FolderScan], collection: String, cached: any CachedVersions,
-                        readAhead: [String: Result<ReadFile, any Error>] = [:]) throws -> Listing {
+                        readAhead: [[UInt8]: Result<ReadFile, any Error>] = [:]) throws -> Listing {
         var items: [ListedItem] = []
         var unchanged: [Int] = []
         unchanged.reserveCapacity(cached.count)
@@ -111,7 +112,7 @@ public struct DirectoryUpstream: Upstream {
         var carried = 0
         // The files that changed are read and dated on all cores, a chunk at a time (bounded
         // memory), ahead of the loop below, which takes them in order.
-        let changed = folders.flatMap(\.files).filter { readAhead[$0.path] == nil }
+        let changed = folders.flatMap(\.files).filter { readAhead[Array($0.path.utf8)] == nil }
         var chunk: [Result<ReadFile, any Error>] = []
         var chunkStart = 0
         var next = 0
@@ -124,7 +125,7 @@ public struct DirectoryUpstream: Upstream {
             for file in folder.files {
                 try claim(file.position, file.id, folder: folderIndex, path: file.path)
                 let result: Result<ReadFile, any Error>
-                if let early = readAhead[file.path] {
+                if let early = readAhead[Array(file.path.utf8)] {
                     result = early
                 } else {
                     if next == chunkStart + chunk.count {
@@ -543,9 +544,10 @@ struct StatSignature: CustomStringConvertible, Equatable {
 
     init(_ info: stat) {
         size = Int64(info.st_size)
-        mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        // Nanoseconds wrap past 2262 (and before 1677): a file dated there still gets a signature.
+        mtime = Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec)
         inode = UInt64(info.st_ino)
-        ctime = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+        ctime = Int64(info.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_ctim.tv_nsec)
     }
 
     var description: String { mixed.hexDigits }

@@ -271,6 +271,15 @@ struct MirrorTests {
             #expect(report.paths.contains(expected))
             #expect(FileManager.default.fileExists(atPath: mirror + "/" + expected))
             #expect(try git(["status", "--porcelain"], in: mirror) == "")
+            // An item stored flat while fanout was off comes first in the manifest: the width is
+            // still that of the collection's folders.
+            _ = try git(["config", "tidemark.fanout", "false"], in: mirror)
+            upstream.put(ItemID("a-flat"), "2024-05-02T00:00:00Z")
+            #expect(try await Mirror.open(at: mirror, upstream: upstream).sync().paths.contains("items/a-flat.json"))
+            _ = try git(["config", "tidemark.fanout", "true"], in: mirror)
+            upstream.put(ItemID("zz"), "2024-05-03T00:00:00Z")
+            let later = "items/" + (try ItemPath.relativePath(for: ItemID("zz"), fanoutDigits: 2))
+            #expect(try await Mirror.open(at: mirror, upstream: upstream).sync().paths.contains(later))
             try git(["fsck", "--strict"], in: mirror)
         }
     }

@@ -46,6 +46,23 @@ struct DirectoryUpstreamTests {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     }
 
+    /// A file dated past 2262 (nanoseconds since 1970 past `Int64`) is listed, with a signature
+    /// of its own.
+    @Test func aFileDatedPast2262IsListed() async throws {
+        try await withScratch { path in
+            let root = path + "/up"
+            try write("{\"id\": \"far\"}", to: root + "/far.json")
+            try write("{\"id\": \"near\"}", to: root + "/near.json")
+            var times = [timespec(tv_sec: 10_413_792_000, tv_nsec: 0), timespec(tv_sec: 10_413_792_000, tv_nsec: 0)]  // 2300
+            #expect(utimensat(AT_FDCWD, root + "/far.json", &times, 0) == 0)
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:" + root))
+            let listing = try await upstream.list(collection: "items", since: nil, cached: Cached(ids: [], etags: []))
+            #expect(listing.items.map(\.id.description).sorted() == ["far", "near"])
+            #expect(listing.items.first { $0.id.description == "far" }?.lastModified.raw == "2300-01-01T00:00:00Z")
+            #expect(Set(listing.items.map(\.etag)).count == 2)
+        }
+    }
+
     @Test func unchangedFilesAreReportedByPositionAndOnlyTheOthersAreRead() async throws {
         try await withScratch { path in
             for (shard, id) in [("a", "one"), ("a", "two"), ("b", "three")] {

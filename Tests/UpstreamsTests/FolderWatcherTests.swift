@@ -83,6 +83,31 @@ struct FolderWatcherTests {
         }
     }
 
+    /// Names that Swift's `String` takes for equal (NFC and NFD, the Kelvin sign and `K`) are
+    /// distinct files: each item gets its own file's bytes, read ahead or not.
+    @Test func canonicallyEquivalentNamesAreDistinctFiles() async throws {
+        try await withScratch { path in
+            let root = path + "/up"
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:" + root))
+            let watcher = try FolderWatcher(root: root)
+            let token = try ask(watcher, since: nil).token
+            let names = ["caf\u{E9}", "cafe\u{301}", "\u{212A}", "K"]
+            #expect(Set(names).count == 2, "String equality joins them")
+            for (index, name) in names.enumerated() { try write("{\"n\": \(index)}", to: "\(root)/\(name).json") }
+            let changes = try ask(watcher, since: token)
+            for pretendsNotReady in [false, true] {
+                let cached = Versions(entries: [], pretendsNotReady: pretendsNotReady)
+                let listing = try #require(try upstream.list(collection: "items", cached: cached, changes: changes))
+                let bodies = Dictionary(uniqueKeysWithValues: listing.items.map { ($0.id.bytes, $0.body.map { String(decoding: $0, as: UTF8.self) }) })
+                #expect(bodies.count == 4)
+                for (index, name) in names.enumerated() {
+                    #expect(bodies[Array(name.utf8)] == "{\"n\": \(index)}", "\(name) read ahead: \(pretendsNotReady)")
+                }
+            }
+        }
+    }
+
     @Test(arguments: 1...6 as ClosedRange<UInt64>)
     func filesChangedAtRandomListTheSameFromTheAnswerAsByAScan(seed: UInt64) async throws {
         try await withScratch { path in
