@@ -93,14 +93,19 @@ extension Repository {
             try writeIndexFile(file.spliced(files.map { ($0.path, $0.entry) }, workdir: workdir))
             return
         }
+        // As libgit2's own checkout leaves the index: a path written or removed has no conflict
+        // (merge stages 1-3) left either.
         for file in files {
             if var entry = file.entry {
+                let conflict = git_index_conflict_remove(index, file.path)
+                if conflict != GIT_ENOTFOUND.rawValue { try check(conflict, "git_index_conflict_remove") }
                 let rc = file.path.withCString { (cPath) -> Int32 in
                     entry.path = cPath
                     return git_index_add(index, &entry)
                 }
                 try check(rc, "git_index_add")
-            } else if git_index_get_bypath(index, file.path, 0) != nil {
+            } else {
+                // Every stage of the path, and none is no error.
                 try check(git_index_remove_bypath(index, file.path), "git_index_remove_bypath")
             }
         }

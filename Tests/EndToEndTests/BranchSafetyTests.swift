@@ -122,6 +122,37 @@ struct BranchSafetyTests {
         }
     }
 
+    /// Merge conflicts in the index (stages 1-3) on items a forced sync writes or deletes are
+    /// cleared, as `git reset --hard` clears them, also when many paths change (the checkout then
+    /// runs on several workers and the index, which cannot be spliced, goes through libgit2).
+    @Test(arguments: [3, 300])
+    func aForcedSyncClearsConflictsOnWhatItWrites(count: Int) async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(count, in: root)
+            var info = ""
+            for path in ["items/i2.json", "items/i3.json"] {
+                let blob = try await CLI.git(["rev-parse", "HEAD:" + path], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+                info += "0 \(String(repeating: "0", count: 40))\t\(path)\n"
+                for stage in 1...3 { info += "100644 \(blob) \(stage)\t\(path)\n" }
+            }
+            try Data(info.utf8).write(to: URL(fileURLWithPath: root + "/index-info"))
+            let staged = try await CLI.run("/bin/sh", ["-c", "/usr/bin/git update-index --index-info < ../index-info"], in: mirror)
+            #expect(staged.status == 0, "\(staged.stderr) \(staged.stdout)")
+            #expect(try await CLI.git(["ls-files", "-s", "items/i2.json"], in: mirror).split(separator: "\n").count == 3)
+            for index in 1...count where index != 3 {
+                try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            }
+            try FileManager.default.removeItem(atPath: upstream + "/i3.json")
+            let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
+            #expect(forced.status == 0, "\(forced.stderr)")
+            let stages = try await CLI.git(["ls-files", "-s", "items/i2.json"], in: mirror).split(separator: "\n")
+            #expect(stages.count == 1 && stages[0].hasSuffix(" 0\titems/i2.json"), "\(stages)")
+            #expect(try await CLI.git(["ls-files", "-s", "items/i3.json"], in: mirror) == "")
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            _ = try await CLI.git(["write-tree"], in: mirror)
+        }
+    }
+
     @Test func aFileEditedAfterAKilledSyncIsNamedAndForceFinishesTheSync() async throws {
         try await withScratch { root in
             let (upstream, mirror) = try await CrashTests.cloned(20, in: root)
