@@ -27,7 +27,9 @@ struct IndexFile {
     /// Where each entry starts, in path order; `entriesEnd` follows the last.
     let offsets: [Int]
     let entriesEnd: Int
-    /// The positions of the racily clean entries (``isRacilyClean(_:)``), ascending.
+    /// The positions of the entries modified in the second the file was written or later,
+    /// ascending: racily clean to a reader that compares whole seconds (git built without
+    /// `USE_NSEC`, as Debian's is), a superset of those ``isRacilyClean(_:)`` finds.
     let racy: [Int]
 
     /// Extensions a splice may leave out: caches git rebuilds (an optional extension's name
@@ -87,7 +89,7 @@ struct IndexFile {
                 if let previous, compare(raw, previous, UnsafeBufferPointer(rebasing: raw[name])) >= 0 { return nil }
                 previous = name
                 offsets.append(offset)
-                if isRacilyClean(raw, at: offset, stamp: stamp) { racy.append(position) }
+                if Int(Int32(bitPattern: load32(raw, offset + 8))) >= stamp.tv_sec { racy.append(position) }
                 offset += (62 + name.count + 8) & ~7
             }
             guard offset <= body else { return nil }
@@ -175,7 +177,10 @@ struct IndexFile {
     /// An entry copied as it is but racily clean is compared with its working-tree file (under
     /// `workdir`): when that no longer holds its blob, its recorded size becomes 0, so that
     /// whoever reads the new file (written later than the change) still looks at it. Git and
-    /// libgit2 do the same when they write an index.
+    /// libgit2 do the same when they write an index. Racily clean here counts in whole seconds,
+    /// as git without nanosecond timestamps does: an entry of the same second as the old file
+    /// but earlier is only hashed when its file's stat data no longer match it (an edit made in
+    /// that second, which git would not see in the newer file).
     ///
     /// The result refers to this file's bytes for what stays: nothing is copied until it is written.
     func spliced(_ changes: [(path: String, entry: git_index_entry?)], workdir: String) -> IndexFileSplice {
@@ -199,7 +204,11 @@ struct IndexFile {
                 racyHere.append(racy[nextRacy])
                 nextRacy += 1
             }
-            for position in racyHere where !matchesWorkdir(position, workdir: workdir) {
+            for position in racyHere {
+                // Of the same second but earlier: unchanged stat data tell the file is as recorded.
+                // Racily clean to the nanosecond: only the contents tell.
+                if !isRacilyClean(position), statMatches(position, workdir: workdir) { continue }
+                if matchesWorkdir(position, workdir: workdir) { continue }
                 let size = offsets[position] + 36
                 pieces.append(.old(start..<size))
                 pieces.append(.new(added.count..<(added.count + 4)))
@@ -263,6 +272,23 @@ struct IndexFile {
             if order != 0 { return Int(order) }
         }
         return name.count - other.count
+    }
+
+    /// Whether the working-tree file of the entry at `position` has the stat data the entry
+    /// recorded, to the nanosecond: it was not changed since (a change gets a later time).
+    private func statMatches(_ position: Int, workdir: String) -> Bool {
+        let offset = offsets[position]
+        let path = workdir + String(decoding: bytes[IndexFile.name(bytes, at: offset)], as: UTF8.self)
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return false }
+        return bytes.withUnsafeBufferPointer { raw in
+            IndexFile.load32(raw, offset) == UInt32(truncatingIfNeeded: info.st_ctim.tv_sec)
+                && IndexFile.load32(raw, offset + 4) == UInt32(truncatingIfNeeded: info.st_ctim.tv_nsec)
+                && IndexFile.load32(raw, offset + 8) == UInt32(truncatingIfNeeded: info.st_mtim.tv_sec)
+                && IndexFile.load32(raw, offset + 12) == UInt32(truncatingIfNeeded: info.st_mtim.tv_nsec)
+                && IndexFile.load32(raw, offset + 20) == UInt32(truncatingIfNeeded: info.st_ino)
+                && IndexFile.load32(raw, offset + 36) == UInt32(truncatingIfNeeded: info.st_size)
+        }
     }
 
     /// Whether the working-tree file of the entry at `position` still holds the entry's blob.

@@ -122,6 +122,38 @@ struct IndexFileTests {
         }
     }
 
+    /// An entry of the same second as the index but earlier (not racily clean to the
+    /// nanosecond) whose file was edited after the index was written, in that second and to the
+    /// same size, is smudged too: git compares whole seconds, and would trust it in a later file.
+    /// One of that second whose file was not touched keeps its stat data.
+    @Test func anEditInTheIndexsSecondIsSmudgedForGit() async throws {
+        try await withScratch { path in
+            _ = try Self.makeRepository(in: path)
+            let indexPath = path + "/.git/index"
+            let second = time(nil) - 100
+            let edited = Self.item(1), untouched = Self.item(2)
+            var recorded = [timespec(tv_sec: second, tv_nsec: 100_000_000), timespec(tv_sec: second, tv_nsec: 100_000_000)]
+            for item in [edited, untouched] { #expect(utimensat(AT_FDCWD, path + "/" + item, &recorded, 0) == 0) }
+            _ = try git(["update-index", "--refresh"], in: path)
+            var written = [timespec(tv_sec: second, tv_nsec: 500_000_000), timespec(tv_sec: second, tv_nsec: 500_000_000)]
+            #expect(utimensat(AT_FDCWD, indexPath, &written, 0) == 0)
+            // The edit, after the index in the same second, to the same size.
+            try Data("{\"n\": 9}\n".utf8).write(to: URL(fileURLWithPath: path + "/" + edited))
+            var editedAt = [timespec(tv_sec: second, tv_nsec: 700_000_000), timespec(tv_sec: second, tv_nsec: 700_000_000)]
+            #expect(utimensat(AT_FDCWD, path + "/" + edited, &editedAt, 0) == 0)
+
+            let file = try #require(IndexFile.read(at: indexPath))
+            #expect(!file.isRacilyClean(try #require(file.position(of: edited))))
+            let spliced = file.spliced([(Self.item(3), nil)], workdir: path + "/").bytes
+            let after = try #require(IndexFile.parse(spliced, stamp: timespec(tv_sec: time(nil) + 60, tv_nsec: 0)))
+            #expect(try after.withEntry(at: after.position(of: edited)!) { $0.file_size } == 0)
+            #expect(try after.withEntry(at: after.position(of: untouched)!) { $0.file_size } == 9)
+            // Written in a later second, the file still shows the edit to git.
+            #expect(FileManager.default.createFile(atPath: indexPath, contents: Data(spliced)))
+            #expect(try git(["diff", "--name-only"], in: path) == edited + "\n")
+        }
+    }
+
     /// A racily clean entry (modified no earlier than the index) whose file changed since gets
     /// size 0 in a splice, so that git, reading the newer file, still compares it; one whose file
     /// did not change keeps its stat data.
