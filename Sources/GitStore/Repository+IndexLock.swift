@@ -79,47 +79,67 @@ extension Repository {
 }
 
 extension Repository {
-    /// Writes `splice` as the index the way libgit2's ``writeIndex(_:)`` does: the held index lock
-    /// handed over, `index.lock` created exclusively, written (and fsynced when fsync is on),
-    /// renamed over `index` (its folder fsynced too), and the lock taken back. The pieces are
-    /// written (`writev`, no copy of the 9 MB a 100k-file index holds) while another thread
-    /// computes the checksum, which goes last.
+    /// Writes `splice` as the index. Holding the index lock, this handle writes a file of its own
+    /// (`index.tidemark.tmp`, created anew) and renames it over `index`: the lock stays taken
+    /// throughout, where a hand-over to libgit2's write (``writeIndex(_:)``) leaves a moment in
+    /// which another process can take it. Before writing and before the rename the lock file must
+    /// still hold this handle's token; a lock someone else took is reported as taken. Not holding it, this handle takes it as libgit2 would
+    /// (`index.lock` created exclusively) and writes through it. Either way the file is fsynced
+    /// when fsync is on, renamed over `index`, and its folder fsynced. The pieces are written
+    /// (`writev`, no copy of the 9 MB a 100k-file index holds) while another thread computes the
+    /// checksum, which goes last.
     func writeIndexFile(_ splice: IndexFileSplice) throws(GitError) {
         indexFileCache = nil
+        let held = indexLockHeld
+        let temporary = gitDirectory + (held ? Repository.indexWriteFile : "index.lock")
+        // The lock file must still be the one this handle took (someone may have deleted it, and
+        // another process taken the lock): then the index is that process's to write.
+        func stillHeld() -> Bool {
+            guard let token = heldIndexLock else { return false }
+            return leadingBytes(of: gitDirectory + "index.lock", limit: 128)?.elementsEqual(token.utf8) == true
+        }
         try splice.withBuffers { buffers in Result { () throws(GitError) in
-            try handingOverIndexLock { () throws(GitError) in
-                let lock = gitDirectory + "index.lock"
-                let descriptor = Glibc.open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
-                guard descriptor >= 0 else {
-                    if errno == EEXIST { throw indexLockTaken() }
-                    throw GitError(code: .generic, message: "cannot create '\(lock)': \(String(cString: strerror(errno)))",
-                                   operation: Repository.indexWrite)
-                }
-                nonisolated(unsafe) let buffers = buffers
-                nonisolated(unsafe) var checksum: [UInt8] = []
-                nonisolated(unsafe) var written = false
-                nonisolated(unsafe) var writeError: Int32 = 0
-                DispatchQueue.concurrentPerform(iterations: 2) { task in
-                    if task == 0 {
-                        checksum = IndexFileSplice.checksum(buffers)
-                    } else {
-                        written = writeAll(descriptor, buffers)
-                        writeError = errno
-                    }
-                }
-                if written { written = checksum.withUnsafeBytes { writeAll(descriptor, $0) } } else { errno = writeError }
-                if written, Library.fsyncEnabled { written = fsync(descriptor) == 0 }
-                let reason = String(cString: strerror(errno))
-                if close(descriptor) != 0 { written = false }
-                guard written, rename(lock, gitDirectory + "index") == 0 else {
-                    let failure = written ? String(cString: strerror(errno)) : reason
-                    unlink(lock)
-                    throw GitError(code: .generic, message: "cannot write the index '\(gitDirectory)index': \(failure)",
-                                   operation: Repository.indexWrite)
-                }
-                // As libgit2 does for its index write; a failure here is not the write's.
-                if Library.fsyncEnabled { try? Repository.fsyncFolder(gitDirectory) }
+            if held, !stillHeld() { throw indexLockTaken() }
+            // What a killed run left under the temporary name goes first (a link too, not followed).
+            if held { unlink(temporary) }
+            let descriptor = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
+            guard descriptor >= 0 else {
+                if !held, errno == EEXIST { throw indexLockTaken() }
+                throw GitError(code: .generic, message: "cannot create '\(temporary)': \(String(cString: strerror(errno)))",
+                               operation: Repository.indexWrite)
             }
+            nonisolated(unsafe) let buffers = buffers
+            nonisolated(unsafe) var checksum: [UInt8] = []
+            nonisolated(unsafe) var written = false
+            nonisolated(unsafe) var writeError: Int32 = 0
+            DispatchQueue.concurrentPerform(iterations: 2) { task in
+                if task == 0 {
+                    checksum = IndexFileSplice.checksum(buffers)
+                } else {
+                    written = writeAll(descriptor, buffers)
+                    writeError = errno
+                }
+            }
+            if written { written = checksum.withUnsafeBytes { writeAll(descriptor, $0) } } else { errno = writeError }
+            if written, Library.fsyncEnabled { written = fsync(descriptor) == 0 }
+            let reason = String(cString: strerror(errno))
+            if close(descriptor) != 0 { written = false }
+            if written, held, !stillHeld() {
+                unlink(temporary)
+                throw indexLockTaken()
+            }
+            guard written, rename(temporary, gitDirectory + "index") == 0 else {
+                let failure = written ? String(cString: strerror(errno)) : reason
+                unlink(temporary)
+                throw GitError(code: .generic, message: "cannot write the index '\(gitDirectory)index': \(failure)",
+                               operation: Repository.indexWrite)
+            }
+            // As libgit2 does for its index write; a failure here is not the write's.
+            if Library.fsyncEnabled { try? Repository.fsyncFolder(gitDirectory) }
         } }.get()
     }
+
+    /// The file a handle holding the index lock writes a new index into before renaming it over
+    /// `index` (git never uses the name).
+    static let indexWriteFile = "index.tidemark.tmp"
 }

@@ -5,7 +5,8 @@ extension Repository {
     /// writing objects leaves them: `objects/pack/tmp_tidemark_*` (a pack or its index, see
     /// ``storePack(_:index:checksum:)``), `objects/pack/pack_git2_*` (libgit2's, for a pack being
     /// indexed and the lock of its index) and `objects/tmp_object_git2_*` (a loose object). Only
-    /// files modified at or after `since` go. Nothing reads these files, but a killed clone can
+    /// files modified at or after `since` go; so does `index.tidemark.tmp`, a new index not yet
+    /// renamed into place, whenever it was written. Nothing reads these files, but a killed clone can
     /// leave hundreds of megabytes in them.
     ///
     /// git never uses these names; call this only when no other tidemark or libgit2 program can
@@ -26,6 +27,11 @@ extension Repository {
                     || (modified.tv_sec == since.tv_sec && modified.tv_nsec >= since.tv_nsec)
                 if recent, unlink(path) == 0 { removed.append(folder + name) }
             }
+        }
+        // A new index a killed run did not rename into place (``writeIndexFile(_:)``).
+        var info = stat()
+        if lstat(gitDirectory + Repository.indexWriteFile, &info) == 0, unlink(gitDirectory + Repository.indexWriteFile) == 0 {
+            removed.append(Repository.indexWriteFile)
         }
         return removed
     }

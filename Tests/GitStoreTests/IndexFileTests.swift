@@ -253,7 +253,7 @@ struct IndexFileTests {
 
     /// A checkout of a few paths (one worker) splices the index: the entries are the target
     /// tree's with the new files' stat data, the `TREE` cache git left is gone (libgit2 would have
-    /// kept it), and the index lock the handle held is held again afterwards.
+    /// kept it), and the index lock the handle held is still held afterwards.
     @Test func aCheckoutOfAFewPathsSplicesTheIndex() async throws {
         try await withScratch { path in
             let (repository, v1) = try Self.makeRepository(in: path)
@@ -271,10 +271,17 @@ struct IndexFileTests {
             #expect(String(decoding: Self.bytes(path + "/.git/index"), as: UTF8.self).contains("TREE"))
 
             try repository.holdIndexLock(token: "test \(getpid())")
+            // What a killed run could leave where the new index is written: a link, not followed.
+            let outside = path + "/outside"
+            #expect(FileManager.default.createFile(atPath: outside, contents: Data("sentinel".utf8)))
+            #expect(symlink(outside, path + "/.git/" + Repository.indexWriteFile) == 0)
             let paths = try repository.diffTrees(v1, v2).deltas.map(\.path)
             #expect(paths.count == 10)
             try repository.checkout(tree: v2, baseline: v1, paths: paths, strategy: .safe)
+            // The lock was not handed over: the file is the one taken before.
             #expect(leadingBytes(of: path + "/.git/index.lock", limit: 64) == Array("test \(getpid())".utf8))
+            #expect(FileManager.default.contents(atPath: outside) == Data("sentinel".utf8))
+            #expect(!FileManager.default.fileExists(atPath: path + "/.git/" + Repository.indexWriteFile))
             repository.releaseIndexLock()
 
             #expect(!String(decoding: Self.bytes(path + "/.git/index"), as: UTF8.self).contains("TREE"))
