@@ -89,6 +89,32 @@ extension Repository {
         }
         var files: [CheckedOutFile] = []
         for group in groups.indices { files += try outcomes[group]!.get() }
+        try record(files, splicing: file, orInto: index, workdir: workdir)
+    }
+
+    /// Sets the index entries of `paths` to the blobs `tree` holds there, with the stat data of
+    /// the working-tree files (removing those `tree` lacks), and leaves every other entry (staged
+    /// work included) as it is: what a checkout of those paths records, for files already written
+    /// (a sync finished after its run was killed). The index is spliced when it can be.
+    public func recordCheckedOut(_ paths: [String], of tree: ObjectID) throws(GitError) {
+        guard let workdir, !paths.isEmpty else { return }
+        let nothing = try makeHandle("git_index_new") { git_index_new(&$0) }
+        defer { git_index_free(nothing) }
+        let files = try checkedOut(paths.sorted(), of: tree, workdir: workdir, recorded: nothing)
+        let file = readIndexFile()
+        var index: OpaquePointer?
+        defer { if let index { git_index_free(index) } }
+        if file == nil {
+            let loaded = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
+            index = loaded
+            try check(git_index_read(loaded, 0), "git_index_read")
+        }
+        try record(files, splicing: file, orInto: index, workdir: workdir)
+    }
+
+    /// Writes the index with `files`' entries: `file` spliced, or else `index` (libgit2's).
+    private func record(_ files: [CheckedOutFile], splicing file: IndexFile?, orInto index: OpaquePointer?,
+                        workdir: String) throws(GitError) {
         if let file {
             try writeIndexFile(file.spliced(files.map { ($0.path, $0.entry) }, workdir: workdir))
             return

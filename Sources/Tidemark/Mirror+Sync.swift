@@ -636,7 +636,12 @@ extension Mirror {
             if !remaining.isEmpty {
                 try checkout(targetCommit.tree, baseline: oldTree, paths: remaining, force: force)
             }
-            try withLockNote { () throws(MirrorError) in try mirrorErrors { try repository.resetIndex(to: targetCommit.tree) } }
+            // The files the killed run wrote get their entries; the rest of the index (other
+            // files' stat data, staged work) stays as it is.
+            let written = Set(remaining + torn)
+            try withLockNote { () throws(MirrorError) in
+                try mirrorErrors { try repository.recordCheckedOut(changed.filter { !written.contains($0) }, of: targetCommit.tree) }
+            }
             try updateRef(branch, to: target, expected: old, message: "tidemark: finish interrupted sync")
         }
         removeState("sync-journal")

@@ -96,6 +96,34 @@ struct CrashTests {
         }
     }
 
+    /// Finishing a killed sync updates the index entries of what it changed alone: work the user
+    /// staged stays staged, and the files the killed run had already written (here, written by
+    /// hand as it would have) get their stat data, so `git diff-files` has nothing to check.
+    @Test func finishingAKilledSyncKeepsStagedWorkAndStatData() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await Self.cloned(20, in: root)
+            try Data("mine\n".utf8).write(to: URL(fileURLWithPath: mirror + "/notes.txt"))
+            _ = try await CLI.git(["add", "notes.txt"], in: mirror)
+            for index in 1...5 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
+            try FileManager.default.removeItem(atPath: upstream + "/i20.json")
+            let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"])
+            #expect(killed.signalled, "\(killed.stderr)")
+            let target = try await CLI.git(["rev-parse", "tidemark/upstream"], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+            for index in 1...2 {
+                let path = "items/i\(index).json"
+                let contents = try await CLI.git(["show", "\(target):\(path)"], in: mirror)
+                try Data(contents.utf8).write(to: URL(fileURLWithPath: mirror + "/" + path))
+            }
+            let rerun = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(rerun.status == 0, "\(rerun.stderr)")
+            #expect(rerun.stderr.contains("Finished the sync an interrupted run had left"), "\(rerun.stderr)")
+            // diff-files first: git status would refresh the stat data it finds missing.
+            #expect(try await CLI.git(["diff-files", "--name-only"], in: mirror) == "")
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "A  notes.txt\n")
+            #expect(try await CLI.git(["diff", "--cached", "--name-only"], in: mirror) == "notes.txt\n")
+        }
+    }
+
     /// libgit2's checkout writes files in place: a kill in the middle of one leaves a prefix of the
     /// new contents. The next run recognises such a torn file and rewrites it (a file that holds
     /// anything else is treated as a local edit and never overwritten).
