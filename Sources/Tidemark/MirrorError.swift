@@ -74,7 +74,8 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "'\(path)' in the working tree is a symbolic link (to \(target)); tidemark never writes through links. Replace it with the real folder or file (remove it, then 'git checkout -- \(path)') and run the command again"
         case .specialFileInWorkingTree(let path, let kind):
             return "'\(path)' in the working tree is a \(kind), not a regular file; tidemark never writes through one "
-                + "(it could write outside the mirror, or wait forever). Remove it, then run the command again"
+                + "(it could write outside the mirror, or wait forever). Remove it, then 'git checkout -- \(path)' "
+                + "(or run the command with --force: the item is otherwise missing, a local edit)"
         case .nestedRepository(let path):
             return "'\(path)' in the working tree is a git repository of its own (a folder holding .git, such as a submodule "
                 + "a commit of yours added); tidemark neither writes into nor removes it, and its history is not in the "
@@ -108,7 +109,13 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .unsafeName(let message): return message
         case .unknownRevision(let revision): return "unknown revision '\(revision)'"
         case .upstream(let error): return error.description
-        case .git(let error): return error.description
+        case .git(let error):
+            // libgit2 cannot read a split index (git update-index --split-index, core.splitIndex).
+            if error.message.contains("unsupported mandatory extension: 'link'") {
+                return error.description + " (the index is split, which libgit2 cannot read: run 'git update-index "
+                    + "--no-split-index', and unset core.splitIndex if it is set)"
+            }
+            return error.description
         case .workingTreeUnfinished(let error):
             return error.description + "\nThe working tree was left partly updated: once that is fixed, run the command "
                 + "again, and it finishes the update first ('tidemark status' lists the files already written as edited until then)."

@@ -153,6 +153,20 @@ struct BranchSafetyTests {
         }
     }
 
+    /// libgit2 cannot read a split index: the error says how to join it again, and then all works.
+    @Test func aSplitIndexIsRefusedWithTheWayBack() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(3, in: root)
+            _ = try await CLI.git(["update-index", "--split-index"], in: mirror)
+            let refused = try await CLI.tidemark(["status"], in: mirror)
+            #expect(refused.status == 128, "\(refused.stderr)")
+            #expect(refused.stderr.contains("unsupported mandatory extension: 'link' (the index is split, which libgit2 cannot read: "
+                                            + "run 'git update-index --no-split-index'"), "\(refused.stderr)")
+            _ = try await CLI.git(["update-index", "--no-split-index"], in: mirror)
+            #expect(try await CLI.tidemark(["status"], in: mirror).status == 0)
+        }
+    }
+
     @Test func aFileEditedAfterAKilledSyncIsNamedAndForceFinishesTheSync() async throws {
         try await withScratch { root in
             let (upstream, mirror) = try await CrashTests.cloned(20, in: root)
