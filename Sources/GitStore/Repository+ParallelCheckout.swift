@@ -92,15 +92,28 @@ extension Repository {
         try record(files, splicing: file, orInto: index, workdir: workdir)
     }
 
-    /// Sets the index entries of `paths` to the blobs `tree` holds there, with the stat data of
-    /// the working-tree files (removing those `tree` lacks), and leaves every other entry (staged
-    /// work included) as it is: what a checkout of those paths records, for files already written
-    /// (a sync finished after its run was killed). The index is spliced when it can be.
+    /// Sets the index entries of `paths` to the blobs `tree` holds there (removing those `tree`
+    /// lacks) and leaves every other entry (staged work included) as it is: what a checkout of
+    /// those paths records, for files already written (a sync finished after its run was killed).
+    /// The files are not touched. Each gets the stat data taken before it was hashed; one that
+    /// no longer holds its blob (edited meanwhile) gets size 0, so git and libgit2 compare it and
+    /// see the edit. The index is spliced when it can be.
     public func recordCheckedOut(_ paths: [String], of tree: ObjectID) throws(GitError) {
         guard let workdir, !paths.isEmpty else { return }
-        let nothing = try makeHandle("git_index_new") { git_index_new(&$0) }
-        defer { git_index_free(nothing) }
-        let files = try checkedOut(paths.sorted(), of: tree, workdir: workdir, recorded: nothing)
+        var files: [CheckedOutFile] = []
+        for path in paths.sorted() {
+            guard let blob = try treeEntry(at: path, in: tree), !blob.isTree else {
+                files.append(CheckedOutFile(path: path, entry: nil))
+                continue
+            }
+            var info = stat()
+            var hashed = git_oid()
+            let holdsBlob = lstat(workdir + path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+                && git_odb_hashfile(&hashed, workdir + path, GIT_OBJECT_BLOB) == 0 && ObjectID(hashed) == blob.id
+            var entry = Repository.indexEntry(info, blob: blob.id.raw)
+            if !holdsBlob { entry.file_size = 0 }
+            files.append(CheckedOutFile(path: path, entry: entry))
+        }
         let file = readIndexFile()
         var index: OpaquePointer?
         defer { if let index { git_index_free(index) } }
@@ -201,22 +214,27 @@ extension Repository {
                                    + String(cString: strerror(errno)), operation: "checkout")
                 }
             }
-            var indexEntry = git_index_entry()
-            // As libgit2's checkout fills it (git_index_entry__init_from_stat).
-            indexEntry.ctime = git_index_time(seconds: Int32(truncatingIfNeeded: info.st_ctim.tv_sec),
-                                              nanoseconds: UInt32(truncatingIfNeeded: info.st_ctim.tv_nsec))
-            indexEntry.mtime = git_index_time(seconds: Int32(truncatingIfNeeded: info.st_mtim.tv_sec),
-                                              nanoseconds: UInt32(truncatingIfNeeded: info.st_mtim.tv_nsec))
-            indexEntry.dev = UInt32(truncatingIfNeeded: info.st_rdev)
-            indexEntry.ino = UInt32(truncatingIfNeeded: info.st_ino)
-            indexEntry.mode = info.st_mode & 0o100 != 0 ? 0o100755 : 0o100644
-            indexEntry.uid = info.st_uid
-            indexEntry.gid = info.st_gid
-            indexEntry.file_size = UInt32(truncatingIfNeeded: info.st_size)
-            indexEntry.id = git_tree_entry_id(entry).pointee
-            files.append(CheckedOutFile(path: path, entry: indexEntry))
+            files.append(CheckedOutFile(path: path, entry: Repository.indexEntry(info, blob: git_tree_entry_id(entry).pointee)))
         }
         return files
+    }
+
+    /// The index entry of a file with stat data `info` holding `blob`, as libgit2's checkout fills
+    /// it (`git_index_entry__init_from_stat`).
+    static func indexEntry(_ info: stat, blob: git_oid) -> git_index_entry {
+        var entry = git_index_entry()
+        entry.ctime = git_index_time(seconds: Int32(truncatingIfNeeded: info.st_ctim.tv_sec),
+                                     nanoseconds: UInt32(truncatingIfNeeded: info.st_ctim.tv_nsec))
+        entry.mtime = git_index_time(seconds: Int32(truncatingIfNeeded: info.st_mtim.tv_sec),
+                                     nanoseconds: UInt32(truncatingIfNeeded: info.st_mtim.tv_nsec))
+        entry.dev = UInt32(truncatingIfNeeded: info.st_rdev)
+        entry.ino = UInt32(truncatingIfNeeded: info.st_ino)
+        entry.mode = info.st_mode & 0o100 != 0 ? 0o100755 : 0o100644
+        entry.uid = info.st_uid
+        entry.gid = info.st_gid
+        entry.file_size = UInt32(truncatingIfNeeded: info.st_size)
+        entry.id = blob
+        return entry
     }
 
     /// True when the folder of each path is a folder in `tree` and, unless nothing is checked out

@@ -626,6 +626,7 @@ extension Mirror {
         if !edited.isEmpty {
             throw .localEdits((try? describe(paths: edited, in: targetCommit.tree)) ?? edited)
         }
+        crashPoint("finishing-checked")
         // A copy made to separate a hard-linked file, not yet renamed over it when the run died
         // (its file was not written yet, so it is among these; their folders are no links).
         repository.removeHardLinkCopies(near: remaining + torn)

@@ -124,6 +124,35 @@ struct CrashTests {
         }
     }
 
+    /// A file the killed run wrote, edited while the run that finishes the sync is at work (after
+    /// it found the file holding its new contents), keeps the edit: the finishing run records it
+    /// as changed (size 0 in the index, so git compares it) and never cuts it to the blob's size.
+    @Test func anEditMadeWhileAKilledSyncIsFinishedIsKept() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await Self.cloned(20, in: root)
+            for index in 1...5 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
+            let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"])
+            #expect(killed.signalled, "\(killed.stderr)")
+            let target = try await CLI.git(["rev-parse", "tidemark/upstream"], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+            for index in 1...2 {
+                let path = "items/i\(index).json"
+                try Data(try await CLI.git(["show", "\(target):\(path)"], in: mirror).utf8).write(to: URL(fileURLWithPath: mirror + "/" + path))
+            }
+            let go = root + "/go"
+            let finishing = try CLI.spawnTidemark(["sync"], in: mirror,
+                                                  environment: ["TIDEMARK_PAUSE_AT": "finishing-checked", "TIDEMARK_PAUSE_FILE": go])
+            #expect(await CLI.waitForFile(go + ".reached"))
+            let file = mirror + "/items/i1.json"
+            let edited = try String(contentsOfFile: file, encoding: .utf8) + "{\"MY\": \"EDIT\"}\n"
+            try Data(edited.utf8).write(to: URL(fileURLWithPath: file))
+            _ = FileManager.default.createFile(atPath: go, contents: nil)
+            let result = await finishing.finished()
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try String(contentsOfFile: file, encoding: .utf8) == edited)
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == " M items/i1.json\n")
+        }
+    }
+
     /// libgit2's checkout writes files in place: a kill in the middle of one leaves a prefix of the
     /// new contents. The next run recognises such a torn file and rewrites it (a file that holds
     /// anything else is treated as a local edit and never overwritten).
