@@ -624,7 +624,10 @@ extension Mirror {
         }
         try checkWritable(remaining + torn)
         if !edited.isEmpty {
-            throw .localEdits((try? describe(paths: edited, in: targetCommit.tree)) ?? edited)
+            // Each named as the target's item, or else the old snapshot's (one deleted upstream).
+            let asTarget = (try? describe(paths: edited, in: targetCommit.tree)) ?? edited
+            let asOld = oldTree.flatMap { try? describe(paths: edited, in: $0) } ?? edited
+            throw .localEdits(edited.indices.map { asTarget[$0] != edited[$0] ? asTarget[$0] : asOld[$0] })
         }
         crashPoint("finishing-checked")
         // A copy made to separate a hard-linked file, not yet renamed over it when the run died

@@ -172,15 +172,18 @@ struct BranchSafetyTests {
             let (upstream, mirror) = try await CrashTests.cloned(20, in: root)
             let before = try await Self.rev("HEAD", in: mirror)
             for index in 1...5 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
+            try FileManager.default.removeItem(atPath: upstream + "/i9.json")
             let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"])
             #expect(killed.signalled, "\(killed.stderr)")
-            // A file the killed run had not written yet, edited since.
+            // Files the killed run had not written yet, edited since: one it changes, one it deletes
+            // (named as the item it was).
             try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i3.json"))
+            try Data("{\"mine\": 9}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i9.json"))
 
             for arguments in [["sync"], ["fetch"], ["rollback", "HEAD"]] {
                 let refused = try await CLI.tidemark(arguments, in: mirror)
                 #expect(refused.status == 1, "\(arguments): \(refused.stderr)")
-                #expect(refused.stderr.contains("\titems/i3\n"), "\(arguments): \(refused.stderr)")
+                #expect(refused.stderr.contains("\titems/i3\n\titems/i9\n"), "\(arguments): \(refused.stderr)")
                 #expect(try await Self.rev("HEAD", in: mirror) == before)
                 #expect(Self.contents(mirror + "/items/i3.json") == "{\"mine\": 1}\n")
                 #expect(!Self.contents(mirror + "/items/i1.json").contains("\"v\""), "\(arguments): nothing was written")
@@ -191,6 +194,7 @@ struct BranchSafetyTests {
             #expect(forced.stderr.contains("Finished the sync an interrupted run had left"), "\(forced.stderr)")
             #expect(try await Self.rev("HEAD", in: mirror) != before)
             #expect(Self.contents(mirror + "/items/i3.json").contains("\"v\""))
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/items/i9.json"))
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
             #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/sync-journal"))
             try await CLI.expectClean(mirror)
