@@ -26,13 +26,8 @@ extension Repository {
             throw GitError(code: .generic, message: "a bare repository has no working tree", operation: "checkout")
         }
         // An index file that can be spliced (``IndexFile``) is not parsed whole.
-        var index: OpaquePointer?
+        let index = try libgit2Index(unlessSpliceable: file)
         defer { if let index { git_index_free(index) } }
-        if file == nil {
-            let loaded = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
-            index = loaded
-            try check(git_index_read(loaded, 0), "git_index_read")
-        }
         // More runs than workers, taken in turn by whichever worker is free: a run holding a large
         // file (a manifest) does not hold the others up.
         let groups = Repository.splitAtFolders(paths.sorted(), parts: workers * 4)
@@ -115,14 +110,23 @@ extension Repository {
             files.append(CheckedOutFile(path: path, entry: entry))
         }
         let file = readIndexFile()
-        var index: OpaquePointer?
+        let index = try libgit2Index(unlessSpliceable: file)
         defer { if let index { git_index_free(index) } }
-        if file == nil {
-            let loaded = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
-            index = loaded
-            try check(git_index_read(loaded, 0), "git_index_read")
-        }
         try record(files, splicing: file, orInto: index, workdir: workdir)
+    }
+
+    /// The repository's index as libgit2 reads it (the caller frees it), or nil when `file`, the
+    /// index file as bytes, can be spliced instead.
+    private func libgit2Index(unlessSpliceable file: IndexFile?) throws(GitError) -> OpaquePointer? {
+        guard file == nil else { return nil }
+        let loaded = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
+        do {
+            try check(git_index_read(loaded, 0), "git_index_read")
+        } catch {
+            git_index_free(loaded)
+            throw error
+        }
+        return loaded
     }
 
     /// Writes the index with `files`' entries: `file` spliced, or else `index` (libgit2's).
