@@ -86,7 +86,9 @@ extension Repository {
             }
         } catch where error.code == .conflict {
             var named = error
-            named.paths = conflicts.paths
+            // Refused before it looked at any file ("unresolved conflicts exist in the index"):
+            // the index's conflicted paths are the ones.
+            named.paths = conflicts.paths.isEmpty ? conflictedPaths() : conflicts.paths
             throw named
         }
         if writesIndex {
@@ -111,4 +113,22 @@ extension Repository {
 /// The paths a checkout's conflict notifications named (its notify payload; one thread writes).
 private final class ConflictPaths {
     var paths: [String] = []
+}
+
+extension Repository {
+    /// The paths with merge conflicts (stages 1-3) in this handle's index, each once, in order.
+    func conflictedPaths() -> [String] {
+        var index: OpaquePointer?
+        guard git_repository_index(&index, pointer) == 0, let index else { return [] }
+        defer { git_index_free(index) }
+        var iterator: OpaquePointer?
+        guard git_index_conflict_iterator_new(&iterator, index) == 0, let iterator else { return [] }
+        defer { git_index_conflict_iterator_free(iterator) }
+        var paths: [String] = []
+        var ancestor: UnsafePointer<git_index_entry>?, ours: UnsafePointer<git_index_entry>?, theirs: UnsafePointer<git_index_entry>?
+        while git_index_conflict_next(&ancestor, &ours, &theirs, iterator) == 0 {
+            if let path = (ancestor ?? ours ?? theirs)?.pointee.path { paths.append(String(cString: path)) }
+        }
+        return paths
+    }
 }

@@ -507,12 +507,21 @@ extension Mirror {
             try repository.checkout(tree: tree, baseline: baseline, paths: paths,
                                     strategy: force ? .force : .safe)
         } catch let error where error.code == .conflict {
-            // Edits the local-edit check could not see (an item marked assume-unchanged).
+            // Edits the local-edit check could not see (an item marked assume-unchanged, a conflict
+            // left in the index for a run that finishes a sync).
             guard !error.paths.isEmpty else { throw .localEdits(["(\(error.message))"]) }
-            throw .localEdits((try? describe(paths: error.paths, in: tree)) ?? error.paths)
+            throw .localEdits(describe(paths: error.paths, in: tree, orElseIn: baseline))
         } catch {
             throw .git(error)
         }
+    }
+
+    /// Each of `paths` named as `tree`'s item, or else as `other`'s (an item `tree` deleted), or
+    /// else by its path.
+    func describe(paths: [String], in tree: ObjectID, orElseIn other: ObjectID?) -> [String] {
+        let asTree = (try? describe(paths: paths, in: tree)) ?? paths
+        let asOther = other.flatMap { try? describe(paths: paths, in: $0) } ?? paths
+        return paths.indices.map { asTree[$0] != paths[$0] ? asTree[$0] : asOther[$0] }
     }
 
     /// Maps paths of `tree` to `collection/id` names through the manifests; ids C-quoted for a
@@ -624,10 +633,7 @@ extension Mirror {
         }
         try checkWritable(remaining + torn)
         if !edited.isEmpty {
-            // Each named as the target's item, or else the old snapshot's (one deleted upstream).
-            let asTarget = (try? describe(paths: edited, in: targetCommit.tree)) ?? edited
-            let asOld = oldTree.flatMap { try? describe(paths: edited, in: $0) } ?? edited
-            throw .localEdits(edited.indices.map { asTarget[$0] != edited[$0] ? asTarget[$0] : asOld[$0] })
+            throw .localEdits(describe(paths: edited, in: targetCommit.tree, orElseIn: oldTree))
         }
         crashPoint("finishing-checked")
         // A copy made to separate a hard-linked file, not yet renamed over it when the run died

@@ -153,6 +153,29 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A forced sync killed before its checkout, on an index with a merge conflict: the plain run
+    /// that would finish it is refused by libgit2 before it looks at a file, and names the item.
+    @Test func aConflictLeftForAFinishingRunIsNamed() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(5, in: root)
+            let blob = try await CLI.git(["rev-parse", "HEAD:items/i5.json"], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+            let info = "0 \(String(repeating: "0", count: 40))\titems/i5.json\n"
+                + (1...3).map { "100644 \(blob) \($0)\titems/i5.json\n" }.joined()
+            try Data(info.utf8).write(to: URL(fileURLWithPath: root + "/index-info"))
+            #expect(try await CLI.run("/bin/sh", ["-c", "/usr/bin/git update-index --index-info < ../index-info"], in: mirror).status == 0)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            try FileManager.default.removeItem(atPath: upstream + "/i5.json")
+            let killed = try await CLI.tidemark(["sync", "--force"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"])
+            #expect(killed.signalled, "\(killed.stderr)")
+            let refused = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(refused.status == 1, "\(refused.stderr)")
+            #expect(refused.stderr.contains("\titems/i5\n"), "\(refused.stderr)")
+            let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
+            #expect(forced.status == 0, "\(forced.stderr)")
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+        }
+    }
+
     /// libgit2 cannot read a split index: the error says how to join it again, and then all works.
     @Test func aSplitIndexIsRefusedWithTheWayBack() async throws {
         try await withScratch { root in
