@@ -568,7 +568,9 @@ extension Mirror {
         if written == data.count { return true }
         guard let old, let oldEntry = try mirrorErrors({ try repository.treeEntry(at: path, in: old) }) else { return false }
         let previous = try mirrorErrors { try repository.readBlob(oldEntry.id) }
-        guard data.count == previous.count else { return false }
+        // The old contents whole are not a torn write, whatever prefix they share with the new:
+        // the file was not reached, and is checked out safely.
+        guard data.count == previous.count, data != previous else { return false }
         // The old bytes from where the new ones stop: they must start at or before `written`.
         var kept = data.count
         while kept > 0, data[data.startIndex + kept - 1] == previous[previous.startIndex + kept - 1] { kept -= 1 }
