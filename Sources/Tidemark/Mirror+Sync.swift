@@ -643,6 +643,15 @@ extension Mirror {
         repository.removeHardLinkCopies(near: remaining + torn)
         try withIndexLockHeld { () throws(MirrorError) in
             if !torn.isEmpty {
+                // Rewritten with force: each must still be the torn write found above (one edited
+                // since is refused by name, as an edit found above is, and nothing is written).
+                if !force {
+                    var changed: [String] = []
+                    for path in torn where try !isTornWrite(path, of: targetCommit.tree, over: oldTree) { changed.append(path) }
+                    if !changed.isEmpty {
+                        throw .localEdits(describe(paths: changed, in: targetCommit.tree, orElseIn: oldTree))
+                    }
+                }
                 try checkout(targetCommit.tree, baseline: oldTree, paths: torn, force: true)
             }
             if !remaining.isEmpty {

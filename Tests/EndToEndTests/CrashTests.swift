@@ -177,6 +177,33 @@ struct CrashTests {
         }
     }
 
+    /// A file the killed run left torn (its new contents cut short), edited while the finishing
+    /// run works: the run checks it is still the torn write before it rewrites it, and refuses
+    /// by name, keeping the edit.
+    @Test func anEditToATornFileWhileTheSyncIsFinishedIsRefusedAndKept() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await Self.cloned(20, in: root)
+            for index in 1...5 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
+            let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"])
+            #expect(killed.signalled, "\(killed.stderr)")
+            let target = try await CLI.git(["rev-parse", "tidemark/upstream"], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+            let file = mirror + "/items/i2.json"
+            let new = try await CLI.git(["show", "\(target):items/i2.json"], in: mirror)
+            try Data(new.utf8.prefix(new.utf8.count / 2)).write(to: URL(fileURLWithPath: file))
+            let go = root + "/go"
+            let finishing = try CLI.spawnTidemark(["sync"], in: mirror,
+                                                  environment: ["TIDEMARK_PAUSE_AT": "finishing-checked", "TIDEMARK_PAUSE_FILE": go])
+            #expect(await CLI.waitForFile(go + ".reached"))
+            let edited = try String(contentsOfFile: file, encoding: .utf8) + "MY EDIT\n"
+            try Data(edited.utf8).write(to: URL(fileURLWithPath: file))
+            _ = FileManager.default.createFile(atPath: go, contents: nil)
+            let result = await finishing.finished()
+            #expect(result.status == 1, "\(result.stderr)")
+            #expect(result.stderr.contains("\titems/i2\n"), "\(result.stderr)")
+            #expect(try String(contentsOfFile: file, encoding: .utf8) == edited)
+        }
+    }
+
     /// libgit2's checkout writes files in place: a kill in the middle of one leaves a prefix of the
     /// new contents. The next run recognises such a torn file and rewrites it (a file that holds
     /// anything else is treated as a local edit and never overwritten).
