@@ -124,31 +124,43 @@ struct CrashTests {
         }
     }
 
+    /// A sync of items 1-5 of 20 killed before its checkout; `prepare` then gets the mirror and
+    /// the target snapshot (to write files as the killed run would have), and the run that
+    /// finishes the sync is paused after its checks while the item `id` gets `edit` appended.
+    /// Returns that run's result, the mirror and the edited file's contents.
+    static func editWhileAKilledSyncIsFinished(in root: String, id: String, edit: String,
+                                               prepare: (_ mirror: String, _ target: String) async throws -> Void = { _, _ in })
+        async throws -> (result: CLI.Result, mirror: String, edited: String) {
+        let (upstream, mirror) = try await cloned(20, in: root)
+        for index in 1...5 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
+        let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"])
+        #expect(killed.signalled, "\(killed.stderr)")
+        let target = try await CLI.git(["rev-parse", "tidemark/upstream"], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+        try await prepare(mirror, target)
+        let go = root + "/go"
+        let finishing = try CLI.spawnTidemark(["sync"], in: mirror,
+                                              environment: ["TIDEMARK_PAUSE_AT": "finishing-checked", "TIDEMARK_PAUSE_FILE": go])
+        #expect(await CLI.waitForFile(go + ".reached"))
+        let file = mirror + "/items/\(id).json"
+        let edited = try String(contentsOfFile: file, encoding: .utf8) + edit
+        try Data(edited.utf8).write(to: URL(fileURLWithPath: file))
+        _ = FileManager.default.createFile(atPath: go, contents: nil)
+        return (await finishing.finished(), mirror, edited)
+    }
+
     /// A file the killed run wrote, edited while the run that finishes the sync is at work (after
     /// it found the file holding its new contents), keeps the edit: the finishing run records it
     /// as changed (size 0 in the index, so git compares it) and never cuts it to the blob's size.
     @Test func anEditMadeWhileAKilledSyncIsFinishedIsKept() async throws {
         try await withScratch { root in
-            let (upstream, mirror) = try await Self.cloned(20, in: root)
-            for index in 1...5 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
-            let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"])
-            #expect(killed.signalled, "\(killed.stderr)")
-            let target = try await CLI.git(["rev-parse", "tidemark/upstream"], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
-            for index in 1...2 {
-                let path = "items/i\(index).json"
-                try Data(try await CLI.git(["show", "\(target):\(path)"], in: mirror).utf8).write(to: URL(fileURLWithPath: mirror + "/" + path))
+            let (result, mirror, edited) = try await Self.editWhileAKilledSyncIsFinished(in: root, id: "i1", edit: "{\"MY\": \"EDIT\"}\n") { mirror, target in
+                for index in 1...2 {
+                    let path = "items/i\(index).json"
+                    try Data(try await CLI.git(["show", "\(target):\(path)"], in: mirror).utf8).write(to: URL(fileURLWithPath: mirror + "/" + path))
+                }
             }
-            let go = root + "/go"
-            let finishing = try CLI.spawnTidemark(["sync"], in: mirror,
-                                                  environment: ["TIDEMARK_PAUSE_AT": "finishing-checked", "TIDEMARK_PAUSE_FILE": go])
-            #expect(await CLI.waitForFile(go + ".reached"))
-            let file = mirror + "/items/i1.json"
-            let edited = try String(contentsOfFile: file, encoding: .utf8) + "{\"MY\": \"EDIT\"}\n"
-            try Data(edited.utf8).write(to: URL(fileURLWithPath: file))
-            _ = FileManager.default.createFile(atPath: go, contents: nil)
-            let result = await finishing.finished()
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(try String(contentsOfFile: file, encoding: .utf8) == edited)
+            #expect(try String(contentsOfFile: mirror + "/items/i1.json", encoding: .utf8) == edited)
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == " M items/i1.json\n")
         }
     }
@@ -158,22 +170,10 @@ struct CrashTests {
     /// made while the finishing run works is refused by name and kept.
     @Test func anEditToAFileTheKilledRunDidNotReachIsRefusedAndKept() async throws {
         try await withScratch { root in
-            let (upstream, mirror) = try await Self.cloned(20, in: root)
-            for index in 1...5 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
-            let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"])
-            #expect(killed.signalled, "\(killed.stderr)")
-            let go = root + "/go"
-            let finishing = try CLI.spawnTidemark(["sync"], in: mirror,
-                                                  environment: ["TIDEMARK_PAUSE_AT": "finishing-checked", "TIDEMARK_PAUSE_FILE": go])
-            #expect(await CLI.waitForFile(go + ".reached"))
-            let file = mirror + "/items/i3.json"
-            let edited = try String(contentsOfFile: file, encoding: .utf8) + "{\"MY\": \"EDIT\"}\n"
-            try Data(edited.utf8).write(to: URL(fileURLWithPath: file))
-            _ = FileManager.default.createFile(atPath: go, contents: nil)
-            let result = await finishing.finished()
+            let (result, mirror, edited) = try await Self.editWhileAKilledSyncIsFinished(in: root, id: "i3", edit: "{\"MY\": \"EDIT\"}\n")
             #expect(result.status == 1, "\(result.stderr)")
             #expect(result.stderr.contains("\titems/i3\n"), "\(result.stderr)")
-            #expect(try String(contentsOfFile: file, encoding: .utf8) == edited)
+            #expect(try String(contentsOfFile: mirror + "/items/i3.json", encoding: .utf8) == edited)
         }
     }
 
@@ -182,25 +182,13 @@ struct CrashTests {
     /// by name, keeping the edit.
     @Test func anEditToATornFileWhileTheSyncIsFinishedIsRefusedAndKept() async throws {
         try await withScratch { root in
-            let (upstream, mirror) = try await Self.cloned(20, in: root)
-            for index in 1...5 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
-            let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"])
-            #expect(killed.signalled, "\(killed.stderr)")
-            let target = try await CLI.git(["rev-parse", "tidemark/upstream"], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
-            let file = mirror + "/items/i2.json"
-            let new = try await CLI.git(["show", "\(target):items/i2.json"], in: mirror)
-            try Data(new.utf8.prefix(new.utf8.count / 2)).write(to: URL(fileURLWithPath: file))
-            let go = root + "/go"
-            let finishing = try CLI.spawnTidemark(["sync"], in: mirror,
-                                                  environment: ["TIDEMARK_PAUSE_AT": "finishing-checked", "TIDEMARK_PAUSE_FILE": go])
-            #expect(await CLI.waitForFile(go + ".reached"))
-            let edited = try String(contentsOfFile: file, encoding: .utf8) + "MY EDIT\n"
-            try Data(edited.utf8).write(to: URL(fileURLWithPath: file))
-            _ = FileManager.default.createFile(atPath: go, contents: nil)
-            let result = await finishing.finished()
+            let (result, mirror, edited) = try await Self.editWhileAKilledSyncIsFinished(in: root, id: "i2", edit: "MY EDIT\n") { mirror, target in
+                let new = try await CLI.git(["show", "\(target):items/i2.json"], in: mirror)
+                try Data(new.utf8.prefix(new.utf8.count / 2)).write(to: URL(fileURLWithPath: mirror + "/items/i2.json"))
+            }
             #expect(result.status == 1, "\(result.stderr)")
             #expect(result.stderr.contains("\titems/i2\n"), "\(result.stderr)")
-            #expect(try String(contentsOfFile: file, encoding: .utf8) == edited)
+            #expect(try String(contentsOfFile: mirror + "/items/i2.json", encoding: .utf8) == edited)
         }
     }
 
