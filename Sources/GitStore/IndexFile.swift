@@ -200,11 +200,7 @@ struct IndexFile {
             // Racily clean to the nanosecond: only the contents tell.
             return !matchesWorkdir(position, workdir: workdir)
         }
-        let chunks = racy.count < 64 ? 1 : ProcessInfo.processInfo.activeProcessorCount * 4
-        let chunkSize = (racy.count + chunks - 1) / chunks
-        let changedFiles = concurrentMap(chunks) { chunk in
-            racy[min(racy.count, chunk * chunkSize)..<min(racy.count, (chunk + 1) * chunkSize)].filter(fileChanged)
-        }.flatMap { $0 }
+        let changedFiles = concurrentChunks(racy.count, parallelFrom: 64) { racy[$0].filter(fileChanged) }
         var written = 0
         var next = 0  // the first entry not yet copied
         var nextChanged = 0  // the first of `changedFiles` not yet looked at

@@ -15,19 +15,36 @@ extension Repository {
     /// from the index, so it compares the contents).
     func separateHardLinks(_ paths: [String], workdir: String) throws(GitError) {
         // The files are looked at on all cores when there are many; copied (rarely) in order.
-        let chunks = paths.count < 256 ? 1 : ProcessInfo.processInfo.activeProcessorCount * 4
-        let size = (paths.count + chunks - 1) / chunks
-        let found = concurrentMap(chunks) { chunk in
-            paths[min(paths.count, chunk * size)..<min(paths.count, (chunk + 1) * size)].compactMap { path -> (String, stat, Bool)? in
+        let found = concurrentChunks(paths.count, parallelFrom: 256) { range in
+            paths[range].compactMap { path -> (String, stat, Bool)? in
                 var info = stat()
                 guard lstat(workdir + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
                 // Only a file without the owner's write bit can be read-only to its owner (root writes any).
                 let readOnly = info.st_mode & S_IWUSR == 0 && faccessat(AT_FDCWD, workdir + path, W_OK, AT_EACCESS) != 0
                 return info.st_nlink > 1 || readOnly ? (path, info, readOnly) : nil
             }
-        }.joined()
+        }
         for (path, info, readOnly) in found {
             try copyOver(workdir + path, as: info, label: path, addingWrite: readOnly)
+        }
+    }
+
+    /// The mode of each of `paths` in the working tree (nil where nothing is), and for a folder
+    /// whether it holds a `.git`: `lstat`s from the working tree's folder, on all cores for many.
+    public func workingTreeKinds(_ paths: [String]) -> [(mode: mode_t, holdsGit: Bool)?] {
+        guard let workdir else { return paths.map { _ in nil } }
+        let root = Glibc.open(workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { if root >= 0 { close(root) } }
+        func lstatInTree(_ path: String, _ info: inout stat) -> Bool {
+            root >= 0 ? fstatat(root, path, &info, AT_SYMLINK_NOFOLLOW) == 0 : lstat(workdir + path, &info) == 0
+        }
+        return concurrentChunks(paths.count, parallelFrom: 512) { range in
+            range.map { index -> (mode: mode_t, holdsGit: Bool)? in
+                var info = stat()
+                guard lstatInTree(paths[index], &info) else { return nil }
+                var inner = stat()
+                return (info.st_mode, info.st_mode & S_IFMT == S_IFDIR && lstatInTree(paths[index] + "/.git", &inner))
+            }
         }
     }
 

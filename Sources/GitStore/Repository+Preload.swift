@@ -104,15 +104,10 @@ private struct IndexStatPass {
         let count = positions?.count ?? git_index_entrycount(index)
         guard count > 0 else { return [] }
         _ = git_index_get_byindex(index, 0)  // sorts the entries now, before other threads read them
-        let workers = count < 256 ? 1 : ProcessInfo.processInfo.activeProcessorCount
-        // Contiguous chunks, so a worker's entries share folders; more chunks than cores evens out load.
-        let chunks = workers == 1 ? 1 : workers * 8
-        let size = (count + chunks - 1) / chunks
-        return Array(concurrentMap(chunks) { chunk in
-            // With more chunks than entries (many cores), the last ones are empty.
-            let range = min(count, chunk * size)..<min(count, (chunk + 1) * size)
-            return positions.map { check($0[range]) } ?? check(range)
-        }.joined())
+        // Contiguous chunks, so a worker's entries share folders.
+        return concurrentChunks(count, parallelFrom: 256, chunksPerCore: 8) { range in
+            positions.map { check($0[range]) } ?? check(range)
+        }
     }
 
     /// The paths among the entries at `positions` that may differ.

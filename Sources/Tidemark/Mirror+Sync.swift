@@ -444,7 +444,7 @@ extension Mirror {
                 if checked.insert(prefix).inserted { prefixes.append(prefix) }
             }
         }
-        let found = Mirror.lookUp(prefixes, in: workingTree)
+        let found = repository.workingTreeKinds(prefixes)
         let changed = Set(paths)
         for (prefix, kind) in zip(prefixes, found) {
             guard let (mode, holdsGit) = kind else { continue }
@@ -467,32 +467,6 @@ extension Mirror {
             default: break
             }
         }
-    }
-
-    /// The mode of each of `paths` in the working tree (nil where nothing is), and for a folder
-    /// whether it holds a `.git`: `lstat`s from the working tree's folder, on all cores for many.
-    private static func lookUp(_ paths: [String], in workingTree: String) -> [(mode: mode_t, holdsGit: Bool)?] {
-        let root = Glibc.open(workingTree, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        defer { if root >= 0 { close(root) } }
-        @Sendable func lstatInTree(_ path: String, _ info: inout stat) -> Bool {
-            root >= 0 ? fstatat(root, path, &info, AT_SYMLINK_NOFOLLOW) == 0 : lstat(workingTree + path, &info) == 0
-        }
-        @Sendable func lookUp(_ path: String) -> (mode: mode_t, holdsGit: Bool)? {
-            var info = stat()
-            guard lstatInTree(path, &info) else { return nil }
-            var inner = stat()
-            return (info.st_mode, info.st_mode & S_IFMT == S_IFDIR && lstatInTree(path + "/.git", &inner))
-        }
-        let chunks = paths.count < 512 ? 1 : ProcessInfo.processInfo.activeProcessorCount * 4
-        let size = (paths.count + chunks - 1) / chunks
-        let results = UnsafeMutableBufferPointer<(mode: mode_t, holdsGit: Bool)?>.allocate(capacity: paths.count)
-        results.initialize(repeating: nil)
-        defer { results.deinitialize(); results.deallocate() }
-        nonisolated(unsafe) let output = results
-        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-            for index in min(paths.count, chunk * size)..<min(paths.count, (chunk + 1) * size) { output[index] = lookUp(paths[index]) }
-        }
-        return Array(results)
     }
 
     /// Writes `tree` into the working tree at `paths` (all paths that differ when empty).

@@ -12,3 +12,13 @@ func concurrentMap<T>(_ count: Int, _ body: (Int) -> T) -> [T] {
     DispatchQueue.concurrentPerform(iterations: count) { index in output[index] = body(index) }
     return results.map { $0! }
 }
+
+/// `body` applied to `0..<count` in contiguous ranges, on all cores (`chunksPerCore` ranges per
+/// core, so uneven ones even out) once `count` reaches `parallelFrom`, else in one range; the
+/// results joined in order. With more ranges than elements the last ones are empty.
+func concurrentChunks<T>(_ count: Int, parallelFrom minimum: Int, chunksPerCore: Int = 4,
+                         _ body: (Range<Int>) -> [T]) -> [T] {
+    let chunks = count < minimum ? 1 : ProcessInfo.processInfo.activeProcessorCount * chunksPerCore
+    let size = max(1, (count + chunks - 1) / chunks)
+    return concurrentMap(chunks) { chunk in body(min(count, chunk * size)..<min(count, (chunk + 1) * size)) }.flatMap { $0 }
+}
