@@ -67,7 +67,7 @@ public struct PreparedObject: Sendable {
     }
 
     /// The pack entry of `raw`: one libdeflate call.
-    private static func encode(_ raw: UnsafeRawBufferPointer, type: git_object_t) -> [UInt8] {
+    static func encode(_ raw: UnsafeRawBufferPointer, type: git_object_t) -> [UInt8] {
         let bound = tidemark_pack_entry_bound(raw.count)
         return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
             count = tidemark_pack_entry(Int32(type.rawValue), raw.baseAddress, raw.count, buffer.baseAddress, bound,

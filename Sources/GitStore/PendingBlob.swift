@@ -13,8 +13,9 @@ public final class PendingBlob: @unchecked Sendable {
     private let data: Data
     private let write: Background<Result<ObjectID, GitError>>
 
-    /// Starts writing `data` as a blob of the repository `repository` opened.
-    public init(_ data: Data, into repository: Repository) {
+    /// Starts writing `data` as a blob of the repository `repository` opened: as a delta against
+    /// the blob `edit` names when it can (``Repository/storeBlob(_:editing:)``), else whole.
+    public init(_ data: Data, into repository: Repository, editing edit: BlobEdit? = nil) {
         self.repository = repository
         self.data = data
         let gitDirectory = repository.gitDirectory
@@ -23,11 +24,7 @@ public final class PendingBlob: @unchecked Sendable {
             Result { () throws(GitError) -> ObjectID in
                 let own = try Repository.open(at: gitDirectory, search: false)
                 own.packKeepNote = keepNote
-                // A pack even for one object: its zlib runs on all cores, a loose object's on one.
-                let batch = ObjectBatch(repository: own, looseLimit: 0)
-                let id = try batch.add(blob: data)
-                try batch.flush()
-                return id
+                return try own.storeBlob(data, editing: edit)
             }
         }
     }

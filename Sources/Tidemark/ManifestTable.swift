@@ -1,4 +1,5 @@
 import Foundation
+import GitStore
 import Upstreams
 
 /// A manifest file kept as its bytes, with where each entry line is and a hash index of the ids:
@@ -133,6 +134,12 @@ struct ManifestTable: CachedVersions {
     /// several upserts of one id wins) and the entries at `removing` taken out. Unchanged lines
     /// are copied as runs of bytes.
     func updating(_ upserts: [ManifestEntry], removing: [Int] = []) -> Data {
+        splicing(upserts, removing: removing).data
+    }
+
+    /// ``updating(_:removing:)``'s file, with the runs of it that are this file's bytes (which
+    /// let the blob be stored as a delta against this one).
+    func splicing(_ upserts: [ManifestEntry], removing: [Int] = []) -> (data: Data, copies: [BlobCopy]) {
         // Where each upsert goes: found through the hash index (it replaces that line), or, for a
         // new id, by binary search (it goes before that line). No unchanged id is compared.
         let incoming = upserts.sorted { $0.id < $1.id }  // stable: equal ids keep their order
@@ -151,12 +158,17 @@ struct ManifestTable: CachedVersions {
         var out = Data(capacity: bytes.count + incoming.count * 128)
         out.append(contentsOf: Array(Manifest.header.utf8) + [10])
         var encoded: [UInt8] = []  // one upserted line
+        var copies: [BlobCopy] = []
         bytes.withUnsafeBufferPointer { buffer in
+            func append(_ range: Range<Int>) {
+                copies.append(BlobCopy(target: out.count, source: range.lowerBound, count: range.count))
+                out.append(UnsafeBufferPointer(rebasing: buffer[range]))
+            }
             // Copies the lines in `positions` but removed ones, as runs of adjacent lines.
             func copy(_ positions: Range<Int>) {
                 var run: Range<Int>?
                 func flush() {
-                    if let pending = run { out.append(UnsafeBufferPointer(rebasing: buffer[pending])) }
+                    if let pending = run { append(pending) }
                     run = nil
                 }
                 for position in positions {
@@ -169,7 +181,7 @@ struct ManifestTable: CachedVersions {
                     let end = Int(line.end)
                     guard end < buffer.count else {  // the last line, without a newline
                         flush()
-                        out.append(UnsafeBufferPointer(rebasing: buffer[line.range]))
+                        append(line.range)
                         out.append(10)
                         continue
                     }
@@ -192,7 +204,7 @@ struct ManifestTable: CachedVersions {
             }
             copy(next..<lines.count)
         }
-        return out
+        return (out, copies)
     }
 
     /// The position of the first entry whose id sorts after `id`.

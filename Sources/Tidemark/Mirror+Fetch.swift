@@ -177,8 +177,9 @@ extension Mirror {
             }
             watermarks.append((collection, watermark?.raw ?? "none"))
 
-            // A changed manifest (8.7 MB at 100k items) is hashed, compressed and written on
-            // another thread while the item blobs and the folder trees are written.
+            // A changed manifest (7 MB at 100k items) is hashed, compressed (as a delta against
+            // the last one, mostly) and written on another thread while the item blobs and the
+            // folder trees are written.
             var collectionFetch = FetchedCollection(
                 report: FetchReport.Collection(name: collection, listed: listed, downloaded: outcome.downloaded,
                                                notModified: outcome.notModified, behind: ChangeCounts(),
@@ -186,9 +187,11 @@ extension Mirror {
                 baseBlob: baseBlob, cached: cached, stored: outcome.stored.map(\.entry), deletions: deletions,
                 notModified: outcome.stored.filter { $0.blob == nil }.map(\.entry.path))
             if !outcome.stored.isEmpty || !deletions.isEmpty || baseBlob == nil {
-                let data = cached.updating(collectionFetch.stored, removing: deletions)
+                let (data, copies) = cached.splicing(collectionFetch.stored, removing: deletions)
                 collectionFetch.newManifest = data
-                collectionFetch.pending = PendingBlob(data, into: repository)
+                // Stored as a delta against the last one where it can be.
+                let edit = baseBlob.map { BlobEdit(base: $0, baseSize: cached.bytes.count, copies: copies) }
+                collectionFetch.pending = PendingBlob(data, into: repository, editing: edit)
             }
             fetched.append(collectionFetch)
             itemCount += cached.count - deletions.count + outcome.stored.filter { cached.position(of: $0.entry.id) == nil }.count

@@ -100,6 +100,12 @@ struct MirrorTests {
             #expect(!FileManager.default.fileExists(atPath: path + "/m/items/item-2.json"))
             let watermark = try await mirror.log().first?.collections.first?.watermark
             #expect(watermark == "2024-02-02T00:00:00Z")
+            // The new manifest is stored as a delta against the clone's.
+            let manifests = try ["HEAD~1", "HEAD"].map {
+                try git(["rev-parse", "\($0):.tidemark/items.manifest"], in: path + "/m").trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            let objects = try git(["cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(deltabase)"], in: path + "/m")
+            #expect(objects.split(separator: "\n").contains { $0 == "\(manifests[1]) \(manifests[0])" })
             try git(["fsck", "--strict"], in: path + "/m")
         }
     }

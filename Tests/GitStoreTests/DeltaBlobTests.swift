@@ -1,0 +1,215 @@
+import Foundation
+@testable import GitStore
+import Testing
+import TestSupport
+
+@Suite("GitStore: blobs stored as deltas against the blob they were edited from")
+struct DeltaBlobTests {
+    /// A deterministic pseudo-random generator, so a failure repeats.
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state ^ (state >> 29)
+        }
+    }
+
+    /// Text lines like a manifest's, numbered from `first`.
+    static func lines(_ range: Range<Int>, tag: String = "") -> [UInt8] {
+        Array(range.map { "item-\($0)\t2026-11-\($0 % 28 + 1)T10:00:00Z\t\(tag)\t\($0 % 4096)/item-\($0).json\n" }.joined().utf8)
+    }
+
+    /// `base` with some of its lines replaced, some removed and some added, and the runs of the
+    /// result that are `base`'s bytes.
+    static func edit(_ base: [UInt8], changes: Int, using generator: inout Generator) -> ([UInt8], [BlobCopy]) {
+        let starts = [0] + base.indices.filter { base[$0] == 10 }.map { $0 + 1 }.dropLast()
+        var cut = Set<Int>()
+        while cut.count < min(changes, starts.count) { cut.insert(Int.random(in: 0..<starts.count, using: &generator)) }
+        var out: [UInt8] = [], copies: [BlobCopy] = []
+        var run: Range<Int>?
+        func flush() {
+            if let pending = run {
+                copies.append(BlobCopy(target: out.count, source: pending.lowerBound, count: pending.count))
+                out += base[pending]
+            }
+            run = nil
+        }
+        for (index, start) in starts.enumerated() {
+            let end = index + 1 < starts.count ? starts[index + 1] : base.count
+            if cut.contains(index) {
+                flush()
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: out += lines(index..<index + 1, tag: "changed-\(generator.next() % 1000)")
+                case 1: break  // removed
+                default: out += lines(index..<index + 2, tag: "added")
+                }
+            } else if let pending = run, pending.upperBound == start {
+                run = pending.lowerBound..<end
+            } else {
+                flush()
+                run = start..<end
+            }
+        }
+        flush()
+        return (out, copies)
+    }
+
+    /// The objects of each pack as `git verify-pack -v` lists them: id, type, and the base of a delta.
+    static func packs(of path: String) throws -> [[(id: String, type: String, base: String?)]] {
+        let folder = path + "/.git/objects/pack/"
+        return try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".idx") }.map { name in
+            try git(["verify-pack", "-v", folder + name], in: path).split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                guard fields.count >= 5, fields[0].count == 40 else { return nil }
+                return (String(fields[0]), String(fields[1]), fields.count >= 7 ? String(fields[6]) : nil)
+            }
+        }
+    }
+
+    @Test func anEditedBlobIsOneDeltaFromTheBlobStoredWholeEditAfterEdit() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path)
+            var generator = Generator(state: 7)
+            var current = DeltaBlobTests.lines(0..<3000)
+            var id = try repository.storeBlob(Data(current))
+            let whole = id
+            for round in 0..<12 {
+                let (next, copies) = DeltaBlobTests.edit(current, changes: 30, using: &generator)
+                let edit = BlobEdit(base: id, baseSize: current.count, copies: copies)
+                id = try repository.storeBlob(Data(next), editing: edit)
+                #expect(id == ObjectID.hashBlob(Data(next)), "round \(round)")
+                #expect(try Repository.open(at: path).readBlob(id) == Data(next), "round \(round)")
+                current = next
+            }
+            // Each edit's pack: the blob stored whole, copied, and the edit as a delta against it.
+            let packs = try DeltaBlobTests.packs(of: path)
+            #expect(packs.count == 13)
+            let deltas = packs.filter { $0.count == 2 }
+            #expect(deltas.count == 12)
+            for pack in deltas {
+                #expect(pack.contains { $0.id == whole.hex && $0.base == nil })
+                #expect(pack.contains { $0.id != whole.hex && $0.base == whole.hex })
+            }
+            #expect(try git(["cat-file", "blob", id.hex], in: path) == String(decoding: current, as: UTF8.self))
+            try git(["fsck", "--strict", "--no-dangling"], in: path)
+        }
+    }
+
+    @Test func aBlobEditedTooMuchIsStoredWholeAndTheNextEditIsADeltaAgainstIt() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path)
+            let base = DeltaBlobTests.lines(0..<2000)
+            let first = try repository.storeBlob(Data(base))
+            // Half the lines new: more than a quarter of the bytes would be inserted.
+            let half = Array(base[..<(base.count / 2)])
+            let rewritten = half + DeltaBlobTests.lines(1000..<2000, tag: "new")
+            let second = try repository.storeBlob(Data(rewritten), editing: BlobEdit(
+                base: first, baseSize: base.count, copies: [BlobCopy(target: 0, source: 0, count: half.count)]))
+            var packs = try DeltaBlobTests.packs(of: path)
+            #expect(packs.count == 2 && packs.allSatisfy { $0.count == 1 && $0[0].base == nil })
+            var generator = Generator(state: 11)
+            let (third, copies) = DeltaBlobTests.edit(rewritten, changes: 5, using: &generator)
+            let id = try repository.storeBlob(Data(third), editing: BlobEdit(base: second, baseSize: rewritten.count, copies: copies))
+            packs = try DeltaBlobTests.packs(of: path)
+            #expect(packs.contains { $0.count == 2 && $0.contains { $0.id == id.hex && $0.base == second.hex } })
+            #expect(try repository.readBlob(id) == Data(third))
+            try git(["fsck", "--strict", "--no-dangling"], in: path)
+        }
+    }
+
+    @Test func anEditOfALooseBlobOrOfACorruptEntryIsStoredWhole() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path)
+            var generator = Generator(state: 3)
+            let base = DeltaBlobTests.lines(0..<2000)
+            // Loose: no pack entry to copy.
+            let loose = try repository.writeBlob(Data(base))
+            let (edited, copies) = DeltaBlobTests.edit(base, changes: 10, using: &generator)
+            let id = try repository.storeBlob(Data(edited), editing: BlobEdit(base: loose, baseSize: base.count, copies: copies))
+            var packs = try DeltaBlobTests.packs(of: path)
+            #expect(packs.count == 1 && packs[0].map(\.id) == [id.hex])
+
+            // A packed base whose entry no longer matches its CRC-32 is not copied into a new pack.
+            let packFile = try FileManager.default.contentsOfDirectory(atPath: path + "/.git/objects/pack")
+                .first { $0.hasSuffix(".pack") }!
+            let (again, moreCopies) = DeltaBlobTests.edit(edited, changes: 10, using: &generator)
+            let packPath = path + "/.git/objects/pack/" + packFile
+            chmod(packPath, 0o644)
+            var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: packPath)))
+            bytes[bytes.count / 2] ^= 0x55
+            try Data(bytes).write(to: URL(fileURLWithPath: packPath))
+            let next = try repository.storeBlob(Data(again), editing: BlobEdit(base: id, baseSize: edited.count, copies: moreCopies))
+            // The corrupt pack aside, one pack holds the new blob, whole.
+            unlink(packPath)
+            unlink(String(packPath.dropLast(5)) + ".idx")
+            packs = try DeltaBlobTests.packs(of: path)
+            #expect(packs.count == 1 && packs[0].map(\.id) == [next.hex])
+            #expect(try Repository.open(at: path).readBlob(next) == Data(again))
+        }
+    }
+
+    @Test func deltasReadBackAsTheyWereWritten() throws {
+        var generator = Generator(state: 5)
+        let base = Array(DeltaBlobTests.lines(0..<400))
+        for trial in 0..<50 {
+            let (result, copies) = DeltaBlobTests.edit(base, changes: trial, using: &generator)
+            let delta = result.withUnsafeBytes {
+                BlobDelta.encode(baseSize: base.count, resultSize: result.count, copies: copies, bytes: $0)
+            }
+            let read = try delta.withUnsafeBytes { try BlobDelta.copies(in: $0) }
+            #expect(read.baseSize == base.count && read.resultSize == result.count)
+            // What the delta copies, applied to the base, gives the result's bytes there.
+            for copy in read.copies {
+                let same = base[copy.source..<copy.source + copy.count] == result[copy.target..<copy.target + copy.count]
+                #expect(same, "trial \(trial): \(copy)")
+            }
+            let long = copies.filter { $0.count >= BlobDelta.minimumCopy }
+            #expect(read.copies.reduce(0) { $0 + $1.count } == long.reduce(0) { $0 + $1.count }, "trial \(trial)")
+        }
+    }
+
+    @Test func composedEditsCopyFromTheFirstBlobWhatBothKept() {
+        var generator = Generator(state: 9)
+        for trial in 0..<30 {
+            let first = DeltaBlobTests.lines(0..<300)
+            let (second, firstCopies) = DeltaBlobTests.edit(first, changes: 20, using: &generator)
+            let (third, secondCopies) = DeltaBlobTests.edit(second, changes: 20, using: &generator)
+            let composed = BlobDelta.compose(secondCopies, over: firstCopies)
+            var covered = 0
+            for (index, copy) in composed.enumerated() {
+                let same = first[copy.source..<copy.source + copy.count] == third[copy.target..<copy.target + copy.count]
+                #expect(same, "trial \(trial): \(copy)")
+                if index > 0 { #expect(composed[index - 1].target + composed[index - 1].count <= copy.target) }
+                covered += copy.count
+            }
+            // Every byte the second edit copied from bytes the first one copied is still copied.
+            var expected = 0
+            for copy in secondCopies {
+                for run in firstCopies {
+                    expected += max(0, min(copy.source + copy.count, run.target + run.count) - max(copy.source, run.target))
+                }
+            }
+            #expect(covered == expected, "trial \(trial)")
+        }
+    }
+
+    @Test func malformedDeltasAreRefusedNotTrappedOn() {
+        let base = DeltaBlobTests.lines(0..<50)
+        var generator = Generator(state: 13)
+        let (result, copies) = DeltaBlobTests.edit(base, changes: 5, using: &generator)
+        let delta = result.withUnsafeBytes { BlobDelta.encode(baseSize: base.count, resultSize: result.count, copies: copies, bytes: $0) }
+        for length in 0..<delta.count {
+            let cut = Array(delta[..<length])
+            #expect(throws: BlobDelta.Malformed.self) { try cut.withUnsafeBytes { try BlobDelta.copies(in: $0) } }
+        }
+        // A copy reaching past the base, a zero instruction, and a result longer than declared.
+        let bad: [[UInt8]] = [[10, 20, 0x91, 5, 10], [10, 1, 0], [10, 2, 3, 65, 66, 67], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F]]
+        for bytes in bad {
+            #expect(throws: BlobDelta.Malformed.self) { try bytes.withUnsafeBytes { try BlobDelta.copies(in: $0) } }
+        }
+        for _ in 0..<2000 {
+            let noise = (0..<Int.random(in: 0..<40, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            _ = try? noise.withUnsafeBytes { try BlobDelta.copies(in: $0) }
+        }
+    }
+}
