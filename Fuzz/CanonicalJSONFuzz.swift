@@ -1,5 +1,6 @@
 // libFuzzer entry point for the strict JSON parser and canonical writer that store every item
-// (Sources/Tidemark/CanonicalJSON.swift), compiled together with that file by `make fuzz`.
+// (Sources/Tidemark/CanonicalJSON.swift) and the check that skips them for canonical documents
+// (CanonicalCheck.swift), compiled together with those files by `make fuzz`.
 import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -10,6 +11,10 @@ public func canonicalJSONFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> C
 
 enum FuzzCanonicalJSON {
     static func check(_ data: Data) {
+        // A document the check takes as canonical is what writing it canonically gives.
+        if CanonicalJSON.isCanonical(data, maxDepth: 64) {
+            precondition((try? CanonicalJSON.rendered(data, maxDepth: 64)) == data, "the canonical check took a document it changes")
+        }
         guard let canonical = try? CanonicalJSON.canonicalize(data, maxDepth: 64) else { return }
         // Idempotent: canon(canon(x)) == canon(x).
         guard let again = try? CanonicalJSON.canonicalize(canonical, maxDepth: 64) else {

@@ -30,6 +30,18 @@ enum FuzzManifest {
             }
             // Unchanged lines are copied as they are (not re-escaped), so compare what they say.
             precondition((try? Manifest.parse(table.updating([]))) == parsed, "ManifestTable re-renders differently")
+            // The runs a splice says it copied (what a delta against this manifest copies) hold
+            // this manifest's bytes there.
+            let removing = stride(from: 0, to: table.count, by: 3).map { $0 }
+            let (spliced, copies) = table.splicing(Array(parsed.entries.prefix(2)), removing: removing)
+            var end = 0
+            for copy in copies {
+                precondition(copy.target >= end && copy.source + copy.count <= table.bytes.count
+                             && spliced[copy.target..<copy.target + copy.count] == Data(table.bytes[copy.source..<copy.source + copy.count]),
+                             "a splice's copied run is not the old bytes")
+                end = copy.target + copy.count
+            }
+            precondition(end <= spliced.count, "a splice's copied run is past its end")
         }
         // The bytes as entries (fields split at 0xFF, entries at 0xFE): parse(render(x)) == x.
         let manifest = entries(from: [UInt8](data))

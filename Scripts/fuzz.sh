@@ -14,7 +14,7 @@ TARGETS=("$@")
 mkdir -p "$OUT/src"
 
 # Each target is its entry point compiled together with the product files it exercises, as one
-# module (`import Upstreams` removed from Tidemark files): no SwiftPM target, so a normal build
+# module (`import Upstreams` and `import GitStore` removed from Tidemark files): no SwiftPM target, so a normal build
 # never needs the fuzzer runtime.
 sources() {
     case "$1" in
@@ -22,12 +22,12 @@ sources() {
         echo Fuzz/ListingFuzz.swift Sources/Upstreams/{JSONValue,Timestamp,ItemID,ListingAccumulator,Upstream,UpstreamError}.swift \
             Sources/Upstreams/HTTP/{HTTPResult,HTTPDate,URLSafety,HTTPStatistics}.swift ;;
     canonical-json)
-        echo Fuzz/CanonicalJSONFuzz.swift Sources/Tidemark/CanonicalJSON.swift ;;
+        echo Fuzz/CanonicalJSONFuzz.swift Sources/Tidemark/{CanonicalJSON,CanonicalCheck}.swift ;;
     manifest)
         for file in Manifest ManifestTable; do
-            sed '/^import Upstreams$/d' "Sources/Tidemark/$file.swift" > "$OUT/src/$file.swift"
+            sed '/^import \(Upstreams\|GitStore\)$/d' "Sources/Tidemark/$file.swift" > "$OUT/src/$file.swift"
         done
-        echo Fuzz/ManifestFuzz.swift "$OUT"/src/{Manifest,ManifestTable}.swift \
+        echo Fuzz/ManifestFuzz.swift "$OUT"/src/{Manifest,ManifestTable}.swift Sources/GitStore/BlobDelta.swift \
             Sources/Upstreams/{ItemID,Timestamp,Upstream}.swift Sources/Upstreams/HTTP/HTTPStatistics.swift ;;
     *) echo "unknown fuzz target '$1' (known: listing canonical-json manifest)" >&2; exit 2 ;;
     esac

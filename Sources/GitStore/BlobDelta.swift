@@ -14,24 +14,6 @@ public struct BlobCopy: Equatable, Sendable {
     }
 }
 
-/// How a new blob is made from a stored one: the runs it copies from it; every other byte is new.
-/// A fetch's manifest is the last one with a few lines spliced in, and is stored as a delta
-/// against it (see ``Repository/storeBlob(_:editing:)``).
-public struct BlobEdit: Sendable {
-    /// The stored blob.
-    public let base: ObjectID
-    /// Its size.
-    public let baseSize: Int
-    /// The runs copied from it, in order of `target`, not overlapping.
-    public let copies: [BlobCopy]
-
-    public init(base: ObjectID, baseSize: Int, copies: [BlobCopy]) {
-        self.base = base
-        self.baseSize = baseSize
-        self.copies = copies
-    }
-}
-
 /// git's delta format (a pack's `OBJ_OFS_DELTA` and `OBJ_REF_DELTA` entries, `patch-delta.c`):
 /// the base's size and the result's, each a little-endian base-128 number, then instructions. An
 /// instruction byte with the top bit set copies a run of the base, its low seven bits telling which

@@ -2,8 +2,26 @@ import CLibGit2
 import CPackFormat
 import Foundation
 
+/// How a new blob is made from a stored one: the runs it copies from it; every other byte is new.
+/// A fetch's manifest is the last one with a few lines spliced in, and is stored as a delta
+/// against it (see ``Repository/storeBlob(_:editing:)``).
+public struct BlobEdit: Sendable {
+    /// The stored blob.
+    public let base: ObjectID
+    /// Its size.
+    public let baseSize: Int
+    /// The runs copied from it, in order of `target`, not overlapping.
+    public let copies: [BlobCopy]
+
+    public init(base: ObjectID, baseSize: Int, copies: [BlobCopy]) {
+        self.base = base
+        self.baseSize = baseSize
+        self.copies = copies
+    }
+}
+
 extension Repository {
-    /// A blob stored as a delta may insert at most this fraction of its bytes; one that changed
+    /// A blob stored as a delta may insert at most 1/`deltaInsertedFraction` of its bytes; one that changed
     /// more is stored whole (and the next ones are deltas against it).
     static let deltaInsertedFraction = 4
 

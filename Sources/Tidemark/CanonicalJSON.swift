@@ -13,9 +13,20 @@ public enum CanonicalJSON {
         public var description: String { "\(reason) at byte \(offset)" }
     }
 
-    /// Parses `data` and renders it canonically.
+    /// Parses `data` and renders it canonically; `data` itself when it is written so already.
     /// - Throws: ``ParseError`` when `data` is not one valid JSON value.
     public static func canonicalize(_ data: Data, maxDepth: Int = 256) throws(ParseError) -> Data {
+        if isCanonical(data, maxDepth: maxDepth) { return data }
+        return try rendered(data, maxDepth: maxDepth)
+    }
+
+    /// True when `data` is written canonically already (``CanonicalCheck``).
+    static func isCanonical(_ data: Data, maxDepth: Int = 256) -> Bool {
+        data.withUnsafeBytes { raw in CanonicalCheck.isCanonical(raw.assumingMemoryBound(to: UInt8.self), maxDepth: maxDepth) }
+    }
+
+    /// `data` parsed and written canonically, whatever its form.
+    static func rendered(_ data: Data, maxDepth: Int = 256) throws(ParseError) -> Data {
         var parser = JSONParser(bytes: [UInt8](data), maxDepth: maxDepth)
         let value = try parser.parseDocument()
         var out: [UInt8] = []

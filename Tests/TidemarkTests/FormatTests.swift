@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Tidemark
+import TidemarkFixtures
 
 @Suite("Canonical JSON, manifests, trailers, timestamps")
 struct FormatTests {
@@ -32,6 +33,71 @@ struct FormatTests {
     ])
     func malformedJSONIsRejected(_ text: String) {
         #expect(throws: CanonicalJSON.ParseError.self) { try CanonicalJSON.canonicalize(Data(text.utf8)) }
+    }
+
+    @Test func documentsWrittenCanonicallyAreTakenAsTheyAre() throws {
+        let documents = [
+            #"{"b":1.50,"a":[true,null,{"z":"\u00e9\n\u0001\u007f/","y":-0.5e+10}],"c":{},"d":[]}"#,
+            #"[1, "two", {"3": [false]}, "caf\u00e9 \ud83d\ude00"]"#, #""text""#, "12", "null",
+            #"{"templateId": "t-1", "lastModified": "2018-03-26T03:54:40.4470000Z", "nested": [[[]]]}"#,
+        ]
+        for document in documents {
+            let canonical = try CanonicalJSON.rendered(Data(document.utf8))
+            #expect(CanonicalJSON.isCanonical(canonical), "\(document)")
+            #expect(!CanonicalJSON.isCanonical(Data(document.utf8)))
+            #expect(try CanonicalJSON.canonicalize(Data(document.utf8)) == canonical)
+        }
+        // Near misses: each is not in canonical form, or not JSON; canonicalising decides.
+        let base = "{\n  \"a\": \"x\",\n  \"b\": [\n    1\n  ]\n}\n"
+        #expect(CanonicalJSON.isCanonical(Data(base.utf8)))
+        let misses = [
+            base.replacingOccurrences(of: "\"x\"", with: "\"\\/\""),          // an escaped slash
+            base.replacingOccurrences(of: "\"x\"", with: "\"\\u0041\""),      // an escape of a printable character
+            base.replacingOccurrences(of: "\"x\"", with: "\"\\u001F\""),      // uppercase hex
+            base.replacingOccurrences(of: "\"x\"", with: "\"\\u0009\""),      // a tab has its short escape
+            base.replacingOccurrences(of: "\"x\"", with: "\"\u{7f}\""),        // a raw DEL
+            base.replacingOccurrences(of: "\"b\"", with: "\"a\""),              // a repeated key
+            base.replacingOccurrences(of: "\"b\"", with: "\"0\""),              // keys out of order
+            base.replacingOccurrences(of: "\"a\"", with: "\"\\u0061\""),      // an escape in a key
+            base.replacingOccurrences(of: "1", with: "01"),                  // not a number
+            base.replacingOccurrences(of: ": ", with: ":"),
+            base.replacingOccurrences(of: "  ", with: "\t"),
+            base + "\n", String(base.dropLast()), "\u{feff}" + base, " " + base,
+        ]
+        for miss in misses {
+            #expect(!CanonicalJSON.isCanonical(Data(miss.utf8)), "\(miss)")
+            let rendered = try? CanonicalJSON.rendered(Data(miss.utf8))
+            #expect((try? CanonicalJSON.canonicalize(Data(miss.utf8))) == rendered)
+        }
+        // Invalid UTF-8 in a string, and nesting past the limit.
+        var invalid = Array(base.utf8)
+        invalid[invalid.firstIndex(of: UInt8(ascii: "x"))!] = 0xC3
+        #expect(!CanonicalJSON.isCanonical(Data(invalid)))
+        #expect(throws: CanonicalJSON.ParseError.self) { try CanonicalJSON.canonicalize(Data(invalid)) }
+        let deep = try CanonicalJSON.rendered(Data((String(repeating: "[", count: 20) + String(repeating: "]", count: 20)).utf8))
+        #expect(CanonicalJSON.isCanonical(deep, maxDepth: 19) && !CanonicalJSON.isCanonical(deep, maxDepth: 18))
+    }
+
+    @Test func whatTheCanonicalCheckTakesIsWhatRenderingGives() {
+        var generator = SeededGenerator(seed: 47)
+        let seeds = [#"{"zeta": [1, 2.50, -0, 1e400, {"b": null, "a": true}], "alpha": "\u00e9\ud83d\ude00\n\t\"\u0002", "": {}}"#,
+                     #"[1, "two", {"3": [false]}]"#]
+        var taken = 0
+        for round in 0..<4000 {
+            var bytes = Array(try! CanonicalJSON.rendered(Data(seeds[round % seeds.count].utf8)))
+            for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                let position = Int.random(in: 0..<bytes.count, using: &generator)
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: bytes[position] = Array(#"{}[]",:\ 0e-\#n"#.utf8).randomElement(using: &generator)!
+                case 1: bytes.insert(Array(#"{}[]",:\ 0e-\#n"#.utf8).randomElement(using: &generator)!, at: position)
+                default: if bytes.count > 1 { bytes.remove(at: position) }
+                }
+            }
+            guard CanonicalJSON.isCanonical(Data(bytes)) else { continue }
+            taken += 1
+            #expect((try? CanonicalJSON.rendered(Data(bytes))) == Data(bytes), "\(String(decoding: bytes, as: UTF8.self))")
+        }
+        #expect(taken > 50)
     }
 
     @Test func deepNestingIsRejectedNotCrashed() {
