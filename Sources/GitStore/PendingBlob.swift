@@ -5,9 +5,9 @@ import Foundation
 /// own, while the caller goes on with its handle: a fetch's manifest (8.7 MB at 100k items) is
 /// hashed, compressed and indexed while the folder trees are rebuilt.
 ///
-/// The two handles share nothing but the files, as two git processes would. The blob is
-/// readable through the caller's handle once ``wait()`` returns (and kept in its memo, when it
-/// has one: ``Repository/rememberObjects(budget:)``).
+/// The two handles share nothing but the files (and the caller's memo, when it has one:
+/// ``Repository/rememberObjects(budget:)``, where the blob is kept once stored), as two git
+/// processes would. The blob is readable through the caller's handle once ``wait()`` returns.
 public final class PendingBlob: @unchecked Sendable {
     private let repository: Repository
     private let data: Data
@@ -20,11 +20,15 @@ public final class PendingBlob: @unchecked Sendable {
         self.data = data
         let gitDirectory = repository.gitDirectory
         let keepNote = repository.packKeepNote
+        let memo = repository.memo
         write = Background {
             Result { () throws(GitError) -> ObjectID in
                 let own = try Repository.open(at: gitDirectory, search: false)
                 own.packKeepNote = keepNote
-                return try own.storeBlob(data, editing: edit)
+                let id = try own.storeBlob(data, editing: edit)
+                // Copied into the memo here, once stored, not by the caller's thread.
+                memo?.remember(id, type: GIT_OBJECT_BLOB, contents: data)
+                return id
             }
         }
     }
@@ -34,7 +38,6 @@ public final class PendingBlob: @unchecked Sendable {
     public func wait() throws(GitError) -> ObjectID {
         let id = try write.value.get()
         try repository.refreshObjects()
-        repository.memo?.remember(id, type: GIT_OBJECT_BLOB, contents: data)
         return id
     }
 }
