@@ -253,22 +253,9 @@ uint32_t tidemark_crc32(const void *data, size_t length) {
     return libdeflate_crc32(0, data, length);
 }
 
-size_t tidemark_pack_delta_entry(uint64_t base_distance, const void *delta, size_t length, uint8_t *out, size_t capacity,
-                                 int level) {
-    if (capacity < 32 || base_distance == 0) return 0;
+size_t tidemark_zlib_compress(const void *data, size_t length, uint8_t *out, size_t capacity, int level) {
     struct libdeflate_compressor *compressor = compressor_for(level);
-    if (!compressor) return 0;
-    size_t n = entry_header(6, length, out);  // OBJ_OFS_DELTA
-    // The distance back to the base entry, as git writes it: big-endian groups of 7 bits, each
-    // group but the last one less than it says (so every distance has one encoding).
-    uint8_t distance[16];
-    size_t at = sizeof distance - 1;
-    distance[at] = base_distance & 0x7f;
-    while (base_distance >>= 7) distance[--at] = 0x80 | (--base_distance & 0x7f);
-    memcpy(out + n, distance + at, sizeof distance - at);
-    n += sizeof distance - at;
-    size_t written = libdeflate_zlib_compress(compressor, delta, length, out + n, capacity - n);
-    return written ? n + written : 0;
+    return compressor ? libdeflate_zlib_compress(compressor, data, length, out, capacity) : 0;
 }
 
 int tidemark_zlib_inflate(const void *in, size_t in_length, void *out, size_t out_length) {

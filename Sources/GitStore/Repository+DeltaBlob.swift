@@ -21,26 +21,30 @@ public struct BlobEdit: Sendable {
 }
 
 extension Repository {
-    /// A blob stored as a delta may insert at most 1/`deltaInsertedFraction` of its bytes; one that changed
-    /// more is stored whole (and the next ones are deltas against it).
+    /// A blob stored as a delta may insert at most 1/`deltaInsertedFraction` of its bytes; one
+    /// that changed more is stored whole (and the next ones are deltas against it).
     static let deltaInsertedFraction = 4
 
     /// Stores `data` as a blob in a pack of its own, hashed with libgit2's collision-detecting
-    /// SHA-1 on one core while it is compressed on another; returns its id. Throws when `data`
-    /// carries a collision attack or the pack cannot be stored.
+    /// SHA-1 on one core while it is compressed on another; returns its id. Stores nothing when
+    /// the repository has the blob. Throws when `data` carries a collision attack or the pack
+    /// cannot be stored.
     ///
-    /// When `edit` says how `data` was made from a stored blob, the pack holds two entries instead:
-    /// the entry the delta is made against, its bytes copied as they are stored, and `data` as a
-    /// delta against it. A fetch's manifest (7 MB at 100k items, a few lines changed) is stored
-    /// this way without being compressed again: copying its 2 MB entry and compressing the delta
-    /// take a few milliseconds where compressing the whole takes about 30.
+    /// When `edit` says how `data` was made from a stored blob, it is stored as a delta instead,
+    /// in a pack that starts with the entry the delta is made against, its bytes copied as they
+    /// are stored. A fetch's manifest (7 MB at 100k items, a few lines changed) is stored this way
+    /// without being compressed again: copying its 2 MB entry and compressing the delta take a
+    /// few milliseconds where compressing the whole takes about 30.
     ///
     /// The delta is made against the edit's base when that is stored whole, or against the blob
-    /// stored whole that the base is a delta of (the edit is composed with that delta): chains stay
-    /// one delta long, each pack holds the entry its delta needs, and no entry is copied that does
-    /// not match the CRC-32 its pack's index records. The blob is stored whole when its base is
-    /// in no pack as such an entry, or the delta would insert more than a
-    /// ``deltaInsertedFraction`` of it (the next ones are then deltas against it).
+    /// stored whole that the base is a delta of (the edit is composed with that delta), so chains
+    /// stay one delta long. When the base came from a pack of that whole blob and deltas against
+    /// it alone (one this method wrote), those deltas are copied too, and that pack is removed
+    /// once the new one is stored: the manifests of successive syncs share one copy of the whole
+    /// blob instead of each storing one (see ``DeltaPack/carryLimit``). No entry is copied that
+    /// does not match the CRC-32 its pack's index records. The blob is stored whole when its base
+    /// is in no pack as such an entry, or the delta would insert more than a
+    /// 1/``deltaInsertedFraction`` of it (the next ones are then deltas against it).
     public func storeBlob(_ data: Data, editing edit: BlobEdit? = nil) throws(GitError) -> ObjectID {
         nonisolated(unsafe) var id: Result<ObjectID, GitError>?
         nonisolated(unsafe) var delta: DeltaPack?
@@ -55,46 +59,62 @@ extension Repository {
             if delta == nil { whole = data.withUnsafeBytes { PreparedObject.encode($0, type: GIT_OBJECT_BLOB) } }
         }
         let blob = try id!.get()
-        var entries: [(id: ObjectID, entry: [UInt8])]
-        if let delta, delta.baseID != blob {
-            entries = [(delta.baseID, delta.baseEntry), (blob, delta.deltaEntry)]
-        } else {
-            if whole.isEmpty { whole = data.withUnsafeBytes { PreparedObject.encode($0, type: GIT_OBJECT_BLOB) } }
-            guard !whole.isEmpty else {
-                throw GitError(code: .generic, message: "cannot compress object \(blob.hex): out of memory", operation: "libdeflate")
-            }
-            entries = [(blob, whole)]
+        if contains(blob) { return blob }
+        if let delta {
+            try storePack(base: delta.base, deltas: delta.carried + [(blob, delta.size, delta.stream)])
+            delta.retire()
+            return blob
         }
-        try storePack(entries)
+        if whole.isEmpty { whole = data.withUnsafeBytes { PreparedObject.encode($0, type: GIT_OBJECT_BLOB) } }
+        guard !whole.isEmpty else {
+            throw GitError(code: .generic, message: "cannot compress object \(blob.hex): out of memory", operation: "libdeflate")
+        }
+        try storePack(base: (blob, whole), deltas: [])
         return blob
     }
 
-    /// Stores a pack of `entries` (each object's id and encoded entry, an `OBJ_OFS_DELTA` one after
-    /// its base), with its index.
-    private func storePack(_ entries: [(id: ObjectID, entry: [UInt8])]) throws(GitError) {
-        let count = UInt32(entries.count)
+    /// Stores a pack of `base` (an object's id and encoded entry) and `deltas` against it (each
+    /// object's id, its delta's size and the delta's zlib stream), with its index.
+    private func storePack(base: (id: ObjectID, entry: [UInt8]),
+                           deltas: [(id: ObjectID, size: Int, stream: ArraySlice<UInt8>)]) throws(GitError) {
+        let count = UInt32(1 + deltas.count)
         var bytes = Array("PACK".utf8) + [0, 0, 0, 2] + withUnsafeBytes(of: count.bigEndian) { Array($0) }
-        bytes.reserveCapacity(12 + entries.reduce(20) { $0 + $1.entry.count })
-        var indexEntries: [PackIndex.Entry] = []
-        for (id, entry) in entries {
-            indexEntries.append(PackIndex.Entry(id: id, offset: UInt64(bytes.count),
-                                                crc: entry.withUnsafeBytes { tidemark_crc32($0.baseAddress, $0.count) }))
-            bytes += entry
+        bytes.reserveCapacity(12 + base.entry.count + deltas.reduce(20) { $0 + 32 + $1.stream.count })
+        func crc(from start: Int) -> UInt32 {
+            bytes.withUnsafeBytes { tidemark_crc32($0.baseAddress! + start, $0.count - start) }
+        }
+        var entries = [PackIndex.Entry(id: base.id, offset: 12, crc: 0)]
+        bytes += base.entry
+        entries[0] = PackIndex.Entry(id: base.id, offset: 12, crc: crc(from: 12))
+        for delta in deltas {
+            let offset = bytes.count
+            bytes += PackEntryHeader.offsetDelta(size: delta.size, distance: offset - 12)
+            bytes += delta.stream
+            entries.append(PackIndex.Entry(id: delta.id, offset: UInt64(offset), crc: crc(from: offset)))
         }
         let checksum = bytes.withUnsafeBytes { PackIndex.sha1($0) }
         bytes += checksum
-        let index = PackIndex.encode(indexEntries, packChecksum: checksum)
+        let index = PackIndex.encode(entries, packChecksum: checksum)
         try bytes.withUnsafeBytes { raw in
             Result { () throws(GitError) in try storePack(raw, index: index, checksum: checksum) }
         }.get()
     }
 }
 
-/// The two entries of a pack that stores a blob as a delta: its base's, as stored, and the delta's.
+/// What a pack storing a blob as a delta holds: the entry of the blob stored whole that the delta
+/// is made against, as stored; the deltas against it copied from the pack it came from; and the
+/// new delta (its size and zlib stream).
 private struct DeltaPack {
-    let baseID: ObjectID
-    let baseEntry: [UInt8]
-    let deltaEntry: [UInt8]
+    /// Deltas are carried over while they hold no more bytes than the whole blob's entry, and
+    /// number at most this many; past that, the next pack starts again from the whole blob alone.
+    static let carryLimit = 256
+
+    let base: (id: ObjectID, entry: [UInt8])
+    let carried: [(id: ObjectID, size: Int, stream: ArraySlice<UInt8>)]
+    let size: Int
+    let stream: ArraySlice<UInt8>
+    /// The pack all of whose objects `base` and `carried` are, which the new pack supersedes.
+    let superseded: StoredPack?
 
     /// The entries storing `data` as `edit` makes it, from the first pack that holds the edit's
     /// base as a usable entry; nil when none does, or the delta would insert too much.
@@ -108,32 +128,25 @@ private struct DeltaPack {
 
     private static func make(_ data: Data, _ edit: BlobEdit, from pack: StoredPack, at position: Int) -> DeltaPack? {
         guard let found = checkedEntry(at: position, in: pack), let header = found.header else { return nil }
-        let base: (position: Int, bytes: [UInt8])
+        let base: (position: Int, offset: Int, bytes: [UInt8])
         let baseCopies: [BlobCopy]
         let baseSize: Int
         switch header.type {
         case PackEntryHeader.blob:
             guard header.size == edit.baseSize else { return nil }
-            base = (position, found.bytes)
+            base = (position, found.offset, found.bytes)
             baseSize = header.size
             baseCopies = [BlobCopy(target: 0, source: 0, count: header.size)]
         case PackEntryHeader.offsetDelta:
             // A delta is at most a few bytes per byte of its result.
             guard header.size <= edit.baseSize * 2 + 64, let baseOffset = header.baseOffset,
                   let basePosition = pack.entry(at: baseOffset)?.position,
-                  let stored = checkedEntry(at: basePosition, in: pack), stored.header?.type == PackEntryHeader.blob
-            else { return nil }
-            var delta = [UInt8](repeating: 0, count: header.size)
-            let inflated = found.bytes.withUnsafeBytes { entry in
-                delta.withUnsafeMutableBytes { out in
-                    tidemark_zlib_inflate(entry.baseAddress! + header.length, entry.count - header.length, out.baseAddress, out.count)
-                }
-            }
-            guard inflated == 0,
+                  let stored = checkedEntry(at: basePosition, in: pack), stored.header?.type == PackEntryHeader.blob,
+                  let delta = inflate(found.bytes[header.length...], size: header.size),
                   let parsed = try? delta.withUnsafeBytes({ try BlobDelta.copies(in: $0) }),
                   parsed.baseSize == stored.header?.size, parsed.resultSize == edit.baseSize
             else { return nil }
-            base = (basePosition, stored.bytes)
+            base = (basePosition, baseOffset, stored.bytes)
             baseSize = parsed.baseSize
             baseCopies = parsed.copies
         default:
@@ -143,24 +156,61 @@ private struct DeltaPack {
         let inserted = data.count - copies.reduce(0) { $0 + $1.count }
         guard inserted * Repository.deltaInsertedFraction <= data.count, baseSize < 1 << 32 else { return nil }
         let delta = data.withUnsafeBytes { BlobDelta.encode(baseSize: baseSize, resultSize: data.count, copies: copies, bytes: $0) }
-        let capacity = tidemark_pack_entry_bound(delta.count) + 16
-        let entry = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+        let capacity = tidemark_pack_entry_bound(delta.count)
+        let stream = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
             count = delta.withUnsafeBytes { raw in
-                tidemark_pack_delta_entry(UInt64(base.bytes.count), raw.baseAddress, raw.count, buffer.baseAddress, capacity,
-                                          ObjectBatch.compressionLevel)
+                tidemark_zlib_compress(raw.baseAddress, raw.count, buffer.baseAddress, capacity, ObjectBatch.compressionLevel)
             }
         }
-        guard !entry.isEmpty else { return nil }
-        return DeltaPack(baseID: pack.id(at: base.position), baseEntry: base.bytes, deltaEntry: entry)
+        guard !stream.isEmpty else { return nil }
+        let chain = chainDeltas(in: pack, base: base)
+        return DeltaPack(base: (pack.id(at: base.position), base.bytes), carried: chain ?? [], size: delta.count,
+                         stream: stream[...], superseded: chain == nil ? nil : pack)
+    }
+
+    /// The other objects of `pack`, when every one is a delta against `base` (a pack this type
+    /// wrote), small enough to carry over (``carryLimit``) and checked against its CRC-32, and
+    /// the pack is an ordinary one (no `.keep`, `.promisor`, `.bitmap` or `.mtimes` beside it).
+    private static func chainDeltas(in pack: StoredPack, base: (position: Int, offset: Int, bytes: [UInt8]))
+        -> [(id: ObjectID, size: Int, stream: ArraySlice<UInt8>)]? {
+        let stem = String(pack.path.dropLast(5))
+        guard pack.count <= carryLimit, pack.size <= 2 * base.bytes.count + 12 + 20 + 32 * pack.count,
+              [".keep", ".promisor", ".bitmap", ".mtimes"].allSatisfy({ access(stem + $0, F_OK) != 0 }) else { return nil }
+        var deltas: [(offset: Int, id: ObjectID, size: Int, stream: ArraySlice<UInt8>)] = []
+        for position in 0..<pack.count where position != base.position {
+            guard let entry = checkedEntry(at: position, in: pack), let header = entry.header,
+                  header.type == PackEntryHeader.offsetDelta, header.baseOffset == base.offset else { return nil }
+            deltas.append((entry.offset, pack.id(at: position), header.size, entry.bytes[header.length...]))
+        }
+        return deltas.sorted { $0.offset < $1.offset }.map { ($0.id, $0.size, $0.stream) }
+    }
+
+    /// Removes the pack the new one supersedes (every object of it is in the new one): its index
+    /// first, so no reader finds an index without its pack. A reader that opened it keeps it; a
+    /// lookup that finds it gone looks in the other packs, as after `git repack -d`.
+    func retire() {
+        guard let superseded else { return }
+        let stem = String(superseded.path.dropLast(5))
+        unlink(stem + ".idx")
+        unlink(stem + ".pack")
+        unlink(stem + ".rev")
+    }
+
+    private static func inflate(_ stream: ArraySlice<UInt8>, size: Int) -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: size)
+        let status = stream.withUnsafeBytes { input in
+            out.withUnsafeMutableBytes { tidemark_zlib_inflate(input.baseAddress, input.count, $0.baseAddress, $0.count) }
+        }
+        return status == 0 ? out : nil
     }
 
     /// The bytes of the entry at `position` in `pack`, when they match the CRC-32 its index
-    /// records, with its header.
-    private static func checkedEntry(at position: Int, in pack: StoredPack) -> (bytes: [UInt8], header: PackEntryHeader?)? {
+    /// records, with where it starts and its header.
+    private static func checkedEntry(at position: Int, in pack: StoredPack) -> (offset: Int, bytes: [UInt8], header: PackEntryHeader?)? {
         guard let offset = pack.offset(at: position), let end = pack.entry(at: offset)?.end,
               let bytes = pack.read(offset..<end),
               bytes.withUnsafeBytes({ tidemark_crc32($0.baseAddress, $0.count) }) == pack.crc(at: position)
         else { return nil }
-        return (bytes, PackEntryHeader(bytes[...], offset: offset))
+        return (offset, bytes, PackEntryHeader(bytes[...], offset: offset))
     }
 }

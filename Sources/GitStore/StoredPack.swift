@@ -13,7 +13,8 @@ final class StoredPack {
     /// The pack file's size, trailer included.
     let size: Int
     private let index: UnsafeRawBufferPointer
-    private let count: Int
+    /// The number of objects it holds.
+    let count: Int
 
     private init(path: String, descriptor: Int32, size: Int, index: UnsafeRawBufferPointer, count: Int) {
         self.path = path
@@ -146,6 +147,30 @@ struct PackEntryHeader {
     let size: Int
     let length: Int
     let baseOffset: Int?
+
+    /// The header of an `OBJ_OFS_DELTA` entry whose delta has `size` bytes and whose base entry
+    /// starts `distance` bytes before it.
+    static func offsetDelta(size: Int, distance: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        var byte = UInt8(offsetDelta << 4 | size & 0x0f)
+        var rest = size >> 4
+        while rest > 0 {
+            out.append(byte | 0x80)
+            byte = UInt8(rest & 0x7f)
+            rest >>= 7
+        }
+        out.append(byte)
+        // Big-endian groups of 7 bits, each group but the last one less than it says (so every
+        // distance has one encoding), as git writes it.
+        var groups = [UInt8(distance & 0x7f)]
+        var left = distance >> 7
+        while left > 0 {
+            left -= 1
+            groups.append(0x80 | UInt8(left & 0x7f))
+            left >>= 7
+        }
+        return out + groups.reversed()
+    }
 
     /// Parses the header at the start of `bytes`, the entry that starts at `offset`.
     init?(_ bytes: ArraySlice<UInt8>, offset: Int) {

@@ -72,25 +72,60 @@ struct DeltaBlobTests {
             var generator = Generator(state: 7)
             var current = DeltaBlobTests.lines(0..<3000)
             var id = try repository.storeBlob(Data(current))
-            let whole = id
-            for round in 0..<12 {
-                let (next, copies) = DeltaBlobTests.edit(current, changes: 30, using: &generator)
+            var versions = [(id, current)]
+            for round in 0..<40 {
+                let (next, copies) = DeltaBlobTests.edit(current, changes: round % 4 == 0 ? 40 : 2, using: &generator)
                 let edit = BlobEdit(base: id, baseSize: current.count, copies: copies)
                 id = try repository.storeBlob(Data(next), editing: edit)
                 #expect(id == ObjectID.hashBlob(Data(next)), "round \(round)")
                 #expect(try Repository.open(at: path).readBlob(id) == Data(next), "round \(round)")
                 current = next
+                versions.append((id, next))
             }
-            // Each edit's pack: the blob stored whole, copied, and the edit as a delta against it.
+            // Every pack is a blob stored whole and deltas against it; the deltas of successive
+            // edits share a pack (the one before is removed) until they outweigh the whole blob.
             let packs = try DeltaBlobTests.packs(of: path)
-            #expect(packs.count == 13)
-            let deltas = packs.filter { $0.count == 2 }
-            #expect(deltas.count == 12)
-            for pack in deltas {
-                #expect(pack.contains { $0.id == whole.hex && $0.base == nil })
-                #expect(pack.contains { $0.id != whole.hex && $0.base == whole.hex })
+            for pack in packs {
+                let whole = pack.filter { $0.base == nil }
+                #expect(whole.count == 1 && pack.allSatisfy { $0.base == nil || $0.base == whole.first?.id })
             }
-            #expect(try git(["cat-file", "blob", id.hex], in: path) == String(decoding: current, as: UTF8.self))
+            #expect(packs.count > 1 && packs.count < versions.count / 4)
+            #expect(Set(packs.flatMap { $0.map(\.id) }) == Set(versions.map(\.0.hex)))
+            let reopened = try Repository.open(at: path)
+            for (id, bytes) in versions { #expect(try reopened.readBlob(id) == Data(bytes)) }
+            try git(["fsck", "--strict", "--no-dangling"], in: path)
+        }
+    }
+
+    @Test func aPackKeptOrHoldingOtherObjectsIsNotTakenOver() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path)
+            var generator = Generator(state: 17)
+            let base = DeltaBlobTests.lines(0..<2000)
+            let first = try repository.storeBlob(Data(base))
+            #expect(try repository.storeBlob(Data(base)) == first)  // stored already: nothing written
+            let (second, copies) = DeltaBlobTests.edit(base, changes: 5, using: &generator)
+            let secondID = try repository.storeBlob(Data(second), editing: BlobEdit(base: first, baseSize: base.count, copies: copies))
+            #expect(try DeltaBlobTests.packs(of: path).map(\.count) == [2])
+            // A keep on that pack: the next edit copies the whole blob again, and both packs stay.
+            let folder = path + "/.git/objects/pack/"
+            let kept = try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasSuffix(".pack") }!
+            FileManager.default.createFile(atPath: folder + kept.dropLast(5) + ".keep", contents: Data("mine\n".utf8))
+            let (third, moreCopies) = DeltaBlobTests.edit(second, changes: 5, using: &generator)
+            let thirdID = try repository.storeBlob(Data(third), editing: BlobEdit(base: secondID, baseSize: second.count, copies: moreCopies))
+            #expect(try DeltaBlobTests.packs(of: path).map(\.count).sorted() == [2, 2])
+            #expect(FileManager.default.fileExists(atPath: folder + kept))
+            // A pack git made, holding other objects too, is left as it is.
+            _ = try repository.storeBlob(Data("another blob\n".utf8))
+            try FileManager.default.removeItem(atPath: folder + kept.dropLast(5) + ".keep")
+            try git(["repack", "-a", "-d", "-k", "-q"], in: path)  // unreachable objects kept
+            let before = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".pack") }
+            let (fourth, lastCopies) = DeltaBlobTests.edit(third, changes: 5, using: &generator)
+            let fourthID = try Repository.open(at: path).storeBlob(
+                Data(fourth), editing: BlobEdit(base: thirdID, baseSize: third.count, copies: lastCopies))
+            let after = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".pack") }
+            #expect(before.count == 1 && Set(before).isSubset(of: Set(after)) && after.count == 2, "\(before) \(after)")
+            #expect(try Repository.open(at: path).readBlob(fourthID) == Data(fourth))
             try git(["fsck", "--strict", "--no-dangling"], in: path)
         }
     }

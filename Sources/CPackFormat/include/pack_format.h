@@ -34,12 +34,10 @@ size_t tidemark_pack_entry_bound(size_t length);
 /// or 0 when `capacity` is too small or no compressor could be allocated.
 size_t tidemark_pack_entry(int type, const void *data, size_t length, uint8_t *out, size_t capacity, int level);
 
-/// Writes one pack entry holding `delta` (git's delta format) against the entry `base_distance`
-/// bytes before it (an OBJ_OFS_DELTA entry): its header, the distance, then the delta as a zlib
-/// stream at `level`. Returns the bytes written, or 0 when `capacity` is too small (at least
-/// `tidemark_pack_entry_bound(length) + 16`) or no compressor could be allocated.
-size_t tidemark_pack_delta_entry(uint64_t base_distance, const void *delta, size_t length, uint8_t *out, size_t capacity,
-                                 int level);
+/// Compresses `data` as one zlib stream at `level` (as `tidemark_pack_entry` does, without the
+/// entry's header). Returns the bytes written, or 0 when `capacity` is too small (at least
+/// `tidemark_pack_entry_bound(length)`) or no compressor could be allocated.
+size_t tidemark_zlib_compress(const void *data, size_t length, uint8_t *out, size_t capacity, int level);
 
 /// Inflates the zlib stream at the start of `in` (it may be followed by other bytes) into
 /// `out`; 0 when it holds exactly `out_length` bytes, -1 when it does not or is corrupt.
