@@ -109,8 +109,8 @@ enum BlobDelta {
         return composed
     }
 
-    /// The delta making a blob of `resultSize` bytes, which are `bytes(range)`, from a base of
-    /// `baseSize` bytes by copying `copies` (in order of `target`, within both blobs); runs
+    /// The delta making the blob `bytes` (`resultSize` bytes) from a base of `baseSize` bytes by
+    /// copying `copies` (in order of `target`, within both blobs) and inserting the rest; runs
     /// shorter than ``minimumCopy`` are inserted instead.
     static func encode(baseSize: Int, resultSize: Int, copies: [BlobCopy],
                        bytes: UnsafeRawBufferPointer) -> [UInt8] {

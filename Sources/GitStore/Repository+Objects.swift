@@ -71,6 +71,18 @@ extension Repository {
                            deallocator: .custom { _, _ in git_odb_object_free(owner) }))
     }
 
+    /// The objects of `ids` the repository's files do not hold, looked up in an object database
+    /// opened afresh (this handle's memo, ``rememberObjects(budget:)``, still serves objects that
+    /// `git prune` removed since they were written).
+    public func missingFromDisk(_ ids: [ObjectID]) throws(GitError) -> [ObjectID] {
+        let odb = try makeHandle("git_odb_open") { git_odb_open(&$0, gitDirectory + "objects") }
+        defer { git_odb_free(odb) }
+        return ids.filter { id in
+            var raw = id.raw
+            return git_odb_exists(odb, &raw) != 1
+        }
+    }
+
     /// True when the object database holds `id`.
     public func contains(_ id: ObjectID) -> Bool {
         var odb: OpaquePointer?

@@ -269,6 +269,7 @@ extension Mirror {
                 }
             }
             crashPoint("after-commit")
+            try checkStored(commit: commitID, tree: tree, paths: changedPaths)
             try updateRef(Mirror.upstreamRef, to: commitID, expected: previous?.id,
                           message: "tidemark fetch: \(counts.summary)")
             current = commitID
@@ -284,6 +285,29 @@ extension Mirror {
         report.requests = traffic.requests - trafficBefore.requests
         report.bytesReceived = traffic.bytesReceived - trafficBefore.bytesReceived
         return report
+    }
+
+    /// Throws ``MirrorError/objectsRemoved(count:first:)`` when the repository's files lack the
+    /// commit, its tree, or a tree or blob on one of `paths` (changed paths of `tree`): what this
+    /// fetch wrote, which a `git gc --prune=now` run meanwhile may have removed while the sync's
+    /// memo still served it. Checked before a ref names them.
+    func checkStored(commit: ObjectID, tree: ObjectID, paths: [String]) throws(MirrorError) {
+        var ids: Set<ObjectID> = [commit, tree]
+        var folders = Set<String>()
+        try mirrorErrors {
+            for path in paths {
+                var folder = Substring(path)
+                while let slash = folder.lastIndex(of: "/"), folders.insert(String(folder[..<slash])).inserted {
+                    folder = folder[..<slash]
+                }
+                if let entry = try repository.treeEntry(at: path, in: tree) { ids.insert(entry.id) }
+            }
+            for folder in folders {
+                if let entry = try repository.treeEntry(at: folder, in: tree) { ids.insert(entry.id) }
+            }
+        }
+        let missing = try mirrorErrors { try repository.missingFromDisk(Array(ids)) }
+        if let first = missing.first { throw .objectsRemoved(count: missing.count, first: first) }
     }
 
     /// What a sync would change in one collection: HEAD's manifest against the new one. HEAD's is

@@ -120,6 +120,35 @@ struct ConcurrencyTests {
         }
     }
 
+    /// `git gc --prune=now` removes new loose objects at once (git's documentation warns against
+    /// running it beside any writer). Run while a sync is paused after writing its trees (loose:
+    /// a 300-item collection has one folder), it removed them while the sync's memo still served
+    /// them, and the sync moved its refs onto a commit whose tree was gone. Now the sync checks
+    /// its objects on disk before any ref names them: it fails, naming the cause, and moves
+    /// nothing; the next sync completes.
+    @Test func aPruneDuringASyncFailsItAndMovesNoRef() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(300, in: root)
+            for index in 1...150 { try writeItem(upstream, "i\(index)", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#) }
+            let head = try await Self.rev("HEAD", in: mirror)
+            let go = root + "/go"
+            let sync = try CLI.spawnTidemark(["sync"], in: mirror, environment: ["TIDEMARK_PAUSE_AT": "after-trees", "TIDEMARK_PAUSE_FILE": go])
+            #expect(await CLI.waitForFile(go + ".reached"))
+            _ = try await CLI.git(["gc", "-q", "--prune=now"], in: mirror)
+            _ = FileManager.default.createFile(atPath: go, contents: nil)
+            let done = await sync.finished()
+            #expect(done.status != 0 && done.stderr.contains("disappeared before its snapshot was recorded"), "\(done.stderr)")
+            #expect(try await Self.rev("HEAD", in: mirror) == head)
+            #expect(try await Self.rev("refs/tidemark/upstream", in: mirror) == head)
+            try await CLI.expectClean(mirror)
+            let again = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(again.status == 0 && again.stdout.contains("Synced: 150 changed"), "\(again.stderr)")
+            try await CLI.expectClean(mirror)
+            #expect(try await CLI.tidemark(["clone", "dir:up", "reference"], in: root).status == 0)
+            #expect(try await Self.rev("HEAD^{tree}", in: mirror) == (try await Self.rev("HEAD^{tree}", in: root + "/reference")))
+        }
+    }
+
     /// From its journal to its branch update a sync holds git's index lock, as git does while it
     /// updates the working tree: a `git commit -a` (or `git add`) then fails at once instead of
     /// committing the files the sync has written onto the branch it is about to move. The sync
