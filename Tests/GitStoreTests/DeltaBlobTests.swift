@@ -54,6 +54,14 @@ struct DeltaBlobTests {
         return (out, copies)
     }
 
+    /// Stores an edit of `base` (stored as `id`) with `changes` lines changed, as a delta; returns
+    /// the edited bytes and their id.
+    static func storeEdit(of base: [UInt8], _ id: ObjectID, changes: Int, in repository: Repository,
+                          using generator: inout Generator) throws -> ([UInt8], ObjectID) {
+        let (edited, copies) = edit(base, changes: changes, using: &generator)
+        return (edited, try repository.storeBlob(Data(edited), editing: BlobEdit(base: id, baseSize: base.count, copies: copies)))
+    }
+
     /// The objects of each pack as `git verify-pack -v` lists them: id, type, and the base of a delta.
     static func packs(of path: String) throws -> [[(id: String, type: String, base: String?)]] {
         let folder = path + "/.git/objects/pack/"
@@ -74,9 +82,9 @@ struct DeltaBlobTests {
             var id = try repository.storeBlob(Data(current))
             var versions = [(id, current)]
             for round in 0..<40 {
-                let (next, copies) = DeltaBlobTests.edit(current, changes: round % 4 == 0 ? 40 : 2, using: &generator)
-                let edit = BlobEdit(base: id, baseSize: current.count, copies: copies)
-                id = try repository.storeBlob(Data(next), editing: edit)
+                let next: [UInt8]
+                (next, id) = try DeltaBlobTests.storeEdit(of: current, id, changes: round % 4 == 0 ? 40 : 2, in: repository,
+                                                          using: &generator)
                 #expect(id == ObjectID.hashBlob(Data(next)), "round \(round)")
                 #expect(try Repository.open(at: path).readBlob(id) == Data(next), "round \(round)")
                 current = next
@@ -104,15 +112,13 @@ struct DeltaBlobTests {
             let base = DeltaBlobTests.lines(0..<2000)
             let first = try repository.storeBlob(Data(base))
             #expect(try repository.storeBlob(Data(base)) == first)  // stored already: nothing written
-            let (second, copies) = DeltaBlobTests.edit(base, changes: 5, using: &generator)
-            let secondID = try repository.storeBlob(Data(second), editing: BlobEdit(base: first, baseSize: base.count, copies: copies))
+            let (second, secondID) = try DeltaBlobTests.storeEdit(of: base, first, changes: 5, in: repository, using: &generator)
             #expect(try DeltaBlobTests.packs(of: path).map(\.count) == [2])
             // A keep on that pack: the next edit copies the whole blob again, and both packs stay.
             let folder = path + "/.git/objects/pack/"
             let kept = try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasSuffix(".pack") }!
             FileManager.default.createFile(atPath: folder + kept.dropLast(5) + ".keep", contents: Data("mine\n".utf8))
-            let (third, moreCopies) = DeltaBlobTests.edit(second, changes: 5, using: &generator)
-            let thirdID = try repository.storeBlob(Data(third), editing: BlobEdit(base: secondID, baseSize: second.count, copies: moreCopies))
+            let (third, thirdID) = try DeltaBlobTests.storeEdit(of: second, secondID, changes: 5, in: repository, using: &generator)
             #expect(try DeltaBlobTests.packs(of: path).map(\.count).sorted() == [2, 2])
             #expect(FileManager.default.fileExists(atPath: folder + kept))
             // A pack git made, holding other objects too, is left as it is.
@@ -120,9 +126,8 @@ struct DeltaBlobTests {
             try FileManager.default.removeItem(atPath: folder + kept.dropLast(5) + ".keep")
             try git(["repack", "-a", "-d", "-k", "-q"], in: path)  // unreachable objects kept
             let before = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".pack") }
-            let (fourth, lastCopies) = DeltaBlobTests.edit(third, changes: 5, using: &generator)
-            let fourthID = try Repository.open(at: path).storeBlob(
-                Data(fourth), editing: BlobEdit(base: thirdID, baseSize: third.count, copies: lastCopies))
+            let (fourth, fourthID) = try DeltaBlobTests.storeEdit(of: third, thirdID, changes: 5, in: try Repository.open(at: path),
+                                                                  using: &generator)
             let after = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".pack") }
             #expect(before.count == 1 && Set(before).isSubset(of: Set(after)) && after.count == 2, "\(before) \(after)")
             #expect(try Repository.open(at: path).readBlob(fourthID) == Data(fourth))
@@ -143,8 +148,7 @@ struct DeltaBlobTests {
             var packs = try DeltaBlobTests.packs(of: path)
             #expect(packs.count == 2 && packs.allSatisfy { $0.count == 1 && $0[0].base == nil })
             var generator = Generator(state: 11)
-            let (third, copies) = DeltaBlobTests.edit(rewritten, changes: 5, using: &generator)
-            let id = try repository.storeBlob(Data(third), editing: BlobEdit(base: second, baseSize: rewritten.count, copies: copies))
+            let (third, id) = try DeltaBlobTests.storeEdit(of: rewritten, second, changes: 5, in: repository, using: &generator)
             packs = try DeltaBlobTests.packs(of: path)
             #expect(packs.contains { $0.count == 2 && $0.contains { $0.id == id.hex && $0.base == second.hex } })
             #expect(try repository.readBlob(id) == Data(third))
@@ -159,21 +163,19 @@ struct DeltaBlobTests {
             let base = DeltaBlobTests.lines(0..<2000)
             // Loose: no pack entry to copy.
             let loose = try repository.writeBlob(Data(base))
-            let (edited, copies) = DeltaBlobTests.edit(base, changes: 10, using: &generator)
-            let id = try repository.storeBlob(Data(edited), editing: BlobEdit(base: loose, baseSize: base.count, copies: copies))
+            let (edited, id) = try DeltaBlobTests.storeEdit(of: base, loose, changes: 10, in: repository, using: &generator)
             var packs = try DeltaBlobTests.packs(of: path)
             #expect(packs.count == 1 && packs[0].map(\.id) == [id.hex])
 
             // A packed base whose entry no longer matches its CRC-32 is not copied into a new pack.
             let packFile = try FileManager.default.contentsOfDirectory(atPath: path + "/.git/objects/pack")
                 .first { $0.hasSuffix(".pack") }!
-            let (again, moreCopies) = DeltaBlobTests.edit(edited, changes: 10, using: &generator)
             let packPath = path + "/.git/objects/pack/" + packFile
             chmod(packPath, 0o644)
             var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: packPath)))
             bytes[bytes.count / 2] ^= 0x55
             try Data(bytes).write(to: URL(fileURLWithPath: packPath))
-            let next = try repository.storeBlob(Data(again), editing: BlobEdit(base: id, baseSize: edited.count, copies: moreCopies))
+            let (again, next) = try DeltaBlobTests.storeEdit(of: edited, id, changes: 10, in: repository, using: &generator)
             // The corrupt pack aside, one pack holds the new blob, whole.
             unlink(packPath)
             unlink(String(packPath.dropLast(5)) + ".idx")
