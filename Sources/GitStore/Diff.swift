@@ -124,14 +124,11 @@ public final class Diff {
 }
 
 extension Repository {
-    /// - Parameter updateIndex: write the index when the diff refreshed the stat data of files it
-    ///   found unchanged (`GIT_DIFF_UPDATE_INDEX`, like `git status`).
-    private func diffOptions(paths: [String], updateIndex: Bool = false,
+    private func diffOptions(paths: [String],
                              _ body: (inout git_diff_options) throws(GitError) -> OpaquePointer) throws(GitError) -> Diff {
         var options = git_diff_options()
         try check(git_diff_options_init(&options, UInt32(GIT_DIFF_OPTIONS_VERSION)), "git_diff_options_init")
         options.flags = GIT_DIFF_IGNORE_SUBMODULES.rawValue | GIT_DIFF_DISABLE_PATHSPEC_MATCH.rawValue
-            | (updateIndex ? GIT_DIFF_UPDATE_INDEX.rawValue : 0)
         options.context_lines = 3
         let pointer = try withStrArray(paths) { (array) throws(GitError) -> OpaquePointer in
             options.pathspec = array
@@ -160,22 +157,13 @@ extension Repository {
     }
 
     /// The diff from tree `old` to the working tree, using the index as a stat cache
-    /// (`git diff <tree>`). Untracked files are not reported. Stat data refreshed on the way is
-    /// written to the index when it can be: like `git status`, the diff is given without writing
-    /// it when another process holds `index.lock` or the repository is read-only to this user.
+    /// (`git diff <tree>`). Untracked files are not reported. The index is only read: stat data
+    /// the diff refreshes is not written back (`GIT_DIFF_UPDATE_INDEX` writes the index libgit2
+    /// read before the diff, under a lock it takes only then, so a sync's index written meanwhile
+    /// was replaced by the older one; git takes the lock before it reads).
     public func diffTreeToWorkdir(_ old: ObjectID?, paths: [String] = []) throws(GitError) -> Diff {
-        do {
-            return try diffTreeToWorkdir(old, paths: paths, updateIndex: true)
-        } catch {
-            // libgit2 writes the index last, after the diff is made: any failure there (a lock,
-            // EACCES, EROFS) is worth one try without it; a failure of the diff itself recurs.
-            return try diffTreeToWorkdir(old, paths: paths, updateIndex: false)
-        }
-    }
-
-    func diffTreeToWorkdir(_ old: ObjectID?, paths: [String], updateIndex: Bool) throws(GitError) -> Diff {
         try withTree(old) { (oldTree) throws(GitError) -> Diff in
-            try diffOptions(paths: paths, updateIndex: updateIndex) { (options) throws(GitError) -> OpaquePointer in
+            try diffOptions(paths: paths) { (options) throws(GitError) -> OpaquePointer in
                 try makeHandle("git_diff_tree_to_workdir_with_index") {
                     git_diff_tree_to_workdir_with_index(&$0, pointer, oldTree, &options)
                 }

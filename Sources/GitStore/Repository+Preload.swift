@@ -24,18 +24,16 @@ extension Repository {
             let handle = try Repository.open(at: workdir, search: false)
             try memo?.attach(to: handle)
             git_repository_set_index(handle.pointer, entries)
-            return try handle.diffTreeToWorkdir(old, index: entries, paths: paths, workdir: workdir, refresh: false)
+            return try handle.diffTreeToWorkdir(old, index: entries, paths: paths, workdir: workdir)
         }
         let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
         defer { git_index_free(index) }
         try check(git_index_read(index, 0), "git_index_read")
-        return try diffTreeToWorkdir(old, index: index, paths: paths, workdir: workdir, refresh: true)
+        return try diffTreeToWorkdir(old, index: index, paths: paths, workdir: workdir)
     }
 
-    /// ``diffTreeToWorkdirPreloaded(_:paths:)`` with this handle's index `index`, written with
-    /// refreshed stat data when `refresh` is set.
-    private func diffTreeToWorkdir(_ old: ObjectID, index: OpaquePointer, paths: [String], workdir: String,
-                                   refresh: Bool) throws(GitError) -> Diff {
+    /// ``diffTreeToWorkdirPreloaded(_:paths:)`` with this handle's index `index`.
+    private func diffTreeToWorkdir(_ old: ObjectID, index: OpaquePointer, paths: [String], workdir: String) throws(GitError) -> Diff {
         var candidates = Set(try stagedPaths(old, index: index, paths: paths))
         var positions: [Int]?
         if !paths.isEmpty {
@@ -52,8 +50,7 @@ extension Repository {
             // Nothing may differ: an empty diff, without asking libgit2 to walk anything.
             return try diffTrees(nil, nil)
         }
-        return refresh ? try diffTreeToWorkdir(old, paths: candidates.sorted())
-            : try diffTreeToWorkdir(old, paths: candidates.sorted(), updateIndex: false)
+        return try diffTreeToWorkdir(old, paths: candidates.sorted())
     }
 
     /// The index entries whose stat data does not match their working-tree file, racily clean

@@ -88,8 +88,7 @@ extension Mirror {
         let behind = Result { () throws(MirrorError) in
             try behindStatuses(head: head, upstream: upstream, collections: try collections.get())
         }
-        // Awaited before anything is thrown: that diff may rewrite the index, which must not be
-        // cut short by the process exiting on an error (it would leave `index.lock` behind).
+        // Awaited before anything is thrown, so no diff runs on while the process exits.
         let localResult = await local?.result
         var ordered = try behind.get()
         var others: [PathStatus] = []

@@ -69,8 +69,7 @@ struct WorkingTreeTests {
                 .upsert(path: "c/b.json", blob: try repository.writeBlob(Data("2\n".utf8))),
             ])
             try repository.checkout(tree: v1, baseline: nil, strategy: .safe)
-            // a.json keeps its bytes but not its stat data: the diff rehashes it and would write
-            // the refreshed entry; b.json is edited.
+            // a.json keeps its bytes but not its stat data: the diff rehashes it; b.json is edited.
             var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
             #expect(utimensat(AT_FDCWD, root + "/c/a.json", &times, 0) == 0)
             try Data("edited\n".utf8).write(to: URL(fileURLWithPath: root + "/c/b.json"))
@@ -79,6 +78,34 @@ struct WorkingTreeTests {
             #expect(FileManager.default.fileExists(atPath: root + "/.git/index.lock"))
             try FileManager.default.removeItem(atPath: root + "/.git/index.lock")
             #expect(try repository.diffTreeToWorkdir(v1).deltas.map(\.path) == ["c/b.json"])
+        }
+    }
+
+    /// A working-tree diff (what `status` and `diff` run) only reads the index, even when it
+    /// rehashed files whose stat data changed: libgit2's `GIT_DIFF_UPDATE_INDEX` wrote back the
+    /// index it had read before the diff, so a sync's index written meanwhile was replaced by the
+    /// older one (a tester's loop of syncs beside `tidemark status`: the branch moved, the index
+    /// kept the old blobs, and every later sync refused).
+    @Test func aWorkingTreeDiffNeverWritesTheIndex() async throws {
+        try await withScratch { path in
+            let root = path + "/repo"
+            let repository = try Repository.create(at: root)
+            let v1 = try repository.updateTree(nil, [
+                .upsert(path: "c/a.json", blob: try repository.writeBlob(Data("1\n".utf8))),
+                .upsert(path: "c/b.json", blob: try repository.writeBlob(Data("2\n".utf8))),
+            ])
+            try repository.checkout(tree: v1, baseline: nil, strategy: .safe)
+            var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, root + "/c/a.json", &times, 0) == 0)
+            let before = try FileManager.default.attributesOfItem(atPath: root + "/.git/index")
+            let bytes = FileManager.default.contents(atPath: root + "/.git/index")
+            for paths in [[], ["c/a.json"]] {
+                #expect(try repository.diffTreeToWorkdir(v1, paths: paths).deltas.isEmpty)
+                #expect(try repository.diffTreeToWorkdirPreloaded(v1, paths: paths).deltas.isEmpty)
+            }
+            let after = try FileManager.default.attributesOfItem(atPath: root + "/.git/index")
+            #expect(FileManager.default.contents(atPath: root + "/.git/index") == bytes)
+            #expect(before[.modificationDate] as? Date == after[.modificationDate] as? Date)
         }
     }
 
