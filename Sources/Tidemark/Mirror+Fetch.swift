@@ -269,7 +269,7 @@ extension Mirror {
                 }
             }
             crashPoint("after-commit")
-            try checkStored(commit: commitID, tree: tree, paths: changedPaths)
+            try checkStored(commit: commitID, tree: tree, paths: changedPaths, blobs: batch.packsWritten == 0)
             try updateRef(Mirror.upstreamRef, to: commitID, expected: previous?.id,
                           message: "tidemark fetch: \(counts.summary)")
             current = commitID
@@ -288,10 +288,11 @@ extension Mirror {
     }
 
     /// Throws ``MirrorError/objectsRemoved(count:first:)`` when the repository's files lack the
-    /// commit, its tree, or a tree or blob on one of `paths` (changed paths of `tree`): what this
-    /// fetch wrote, which a `git gc --prune=now` run meanwhile may have removed while the sync's
-    /// memo still served it. Checked before a ref names them.
-    func checkStored(commit: ObjectID, tree: ObjectID, paths: [String]) throws(MirrorError) {
+    /// commit, its tree, or a tree on one of `paths` (changed paths of `tree`), or with `blobs`
+    /// the blob at one of them: what this fetch wrote, which a `git gc --prune=now` run meanwhile
+    /// may have removed while the sync's memo still served it. Checked before a ref names them.
+    /// (Blobs written in a pack need no check: its `.keep` keeps it from any `git gc`.)
+    func checkStored(commit: ObjectID, tree: ObjectID, paths: [String], blobs: Bool) throws(MirrorError) {
         var ids: Set<ObjectID> = [commit, tree]
         var folders = Set<String>()
         try mirrorErrors {
@@ -300,7 +301,7 @@ extension Mirror {
                 while let slash = folder.lastIndex(of: "/"), folders.insert(String(folder[..<slash])).inserted {
                     folder = folder[..<slash]
                 }
-                if let entry = try repository.treeEntry(at: path, in: tree) { ids.insert(entry.id) }
+                if blobs, let entry = try repository.treeEntry(at: path, in: tree) { ids.insert(entry.id) }
             }
             for folder in folders {
                 if let entry = try repository.treeEntry(at: folder, in: tree) { ids.insert(entry.id) }
