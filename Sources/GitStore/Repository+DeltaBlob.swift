@@ -41,7 +41,8 @@ extension Repository {
     /// stay one delta long. When the base came from a pack of that whole blob and deltas against
     /// it alone (one this method wrote), those deltas are copied too, and that pack is removed
     /// once the new one is stored: the manifests of successive syncs share one copy of the whole
-    /// blob instead of each storing one (see ``DeltaPack/carryLimit``). No entry is copied that
+    /// blob instead of each storing one (see ``DeltaPack/carryLimit``; never with a multi-pack
+    /// index, which may list that pack). No entry is copied that
     /// does not match the CRC-32 its pack's index records. The blob is stored whole when its base
     /// is in no pack as such an entry, or the delta would insert more than a
     /// 1/``deltaInsertedFraction`` of it (the next ones are then deltas against it).
@@ -170,12 +171,15 @@ private struct DeltaPack {
 
     /// The other objects of `pack`, when every one is a delta against `base` (a pack this type
     /// wrote), small enough to carry over (``carryLimit``) and checked against its CRC-32, and
-    /// the pack is an ordinary one (no `.keep`, `.promisor`, `.bitmap` or `.mtimes` beside it).
+    /// the pack is an ordinary one: no `.keep`, `.promisor`, `.bitmap` or `.mtimes` beside it,
+    /// and no multi-pack index in the folder (which may list it: git then finds it gone).
     private static func chainDeltas(in pack: StoredPack, base: (position: Int, offset: Int, bytes: [UInt8]))
         -> [(id: ObjectID, size: Int, stream: ArraySlice<UInt8>)]? {
         let stem = String(pack.path.dropLast(5))
+        let folder = String(pack.path[...pack.path.lastIndex(of: "/")!])
         guard pack.count <= carryLimit, pack.size <= 2 * base.bytes.count + 12 + 20 + 32 * pack.count,
-              [".keep", ".promisor", ".bitmap", ".mtimes"].allSatisfy({ access(stem + $0, F_OK) != 0 }) else { return nil }
+              [".keep", ".promisor", ".bitmap", ".mtimes"].allSatisfy({ access(stem + $0, F_OK) != 0 }),
+              ["multi-pack-index", "multi-pack-index.d"].allSatisfy({ access(folder + $0, F_OK) != 0 }) else { return nil }
         var deltas: [(offset: Int, id: ObjectID, size: Int, stream: ArraySlice<UInt8>)] = []
         for position in 0..<pack.count where position != base.position {
             guard let entry = checkedEntry(at: position, in: pack), let header = entry.header,

@@ -224,13 +224,36 @@ extension Mirror {
         // Many changed paths rewrite many trees (one per fan-out folder): those are built on all
         // cores and go in one pack too. A new version with the same body changes the manifest,
         // not the file: its path is not among the changed ones.
-        let updated = try mirrorErrors {
-            updates.count < ObjectBatch.looseLimit
-                ? try repository.updatedTree(base?.tree, updates + (try manifestUpdates()))
-                : try repository.updateTreeInOnePack(base?.tree, updates, late: manifestUpdates)
+        let updated: UpdatedTree
+        do {
+            updated = try mirrorErrors {
+                updates.count < ObjectBatch.looseLimit
+                    ? try repository.updatedTree(base?.tree, updates + (try manifestUpdates()))
+                    : try repository.updateTreeInOnePack(base?.tree, updates, late: manifestUpdates)
+            }
+        } catch {
+            // Loose blobs a `git gc --prune=now` removed meanwhile fail the trees naming them.
+            if batch.packsWritten == 0 {
+                let blobs = updates.compactMap { if case .upsert(_, let blob) = $0 { blob } else { nil } }
+                let missing = (try? repository.missingFromDisk(blobs)) ?? []
+                if let first = missing.first { throw .objectsRemoved(count: missing.count, first: first) }
+            }
+            throw error
         }
         let tree = updated.tree
         crashPoint("after-trees")
+        // A failure to read the new tree back is put down to a `git gc --prune=now` run meanwhile
+        // when the tree (loose, not yet named by a ref) is gone from disk.
+        func unlessPruned<R>(_ body: () throws(MirrorError) -> R) throws(MirrorError) -> R {
+            do {
+                return try body()
+            } catch {
+                if let missing = try? repository.missingFromDisk([tree]), !missing.isEmpty {
+                    throw .objectsRemoved(count: 1, first: tree)
+                }
+                throw error
+            }
+        }
         // In path order, like the updates (a clone's 100k paths are not sorted again).
         var changedPaths = updates.map(\.path)
         for (path, _) in manifestWrites {
@@ -244,8 +267,10 @@ extension Mirror {
         var collections: [FetchReport.Collection] = []
         for fetch in fetched {
             var report = fetch.report
-            report.behind = try behind(fetch, head: head, manifestBlob: try manifestBlob(report.name, in: tree), tree: tree,
-                                       sameContent: sameContent)
+            report.behind = try unlessPruned { () throws(MirrorError) in
+                try behind(fetch, head: head, manifestBlob: try manifestBlob(report.name, in: tree), tree: tree,
+                           sameContent: sameContent)
+            }
             perCollection[report.name] = report.behind
             collections.append(report)
         }
@@ -263,9 +288,11 @@ extension Mirror {
                 let message = SnapshotMessage(
                     verb: head == nil ? "Clone" : "Sync", upstream: settings.upstream, collections: watermarks, counts: counts,
                     perCollection: perCollection, items: itemCount, listedAt: listedAt, failed: failures.count)
-                commitID = try mirrorErrors {
-                    try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [],
-                                                message: message.render(), author: signature())
+                commitID = try unlessPruned { () throws(MirrorError) in
+                    try mirrorErrors {
+                        try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [],
+                                                    message: message.render(), author: signature())
+                    }
                 }
             }
             crashPoint("after-commit")
@@ -295,20 +322,27 @@ extension Mirror {
     func checkStored(commit: ObjectID, tree: ObjectID, paths: [String], blobs: Bool) throws(MirrorError) {
         var ids: Set<ObjectID> = [commit, tree]
         var folders = Set<String>()
-        try mirrorErrors {
-            for path in paths {
-                var folder = Substring(path)
-                while let slash = folder.lastIndex(of: "/"), folders.insert(String(folder[..<slash])).inserted {
-                    folder = folder[..<slash]
-                }
-                if blobs, let entry = try repository.treeEntry(at: path, in: tree) { ids.insert(entry.id) }
-            }
-            for folder in folders {
-                if let entry = try repository.treeEntry(at: folder, in: tree) { ids.insert(entry.id) }
+        // A tree that cannot be read (removed meanwhile, and not in the memo) counts as missing.
+        var unreadable = 0
+        func lookUp(_ path: String) {
+            do {
+                if let entry = try repository.treeEntry(at: path, in: tree) { ids.insert(entry.id) }
+            } catch {
+                unreadable += 1
             }
         }
+        for path in paths {
+            var folder = Substring(path)
+            while let slash = folder.lastIndex(of: "/"), folders.insert(String(folder[..<slash])).inserted {
+                folder = folder[..<slash]
+            }
+            if blobs { lookUp(path) }
+        }
+        for folder in folders { lookUp(folder) }
         let missing = try mirrorErrors { try repository.missingFromDisk(Array(ids)) }
-        if let first = missing.first { throw .objectsRemoved(count: missing.count, first: first) }
+        if !missing.isEmpty || unreadable > 0 {
+            throw .objectsRemoved(count: missing.count + unreadable, first: missing.first)
+        }
     }
 
     /// What a sync would change in one collection: HEAD's manifest against the new one. HEAD's is

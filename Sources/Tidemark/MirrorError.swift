@@ -14,10 +14,10 @@ public enum MirrorError: Error, CustomStringConvertible {
     case locked(pid: Int32?, path: String)
     /// A ref moved while this run worked (e.g. a commit made during a sync).
     case concurrentUpdate(ref: String)
-    /// Objects this run wrote (`count` of them, the first `first`) were removed before its refs
-    /// named them, as `git gc --prune=now` or `git prune --expire=now` run meanwhile removes new
-    /// loose objects; no ref was moved.
-    case objectsRemoved(count: Int, first: ObjectID)
+    /// Objects this run wrote (`count` of them, the first `first` when known) were removed
+    /// before its refs named them, as `git gc --prune=now` or `git prune --expire=now` run
+    /// meanwhile removes new loose objects; no ref was moved.
+    case objectsRemoved(count: Int, first: ObjectID?)
     /// A git lock file (`index.lock`, `<ref>.lock`) exists: another git process is running, or
     /// one crashed. It is never deleted by tidemark.
     case gitLocked(String)
@@ -73,7 +73,8 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .concurrentUpdate(let ref):
             return "\(ref) changed while tidemark was working (someone committed or synced meanwhile); nothing was overwritten, run the command again"
         case .objectsRemoved(let count, let first):
-            return "\(count) object\(count == 1 ? "" : "s") this run wrote (\(first.hex)\(count == 1 ? "" : ", ...")) "
+            let named = first.map { " (\($0.hex)\(count == 1 ? "" : ", ..."))" } ?? ""
+            return "\(count) object\(count == 1 ? "" : "s") this run wrote\(named) "
                 + "disappeared before its snapshot was recorded: was 'git gc --prune=now' or 'git prune' run meanwhile? "
                 + "Nothing was changed; run the command again (and run those with tidemark's lock held, as the Guide shows)"
         case .gitLocked(let path):

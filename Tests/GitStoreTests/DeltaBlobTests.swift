@@ -135,6 +135,27 @@ struct DeltaBlobTests {
         }
     }
 
+    /// A multi-pack index lists packs by name: a pack it lists is never removed (git would find
+    /// it gone: `git fsck` and `git multi-pack-index verify` failed, a tester found).
+    @Test func noPackIsRemovedBesideAMultiPackIndex() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path)
+            var generator = Generator(state: 23)
+            let base = DeltaBlobTests.lines(0..<2000)
+            let first = try repository.storeBlob(Data(base))
+            let (second, secondID) = try DeltaBlobTests.storeEdit(of: base, first, changes: 5, in: repository, using: &generator)
+            try git(["multi-pack-index", "write"], in: path)
+            let folder = path + "/.git/objects/pack/"
+            let listed = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".pack") }
+            let (third, thirdID) = try DeltaBlobTests.storeEdit(of: second, secondID, changes: 5, in: repository, using: &generator)
+            let packs = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".pack") }
+            #expect(Set(listed).isSubset(of: Set(packs)) && packs.count == listed.count + 1)
+            #expect(try repository.readBlob(thirdID) == Data(third))
+            try git(["multi-pack-index", "verify"], in: path)
+            try git(["fsck", "--strict", "--no-dangling"], in: path)
+        }
+    }
+
     @Test func aBlobEditedTooMuchIsStoredWholeAndTheNextEditIsADeltaAgainstIt() async throws {
         try await withScratch { path in
             let repository = try Repository.create(at: path)
