@@ -290,8 +290,7 @@ extension Mirror {
             indexPreload = nil
         }
         if !force, let head {
-            // The check may write refreshed stat data to the index.
-            let edited = try withLockNote { () throws(MirrorError) in try localEdits(in: head.tree, among: changed) }
+            let edited = try localEdits(in: head.tree, among: changed)
             // All at once: the untracked files in the way too, which the checkout would meet next.
             if !edited.isEmpty { throw .localEdits(edited + (try untrackedInTheWay(of: changed, head: head.tree, target: targetCommit.tree))) }
             crashPoint("after-local-edits")
