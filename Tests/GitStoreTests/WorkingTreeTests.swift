@@ -60,18 +60,25 @@ struct WorkingTreeTests {
         }
     }
 
+    /// A repository at `path/repo` with `c/a.json` and `c/b.json` checked out, `c/a.json` then
+    /// given another mtime (its bytes and the index unchanged); its root, handle and tree.
+    static func checkoutWithATouchedFile(in path: String) throws -> (String, Repository, ObjectID) {
+        let root = path + "/repo"
+        let repository = try Repository.create(at: root)
+        let v1 = try repository.updateTree(nil, [
+            .upsert(path: "c/a.json", blob: try repository.writeBlob(Data("1\n".utf8))),
+            .upsert(path: "c/b.json", blob: try repository.writeBlob(Data("2\n".utf8))),
+        ])
+        try repository.checkout(tree: v1, baseline: nil, strategy: .safe)
+        var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, root + "/c/a.json", &times, 0) == 0)
+        return (root, repository, v1)
+    }
+
     @Test func aWorkingTreeDiffWorksWhileAnotherProcessHoldsTheIndexLock() async throws {
         try await withScratch { path in
-            let root = path + "/repo"
-            let repository = try Repository.create(at: root)
-            let v1 = try repository.updateTree(nil, [
-                .upsert(path: "c/a.json", blob: try repository.writeBlob(Data("1\n".utf8))),
-                .upsert(path: "c/b.json", blob: try repository.writeBlob(Data("2\n".utf8))),
-            ])
-            try repository.checkout(tree: v1, baseline: nil, strategy: .safe)
             // a.json keeps its bytes but not its stat data: the diff rehashes it; b.json is edited.
-            var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
-            #expect(utimensat(AT_FDCWD, root + "/c/a.json", &times, 0) == 0)
+            let (root, repository, v1) = try WorkingTreeTests.checkoutWithATouchedFile(in: path)
             try Data("edited\n".utf8).write(to: URL(fileURLWithPath: root + "/c/b.json"))
             #expect(FileManager.default.createFile(atPath: root + "/.git/index.lock", contents: Data()))
             #expect(try repository.diffTreeToWorkdir(v1).deltas.map(\.path) == ["c/b.json"])
@@ -88,15 +95,7 @@ struct WorkingTreeTests {
     /// kept the old blobs, and every later sync refused).
     @Test func aWorkingTreeDiffNeverWritesTheIndex() async throws {
         try await withScratch { path in
-            let root = path + "/repo"
-            let repository = try Repository.create(at: root)
-            let v1 = try repository.updateTree(nil, [
-                .upsert(path: "c/a.json", blob: try repository.writeBlob(Data("1\n".utf8))),
-                .upsert(path: "c/b.json", blob: try repository.writeBlob(Data("2\n".utf8))),
-            ])
-            try repository.checkout(tree: v1, baseline: nil, strategy: .safe)
-            var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
-            #expect(utimensat(AT_FDCWD, root + "/c/a.json", &times, 0) == 0)
+            let (root, repository, v1) = try WorkingTreeTests.checkoutWithATouchedFile(in: path)
             let before = try FileManager.default.attributesOfItem(atPath: root + "/.git/index")
             let bytes = FileManager.default.contents(atPath: root + "/.git/index")
             for paths in [[], ["c/a.json"]] {
