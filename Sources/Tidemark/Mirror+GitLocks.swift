@@ -46,12 +46,23 @@ extension Mirror {
             repository.releaseIndexLock()
             removeState(Mirror.heldIndexLockNote)
         }
-        do {
-            try repository.holdIndexLock(token: Mirror.indexLockToken(pid: getpid(), nonce: nonce))
-        } catch where error.code == .locked {
-            throw .gitLocked(gitDirectory + "index.lock")
-        } catch {
-            throw .git(error)
+        // git holds the lock a few milliseconds at a time (`git status` refreshing its index,
+        // as a shell prompt may run it every second): waited for, up to a second, like ref locks.
+        let token = Mirror.indexLockToken(pid: getpid(), nonce: nonce)
+        var failure: GitError?
+        _ = Mirror.waitBriefly {
+            do throws(GitError) {
+                try repository.holdIndexLock(token: token)
+                failure = nil
+                return false
+            } catch {
+                failure = error
+                return error.code == .locked
+            }
+        }
+        if let failure {
+            if failure.code == .locked { throw .gitLocked(gitDirectory + "index.lock") }
+            throw .git(failure)
         }
         return try body()
     }

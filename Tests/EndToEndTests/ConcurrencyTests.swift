@@ -150,6 +150,27 @@ struct ConcurrencyTests {
         }
     }
 
+    /// git holds `index.lock` a few milliseconds at a time (`git status` refreshing its index,
+    /// as shell prompts run it): a sync that met it when it took the lock for its checkout
+    /// failed at once ("index.lock exists"; a tester's loop of `git status` failed 35 syncs of
+    /// 200). It now waits for it, up to a second, as for a ref lock.
+    @Test func aSyncWaitsForAnIndexLockGitHoldsAMoment() async throws {
+        try await withScratch { root in
+            let mirror = try await Self.mirrorBehindUpstream(root)
+            let go = root + "/go"
+            let sync = try CLI.spawnTidemark(["sync"], in: mirror, environment: ["TIDEMARK_PAUSE_AT": "after-local-edits", "TIDEMARK_PAUSE_FILE": go])
+            #expect(await CLI.waitForFile(go + ".reached"))
+            // Taken as git takes it, then released 300 ms after the sync goes on.
+            #expect(FileManager.default.createFile(atPath: mirror + "/.git/index.lock", contents: Data()))
+            _ = FileManager.default.createFile(atPath: go, contents: nil)
+            try await Task.sleep(nanoseconds: 300_000_000)
+            try FileManager.default.removeItem(atPath: mirror + "/.git/index.lock")
+            let done = await sync.finished()
+            #expect(done.status == 0 && done.stdout.contains("Synced: 5 changed"), "\(done.stderr)")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// From its journal to its branch update a sync holds git's index lock, as git does while it
     /// updates the working tree: a `git commit -a` (or `git add`) then fails at once instead of
     /// committing the files the sync has written onto the branch it is about to move. The sync
