@@ -2,8 +2,9 @@ import CLibGit2
 import Foundation
 
 /// A blob written on another thread, as a pack of its own, through a repository handle of its
-/// own, while the caller goes on with its handle: a fetch's manifest (8.7 MB at 100k items) is
-/// hashed, compressed and indexed while the folder trees are rebuilt.
+/// own, while the caller goes on with its handle: a fetch's manifest (7 MB at 100k items) is
+/// hashed and stored (as a delta, mostly: ``Repository/storeBlob(_:editing:)``) while the folder
+/// trees are rebuilt.
 ///
 /// The two handles share nothing but the files (and the caller's memo, when it has one:
 /// ``Repository/rememberObjects(budget:)``, where the blob is kept once stored), as two git
