@@ -35,14 +35,21 @@ extension Repository {
     /// Removes the index lock ``holdIndexLock()`` took, if this handle still holds it: a lock
     /// file someone put in its place (after deleting it) is left alone.
     public func releaseIndexLock() {
-        guard let token = heldIndexLock else { return }
+        guard indexLockHeld else { return }
+        let own = indexLockFileIsOwn
         heldIndexLock = nil
-        let path = gitDirectory + "index.lock"
-        if leadingBytes(of: path, limit: 128)?.elementsEqual(token.utf8) == true { unlink(path) }
+        if own { unlink(gitDirectory + "index.lock") }
     }
 
     /// Whether this handle holds git's index lock (``holdIndexLock()``).
     var indexLockHeld: Bool { heldIndexLock != nil }
+
+    /// Whether `index.lock` still holds this handle's token: someone may have deleted it, and
+    /// another process taken the lock since.
+    private var indexLockFileIsOwn: Bool {
+        guard let token = heldIndexLock else { return false }
+        return leadingBytes(of: gitDirectory + "index.lock", limit: 128)?.elementsEqual(token.utf8) == true
+    }
 
     /// Writes `index` to its file, handing the held index lock (if any) to libgit2 for the write
     /// (it takes `index.lock` itself) and taking it back once the index is renamed into place.
@@ -83,8 +90,9 @@ extension Repository {
     /// (`index.tidemark.tmp`, created anew) and renames it over `index`: the lock stays taken
     /// throughout, where a hand-over to libgit2's write (``writeIndex(_:)``) leaves a moment in
     /// which another process can take it. Before writing and before the rename the lock file must
-    /// still hold this handle's token; a lock someone else took is reported as taken. Not holding it, this handle takes it as libgit2 would
-    /// (`index.lock` created exclusively) and writes through it. Either way the file is fsynced
+    /// still hold this handle's token; a lock someone else took is reported as taken. Not holding
+    /// it, this handle takes it as libgit2 would (`index.lock` created exclusively) and writes
+    /// through it. Either way the file is fsynced
     /// when fsync is on, renamed over `index`, and its folder fsynced. The pieces are written
     /// (`writev`, no copy of the 9 MB a 100k-file index holds) while another thread computes the
     /// checksum, which goes last.
@@ -92,14 +100,9 @@ extension Repository {
         indexFileCache = nil
         let held = indexLockHeld
         let temporary = gitDirectory + (held ? Repository.indexWriteFile : "index.lock")
-        // The lock file must still be the one this handle took (someone may have deleted it, and
-        // another process taken the lock): then the index is that process's to write.
-        func stillHeld() -> Bool {
-            guard let token = heldIndexLock else { return false }
-            return leadingBytes(of: gitDirectory + "index.lock", limit: 128)?.elementsEqual(token.utf8) == true
-        }
         try splice.withBuffers { buffers in Result { () throws(GitError) in
-            if held, !stillHeld() { throw indexLockTaken() }
+            // The lock file must still be the one this handle took: else the index is another's to write.
+            if held, !indexLockFileIsOwn { throw indexLockTaken() }
             // What a killed run left under the temporary name goes first (a link too, not followed).
             if held { unlink(temporary) }
             let descriptor = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
@@ -124,7 +127,7 @@ extension Repository {
             if written, Library.fsyncEnabled { written = fsync(descriptor) == 0 }
             let reason = String(cString: strerror(errno))
             if close(descriptor) != 0 { written = false }
-            if written, held, !stillHeld() {
+            if written, held, !indexLockFileIsOwn {
                 unlink(temporary)
                 throw indexLockTaken()
             }

@@ -29,8 +29,7 @@ extension Repository {
             }
         }
         // A new index a killed run did not rename into place (``writeIndexFile(_:)``).
-        var info = stat()
-        if lstat(gitDirectory + Repository.indexWriteFile, &info) == 0, unlink(gitDirectory + Repository.indexWriteFile) == 0 {
+        if unlink(gitDirectory + Repository.indexWriteFile) == 0 {
             removed.append(Repository.indexWriteFile)
         }
         return removed
