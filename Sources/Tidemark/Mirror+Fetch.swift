@@ -224,36 +224,30 @@ extension Mirror {
         // Many changed paths rewrite many trees (one per fan-out folder): those are built on all
         // cores and go in one pack too. A new version with the same body changes the manifest,
         // not the file: its path is not among the changed ones.
-        let updated: UpdatedTree
-        do {
-            updated = try mirrorErrors {
+        // A failure met when loose objects this fetch wrote (`written`, not yet named by a ref)
+        // are gone from disk is put down to a `git gc --prune=now` run meanwhile.
+        func unlessPruned<R>(_ written: @autoclosure () -> [ObjectID],
+                             _ body: () throws(MirrorError) -> R) throws(MirrorError) -> R {
+            do {
+                return try body()
+            } catch {
+                let missing = (try? repository.missingFromDisk(written())) ?? []
+                if let first = missing.first { throw .objectsRemoved(count: missing.count, first: first) }
+                throw error
+            }
+        }
+        // Loose blobs removed meanwhile fail the trees naming them.
+        let updated = try unlessPruned(
+            batch.packsWritten > 0 ? [] : updates.compactMap { if case .upsert(_, let blob) = $0 { blob } else { nil } }
+        ) { () throws(MirrorError) in
+            try mirrorErrors {
                 updates.count < ObjectBatch.looseLimit
                     ? try repository.updatedTree(base?.tree, updates + (try manifestUpdates()))
                     : try repository.updateTreeInOnePack(base?.tree, updates, late: manifestUpdates)
             }
-        } catch {
-            // Loose blobs a `git gc --prune=now` removed meanwhile fail the trees naming them.
-            if batch.packsWritten == 0 {
-                let blobs = updates.compactMap { if case .upsert(_, let blob) = $0 { blob } else { nil } }
-                let missing = (try? repository.missingFromDisk(blobs)) ?? []
-                if let first = missing.first { throw .objectsRemoved(count: missing.count, first: first) }
-            }
-            throw error
         }
         let tree = updated.tree
         crashPoint("after-trees")
-        // A failure to read the new tree back is put down to a `git gc --prune=now` run meanwhile
-        // when the tree (loose, not yet named by a ref) is gone from disk.
-        func unlessPruned<R>(_ body: () throws(MirrorError) -> R) throws(MirrorError) -> R {
-            do {
-                return try body()
-            } catch {
-                if let missing = try? repository.missingFromDisk([tree]), !missing.isEmpty {
-                    throw .objectsRemoved(count: 1, first: tree)
-                }
-                throw error
-            }
-        }
         // In path order, like the updates (a clone's 100k paths are not sorted again).
         var changedPaths = updates.map(\.path)
         for (path, _) in manifestWrites {
@@ -267,7 +261,7 @@ extension Mirror {
         var collections: [FetchReport.Collection] = []
         for fetch in fetched {
             var report = fetch.report
-            report.behind = try unlessPruned { () throws(MirrorError) in
+            report.behind = try unlessPruned([tree]) { () throws(MirrorError) in
                 try behind(fetch, head: head, manifestBlob: try manifestBlob(report.name, in: tree), tree: tree,
                            sameContent: sameContent)
             }
@@ -288,7 +282,7 @@ extension Mirror {
                 let message = SnapshotMessage(
                     verb: head == nil ? "Clone" : "Sync", upstream: settings.upstream, collections: watermarks, counts: counts,
                     perCollection: perCollection, items: itemCount, listedAt: listedAt, failed: failures.count)
-                commitID = try unlessPruned { () throws(MirrorError) in
+                commitID = try unlessPruned([tree]) { () throws(MirrorError) in
                     try mirrorErrors {
                         try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [],
                                                     message: message.render(), author: signature())
