@@ -191,8 +191,7 @@ void tidemark_object_id(int type, const void *data, size_t length, uint8_t diges
 
 size_t tidemark_pack_entry_bound(size_t length) { return 16 + libdeflate_zlib_compress_bound(NULL, length); }
 
-/// The type-and-size header of a pack entry; returns its length (at most 10 bytes).
-static size_t entry_header(int type, size_t size, uint8_t *out) {
+size_t tidemark_pack_entry_header(int type, size_t size, uint8_t out[10]) {
     size_t n = 0;
     uint8_t byte = (uint8_t)((type & 7) << 4 | (size & 0x0f));
     size >>= 4;
@@ -244,7 +243,7 @@ size_t tidemark_pack_entry(int type, const void *data, size_t length, uint8_t *o
     if (capacity < 16) return 0;
     struct libdeflate_compressor *compressor = compressor_for(level);
     if (!compressor) return 0;
-    size_t n = entry_header(type, length, out);
+    size_t n = tidemark_pack_entry_header(type, length, out);
     size_t written = libdeflate_zlib_compress(compressor, data, length, out + n, capacity - n);
     return written ? n + written : 0;
 }

@@ -171,7 +171,7 @@ public final class ObjectBatch {
     private func appendEntry(_ object: PreparedObject) {
         if pack.isEmpty {
             pack.reserveCapacity(1 << 20)
-            pack += Array("PACK".utf8) + [0, 0, 0, 2] + [0, 0, 0, 0]
+            pack += Repository.packHeader
         }
         entries.append(PackIndex.Entry(id: object.id, offset: UInt64(pack.count), crc: object.crc))
         pack += object.entry
@@ -180,17 +180,7 @@ public final class ObjectBatch {
     /// Completes the pack (object count, SHA-1 trailer) and stores it with its index.
     private func writePack() throws(GitError) {
         guard !entries.isEmpty else { return }
-        let count = UInt32(entries.count)
-        pack[8] = UInt8(count >> 24)
-        pack[9] = UInt8(truncatingIfNeeded: count >> 16)
-        pack[10] = UInt8(truncatingIfNeeded: count >> 8)
-        pack[11] = UInt8(truncatingIfNeeded: count)
-        let checksum = pack.withUnsafeBytes { PackIndex.sha1($0) }
-        pack += checksum
-        let index = PackIndex.encode(entries, packChecksum: checksum)
-        try pack.withUnsafeBytes { raw in
-            Result { () throws(GitError) in try repository.storePack(raw, index: index, checksum: checksum) }
-        }.get()
+        try repository.storePack(&pack, entries: entries)
         objectsWritten += entries.count
         packsWritten += 1
         pack = []

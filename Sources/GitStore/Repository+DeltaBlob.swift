@@ -66,7 +66,6 @@ extension Repository {
             delta.retire()
             return blob
         }
-        if whole.isEmpty { whole = data.withUnsafeBytes { PreparedObject.encode($0, type: GIT_OBJECT_BLOB) } }
         guard !whole.isEmpty else {
             throw GitError(code: .generic, message: "cannot compress object \(blob.hex): out of memory", operation: "libdeflate")
         }
@@ -78,27 +77,20 @@ extension Repository {
     /// object's id, its delta's size and the delta's zlib stream), with its index.
     private func storePack(base: (id: ObjectID, entry: [UInt8]),
                            deltas: [(id: ObjectID, size: Int, stream: ArraySlice<UInt8>)]) throws(GitError) {
-        let count = UInt32(1 + deltas.count)
-        var bytes = Array("PACK".utf8) + [0, 0, 0, 2] + withUnsafeBytes(of: count.bigEndian) { Array($0) }
+        var bytes = Repository.packHeader
         bytes.reserveCapacity(12 + base.entry.count + deltas.reduce(20) { $0 + 32 + $1.stream.count })
         func crc(from start: Int) -> UInt32 {
             bytes.withUnsafeBytes { tidemark_crc32($0.baseAddress! + start, $0.count - start) }
         }
-        var entries = [PackIndex.Entry(id: base.id, offset: 12, crc: 0)]
         bytes += base.entry
-        entries[0] = PackIndex.Entry(id: base.id, offset: 12, crc: crc(from: 12))
+        var entries = [PackIndex.Entry(id: base.id, offset: 12, crc: crc(from: 12))]
         for delta in deltas {
             let offset = bytes.count
             bytes += PackEntryHeader.offsetDelta(size: delta.size, distance: offset - 12)
             bytes += delta.stream
             entries.append(PackIndex.Entry(id: delta.id, offset: UInt64(offset), crc: crc(from: offset)))
         }
-        let checksum = bytes.withUnsafeBytes { PackIndex.sha1($0) }
-        bytes += checksum
-        let index = PackIndex.encode(entries, packChecksum: checksum)
-        try bytes.withUnsafeBytes { raw in
-            Result { () throws(GitError) in try storePack(raw, index: index, checksum: checksum) }
-        }.get()
+        try storePack(&bytes, entries: entries)
     }
 }
 

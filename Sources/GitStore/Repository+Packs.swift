@@ -46,6 +46,22 @@ extension Repository {
         try refreshObjects()
     }
 
+    /// The header a pack starts with: `PACK`, version 2, and an object count that
+    /// ``storePack(_:entries:)`` fills in.
+    static let packHeader: [UInt8] = Array("PACK".utf8) + [0, 0, 0, 2, 0, 0, 0, 0]
+
+    /// Completes `pack` (a ``packHeader`` and the entries `entries` index) with its object count
+    /// and SHA-1 trailer, and stores it with its index.
+    func storePack(_ pack: inout [UInt8], entries: [PackIndex.Entry]) throws(GitError) {
+        withUnsafeBytes(of: UInt32(entries.count).bigEndian) { pack.replaceSubrange(8..<12, with: $0) }
+        let checksum = pack.withUnsafeBytes { PackIndex.sha1($0) }
+        pack += checksum
+        let index = PackIndex.encode(entries, packChecksum: checksum)
+        try pack.withUnsafeBytes { raw in
+            Result { () throws(GitError) in try storePack(raw, index: index, checksum: checksum) }
+        }.get()
+    }
+
     /// fsyncs the folder at `path`, so the names just renamed into it stay after a crash.
     static func fsyncFolder(_ path: String) throws(GitError) {
         let descriptor = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -1,3 +1,4 @@
+import CPackFormat
 import Foundation
 
 /// One of the repository's packs (`objects/pack/pack-*.pack`) with its version 2 index, read
@@ -151,15 +152,8 @@ struct PackEntryHeader {
     /// The header of an `OBJ_OFS_DELTA` entry whose delta has `size` bytes and whose base entry
     /// starts `distance` bytes before it.
     static func offsetDelta(size: Int, distance: Int) -> [UInt8] {
-        var out: [UInt8] = []
-        var byte = UInt8(offsetDelta << 4 | size & 0x0f)
-        var rest = size >> 4
-        while rest > 0 {
-            out.append(byte | 0x80)
-            byte = UInt8(rest & 0x7f)
-            rest >>= 7
-        }
-        out.append(byte)
+        var out = [UInt8](repeating: 0, count: 10)
+        out.removeLast(10 - tidemark_pack_entry_header(Int32(offsetDelta), size, &out))
         // Big-endian groups of 7 bits, each group but the last one less than it says (so every
         // distance has one encoding), as git writes it.
         var groups = [UInt8(distance & 0x7f)]

@@ -26,6 +26,10 @@ void tidemark_sha1_final(tidemark_sha1 *ctx, uint8_t digest[20]);
 /// SHA-1 of "<type> <length>\0" followed by the data.
 void tidemark_object_id(int type, const void *data, size_t length, uint8_t digest[20]);
 
+/// Writes the type-and-size header of a pack entry (type 1-4 an object, 6 `OBJ_OFS_DELTA`);
+/// returns its length (at most 10 bytes).
+size_t tidemark_pack_entry_header(int type, size_t size, uint8_t out[10]);
+
 /// The most bytes `tidemark_pack_entry` writes for `length` bytes of object data.
 size_t tidemark_pack_entry_bound(size_t length);
 
