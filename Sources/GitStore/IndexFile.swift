@@ -175,7 +175,9 @@ struct IndexFile {
     /// not in the file is added), the others copied, and the caches dropped.
     ///
     /// An entry copied as it is but racily clean is compared with its working-tree file (under
-    /// `workdir`): when that no longer holds its blob, its recorded size becomes 0, so that
+    /// `workdir`; an entry `changes` replace or remove is not, as it is not copied: after a sync,
+    /// the 7 MB manifest it wrote is racily clean and the next sync replaces it): when that file
+    /// no longer holds its blob, its recorded size becomes 0, so that
     /// whoever reads the new file (written later than the change) still looks at it. Git and
     /// libgit2 do the same when they write an index. Racily clean here counts in whole seconds,
     /// as git without nanosecond timestamps does: an entry of the same second as the old file
@@ -187,6 +189,11 @@ struct IndexFile {
         // In path order, one change per path: the last one given.
         var sorted = changes.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
         sorted = sorted.indices.filter { $0 + 1 == sorted.count || sorted[$0 + 1].path != sorted[$0].path }.map { sorted[$0] }
+        // Where each change's path is or would go, found in path order (each search starts at the
+        // last one's place).
+        var located: [(found: Bool, position: Int)] = []
+        located.reserveCapacity(sorted.count)
+        for change in sorted { located.append(locate(change.path, from: located.last.map { $0.position + ($0.found ? 1 : 0) } ?? 0)) }
         // The new bytes go back to back in `added`; the header first, its count set at the end.
         var added = Array(bytes[0..<12])
         added.reserveCapacity(12 + sorted.count * 128)
@@ -200,7 +207,14 @@ struct IndexFile {
             // Racily clean to the nanosecond: only the contents tell.
             return !matchesWorkdir(position, workdir: workdir)
         }
-        let changedFiles = concurrentChunks(racy.count, parallelFrom: 64) { racy[$0].filter(fileChanged) }
+        // Both in position order.
+        let replaced = located.filter(\.found).map(\.position)
+        var nextReplaced = 0
+        let copied = racy.filter { position in
+            while nextReplaced < replaced.count, replaced[nextReplaced] < position { nextReplaced += 1 }
+            return nextReplaced == replaced.count || replaced[nextReplaced] != position
+        }
+        let changedFiles = concurrentChunks(copied.count, parallelFrom: 64) { copied[$0].filter(fileChanged) }
         var written = 0
         var next = 0  // the first entry not yet copied
         var nextChanged = 0  // the first of `changedFiles` not yet looked at
@@ -221,8 +235,7 @@ struct IndexFile {
             written += end - next
             next = end
         }
-        for change in sorted {
-            let (found, insertion) = locate(change.path, from: next)
+        for (change, (found, insertion)) in zip(sorted, located) {
             copy(upTo: insertion)
             if found { next += 1 }
             if let entry = change.entry {

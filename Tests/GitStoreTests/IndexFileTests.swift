@@ -194,6 +194,15 @@ struct IndexFileTests {
             #expect(try after.withEntry(at: after.position(of: kept)!) { $0.file_size } == 9)
             #expect(try after.withEntry(at: after.position(of: Self.item(4))!) { $0.file_size } == 9)
 
+            // A racily clean entry the splice replaces or removes is not looked at: the change's
+            // entry (or none) takes its place, whatever its file holds.
+            let blob = try file.withEntry(at: file.position(of: kept)!) { ObjectID($0.id) }
+            let replacing = file.spliced([(changed, Self.entry(blob, seed: 3)), (kept, nil)], workdir: path + "/").bytes
+            let replaced = try #require(IndexFile.parse(replacing, stamp: timespec(tv_sec: time(nil) + 60, tv_nsec: 0)))
+            #expect(replaced.count == file.count - 1)
+            #expect(replaced.position(of: kept) == nil)
+            #expect(try replaced.withEntry(at: replaced.position(of: changed)!) { ($0.file_size, $0.ino) } == (Self.entry(blob, seed: 3).file_size, 1003))
+
             // Written later than the edit, the file still shows it to git.
             #expect(FileManager.default.createFile(atPath: indexPath, contents: Data(spliced)))
             var later = [timespec(tv_sec: time(nil) + 5, tv_nsec: 0), timespec(tv_sec: time(nil) + 5, tv_nsec: 0)]
