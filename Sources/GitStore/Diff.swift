@@ -1,4 +1,5 @@
 import CLibGit2
+import Foundation
 
 /// What happened to one file between the two sides of a diff.
 public enum DeltaStatus: Sendable, Equatable {
@@ -161,12 +162,30 @@ extension Repository {
     /// the diff refreshes is not written back (`GIT_DIFF_UPDATE_INDEX` writes the index libgit2
     /// read before the diff, under a lock it takes only then, so a sync's index written meanwhile
     /// was replaced by the older one; git takes the lock before it reads).
+    ///
+    /// A file that another process rewrites while libgit2 hashes it (a sync writing its items
+    /// beside a `status`) fails the diff: libgit2 reads fewer bytes than the size it found. The
+    /// diff is then made again, up to three more times, a moment apart; after that the error
+    /// says what happened, as libgit2's names no file.
     public func diffTreeToWorkdir(_ old: ObjectID?, paths: [String] = []) throws(GitError) -> Diff {
-        try withTree(old) { (oldTree) throws(GitError) -> Diff in
-            try diffOptions(paths: paths) { (options) throws(GitError) -> OpaquePointer in
-                try makeHandle("git_diff_tree_to_workdir_with_index") {
-                    git_diff_tree_to_workdir_with_index(&$0, pointer, oldTree, &options)
+        var retries = 0
+        while true {
+            do throws(GitError) {
+                return try withTree(old) { (oldTree) throws(GitError) -> Diff in
+                    try diffOptions(paths: paths) { (options) throws(GitError) -> OpaquePointer in
+                        try makeHandle("git_diff_tree_to_workdir_with_index") {
+                            git_diff_tree_to_workdir_with_index(&$0, pointer, oldTree, &options)
+                        }
+                    }
                 }
+            } catch where error.errorClass == Int32(GIT_ERROR_OS.rawValue) && error.message.hasPrefix("error reading file for hashing") {
+                guard retries < 3 else {
+                    throw GitError(code: error.code, errorClass: error.errorClass,
+                                   message: "a working-tree file changed while it was being read (another process, such as a "
+                                   + "sync, is writing the working tree); run the command again", operation: error.operation)
+                }
+                retries += 1
+                usleep(UInt32(20_000 << retries))
             }
         }
     }
