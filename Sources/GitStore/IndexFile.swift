@@ -55,6 +55,12 @@ struct IndexFile {
         return stat(path, &info) == 0 && IndexFile.identity(info) == identity
     }
 
+    /// The stat data of the file at `path` by which ``isCurrent(at:)`` knows it; nil when there is none.
+    static func identity(at path: String) -> [Int]? {
+        var info = stat()
+        return stat(path, &info) == 0 ? identity(info) : nil
+    }
+
     private static func identity(_ info: stat) -> [Int] {
         [Int(info.st_dev), Int(info.st_ino), Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec,
          info.st_ctim.tv_sec, info.st_ctim.tv_nsec]

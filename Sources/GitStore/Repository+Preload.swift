@@ -12,8 +12,13 @@ extension Repository {
     /// missing, or staged unlike `old`) go to libgit2's diff, which decides by content. The
     /// result is the diff ``diffTreeToWorkdir(_:paths:)`` gives.
     ///
-    /// - Parameter paths: exact paths to compare; empty compares every path.
-    public func diffTreeToWorkdirPreloaded(_ old: ObjectID, paths: [String] = []) throws(GitError) -> Diff {
+    /// - Parameters:
+    ///   - paths: exact paths to compare; empty compares every path.
+    ///   - refreshingIndex: when every path is compared, record in the index the stat data of the
+    ///     files found unchanged after all, as `git status` does (``refreshIndex(_:readAs:workdir:)``),
+    ///     so that the next run need not read them again. Only what `git status` would run with:
+    ///     never a sync's own check, which writes the index itself.
+    public func diffTreeToWorkdirPreloaded(_ old: ObjectID, paths: [String] = [], refreshingIndex: Bool = false) throws(GitError) -> Diff {
         guard let workdir else { return try diffTreeToWorkdir(old, paths: paths) }
         // Exact paths of an index file that can be spliced (``IndexFile``): their entries go in
         // an in-memory index on a handle of its own, so the file is not parsed whole.
@@ -24,17 +29,34 @@ extension Repository {
             let handle = try Repository.open(at: workdir, search: false)
             try memo?.attach(to: handle)
             git_repository_set_index(handle.pointer, entries)
-            return try handle.diffTreeToWorkdir(old, index: entries, paths: paths, workdir: workdir)
+            var unchanged: [StatMismatch] = []
+            return try handle.diffTreeToWorkdir(old, index: entries, paths: paths, workdir: workdir, unchanged: &unchanged)
         }
+        // The file libgit2 reads, known by its stat data (a new index is renamed into place).
+        let indexPath = gitDirectory + "index"
+        let before = IndexFile.identity(at: indexPath)
         let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
         defer { git_index_free(index) }
         try check(git_index_read(index, 0), "git_index_read")
-        return try diffTreeToWorkdir(old, index: index, paths: paths, workdir: workdir)
+        let read = IndexFile.identity(at: indexPath)
+        var unchanged: [StatMismatch] = []
+        let diff = try diffTreeToWorkdir(old, index: index, paths: paths, workdir: workdir, unchanged: &unchanged)
+        if refreshingIndex, paths.isEmpty, let read, read == before {
+            refreshIndex(unchanged, readAs: read, workdir: workdir)
+        }
+        return diff
     }
 
-    /// ``diffTreeToWorkdirPreloaded(_:paths:)`` with this handle's index `index`.
-    private func diffTreeToWorkdir(_ old: ObjectID, index: OpaquePointer, paths: [String], workdir: String) throws(GitError) -> Diff {
-        var candidates = Set(try stagedPaths(old, index: index, paths: paths))
+    /// ``diffTreeToWorkdirPreloaded(_:paths:)`` with this handle's index `index`. `unchanged` gets
+    /// the files whose stat data differ from their entry (or are racily clean) but whose contents
+    /// libgit2 found unchanged, neither staged nor changed in the second before the pass or
+    /// since: the stat data the index can take for them.
+    private func diffTreeToWorkdir(_ old: ObjectID, index: OpaquePointer, paths: [String], workdir: String,
+                                   unchanged: inout [StatMismatch]) throws(GitError) -> Diff {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let staged = try stagedPaths(old, index: index, paths: paths)
+        var candidates = Set(staged)
         var positions: [Int]?
         if !paths.isEmpty {
             var found: [Int] = []
@@ -45,12 +67,55 @@ extension Repository {
             positions = found.sorted()
         }
         let pass = IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory)
-        candidates.formUnion(pass.run(positions: positions))
+        let mismatches = pass.run(positions: positions)
+        candidates.formUnion(mismatches.lazy.map(\.path))
         guard !candidates.isEmpty else {
             // Nothing may differ: an empty diff, without asking libgit2 to walk anything.
             return try diffTrees(nil, nil)
         }
-        return try diffTreeToWorkdir(old, paths: candidates.sorted())
+        let diff = try diffTreeToWorkdir(old, paths: candidates.sorted())
+        // Unchanged after all: not in the diff, not staged (the index's blob is HEAD's, so the
+        // file holds the index's blob), a regular file whose times are at least a second older
+        // than the pass: an edit after the pass then changes them, even to git comparing whole
+        // seconds (and the file system's clock, which may lag this one by a few ms).
+        let differing = Set(staged).union(diff.deltas.lazy.map(\.path))
+        unchanged = mismatches.filter { mismatch in
+            guard let info = mismatch.info, info.st_mode & S_IFMT == S_IFREG, info.st_mtim.tv_sec < now.tv_sec - 1,
+                  info.st_ctim.tv_sec < now.tv_sec - 1 else { return false }
+            return !differing.contains(mismatch.path)
+        }
+        return diff
+    }
+
+    /// git's opportunistic index refresh (`git status` writes the index when it can take the
+    /// lock): the entries of `files` get their files' stat data, so the next diff trusts them
+    /// instead of reading them again (a racily clean one is no longer so in the file written
+    /// later). The blobs, modes and flags of the entries stay as they are.
+    ///
+    /// Safe against a concurrent writer: the lock (`index.lock`, created exclusively) is taken
+    /// first, then the file read again, and nothing is written unless it is still the file the
+    /// diff read (`read`, its stat data: every index write renames a new file into place).
+    /// Nothing happens when the lock is taken (no wait: another git or tidemark process is
+    /// writing), when `GIT_OPTIONAL_LOCKS=0` (as git honours it for tools that run `git status`
+    /// in the background), or when the file cannot be spliced; an entry marked assume-unchanged
+    /// is left as it is. A failure is ignored: the refresh only saves time.
+    func refreshIndex(_ files: [StatMismatch], readAs read: [Int], workdir: String) {
+        guard !files.isEmpty, ProcessInfo.processInfo.environment["GIT_OPTIONAL_LOCKS"] != "0" else { return }
+        let token = "tidemark status \(getpid()) \(UInt64.random(in: 0 ... .max))"
+        guard (try? holdIndexLock(token: token)) != nil else { return }
+        defer { releaseIndexLock() }
+        guard let file = readIndexFile(), file.identity == read else { return }
+        var changes: [(path: String, entry: git_index_entry?)] = []
+        for mismatch in files {
+            guard let info = mismatch.info, let position = file.position(of: mismatch.path),
+                  var entry = try? file.withEntry(at: position, { $0 }), entry.flags & 0x8000 == 0 else { continue }
+            let fresh = Repository.indexEntry(info, blob: entry.id)
+            (entry.ctime, entry.mtime, entry.dev, entry.ino) = (fresh.ctime, fresh.mtime, fresh.dev, fresh.ino)
+            (entry.uid, entry.gid, entry.file_size) = (fresh.uid, fresh.gid, fresh.file_size)
+            entry.path = nil
+            changes.append((mismatch.path, entry))
+        }
+        try? writeIndexFile(file.spliced(changes, workdir: workdir))
     }
 
     /// The index entries whose stat data does not match their working-tree file, racily clean
@@ -60,7 +125,7 @@ extension Repository {
         defer { git_index_free(index) }
         try check(git_index_read(index, 0), "git_index_read")
         guard let workdir else { return [] }
-        return IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory).run()
+        return IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory).run().map(\.path)
     }
 
     /// Paths whose index entry differs from tree `old` (`git diff --cached --name-only <tree>`),
@@ -80,6 +145,13 @@ extension Repository {
     }
 }
 
+/// An index entry whose working-tree file may differ from it: its path, and the file's `lstat`
+/// (nil when there is none).
+struct StatMismatch {
+    let path: String
+    let info: stat?
+}
+
 /// One pass of `lstat`s over the index entries, on all cores: the paths whose working-tree file
 /// may differ from its entry. Reads the index only (libgit2 objects are safe to read from many
 /// threads while nothing writes them).
@@ -96,8 +168,8 @@ private struct IndexStatPass {
         stamp = stat(gitDirectory + "index", &info) == 0 ? info.st_mtim : nil
     }
 
-    /// The paths that may differ among the entries at `positions` (sorted), or among all entries.
-    func run(positions: [Int]? = nil) -> [String] {
+    /// The entries that may differ among those at `positions` (sorted), or among all entries.
+    func run(positions: [Int]? = nil) -> [StatMismatch] {
         let count = positions?.count ?? git_index_entrycount(index)
         guard count > 0 else { return [] }
         _ = git_index_get_byindex(index, 0)  // sorts the entries now, before other threads read them
@@ -107,9 +179,9 @@ private struct IndexStatPass {
         }
     }
 
-    /// The paths among the entries at `positions` that may differ.
-    private func check(_ positions: some Sequence<Int>) -> [String] {
-        var dirty: [String] = []
+    /// The entries among those at `positions` that may differ.
+    private func check(_ positions: some Sequence<Int>) -> [StatMismatch] {
+        var dirty: [StatMismatch] = []
         var folder: [UInt8] = []
         var folderFD: Int32 = -1
         defer { if folderFD >= 0 { close(folderFD) } }
@@ -126,9 +198,10 @@ private struct IndexStatPass {
             }
             var info = stat()
             let name = slash.map { path + $0 + 1 } ?? path
-            if folderFD < 0 || fstatat(folderFD, name, &info, AT_SYMLINK_NOFOLLOW) != 0
-                || !matches(entry.pointee, info) {
-                dirty.append(String(cString: path))
+            if folderFD < 0 || fstatat(folderFD, name, &info, AT_SYMLINK_NOFOLLOW) != 0 {
+                dirty.append(StatMismatch(path: String(cString: path), info: nil))
+            } else if !matches(entry.pointee, info) {
+                dirty.append(StatMismatch(path: String(cString: path), info: info))
             }
         }
         return dirty

@@ -178,6 +178,40 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// `tidemark status` records mirror files touched with the same bytes in the index, as
+    /// `git status` does, so that later runs (and git) need not read them again; with
+    /// `GIT_OPTIONAL_LOCKS=0` it leaves the index as it is.
+    @Test func statusRecordsTouchedFilesInTheIndex() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            for name in ["a", "b", "c"] { try Data("{\"v\": 1}\n".utf8).write(to: URL(fileURLWithPath: upstream + "/\(name).json")) }
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            let mirror = root + "/m"
+            let files = try FileManager.default.subpathsOfDirectory(atPath: mirror + "/items").filter { $0.hasSuffix(".json") }
+            #expect(files.count == 3)
+            var past = [timespec(tv_sec: time(nil) - 100, tv_nsec: 0), timespec(tv_sec: time(nil) - 100, tv_nsec: 0)]
+            for file in files { #expect(utimensat(AT_FDCWD, mirror + "/items/" + file, &past, 0) == 0) }
+            // Touched more than a second before the status run.
+            try await Task.sleep(nanoseconds: 2_100_000_000)
+            func indexFile() -> [Int] { var info = stat(); stat(mirror + "/.git/index", &info); return [Int(info.st_ino), info.st_mtim.tv_nsec] }
+            let before = indexFile()
+
+            let quiet = try await CLI.tidemark(["status", "--porcelain"], in: mirror, environment: ["GIT_OPTIONAL_LOCKS": "0"])
+            #expect(quiet.status == 0 && quiet.stdout.isEmpty, "\(quiet.stdout)\(quiet.stderr)")
+            #expect(indexFile() == before)
+            // git's diff-files trusts the index's stat data: the three look modified to it.
+            #expect(try await CLI.git(["diff-files", "--name-only"], in: mirror).split(separator: "\n").count == 3)
+
+            let status = try await CLI.tidemark(["status", "--porcelain"], in: mirror)
+            #expect(status.status == 0 && status.stdout.isEmpty, "\(status.stdout)\(status.stderr)")
+            #expect(indexFile() != before)
+            #expect(try await CLI.git(["diff-files", "--name-only"], in: mirror) == "")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/index.lock"))
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// A subfolder named like the collection (`items`) is a shard like any other: creating one
     /// adds its items and deletes nothing; at clone time the files beside it are items too.
     @Test func aSubfolderNamedItemsIsAShard() async throws {

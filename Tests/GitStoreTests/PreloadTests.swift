@@ -1,5 +1,5 @@
 import Foundation
-import GitStore
+@testable import GitStore
 import Testing
 import TestSupport
 
@@ -55,6 +55,100 @@ struct PreloadTests {
             let limited = letters(try repository.diffTreeToWorkdirPreloaded(tree, paths: some))
             #expect(limited == letters(try repository.diffTreeToWorkdir(tree, paths: some)))
             #expect(limited.count == 4)
+        }
+    }
+
+    /// With `refreshingIndex`, the files found unchanged after all (touched, same bytes) get their
+    /// stat data in the index, as `git status` records them, so the next diff need not read them;
+    /// an edit whose stat data looks old, and a staged change the working tree undid, are left
+    /// for git and the next diff to see. An index lock held by another process, or no
+    /// `refreshingIndex`, leaves the index file as it was.
+    @Test func aRefreshingDiffRecordsTouchedFilesInTheIndex() async throws {
+        try await withScratch { path in
+            let root = path + "/repo"
+            let repository = try Repository.create(at: root)
+            func name(_ i: Int) -> String { String(format: "items/%02d/item-%05d.json", i % 10, i) }
+            var updates: [TreeUpdate] = []
+            for i in 0..<300 { updates.append(.upsert(path: name(i), blob: try repository.writeBlob(Data("{\"n\": \(i)}\n".utf8)))) }
+            let tree = try repository.updateTree(nil, updates.sorted { $0.path < $1.path })
+            try repository.resetIndex(to: tree)
+            try repository.checkout(tree: tree, baseline: nil, strategy: .force)
+            let indexPath = root + "/.git/index"
+            func identity() -> [Int] { var info = stat(); stat(indexPath, &info); return [Int(info.st_ino), info.st_mtim.tv_nsec, info.st_mtim.tv_sec] }
+            func backdate(_ i: Int) {
+                var past = [timespec(tv_sec: time(nil) - 100, tv_nsec: 0), timespec(tv_sec: time(nil) - 100, tv_nsec: 0)]
+                #expect(utimensat(AT_FDCWD, root + "/" + name(i), &past, 0) == 0)
+            }
+            let touched = [3, 150, 299]
+            for i in touched { backdate(i) }
+            try Data("{\"n\": 99}\n".utf8).write(to: URL(fileURLWithPath: root + "/" + name(8)))  // same size as "8" would not be; an edit
+            backdate(8)
+            // Staged, then undone in the working tree: the index's blob is not HEAD's.
+            try Data("{\"n\": \"staged\"}\n".utf8).write(to: URL(fileURLWithPath: root + "/" + name(20)))
+            _ = try git(["add", name(20)], in: root)
+            try Data("{\"n\": 20}\n".utf8).write(to: URL(fileURLWithPath: root + "/" + name(20)))
+            backdate(20)
+            // Changed (ctime) at least a second before the diff, as files touched before a status
+            // run are: a file changed in the last second is left for the next run.
+            try await Task.sleep(nanoseconds: 2_100_000_000)
+            backdate(200)  // touched just now: its ctime is of this second
+            let mismatched = Set(try repository.statMismatches())
+            #expect(mismatched == Set((touched + [8, 20, 200]).map(name)))
+
+            // Not asked to refresh: the index stays as it is.
+            let before = identity()
+            // libgit2 merges the staged change and its undoing into one delta (git shows `MM`).
+            let deltas = try repository.diffTreeToWorkdirPreloaded(tree).deltas.map(\.path)
+            #expect(deltas == [name(20), name(8)])
+            #expect(identity() == before)
+            // Another process holds the lock: nothing written, its lock left alone.
+            #expect(FileManager.default.createFile(atPath: indexPath + ".lock", contents: Data("theirs".utf8)))
+            #expect(try repository.diffTreeToWorkdirPreloaded(tree, refreshingIndex: true).deltas.map(\.path) == deltas)
+            #expect(identity() == before)
+            #expect(FileManager.default.contents(atPath: indexPath + ".lock") == Data("theirs".utf8))
+            try FileManager.default.removeItem(atPath: indexPath + ".lock")
+
+            // Refreshed: the touched files are trusted now; the edit, the undone stage and the file
+            // touched in the last second are not.
+            #expect(try repository.diffTreeToWorkdirPreloaded(tree, refreshingIndex: true).deltas.map(\.path) == deltas)
+            #expect(identity() != before)
+            #expect(!FileManager.default.fileExists(atPath: indexPath + ".lock"))
+            #expect(Set(try Repository.open(at: root).statMismatches()) == Set([8, 20, 200].map(name)))
+            #expect(try git(["diff", "--name-only"], in: root) == [8, 20].map(name).sorted().joined(separator: "\n") + "\n")
+            #expect(try git(["diff", "--cached", "--name-only", tree.hex], in: root) == name(20) + "\n")
+            #expect(try git(["diff", "--name-only", tree.hex], in: root) == name(8) + "\n")
+        }
+    }
+
+    /// The refresh's guard against the bug `GIT_DIFF_UPDATE_INDEX` had: an index written by
+    /// another process after the diff read it (a sync's, `git add`'s) is not replaced by one made
+    /// from the older file, though the lock is free by then.
+    @Test func aRefreshWritesNothingOverAnIndexWrittenSinceTheDiff() async throws {
+        try await withScratch { path in
+            let root = path + "/repo"
+            let repository = try Repository.create(at: root)
+            let blob = try repository.writeBlob(Data("{\"n\": 1}\n".utf8))
+            let tree = try repository.updateTree(nil, [.upsert(path: "items/a.json", blob: blob)])
+            try repository.resetIndex(to: tree)
+            try repository.checkout(tree: tree, baseline: nil, strategy: .force)
+            var past = [timespec(tv_sec: time(nil) - 100, tv_nsec: 0), timespec(tv_sec: time(nil) - 100, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, root + "/items/a.json", &past, 0) == 0)
+            let indexPath = root + "/.git/index"
+            let read = try #require(IndexFile.identity(at: indexPath))
+            var info = stat()
+            #expect(stat(root + "/items/a.json", &info) == 0)
+            // Another process writes the index after the diff read it.
+            #expect(FileManager.default.createFile(atPath: root + "/notes.txt", contents: Data("mine\n".utf8)))
+            _ = try git(["add", "notes.txt"], in: root)
+            let theirs = FileManager.default.contents(atPath: indexPath)
+            repository.refreshIndex([StatMismatch(path: "items/a.json", info: info)], readAs: read, workdir: root + "/")
+            #expect(FileManager.default.contents(atPath: indexPath) == theirs)
+            #expect(try git(["ls-files"], in: root) == "items/a.json\nnotes.txt\n")
+            // From the file as it is now, the same refresh is written.
+            repository.refreshIndex([StatMismatch(path: "items/a.json", info: info)], readAs: try #require(IndexFile.identity(at: indexPath)), workdir: root + "/")
+            #expect(FileManager.default.contents(atPath: indexPath) != theirs)
+            #expect(try git(["ls-files"], in: root) == "items/a.json\nnotes.txt\n")
+            #expect(try git(["diff-files", "--name-only"], in: root) == "")
         }
     }
 }

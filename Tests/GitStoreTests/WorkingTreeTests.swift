@@ -88,11 +88,13 @@ struct WorkingTreeTests {
         }
     }
 
-    /// A working-tree diff (what `status` and `diff` run) only reads the index, even when it
-    /// rehashed files whose stat data changed: libgit2's `GIT_DIFF_UPDATE_INDEX` wrote back the
-    /// index it had read before the diff, so a sync's index written meanwhile was replaced by the
-    /// older one (a tester's loop of syncs beside `tidemark status`: the branch moved, the index
-    /// kept the old blobs, and every later sync refused).
+    /// A working-tree diff not asked to refresh the index (what `diff` and a sync's own check
+    /// run) only reads it, even when it rehashed files whose stat data changed: libgit2's
+    /// `GIT_DIFF_UPDATE_INDEX` wrote back the index it had read before the diff, so a sync's
+    /// index written meanwhile was replaced by the older one (a tester's loop of syncs beside
+    /// `tidemark status`: the branch moved, the index kept the old blobs, and every later sync
+    /// refused). `status` refreshes it under the lock, from the file read again
+    /// (`PreloadTests.aRefreshWritesNothingOverAnIndexWrittenSinceTheDiff`).
     @Test func aWorkingTreeDiffNeverWritesTheIndex() async throws {
         try await withScratch { path in
             let (root, repository, v1) = try WorkingTreeTests.checkoutWithATouchedFile(in: path)
