@@ -151,6 +151,11 @@ struct OnePackTests {
                 try repository.updateTreeInOnePack(base, items, late: { () throws(GitError) in
                     [.upsert(path: ".tidemark/items.manifest", blob: try written.wait())] }).tree))
             #expect(try repository.readBlob(manifest.id) == Data("manifest 2\n".utf8))
+            // A late update inside a collection whose folders were rebuilt, not inside one of them.
+            let beside = try repository.writeBlob(Data("late\n".utf8))
+            let lateInside = { () throws(GitError) -> [TreeUpdate] in [.upsert(path: "items/zz/late.json", blob: beside)] }
+            #expect(try repository.updateTreeInOnePack(base, items, late: lateInside)
+                    == UpdatedTree(tree: try repository.updateTree(base, (items + (try lateInside())).sorted { $0.path < $1.path }), unchanged: []))
             // A late update inside a folder already rebuilt is refused, not lost.
             let error = #expect(throws: GitError.self) {
                 try repository.updateTreeInOnePack(base, items, late: { () throws(GitError) in
