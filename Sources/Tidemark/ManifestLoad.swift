@@ -18,16 +18,16 @@ final class ManifestLoad: CachedVersions, @unchecked Sendable {
             Background {
                 Result { () throws(MirrorError) in
                     let repository = try mirrorErrors { try Repository.open(at: gitDirectory, search: false) }
-                    let data = try mirrorErrors { try repository.readBlob(blob, copyAt: copy) }
-                    return try ManifestLoad.table(data, collection: collection)
+                    let bytes = try mirrorErrors { try repository.readBlobBytes(blob, copyAt: copy) }
+                    return try ManifestLoad.table(bytes, collection: collection)
                 }
             }
         }
     }
 
-    static func table(_ data: Data, collection: String) throws(MirrorError) -> ManifestTable {
+    static func table(_ bytes: [UInt8], collection: String) throws(MirrorError) -> ManifestTable {
         do {
-            return try ManifestTable(data)
+            return try ManifestTable(bytes: bytes)
         } catch {
             throw .corruptManifest(collection: collection, reason: error.description)
         }

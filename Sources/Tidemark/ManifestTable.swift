@@ -27,7 +27,11 @@ struct ManifestTable: CachedVersions {
     }
 
     init(_ data: Data) throws(Manifest.ParseError) {
-        let bytes = [UInt8](data)
+        try self.init(bytes: [UInt8](data))
+    }
+
+    /// The table of the manifest file `bytes`, kept as they are (no copy).
+    init(bytes: [UInt8]) throws(Manifest.ParseError) {
         var lines: [Line] = []
         lines.reserveCapacity(bytes.count / 64)
         let result = bytes.withUnsafeBufferPointer { (buffer) -> Result<Void, Manifest.ParseError> in

@@ -301,7 +301,9 @@ public actor Mirror {
 
     /// A manifest blob as a ``ManifestTable`` (empty for none): what a fetch works on.
     func manifestTable(_ collection: String, blob: ObjectID?) throws(MirrorError) -> ManifestTable {
-        try ManifestLoad.table(try manifestData(blob, of: collection), collection: collection)
+        guard let blob else { return ManifestTable() }
+        return try ManifestLoad.table(try mirrorErrors { try repository.readBlobBytes(blob, copyAt: manifestCopy(collection)) },
+                                      collection: collection)
     }
 
     /// Resolves a revision; `upstream` names the upstream-tracking ref.

@@ -96,29 +96,36 @@ struct RepositoryTests {
 
     /// A blob read through a copy gets the blob's bytes whatever is at the copy's path: the same
     /// bytes, other bytes of the same size, a link to the right bytes, a FIFO (not waited on), a
-    /// folder, nothing.
+    /// folder, nothing. As `Data` and as an array of bytes alike.
     @Test func aBlobReadThroughACopyIsTheBlobWhateverTheCopyHolds() async throws {
         try await withScratch { path in
             let repository = try Repository.create(at: path + "/repo")
             let body = Data("{\"manifest\": 1}\n".utf8)
             let blob = try repository.writeBlob(body)
             let copy = path + "/copy"
-            #expect(try repository.readBlob(blob, copyAt: copy) == body)
+            func expectBody(_ sourceLocation: SourceLocation = #_sourceLocation) throws {
+                #expect(try repository.readBlob(blob, copyAt: copy) == body, sourceLocation: sourceLocation)
+                #expect(try repository.readBlobBytes(blob, copyAt: copy) == [UInt8](body), sourceLocation: sourceLocation)
+            }
+            try expectBody()
             try body.write(to: URL(fileURLWithPath: copy))
-            #expect(try repository.readBlob(blob, copyAt: copy) == body)
+            try expectBody()
             try Data("{\"manifest\": 2}\n".utf8).write(to: URL(fileURLWithPath: copy))
-            #expect(try repository.readBlob(blob, copyAt: copy) == body)
+            try expectBody()
+            try Data("{\"manifest\": 1}\n\n".utf8).write(to: URL(fileURLWithPath: copy))  // longer
+            try expectBody()
             try body.write(to: URL(fileURLWithPath: path + "/right"))
             try FileManager.default.removeItem(atPath: copy)
             #expect(symlink(path + "/right", copy) == 0)
-            #expect(try repository.readBlob(blob, copyAt: copy) == body)
+            try expectBody()
             try FileManager.default.removeItem(atPath: copy)
             #expect(mkfifo(copy, 0o600) == 0)
-            #expect(try repository.readBlob(blob, copyAt: copy) == body)
+            try expectBody()
             try FileManager.default.removeItem(atPath: copy)
             try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: false)
-            #expect(try repository.readBlob(blob, copyAt: copy) == body)
+            try expectBody()
             #expect(throws: GitError.self) { try repository.readBlob(ObjectID.hashBlob(Data("absent".utf8)), copyAt: path + "/right") }
+            #expect(throws: GitError.self) { try repository.readBlobBytes(ObjectID.hashBlob(Data("absent".utf8)), copyAt: path + "/right") }
         }
     }
 }
