@@ -163,10 +163,10 @@ extension Repository {
     /// read before the diff, under a lock it takes only then, so a sync's index written meanwhile
     /// was replaced by the older one; git takes the lock before it reads).
     ///
-    /// A file that another process rewrites while libgit2 hashes it (a sync writing its items
-    /// beside a `status`) fails the diff: libgit2 reads fewer bytes than the size it found. The
-    /// diff is then made again, up to three more times, a moment apart; after that the error
-    /// says what happened, as libgit2's names no file.
+    /// A file that another process rewrites or removes while libgit2 hashes it (a sync writing
+    /// its items beside a `status`, an editor saving by rename) fails the diff: libgit2 reads
+    /// fewer bytes than the size it found, or finds no file to open. The diff is then made
+    /// again, up to three more times, a moment apart; after that the error says what happened.
     public func diffTreeToWorkdir(_ old: ObjectID?, paths: [String] = []) throws(GitError) -> Diff {
         var retries = 0
         while true {
@@ -178,15 +178,27 @@ extension Repository {
                         }
                     }
                 }
-            } catch where error.errorClass == Int32(GIT_ERROR_OS.rawValue) && error.message.hasPrefix("error reading file for hashing") {
+            } catch where error.isFileChangingUnderTheDiff {
                 guard retries < 3 else {
                     throw GitError(code: error.code, errorClass: error.errorClass,
-                                   message: "a working-tree file changed while it was being read (another process, such as a "
-                                   + "sync, is writing the working tree); run the command again", operation: error.operation)
+                                   message: "a working-tree file kept changing while it was being read (another process, such "
+                                   + "as a sync, is writing the working tree): \(error.message); run the command again",
+                                   operation: error.operation)
                 }
                 retries += 1
                 usleep(UInt32(20_000 << retries))
             }
         }
+    }
+}
+
+extension GitError {
+    /// libgit2's errors for a working-tree file that changed between its `lstat` and its read:
+    /// a short read (no `errno`), or the file (or a folder on its path) gone. An I/O error is not
+    /// one of them.
+    var isFileChangingUnderTheDiff: Bool {
+        guard errorClass == Int32(GIT_ERROR_OS.rawValue) else { return false }
+        return message == "error reading file for hashing: " || message == "error reading file for hashing"
+            || (message.hasPrefix("could not find '") && message.contains("' to open"))
     }
 }

@@ -111,6 +111,10 @@ extension Repository {
                 throw GitError(code: .generic, message: "cannot create '\(temporary)': \(String(cString: strerror(errno)))",
                                operation: Repository.indexWrite)
             }
+            // The new file keeps the old one's permissions (group ones under
+            // `core.sharedRepository`, say), where a new file would get the umask's.
+            var old = stat()
+            if stat(gitDirectory + "index", &old) == 0 { fchmod(descriptor, old.st_mode & 0o777) }
             nonisolated(unsafe) let buffers = buffers
             nonisolated(unsafe) var checksum: [UInt8] = []
             nonisolated(unsafe) var written = false

@@ -1,4 +1,5 @@
 import CLibGit2
+import CPackFormat
 import Foundation
 
 extension Repository {
@@ -18,7 +19,9 @@ extension Repository {
     ///     files found unchanged after all, as `git status` does (``refreshIndex(_:readAs:workdir:)``),
     ///     so that the next run need not read them again. Only what `git status` would run with:
     ///     never a sync's own check, which writes the index itself.
-    public func diffTreeToWorkdirPreloaded(_ old: ObjectID, paths: [String] = [], refreshingIndex: Bool = false) throws(GitError) -> Diff {
+    ///   - whileLocked: called while the refresh holds the index lock (a test's pause point).
+    public func diffTreeToWorkdirPreloaded(_ old: ObjectID, paths: [String] = [], refreshingIndex: Bool = false,
+                                           whileLocked: () -> Void = {}) throws(GitError) -> Diff {
         guard let workdir else { return try diffTreeToWorkdir(old, paths: paths) }
         // Exact paths of an index file that can be spliced (``IndexFile``): their entries go in
         // an in-memory index on a handle of its own, so the file is not parsed whole.
@@ -42,7 +45,7 @@ extension Repository {
         var unchanged: [StatMismatch] = []
         let diff = try diffTreeToWorkdir(old, index: index, paths: paths, workdir: workdir, unchanged: &unchanged)
         if refreshingIndex, paths.isEmpty, let read, read == before {
-            refreshIndex(unchanged, readAs: read, workdir: workdir)
+            refreshIndex(unchanged, readAs: read, workdir: workdir, whileLocked: whileLocked)
         }
         return diff
     }
@@ -99,11 +102,15 @@ extension Repository {
     /// writing), when `GIT_OPTIONAL_LOCKS=0` (as git honours it for tools that run `git status`
     /// in the background), or when the file cannot be spliced; an entry marked assume-unchanged
     /// is left as it is. A failure is ignored: the refresh only saves time.
-    func refreshIndex(_ files: [StatMismatch], readAs read: [Int], workdir: String) {
-        guard !files.isEmpty, ProcessInfo.processInfo.environment["GIT_OPTIONAL_LOCKS"] != "0" else { return }
+    func refreshIndex(_ files: [StatMismatch], readAs read: [Int], workdir: String, whileLocked: () -> Void = {}) {
+        guard !files.isEmpty, Repository.optionalLocksAllowed, !hasFilterDrivers else { return }
         let token = "tidemark status \(getpid()) \(UInt64.random(in: 0 ... .max))"
+        // Ctrl-C meanwhile removes the lock (and the file being written), as git's would.
+        guard tidemark_lock_cleanup_arm(gitDirectory + "index.lock", token, gitDirectory + Repository.indexWriteFile) == 0 else { return }
+        defer { tidemark_lock_cleanup_disarm() }
         guard (try? holdIndexLock(token: token)) != nil else { return }
         defer { releaseIndexLock() }
+        whileLocked()
         guard let file = readIndexFile(), file.identity == read else { return }
         var changes: [(path: String, entry: git_index_entry?)] = []
         for mismatch in files {
@@ -116,6 +123,28 @@ extension Repository {
             changes.append((mismatch.path, entry))
         }
         try? writeIndexFile(file.spliced(changes, workdir: workdir))
+    }
+
+    /// False when `GIT_OPTIONAL_LOCKS` is set to false as git reads a boolean (`0`, `false`, `no`,
+    /// `off`, empty): tools that run `status` in the background set it so that it takes no lock.
+    static var optionalLocksAllowed: Bool {
+        guard let value = ProcessInfo.processInfo.environment["GIT_OPTIONAL_LOCKS"] else { return true }
+        return !["", "0", "false", "no", "off"].contains(value.lowercased())
+    }
+
+    /// Whether the configuration names a filter driver's clean or process command: libgit2 runs
+    /// none, so a file it finds unchanged may differ from its blob once git filters it, and its
+    /// stat data must not tell git otherwise.
+    var hasFilterDrivers: Bool {
+        guard let config = try? makeHandle("git_repository_config_snapshot", { git_repository_config_snapshot(&$0, pointer) }) else {
+            return true
+        }
+        defer { git_config_free(config) }
+        var iterator: OpaquePointer?
+        guard git_config_iterator_glob_new(&iterator, config, "^filter\\..*\\.(clean|process)$") == 0, let iterator else { return true }
+        defer { git_config_iterator_free(iterator) }
+        var entry: UnsafeMutablePointer<git_config_entry>?
+        return git_config_next(&entry, iterator) == 0
     }
 
     /// The index entries whose stat data does not match their working-tree file, racily clean
@@ -187,6 +216,9 @@ private struct IndexStatPass {
         defer { if folderFD >= 0 { close(folderFD) } }
         for position in positions {
             guard let entry = git_index_get_byindex(index, position), let path = entry.pointee.path else { continue }
+            // Outside a sparse checkout's cone (skip-worktree): no file expected, none compared,
+            // as git compares none.
+            if entry.pointee.flags_extended & UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue) != 0 { continue }
             let length = strlen(path)
             let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(path).assumingMemoryBound(to: UInt8.self), count: length)
             let slash = bytes.lastIndex(of: UInt8(ascii: "/"))

@@ -82,8 +82,9 @@ extension Mirror {
         let upstream = try upstreamCommit()
         let local = head.map { head in
             let (root, tree) = (workingTree, head.tree)
-            return Task.detached { () throws -> [DiffDelta] in
-                try Repository.open(at: root, search: false).diffTreeToWorkdirPreloaded(tree, refreshingIndex: true).deltas
+            return Task.detached { [self] () throws -> [DiffDelta] in
+                try Repository.open(at: root, search: false).diffTreeToWorkdirPreloaded(
+                    tree, refreshingIndex: true, whileLocked: { crashPoint("status-index-locked") }).deltas
             }
         }
         let collections = Result { () throws(MirrorError) in try comparedCollections(from: head?.tree) }

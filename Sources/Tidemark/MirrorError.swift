@@ -124,6 +124,11 @@ public enum MirrorError: Error, CustomStringConvertible {
                 return error.description + " (the index is split, which libgit2 cannot read: run 'git update-index "
                     + "--no-split-index', and unset core.splitIndex if it is set)"
             }
+            // Nor a sparse index (git sparse-checkout --sparse-index, index.sparse).
+            if error.message.contains("unsupported mandatory extension: 'sdir'") {
+                return error.description + " (the index is a sparse index, which libgit2 cannot read: run 'git "
+                    + "sparse-checkout set --no-sparse-index', or 'git sparse-checkout disable')"
+            }
             return error.description
         case .workingTreeUnfinished(let error):
             return error.description + "\nThe working tree was left partly updated: once that is fixed, run the command "

@@ -190,6 +190,27 @@ struct BranchSafetyTests {
         }
     }
 
+    /// Nor a sparse index: the error says how to make it whole. An item outside a sparse
+    /// checkout (skip-worktree, no file) is no local deletion, as it is none to git.
+    @Test func aSparseIndexIsRefusedWithTheWayBackAndASkippedItemIsNotDeleted() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(3, in: root)
+            _ = try await CLI.run("/usr/bin/git", ["sparse-checkout", "set", "--cone", "--sparse-index", "items"], in: mirror)
+            let refused = try await CLI.tidemark(["status"], in: mirror)
+            #expect(refused.status == 128, "\(refused.stderr)")
+            #expect(refused.stderr.contains("unsupported mandatory extension: 'sdir' (the index is a sparse index, which libgit2 "
+                                            + "cannot read: run 'git sparse-checkout set --no-sparse-index'"), "\(refused.stderr)")
+            _ = try await CLI.run("/usr/bin/git", ["sparse-checkout", "disable"], in: mirror)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+
+            try await CLI.git(["update-index", "--skip-worktree", "items/i1.json"], in: mirror)
+            try FileManager.default.removeItem(atPath: mirror + "/items/i1.json")
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            let status = try await CLI.tidemark(["status", "--porcelain"], in: mirror)
+            #expect(status.status == 0 && status.stdout == "", "\(status.stdout)\(status.stderr)")
+        }
+    }
+
     @Test func aFileEditedAfterAKilledSyncIsNamedAndForceFinishesTheSync() async throws {
         try await withScratch { root in
             let (upstream, mirror) = try await CrashTests.cloned(20, in: root)

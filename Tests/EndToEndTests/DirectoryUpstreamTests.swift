@@ -179,37 +179,81 @@ struct DirectoryUpstreamEndToEndTests {
     }
 
     /// `tidemark status` records mirror files touched with the same bytes in the index, as
-    /// `git status` does, so that later runs (and git) need not read them again; with
-    /// `GIT_OPTIONAL_LOCKS=0` it leaves the index as it is.
+    /// `git status` does, so that later runs (and git) need not read them again. It leaves the
+    /// index as it is with `GIT_OPTIONAL_LOCKS` false (as git reads a boolean), and while a
+    /// filter driver is configured (libgit2 runs none: git might see the file differ). The index
+    /// written keeps the old one's permissions.
     @Test func statusRecordsTouchedFilesInTheIndex() async throws {
         try await withScratch { root in
-            let upstream = root + "/up"
-            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
-            for name in ["a", "b", "c"] { try Data("{\"v\": 1}\n".utf8).write(to: URL(fileURLWithPath: upstream + "/\(name).json")) }
-            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
-            let mirror = root + "/m"
-            let files = try FileManager.default.subpathsOfDirectory(atPath: mirror + "/items").filter { $0.hasSuffix(".json") }
-            #expect(files.count == 3)
-            var past = [timespec(tv_sec: time(nil) - 100, tv_nsec: 0), timespec(tv_sec: time(nil) - 100, tv_nsec: 0)]
-            for file in files { #expect(utimensat(AT_FDCWD, mirror + "/items/" + file, &past, 0) == 0) }
-            // Touched more than a second before the status run.
-            try await Task.sleep(nanoseconds: 2_100_000_000)
-            func indexFile() -> [Int] { var info = stat(); stat(mirror + "/.git/index", &info); return [Int(info.st_ino), info.st_mtim.tv_nsec] }
-            let before = indexFile()
+            let mirror = try await Self.mirrorWithTouchedFiles(in: root)
+            let index = mirror + "/.git/index"
+            #expect(chmod(index, 0o640) == 0)
+            func identity() -> [Int] { var info = stat(); stat(index, &info); return [Int(info.st_ino), info.st_mtim.tv_nsec] }
+            let before = identity()
 
-            let quiet = try await CLI.tidemark(["status", "--porcelain"], in: mirror, environment: ["GIT_OPTIONAL_LOCKS": "0"])
-            #expect(quiet.status == 0 && quiet.stdout.isEmpty, "\(quiet.stdout)\(quiet.stderr)")
-            #expect(indexFile() == before)
+            for value in ["0", "false", "Off", ""] {
+                let quiet = try await CLI.tidemark(["status", "--porcelain"], in: mirror, environment: ["GIT_OPTIONAL_LOCKS": value])
+                #expect(quiet.status == 0 && quiet.stdout.isEmpty, "\(value): \(quiet.stdout)\(quiet.stderr)")
+                #expect(identity() == before, "GIT_OPTIONAL_LOCKS=\(value)")
+            }
+            try await CLI.git(["config", "filter.up.clean", "cat"], in: mirror)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout.isEmpty)
+            #expect(identity() == before)
             // git's diff-files trusts the index's stat data: the three look modified to it.
             #expect(try await CLI.git(["diff-files", "--name-only"], in: mirror).split(separator: "\n").count == 3)
 
+            try await CLI.git(["config", "--unset", "filter.up.clean"], in: mirror)
             let status = try await CLI.tidemark(["status", "--porcelain"], in: mirror)
             #expect(status.status == 0 && status.stdout.isEmpty, "\(status.stdout)\(status.stderr)")
-            #expect(indexFile() != before)
+            #expect(identity() != before)
+            var info = stat()
+            #expect(stat(index, &info) == 0 && info.st_mode & 0o777 == 0o640)
             #expect(try await CLI.git(["diff-files", "--name-only"], in: mirror) == "")
             #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/index.lock"))
             try await CLI.expectClean(mirror)
         }
+    }
+
+    /// Ctrl-C (or SIGTERM) while `status` holds the index lock for its refresh removes the lock,
+    /// as git's does, so that git and the next sync are not locked out; the index stays valid.
+    @Test func aStatusInterruptedWhileItHoldsTheIndexLockRemovesIt() async throws {
+        try await withScratch { root in
+            let mirror = try await Self.mirrorWithTouchedFiles(in: root)
+            for (round, signal) in [SIGINT, SIGTERM].enumerated() {
+                if round > 0 {
+                    var past = [timespec(tv_sec: time(nil) - 100, tv_nsec: 0), timespec(tv_sec: time(nil) - 100, tv_nsec: 0)]
+                    #expect(utimensat(AT_FDCWD, mirror + "/items/a.json", &past, 0) == 0)
+                    try await Task.sleep(nanoseconds: 2_100_000_000)
+                }
+                let go = root + "/go\(round)"
+                let status = try CLI.spawnTidemark(["status"], in: mirror,
+                                                   environment: ["TIDEMARK_PAUSE_AT": "status-index-locked", "TIDEMARK_PAUSE_FILE": go])
+                #expect(await CLI.waitForFile(go + ".reached"))
+                #expect(FileManager.default.fileExists(atPath: mirror + "/.git/index.lock"))
+                #expect(kill(status.pid, signal) == 0)
+                let ended = await status.finished()
+                #expect(ended.signalled && ended.status == signal, "\(ended.status) \(ended.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/index.lock"))
+                #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            }
+            try await CLI.expectClean(mirror)
+        }
+    }
+
+    /// A mirror of three items whose files were touched (same bytes, times set back) more than a
+    /// second ago: stat data unlike the index's, contents unchanged.
+    static func mirrorWithTouchedFiles(in root: String) async throws -> String {
+        let upstream = root + "/up"
+        try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+        for name in ["a", "b", "c"] { try Data("{\"v\": 1}\n".utf8).write(to: URL(fileURLWithPath: upstream + "/\(name).json")) }
+        #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+        let mirror = root + "/m"
+        let files = try FileManager.default.subpathsOfDirectory(atPath: mirror + "/items").filter { $0.hasSuffix(".json") }
+        #expect(files.count == 3)
+        var past = [timespec(tv_sec: time(nil) - 100, tv_nsec: 0), timespec(tv_sec: time(nil) - 100, tv_nsec: 0)]
+        for file in files { #expect(utimensat(AT_FDCWD, mirror + "/items/" + file, &past, 0) == 0) }
+        try await Task.sleep(nanoseconds: 2_100_000_000)
+        return mirror
     }
 
     /// A subfolder named like the collection (`items`) is a shard like any other: creating one

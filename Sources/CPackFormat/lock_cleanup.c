@@ -1,0 +1,65 @@
+#include "lock_cleanup.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+// Everything the handler touches is set before it is installed: it only calls async-signal-safe
+// functions (open, read, close, unlink, sigaction, raise).
+static const int watched[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define WATCHED (sizeof(watched) / sizeof(watched[0]))
+static struct sigaction previous[WATCHED];
+static char lock_path[4096], temporary_path[4096], lock_token[256];
+static size_t token_length;
+static volatile sig_atomic_t armed;
+
+static int lock_is_own(void) {
+    int fd = open(lock_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char read_back[256];
+    ssize_t got = read(fd, read_back, sizeof(read_back));
+    close(fd);
+    return got == (ssize_t)token_length && memcmp(read_back, lock_token, token_length) == 0;
+}
+
+static void on_signal(int number) {
+    if (armed) {
+        armed = 0;
+        if (temporary_path[0]) unlink(temporary_path);
+        if (lock_is_own()) unlink(lock_path);
+    }
+    for (size_t i = 0; i < WATCHED; i++) {
+        if (watched[i] == number) sigaction(number, &previous[i], NULL);
+    }
+    raise(number);
+}
+
+int tidemark_lock_cleanup_arm(const char *lock, const char *token, const char *temporary) {
+    size_t lock_length = strlen(lock), temporary_length = temporary ? strlen(temporary) : 0;
+    token_length = strlen(token);
+    if (lock_length >= sizeof(lock_path) || temporary_length >= sizeof(temporary_path) || token_length >= sizeof(lock_token)) {
+        return -1;
+    }
+    memcpy(lock_path, lock, lock_length + 1);
+    memcpy(lock_token, token, token_length + 1);
+    if (temporary) memcpy(temporary_path, temporary, temporary_length + 1); else temporary_path[0] = 0;
+    armed = 1;
+    for (size_t i = 0; i < WATCHED; i++) {
+        struct sigaction action;
+        memset(&action, 0, sizeof(action));
+        action.sa_handler = on_signal;
+        sigemptyset(&action.sa_mask);
+        sigaction(watched[i], &action, &previous[i]);
+        // A signal the process was ignoring (nohup's SIGHUP, a background job's SIGINT) stays so.
+        if (previous[i].sa_handler == SIG_IGN) sigaction(watched[i], &previous[i], NULL);
+    }
+    return 0;
+}
+
+void tidemark_lock_cleanup_disarm(void) {
+    armed = 0;
+    for (size_t i = 0; i < WATCHED; i++) {
+        if (previous[i].sa_handler != SIG_IGN) sigaction(watched[i], &previous[i], NULL);
+    }
+}
