@@ -153,6 +153,11 @@ extension Mirror {
             progress?(.listing(collection: collection, items: listed))
 
             let plan = try plan(collection: collection, listing: listing, base: cached, options: options)
+            // A sync's checkout writes over the changed items' files: their blocks are read in
+            // meanwhile.
+            if options.preloadIndex {
+                repository.prefetchWorkingTree(plan.downloads.compactMap { $0.old.map { "\(collection)/\($0.path)" } })
+            }
             let outcome = await download(plan.downloads, collection: collection, from: upstream,
                                          jobs: options.jobs ?? settings.jobs, into: batch)
             crashPoint("after-downloads")

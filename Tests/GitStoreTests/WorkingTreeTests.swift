@@ -140,4 +140,34 @@ struct WorkingTreeTests {
             #expect(try repository.diffTrees(old, new, paths: ["m"]).deltas.map(\.path) == ["m"])
         }
     }
+
+    /// The files a sync's checkout will write over are read into the page cache in the
+    /// background: evicted first, they are resident soon after, without the call waiting. A FIFO
+    /// on the list is not opened (nothing blocks), a missing file is skipped.
+    @Test func prefetchedFilesComeIntoThePageCache() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path + "/repo")
+            let file = path + "/repo/items/a.json"
+            try FileManager.default.createDirectory(atPath: path + "/repo/items", withIntermediateDirectories: true)
+            try Data(repeating: 65, count: 256 * 1024).write(to: URL(fileURLWithPath: file))
+            #expect(mkfifo(path + "/repo/items/fifo.json", 0o600) == 0)
+            func residentPages() -> Int {
+                let descriptor = open(file, O_RDONLY)
+                defer { close(descriptor) }
+                guard let map = mmap(nil, 256 * 1024, PROT_READ, MAP_SHARED, descriptor, 0), map != MAP_FAILED else { return -1 }
+                defer { munmap(map, 256 * 1024) }
+                var vector = [UInt8](repeating: 0, count: 64)
+                guard mincore(map, 256 * 1024, &vector) == 0 else { return -1 }
+                return vector.filter { $0 & 1 != 0 }.count
+            }
+            let descriptor = open(file, O_RDONLY)
+            #expect(fsync(descriptor) == 0 && posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED) == 0)
+            close(descriptor)
+            #expect(residentPages() < 64)
+            repository.prefetchWorkingTree(["items/fifo.json", "items/missing.json", "items/a.json"])
+            let deadline = Date().addingTimeInterval(10)
+            while residentPages() < 64, Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
+            #expect(residentPages() == 64)
+        }
+    }
 }
