@@ -41,16 +41,24 @@ int tidemark_memo_add(tidemark_memo *memo, const unsigned char id[20], int type,
     table_object object = {.type = (git_object_t)type, .length = length};
     memcpy(object.id.id, id, 20);
     pthread_rwlock_rdlock(&memo->lock);
-    int skip = memo->bytes + length > memo->budget || table_find(&memo->table, &object.id) >= 0;
+    int held = table_find(&memo->table, &object.id) >= 0;
+    int skip = held || memo->bytes + length > memo->budget;
     pthread_rwlock_unlock(&memo->lock);
-    if (skip) return 0;
+    if (skip) return held ? 2 : 0;
     // Copied outside the lock: a 7 MB manifest does not hold up readers.
     object.data = malloc(length ? length : 1);
     if (!object.data) return -1;
     memcpy(object.data, data, length);
     pthread_rwlock_wrlock(&memo->lock);
-    int added = memo->bytes + length > memo->budget ? 0 : table_insert(&memo->table, &object);
-    if (added == 1) memo->bytes += length;
+    int added;
+    if (table_find(&memo->table, &object.id) >= 0) {
+        added = 2;  // another thread added it meanwhile
+    } else if (memo->bytes + length > memo->budget) {
+        added = 0;
+    } else {
+        added = table_insert(&memo->table, &object);
+        if (added == 1) memo->bytes += length;
+    }
     pthread_rwlock_unlock(&memo->lock);
     if (added != 1) free(object.data);
     return added;

@@ -9,7 +9,9 @@ import Foundation
 /// checkout then reads all of them again. Without the memo each read inflates the object from
 /// its pack: 28 MB of zlib in a 1% sync of a 100k-item mirror, 17 MB of it for objects the sync
 /// had just held in memory. Only objects the repository already stores are remembered, so a
-/// backend serving them never makes an object readable that the repository lacks.
+/// backend serving them never makes an object readable that the repository lacks; the one
+/// exception is a ``PendingBlob`` whose pack is still being written, which no ref names before
+/// ``PendingBlob/wait()`` (the memo is cleared if the write fails).
 final class ObjectMemo: @unchecked Sendable {
     private let memo: OpaquePointer
 
@@ -22,13 +24,15 @@ final class ObjectMemo: @unchecked Sendable {
 
     deinit { tidemark_memo_release(memo) }
 
-    /// Keeps a copy of an object the repository stores, unless that would exceed the budget.
-    func remember(_ id: ObjectID, type: git_object_t, contents: Data) {
+    /// Keeps a copy of an object the repository stores, unless that would exceed the budget; true
+    /// when the memo holds it then.
+    @discardableResult
+    func remember(_ id: ObjectID, type: git_object_t, contents: Data) -> Bool {
         var raw = id.raw
-        contents.withUnsafeBytes { bytes in
+        return contents.withUnsafeBytes { bytes in
             withUnsafeBytes(of: &raw.id) { idBytes in
-                _ = tidemark_memo_add(memo, idBytes.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                      Int32(type.rawValue), bytes.baseAddress, bytes.count)
+                tidemark_memo_add(memo, idBytes.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                  Int32(type.rawValue), bytes.baseAddress, bytes.count) > 0
             }
         }
     }

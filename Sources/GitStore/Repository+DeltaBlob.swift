@@ -46,7 +46,9 @@ extension Repository {
     /// does not match the CRC-32 its pack's index records. The blob is stored whole when its base
     /// is in no pack as such an entry, or the delta would insert more than a
     /// 1/``deltaInsertedFraction`` of it (the next ones are then deltas against it).
-    public func storeBlob(_ data: Data, editing edit: BlobEdit? = nil) throws(GitError) -> ObjectID {
+    ///
+    /// `hashed` is called with the blob's id once it is known, before the pack is written.
+    public func storeBlob(_ data: Data, editing edit: BlobEdit? = nil, hashed: (ObjectID) -> Void = { _ in }) throws(GitError) -> ObjectID {
         nonisolated(unsafe) var id: Result<ObjectID, GitError>?
         nonisolated(unsafe) var delta: DeltaPack?
         nonisolated(unsafe) var whole: [UInt8] = []
@@ -60,6 +62,7 @@ extension Repository {
             if delta == nil { whole = data.withUnsafeBytes { PreparedObject.encode($0, type: GIT_OBJECT_BLOB) } }
         }
         let blob = try id!.get()
+        hashed(blob)
         if contains(blob) { return blob }
         if let delta {
             try storePack(base: delta.base, deltas: delta.carried + [(blob, delta.size, delta.stream)])

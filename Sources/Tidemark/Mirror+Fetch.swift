@@ -219,11 +219,12 @@ extension Mirror {
         crashPoint("after-objects")
 
         updates.sort { $0.path < $1.path }
-        // The manifests' upserts, once they are written.
+        // The manifests' upserts, once they are hashed (and readable from the memo: their packs
+        // may still be being written, which the trees need not wait for).
         let manifestWrites = fetched.compactMap { fetch in fetch.pending.map { (Mirror.manifestPath(fetch.report.name), $0) } }
         let manifestUpdates = { () throws(GitError) -> [TreeUpdate] in
             var upserts: [TreeUpdate] = []
-            for (path, pending) in manifestWrites { upserts.append(.upsert(path: path, blob: try pending.wait())) }
+            for (path, pending) in manifestWrites { upserts.append(.upsert(path: path, blob: try pending.id())) }
             return upserts
         }
         // Many changed paths rewrite many trees (one per fan-out folder): those are built on all
@@ -251,6 +252,8 @@ extension Mirror {
                     : try repository.updateTreeInOnePack(base?.tree, updates, late: manifestUpdates)
             }
         }
+        // The manifests' packs are on disk before anything names the trees.
+        for (_, pending) in manifestWrites { _ = try mirrorErrors { try pending.wait() } }
         let tree = updated.tree
         crashPoint("after-trees")
         // In path order, like the updates (a clone's 100k paths are not sorted again).

@@ -101,4 +101,35 @@ struct ObjectMemoTests {
             for id in try [tree, newItems.id] + repository.treeEntries(newItems.id).map(\.id) { #expect(worker.contains(id)) }
         }
     }
+
+    /// With a memo, a pending blob's id comes once it is hashed, readable from the memo while its
+    /// pack may still be being written; `wait()` returns once the pack is on disk. Without a
+    /// memo the id waits for the pack. A write that fails leaves the memo serving nothing it lacks.
+    @Test func aPendingBlobsIdComesBeforeItsPackAndAFailedWriteIsForgotten() async throws {
+        try await withScratch { path in
+            let body = Data(String(repeating: "a line of the manifest\n", count: 4000).utf8)
+            let repository = try Repository.create(at: path + "/memo")
+            try repository.rememberObjects()
+            let pending = PendingBlob(body, into: repository)
+            let id = try pending.id()
+            #expect(id == ObjectID.hashBlob(body))
+            #expect(try repository.readBlob(id) == body)
+            #expect(try pending.wait() == id)
+            #expect(try repository.missingFromDisk([id]).isEmpty)
+
+            let plain = try Repository.create(at: path + "/plain")
+            let unmemoized = PendingBlob(body, into: plain)
+            #expect(try unmemoized.id() == id)
+            #expect(try plain.missingFromDisk([id]).isEmpty)
+
+            // objects/pack a file: the pack cannot be written.
+            let failing = try Repository.create(at: path + "/failing")
+            try failing.rememberObjects()
+            try FileManager.default.removeItem(atPath: path + "/failing/.git/objects/pack")
+            #expect(FileManager.default.createFile(atPath: path + "/failing/.git/objects/pack", contents: Data()))
+            let doomed = PendingBlob(body, into: failing)
+            #expect(throws: GitError.self) { try doomed.wait() }
+            #expect(throws: GitError.self) { try failing.readBlob(id) }
+        }
+    }
 }

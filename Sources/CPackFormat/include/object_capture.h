@@ -42,7 +42,8 @@ tidemark_memo *tidemark_memo_new(size_t budget);
 void tidemark_memo_release(tidemark_memo *memo);
 
 /// Keeps a copy of an object (`type` a git_object_t) unless the memo holds it already or it would
-/// exceed the budget. Returns 1 when kept, 0 when not, -1 when out of memory.
+/// exceed the budget. Returns 1 when kept, 2 when held already, 0 when not kept (the budget), -1
+/// when out of memory.
 int tidemark_memo_add(tidemark_memo *memo, const unsigned char id[20], int type, const void *data, size_t length);
 
 /// Forgets every object (the backends stay, serving nothing).
