@@ -26,8 +26,12 @@ static int lock_is_own(void) {
 static void on_signal(int number) {
     if (armed) {
         armed = 0;
-        if (temporary_path[0]) unlink(temporary_path);
-        if (lock_is_own()) unlink(lock_path);
+        // The temporary file is this process's only while the lock is: before it took the lock,
+        // another process holding it may be writing a file of that name.
+        if (lock_is_own()) {
+            if (temporary_path[0]) unlink(temporary_path);
+            unlink(lock_path);
+        }
     }
     for (size_t i = 0; i < WATCHED; i++) {
         if (watched[i] == number) sigaction(number, &previous[i], NULL);
@@ -46,13 +50,14 @@ int tidemark_lock_cleanup_arm(const char *lock, const char *token, const char *t
     if (temporary) memcpy(temporary_path, temporary, temporary_length + 1); else temporary_path[0] = 0;
     armed = 1;
     for (size_t i = 0; i < WATCHED; i++) {
+        // A signal the process was ignoring (nohup's SIGHUP, a background job's SIGINT) stays so.
+        sigaction(watched[i], NULL, &previous[i]);
+        if (previous[i].sa_handler == SIG_IGN) continue;
         struct sigaction action;
         memset(&action, 0, sizeof(action));
         action.sa_handler = on_signal;
         sigemptyset(&action.sa_mask);
-        sigaction(watched[i], &action, &previous[i]);
-        // A signal the process was ignoring (nohup's SIGHUP, a background job's SIGINT) stays so.
-        if (previous[i].sa_handler == SIG_IGN) sigaction(watched[i], &previous[i], NULL);
+        sigaction(watched[i], &action, NULL);
     }
     return 0;
 }

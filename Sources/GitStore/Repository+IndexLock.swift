@@ -57,6 +57,8 @@ extension Repository {
     /// holds it, and leaves it alone. A lock that is no longer this handle's (deleted and taken
     /// by another process) stays, and libgit2's write then fails.
     func writeIndex(_ index: OpaquePointer) throws(GitError) {
+        var old = stat()
+        let hadIndex = stat(gitDirectory + "index", &old) == 0
         try handingOverIndexLock { () throws(GitError) in
             do throws(GitError) {
                 try checkCall(Repository.indexWrite) { git_index_write(index) }
@@ -64,6 +66,8 @@ extension Repository {
                 throw indexLockTaken()
             }
         }
+        // The new file keeps the old one's permissions, as ``writeIndexFile(_:)``'s does.
+        if hadIndex { chmod(gitDirectory + "index", old.st_mode & 0o777) }
     }
 
     /// What an index write reports as its operation.

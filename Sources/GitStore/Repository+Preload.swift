@@ -99,11 +99,12 @@ extension Repository {
     /// first, then the file read again, and nothing is written unless it is still the file the
     /// diff read (`read`, its stat data: every index write renames a new file into place).
     /// Nothing happens when the lock is taken (no wait: another git or tidemark process is
-    /// writing), when `GIT_OPTIONAL_LOCKS=0` (as git honours it for tools that run `git status`
-    /// in the background), or when the file cannot be spliced; an entry marked assume-unchanged
-    /// is left as it is. A failure is ignored: the refresh only saves time.
+    /// writing), when `GIT_OPTIONAL_LOCKS` is false (as git honours it for tools that run `git
+    /// status` in the background), or when the file cannot be spliced; an entry marked
+    /// assume-unchanged, or whose path has a filter driver, is left as it is. A failure is
+    /// ignored: the refresh only saves time.
     func refreshIndex(_ files: [StatMismatch], readAs read: [Int], workdir: String, whileLocked: () -> Void = {}) {
-        guard !files.isEmpty, Repository.optionalLocksAllowed, !hasFilterDrivers else { return }
+        guard !files.isEmpty, Repository.optionalLocksAllowed else { return }
         let token = "tidemark status \(getpid()) \(UInt64.random(in: 0 ... .max))"
         // Ctrl-C meanwhile removes the lock (and the file being written), as git's would.
         guard tidemark_lock_cleanup_arm(gitDirectory + "index.lock", token, gitDirectory + Repository.indexWriteFile) == 0 else { return }
@@ -115,13 +116,15 @@ extension Repository {
         var changes: [(path: String, entry: git_index_entry?)] = []
         for mismatch in files {
             guard let info = mismatch.info, let position = file.position(of: mismatch.path),
-                  var entry = try? file.withEntry(at: position, { $0 }), entry.flags & 0x8000 == 0 else { continue }
+                  var entry = try? file.withEntry(at: position, { $0 }), entry.flags & 0x8000 == 0,
+                  !hasFilterAttribute(mismatch.path) else { continue }
             let fresh = Repository.indexEntry(info, blob: entry.id)
             (entry.ctime, entry.mtime, entry.dev, entry.ino) = (fresh.ctime, fresh.mtime, fresh.dev, fresh.ino)
             (entry.uid, entry.gid, entry.file_size) = (fresh.uid, fresh.gid, fresh.file_size)
             entry.path = nil
             changes.append((mismatch.path, entry))
         }
+        guard !changes.isEmpty else { return }
         try? writeIndexFile(file.spliced(changes, workdir: workdir))
     }
 
@@ -132,19 +135,14 @@ extension Repository {
         return !["", "0", "false", "no", "off"].contains(value.lowercased())
     }
 
-    /// Whether the configuration names a filter driver's clean or process command: libgit2 runs
+    /// Whether `path` has a `filter` attribute (a filter driver, such as git-lfs's): libgit2 runs
     /// none, so a file it finds unchanged may differ from its blob once git filters it, and its
-    /// stat data must not tell git otherwise.
-    var hasFilterDrivers: Bool {
-        guard let config = try? makeHandle("git_repository_config_snapshot", { git_repository_config_snapshot(&$0, pointer) }) else {
-            return true
-        }
-        defer { git_config_free(config) }
-        var iterator: OpaquePointer?
-        guard git_config_iterator_glob_new(&iterator, config, "^filter\\..*\\.(clean|process)$") == 0, let iterator else { return true }
-        defer { git_config_iterator_free(iterator) }
-        var entry: UnsafeMutablePointer<git_config_entry>?
-        return git_config_next(&entry, iterator) == 0
+    /// stat data must not tell git otherwise. An error counts as one.
+    func hasFilterAttribute(_ path: String) -> Bool {
+        var value: UnsafePointer<CChar>?
+        guard git_attr_get(&value, pointer, UInt32(GIT_ATTR_CHECK_FILE_THEN_INDEX), path, "filter") == 0 else { return true }
+        let kind = git_attr_value(value)
+        return kind != GIT_ATTR_VALUE_UNSPECIFIED && kind != GIT_ATTR_VALUE_FALSE
     }
 
     /// The index entries whose stat data does not match their working-tree file, racily clean

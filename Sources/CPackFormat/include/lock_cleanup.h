@@ -1,8 +1,8 @@
 #ifndef TIDEMARK_LOCK_CLEANUP_H
 #define TIDEMARK_LOCK_CLEANUP_H
 
-/// While armed, SIGINT, SIGTERM, SIGHUP and SIGQUIT first remove `lock` (when it still holds
-/// `token`) and `temporary`, then end the process by that signal as they would have: git removes
+/// While armed, SIGINT, SIGTERM, SIGHUP and SIGQUIT first remove `temporary` and `lock` when the
+/// lock holds `token` (is this process's), then end the process by that signal as they would have: git removes
 /// its lock files the same way. A signal the process ignores stays ignored. Not reentrant: one
 /// lock at a time, armed and disarmed on the same thread. Returns 0, or -1 when a path or the
 /// token is too long to keep (nothing is armed then).
