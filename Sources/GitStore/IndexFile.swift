@@ -51,8 +51,7 @@ struct IndexFile {
 
     /// Whether the file at `path` is still the one read (same inode, size and times).
     func isCurrent(at path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && IndexFile.identity(info) == identity
+        IndexFile.identity(at: path) == identity
     }
 
     /// The stat data of the file at `path` by which ``isCurrent(at:)`` knows it; nil when there is none.

@@ -57,8 +57,7 @@ extension Repository {
     /// holds it, and leaves it alone. A lock that is no longer this handle's (deleted and taken
     /// by another process) stays, and libgit2's write then fails.
     func writeIndex(_ index: OpaquePointer) throws(GitError) {
-        var old = stat()
-        let hadIndex = stat(gitDirectory + "index", &old) == 0
+        let permissions = indexPermissions
         try handingOverIndexLock { () throws(GitError) in
             do throws(GitError) {
                 try checkCall(Repository.indexWrite) { git_index_write(index) }
@@ -67,7 +66,15 @@ extension Repository {
             }
         }
         // The new file keeps the old one's permissions, as ``writeIndexFile(_:)``'s does.
-        if hadIndex { chmod(gitDirectory + "index", old.st_mode & 0o777) }
+        if let permissions { chmod(gitDirectory + "index", permissions) }
+    }
+
+    /// The index file's permission bits, which a new index file keeps (group ones under
+    /// `core.sharedRepository`, say, where a new file would get the umask's); nil when there is
+    /// no index yet.
+    private var indexPermissions: mode_t? {
+        var info = stat()
+        return stat(gitDirectory + "index", &info) == 0 ? info.st_mode & 0o777 : nil
     }
 
     /// What an index write reports as its operation.
@@ -115,10 +122,7 @@ extension Repository {
                 throw GitError(code: .generic, message: "cannot create '\(temporary)': \(String(cString: strerror(errno)))",
                                operation: Repository.indexWrite)
             }
-            // The new file keeps the old one's permissions (group ones under
-            // `core.sharedRepository`, say), where a new file would get the umask's.
-            var old = stat()
-            if stat(gitDirectory + "index", &old) == 0 { fchmod(descriptor, old.st_mode & 0o777) }
+            if let permissions = indexPermissions { fchmod(descriptor, permissions) }
             nonisolated(unsafe) let buffers = buffers
             nonisolated(unsafe) var checksum: [UInt8] = []
             nonisolated(unsafe) var written = false

@@ -18,14 +18,16 @@ final class ManifestLoad: CachedVersions, @unchecked Sendable {
             Background {
                 Result { () throws(MirrorError) in
                     let repository = try mirrorErrors { try Repository.open(at: gitDirectory, search: false) }
-                    let bytes = try mirrorErrors { try repository.readBlobBytes(blob, copyAt: copy) }
-                    return try ManifestLoad.table(bytes, collection: collection)
+                    return try ManifestLoad.table(of: blob, in: repository, copy: copy, collection: collection)
                 }
             }
         }
     }
 
-    static func table(_ bytes: [UInt8], collection: String) throws(MirrorError) -> ManifestTable {
+    /// The table of `collection`'s manifest `blob`, read from `copy` (the working tree's manifest
+    /// file) when that holds its bytes.
+    static func table(of blob: ObjectID, in repository: Repository, copy: String, collection: String) throws(MirrorError) -> ManifestTable {
+        let bytes = try mirrorErrors { try repository.readBlobBytes(blob, copyAt: copy) }
         do {
             return try ManifestTable(bytes: bytes)
         } catch {

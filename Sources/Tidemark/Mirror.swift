@@ -302,8 +302,7 @@ public actor Mirror {
     /// A manifest blob as a ``ManifestTable`` (empty for none): what a fetch works on.
     func manifestTable(_ collection: String, blob: ObjectID?) throws(MirrorError) -> ManifestTable {
         guard let blob else { return ManifestTable() }
-        return try ManifestLoad.table(try mirrorErrors { try repository.readBlobBytes(blob, copyAt: manifestCopy(collection)) },
-                                      collection: collection)
+        return try ManifestLoad.table(of: blob, in: repository, copy: manifestCopy(collection), collection: collection)
     }
 
     /// Resolves a revision; `upstream` names the upstream-tracking ref.
