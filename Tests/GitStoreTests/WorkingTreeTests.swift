@@ -143,7 +143,9 @@ struct WorkingTreeTests {
 
     /// The files a sync's checkout will write over are read into the page cache in the
     /// background: evicted first, they are resident soon after, without the call waiting. A FIFO
-    /// on the list is not opened (nothing blocks), a missing file is skipped.
+    /// on the list is not opened (nothing blocks), a missing file is skipped. `POSIX_FADV_WILLNEED`
+    /// is the kernel's best effort: under the load of the whole test run it once left 2 pages of
+    /// 64 unread, so "resident" here is most of the file, against almost none of it before.
     @Test func prefetchedFilesComeIntoThePageCache() async throws {
         try await withScratch { path in
             let repository = try Repository.create(at: path + "/repo")
@@ -163,11 +165,11 @@ struct WorkingTreeTests {
             let descriptor = open(file, O_RDONLY)
             #expect(fsync(descriptor) == 0 && posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED) == 0)
             close(descriptor)
-            #expect(residentPages() < 64)
+            #expect(residentPages() <= 16)
             repository.prefetchWorkingTree(["items/fifo.json", "items/missing.json", "items/a.json"])
             let deadline = Date().addingTimeInterval(10)
             while residentPages() < 64, Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
-            #expect(residentPages() == 64)
+            #expect(residentPages() >= 48)
         }
     }
 }
