@@ -49,7 +49,7 @@ sync_once() {  # side: appends "side wall-ms step-ms..." to ab.tsv
     }' "$work/steps.txt" >> ab.tsv
 }
 for round in $(seq 1 "$rounds"); do
-  python3 "$here/Benchmarks/items.py" change "$items" $(( items / 100 )) $(( 100 + round ))
+  python3 "$here/Benchmarks/items.py" change "$items" $(( items / 100 )) $(( ${AB_SEED:-100} + round ))
   sleep 0.3  # the watchers read their events
   if [ $(( round % 2 )) = 1 ]; then order="a b"; else order="b a"; fi
   for side in $order; do sync_once "$side"; done

@@ -218,17 +218,18 @@ public struct DirectoryUpstream: Upstream {
 
     /// The item's version: its `lastModified` string field, else `fallback`.
     static func version(of data: Data, collection: String, id: ItemID, fallback: Timestamp) throws -> Timestamp {
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        } catch {
-            throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(id), reason: "not valid JSON")
-        }
-        guard let dictionary = object as? [String: Any] else {
+        // The parse the stored form gets (numbers kept as written, a key only once), so a file
+        // that passes here is stored as it is.
+        let object: JSONObject
+        switch Result(catching: { () throws(JSONParseError) in try JSONValue.parse(data, duplicateKeys: .reject) }) {
+        case .success(.object(let members)): object = members
+        case .success:
             throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(id), reason: "not a JSON object")
+        case .failure(let error):
+            throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(id), reason: "not valid JSON: \(error)")
         }
-        guard let value = dictionary["lastModified"] else { return fallback }
-        guard let text = value as? String else {
+        guard let value = object["lastModified"] else { return fallback }
+        guard case .string(let text) = value else {
             throw UpstreamError.malformedItem(
                 collection: collection, item: CQuoting.quoted(id), reason: "field 'lastModified' is not a string")
         }

@@ -1,61 +1,43 @@
 import Foundation
 
-/// A parsed JSON document, Sendable and exact for integers (kept as `Int64`).
-public indirect enum JSONValue: Sendable, Equatable, Codable {
+/// A JSON value as upstream wrote it. Integers that fit in `Int64` are numbers; any other number
+/// keeps its text (`1.50`, `-0`, `1e400`, `12345678901234567890` stay exactly as written, where a
+/// `Double` would round or refuse them); object members keep document order.
+public indirect enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case integer(Int64)
-    case number(Double)
+    /// A number that is not an `Int64` integer, as written.
+    case number(String)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(JSONObject)
 
-    /// Parses `data`.
-    /// - Throws: the decoder's error when `data` is not JSON.
-    public static func parse(_ data: Data) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: data)
+    /// How a parse treats a key an object already has.
+    public enum DuplicateKeys: Sendable {
+        /// The document is refused (canonical item bodies: a key must mean one thing).
+        case reject
+        /// The first member stays and later ones are skipped (listings, as `JSONDecoder` read them).
+        case keepFirst
     }
 
-    public init(from decoder: any Decoder) throws {
-        // Each failed attempt throws inside the decoder, which is what parsing a listing costs:
-        // the commonest kinds (strings, then objects) are tried first. A number is tried as a Bool,
-        // then Int64, then Double, so integers stay exact.
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([String: JSONValue].self) {
-            self = .object(value)
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int64.self) {
-            self = .integer(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else {
-            self = .array(try container.decode([JSONValue].self))
-        }
+    /// Parses one JSON document (RFC 8259, UTF-8, an optional byte-order mark): nothing may
+    /// follow the value, strings must be valid UTF-8 without lone surrogates, and nesting is
+    /// limited to `maxDepth`.
+    /// - Throws: ``JSONParseError``, with the byte offset where the document went wrong.
+    public static func parse(_ data: Data, maxDepth: Int = 256,
+                             duplicateKeys: DuplicateKeys = .keepFirst) throws(JSONParseError) -> JSONValue {
+        var parser = JSONParser(bytes: [UInt8](data), maxDepth: maxDepth, duplicateKeys: duplicateKeys)
+        return try parser.parseDocument()
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let value): try container.encode(value)
-        case .integer(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
-        case .string(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        }
-    }
-
-    /// Serializes with sorted keys and without escaping `/`.
-    public func serialized() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(self)
+    /// Compact JSON with keys sorted by their UTF-8 bytes, `/` not escaped and numbers as written:
+    /// the bytes `JSONEncoder` (`.sortedKeys`, `.withoutEscapingSlashes`) gives for values it can
+    /// hold exactly, so a listed item's content tag stays what earlier versions computed.
+    public func serialized() -> Data {
+        var out: [UInt8] = []
+        JSONWriter.compact(self, into: &out)
+        return Data(out)
     }
 
     /// The value at a JSON pointer (RFC 6901), e.g. `/data/items`; `""` is the whole document.
@@ -82,6 +64,20 @@ public indirect enum JSONValue: Sendable, Equatable, Codable {
     /// The string, if this is one.
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
 
+    /// Equal values; strings and keys compared byte for byte, numbers by their text.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.integer(let a), .integer(let b)): return a == b
+        case (.number(let a), .number(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.array(let a), .array(let b)): return a == b
+        case (.object(let a), .object(let b)): return a == b
+        default: return false
+        }
+    }
+
     /// A short name of the value's JSON type, for error messages.
     public var typeName: String {
         switch self {
@@ -93,4 +89,41 @@ public indirect enum JSONValue: Sendable, Equatable, Codable {
         case .object: return "an object"
         }
     }
+}
+
+/// A JSON object's members in document order, each key once.
+public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    public var members: [(key: String, value: JSONValue)]
+
+    public init(_ members: [(key: String, value: JSONValue)]) { self.members = members }
+
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        members = elements.map { (key: $0.0, value: $0.1) }
+    }
+
+    /// The value of the first member named `key`.
+    public subscript(key: String) -> JSONValue? { members.first(where: { $0.key == key })?.value }
+
+    public var isEmpty: Bool { members.isEmpty }
+
+    public var count: Int { members.count }
+
+    /// The members ordered by their keys' UTF-8 bytes, as the serialized and canonical forms
+    /// write them.
+    public var sortedMembers: [(key: String, value: JSONValue)] {
+        members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+    }
+
+    /// Equal members, in any order (keys compared byte for byte).
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        guard lhs.members.count == rhs.members.count else { return false }
+        return zip(lhs.sortedMembers, rhs.sortedMembers).allSatisfy { $0.key.utf8.elementsEqual($1.key.utf8) && $0.value == $1.value }
+    }
+}
+
+/// Why a document is not valid JSON, with the byte offset where it went wrong.
+public struct JSONParseError: Error, Equatable, CustomStringConvertible {
+    public let offset: Int
+    public let reason: String
+    public var description: String { "\(reason) at byte \(offset)" }
 }

@@ -104,6 +104,6 @@ func parseListingBody(_ result: HTTPResult, collection: String) throws -> JSONVa
         return try JSONValue.parse(result.body)
     } catch {
         throw UpstreamError.malformedListing(
-            collection: collection, reason: "response from \(URLSafety.redact(result.url)) is not valid JSON")
+            collection: collection, reason: "response from \(URLSafety.redact(result.url)) is not valid JSON: \(error)")
     }
 }

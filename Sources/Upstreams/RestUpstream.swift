@@ -183,7 +183,7 @@ public struct RestUpstream: Upstream {
         }
     }
 
-    private func field(_ name: String, of fields: [String: JSONValue], whole: JSONValue) -> JSONValue? {
+    private func field(_ name: String, of fields: JSONObject, whole: JSONValue) -> JSONValue? {
         name.hasPrefix("/") ? whole.at(pointer: name) : fields[name]
     }
 
@@ -206,10 +206,7 @@ public struct RestUpstream: Upstream {
         let version = try listedVersion(
             field(modifiedField, of: fields, whole: value), collection: collection, item: id, field: modifiedField)
         if itemURL != nil { return ListedItem(id: ItemID(id), lastModified: version) }
-        let body: Data
-        do { body = try value.serialized() } catch {
-            throw UpstreamError.malformedItem(collection: collection, item: id, reason: "cannot be re-serialized")
-        }
+        let body = value.serialized()
         return ListedItem(id: ItemID(id), lastModified: version, etag: RestUpstream.contentTag(body), body: body)
     }
 

@@ -333,6 +333,30 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// Numbers a `Double` cannot hold (past its range, more digits than it keeps, `-0`) are
+    /// listed and stored as the file writes them; a key written twice is an error naming the
+    /// file and the key, and the other items are stored.
+    @Test func numbersAreStoredAsWrittenAndDuplicateKeysAreNamed() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            let numbers = #", "huge": 1e400, "big": 12345678901234567890, "pi": 3.14159265358979323846, "z": -0, "p": 1.50"#
+            try writeItem(upstream, "a", lastModified: "2021-01-01T00:00:00Z", extra: numbers)
+            let clone = try await CLI.tidemark(["clone", "dir:up", "m"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            let stored = try String(contentsOfFile: root + "/m/items/a.json", encoding: .utf8)
+            for written in ["\"huge\": 1e400", "\"big\": 12345678901234567890", "\"pi\": 3.14159265358979323846", "\"z\": -0", "\"p\": 1.50"] {
+                #expect(stored.contains(written), "\(written) in \(stored)")
+            }
+            try writeItem(upstream, "b", lastModified: "2021-01-02T00:00:00Z", extra: #", "name": "again""#)
+            try writeItem(upstream, "c", lastModified: "2021-01-03T00:00:00Z")
+            let fetch = try await CLI.tidemark(["fetch"], in: root + "/m")
+            #expect(fetch.status == 128)
+            #expect(fetch.stderr.contains(#"items/b: not valid JSON: duplicate key "name" at byte"#), "\(fetch.stderr)")
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: root + "/m").stdout == "A  items/c\n")
+        }
+    }
+
     /// A listing error names the file quoted like git quotes paths: no control character of its
     /// name reaches the terminal.
     @Test func listingErrorsQuoteControlCharacters() async throws {
@@ -343,7 +367,7 @@ struct DirectoryUpstreamEndToEndTests {
             try Data("{ not json".utf8).write(to: URL(fileURLWithPath: upstream + "/evil\n\u{1B}[31mRED\u{1B}[0m.json"))
             let result = try await CLI.tidemark(["clone", "dir:up", "m"], in: root)
             #expect(result.status == 128)
-            #expect(result.stderr.contains(#"items/"evil\n\033[31mRED\033[0m": not valid JSON (in ""#), "\(result.stderr)")
+            #expect(result.stderr.contains(#"items/"evil\n\033[31mRED\033[0m": not valid JSON: expected a string key at byte 2 (in ""#), "\(result.stderr)")
             #expect(result.stderr.hasSuffix(#"/up/evil\n\033[31mRED\033[0m.json")"# + "\n"), "\(result.stderr)")
             #expect(!result.stderr.utf8.contains(0x1B))
         }

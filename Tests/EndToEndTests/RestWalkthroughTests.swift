@@ -39,6 +39,25 @@ struct RestWalkthroughTests {
         }
     }
 
+    /// An item the listing carries whole keeps its numbers as upstream wrote them: a `Double`
+    /// would round a 20-digit integer and a long decimal, drop the sign of `-0` and refuse
+    /// `1e400` (and with it the whole listing).
+    @Test func numbersInAListedBodyAreStoredAsWritten() async throws {
+        let server = try await FixtureServer.start(items: 0, seed: 5)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let numbers = #""big": 12345678901234567890, "pi": 3.14159265358979323846, "z": -0, "p": 1.50, "huge": 1e400"#
+            let row = #"{"id": "invoice-1", "lastModified": "2024-01-01T00:00:00Z", \#(numbers)}"#
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, replacementBody: "[\(row)]"))
+            let clone = try await CLI.tidemark(["clone", "-q", "rest:\(server.baseURL)/rest/items", "m"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            let stored = try String(contentsOfFile: root + "/m/items/invoice-1.json", encoding: .utf8)
+            for written in ["\"big\": 12345678901234567890", "\"pi\": 3.14159265358979323846", "\"z\": -0", "\"p\": 1.50", "\"huge\": 1e400"] {
+                #expect(stored.contains(written), "\(written) in \(stored)")
+            }
+        }
+    }
+
     /// An item the listing carries whole, edited without a new `lastModified` (a server that does
     /// not bump it), is stored again: its tag is its body's hash. The same body again is no change.
     @Test func aBodyEditedWithoutANewDateIsStoredAgain() async throws {

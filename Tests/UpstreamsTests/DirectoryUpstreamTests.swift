@@ -128,7 +128,7 @@ struct DirectoryUpstreamTests {
             try write("[]", to: "\(path)/up/c/item-0207.json")
             let spoiled = try await upstream.list(collection: "items", since: nil, cached: .none)
             #expect(spoiled.items.count == expected.count)
-            for (id, shard, reason) in [("item-1050", "k", "not valid JSON"), ("item-0207", "c", "not a JSON object")] {
+            for (id, shard, reason) in [("item-1050", "k", "not valid JSON: expected a string key at byte 2"), ("item-0207", "c", "not a JSON object")] {
                 let item = try #require(spoiled.items.first { $0.id.description == id })
                 #expect(item.body == nil)
                 await #expect { _ = try await upstream.fetch(collection: "items", item: item, cachedETag: nil) } throws: {
@@ -170,7 +170,7 @@ struct DirectoryUpstreamTests {
             await #expect { _ = try await upstream.fetch(collection: "items", item: item, cachedETag: nil) } throws: {
                 guard let error = $0 as? UpstreamError, case .malformedItem(_, let item, _) = error else { return false }
                 let file = "\"" + path + #"/up/evil\n\033[31mRED\033[0m.json""#
-                return item == quoted && error.description == "items/\(quoted): not valid JSON (in \(file))"
+                return item == quoted && error.description == "items/\(quoted): not valid JSON: expected a string key at byte 2 (in \(file))"
             }
             try write("{}", to: "\(path)/up/\(evil).json")
             try write("{}", to: "\(path)/up/a/\(evil).json")

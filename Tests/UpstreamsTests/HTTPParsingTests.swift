@@ -97,22 +97,101 @@ import Testing
         let json = try JSONValue.parse(Data(#"{"a":{"b/c":[1,{"d":"x"}]},"n":12,"f":1.5,"t":true}"#.utf8))
         #expect(json.at(pointer: "/a/b~1c/1/d") == .string("x"))
         #expect(json.at(pointer: "/n") == .integer(12))
-        #expect(json.at(pointer: "/f") == .number(1.5))
+        #expect(json.at(pointer: "/f") == .number("1.5"))
         #expect(json.at(pointer: "/t") == .bool(true))
         #expect(json.at(pointer: "/missing") == nil)
         #expect(json.at(pointer: "") == json)
     }
 }
 
-@Suite("JSONValue: kinds and exact integers")
+@Suite("JSONValue: kinds, exact numbers, the serialized form")
 struct JSONValueTests {
     @Test func everyKindParsesToItsCase() throws {
         let text = #"{"a":true,"b":1,"c":1.5,"d":"s","e":[1,"x",null,false],"f":{"g":false},"h":9007199254740993,"i":-0,"j":""}"#
         let value = try JSONValue.parse(Data(text.utf8))
         #expect(value == .object([
-            "a": .bool(true), "b": .integer(1), "c": .number(1.5), "d": .string("s"),
+            "a": .bool(true), "b": .integer(1), "c": .number("1.5"), "d": .string("s"),
             "e": .array([.integer(1), .string("x"), .null, .bool(false)]), "f": .object(["g": .bool(false)]),
-            "h": .integer(9_007_199_254_740_993), "i": .integer(0), "j": .string(""),
+            "h": .integer(9_007_199_254_740_993), "i": .number("-0"), "j": .string(""),
         ]))
+    }
+
+    /// A number a `Double` would round, refuse or lose the sign of keeps its text, and an
+    /// object its member order; an integer `Int64` holds is a number.
+    @Test func numbersKeepTheirTextAndMembersTheirOrder() throws {
+        let numbers = ["12345678901234567890", "3.14159265358979323846", "-0", "1e400", "1.50", "1E+2", "-9223372036854775809", "0.0"]
+        for number in numbers {
+            #expect(try JSONValue.parse(Data(number.utf8)) == .number(number), "\(number)")
+        }
+        #expect(try JSONValue.parse(Data("9223372036854775807".utf8)) == .integer(.max))
+        #expect(try JSONValue.parse(Data("-9223372036854775808".utf8)) == .integer(.min))
+        guard case .object(let object) = try JSONValue.parse(Data(#"{"z":1,"a":2,"m":3}"#.utf8)) else {
+            Issue.record("not an object"); return
+        }
+        #expect(object.members.map(\.key) == ["z", "a", "m"])
+    }
+
+    @Test func duplicateKeysKeepTheFirstOrAreRefused() throws {
+        let text = Data(#"{"a":1,"b":2,"a":3}"#.utf8)
+        #expect(try JSONValue.parse(text) == .object(["a": .integer(1), "b": .integer(2)]))
+        #expect(throws: JSONParseError(offset: 16, reason: #"duplicate key "a""#)) {
+            try JSONValue.parse(text, duplicateKeys: .reject)
+        }
+        // A hostile key is named quoted, with no raw control byte.
+        let hostile = Data(#"{"\u001b[31m":1,"\u001b[31m":2}"#.utf8)
+        #expect(throws: JSONParseError(offset: 28, reason: #"duplicate key "\033[31m""#)) {
+            try JSONValue.parse(hostile, duplicateKeys: .reject)
+        }
+    }
+
+    @Test func malformedDocumentsNameWhereTheyWentWrong() {
+        for (text, offset, reason) in [
+            ("{ not json", 2, "expected a string key"), ("[1,]", 3, "unexpected character"),
+            ("1 2", 2, "unexpected data after the JSON value"), (#""\ud800""#, 7, "lone surrogate in \\u escape"),
+            ("01", 1, "unexpected data after the JSON value"), ("-", 1, "invalid number"),
+        ] {
+            #expect(throws: JSONParseError(offset: offset, reason: reason), "\(text)") { try JSONValue.parse(Data(text.utf8)) }
+        }
+        #expect(throws: JSONParseError.self) { try JSONValue.parse(Data([0x22, 0xFF, 0x22])) }  // not UTF-8
+        #expect(throws: JSONParseError.self) { try JSONValue.parse(Data((String(repeating: "[", count: 300)).utf8)) }
+    }
+
+    /// Numbers are written as upstream wrote them.
+    @Test func theSerializedFormKeepsNumbersAsWritten() throws {
+        let text = #"{"d":12345678901234567890,"a":1.50,"c":1e400,"b":-0,"e":[0.1,7]}"#
+        let serialized = try JSONValue.parse(Data(text.utf8)).serialized()
+        #expect(String(decoding: serialized, as: UTF8.self) == #"{"a":1.50,"b":-0,"c":1e400,"d":12345678901234567890,"e":[0.1,7]}"#)
+    }
+
+    /// For what `JSONEncoder` held exactly (no fractions), the serialized form is its bytes, so
+    /// the content tags of listed items that earlier versions stored are unchanged.
+    @Test func theSerializedFormIsJSONEncodersForWhatItHeldExactly() throws {
+        let text = #"""
+        {"b":[1,-2,9223372036854775807,true,false,null],"a/b":"x/y \" \\ \b\f\n\r\t \u0001\u001f\u007f é😀 \u2028",
+         "B":{"e\u0301":1,"f":2,"~":4,"\ud83d\ude00":5,"\ufffd":6},"":{},"Z":[],"_":""}
+        """#
+        let value = try JSONValue.parse(Data(text.utf8))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        #expect(String(decoding: value.serialized(), as: UTF8.self) == String(decoding: try encoder.encode(Encoded(value)), as: UTF8.self))
+    }
+
+    /// What earlier versions encoded: `JSONValue` through `JSONEncoder`.
+    struct Encoded: Encodable {
+        let value: JSONValue
+        init(_ value: JSONValue) { self.value = value }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch value {
+            case .null: try container.encodeNil()
+            case .bool(let b): try container.encode(b)
+            case .integer(let n): try container.encode(n)
+            case .number(let text): try container.encode(Double(text)!)
+            case .string(let s): try container.encode(s)
+            case .array(let items): try container.encode(items.map(Encoded.init))
+            case .object(let object):
+                try container.encode(Dictionary(object.members.map { ($0.key, Encoded($0.value)) }, uniquingKeysWith: { a, _ in a }))
+            }
+        }
     }
 }

@@ -361,12 +361,13 @@ extension HTTPSession {
                       requireObject: Bool) async throws -> FetchedBody {
         let result = try await get(url, validator: HTTPResult.conditional(cachedValidator, listedVersion: item.lastModified))
         if result.status == 304 { return .notModified }
-        switch try? JSONValue.parse(result.body) {
-        case .object?: break
-        case .some where !requireObject: break
-        default:
-            throw UpstreamError.malformedItem(collection: collection, item: item.id.description,
-                                              reason: requireObject ? "body is not a JSON object" : "body is not valid JSON")
+        switch Result(catching: { () throws(JSONParseError) in try JSONValue.parse(result.body) }) {
+        case .success(.object): break
+        case .success where !requireObject: break
+        case .success:
+            throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "body is not a JSON object")
+        case .failure(let error):
+            throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "body is not valid JSON: \(error)")
         }
         return .body(result.body, etag: result.validator)
     }
