@@ -43,7 +43,7 @@ extension Mirror {
             } catch .corruptManifest {
                 counts = ChangeCounts()
             }
-            var message = SnapshotMessage.parse(target.message)
+            var message = try snapshotMessage(restoring: target)
                 ?? SnapshotMessage(verb: "Rollback", upstream: settings.upstream, collections: [], counts: counts, items: 0)
             message.verb = "Rollback"
             message.counts = counts
@@ -65,5 +65,23 @@ extension Mirror {
             throw .localEdits(items, by: "rollback")
         }
         return RollbackReport(restored: targetID, previous: head.id, current: newTip, paths: paths)
+    }
+
+    /// The message a rollback to `target` starts from: `target`'s when it is a snapshot, else
+    /// (a commit of the user's) that of the snapshot below it, whose watermarks it holds. Its
+    /// `Tidemark-Tree` names the tree of upstream's content: what the restored tree holds beyond
+    /// that stays the user's, which a sync then refuses to undo, as it refuses their commits.
+    func snapshotMessage(restoring target: Commit) throws(MirrorError) -> SnapshotMessage? {
+        var next: Commit? = target
+        var steps = 0
+        while let commit = next, steps < 1000 {
+            if var message = SnapshotMessage.parse(commit.message) {
+                message.tree = Mirror.upstreamTree(of: commit, message: message).hex
+                return message
+            }
+            steps += 1
+            next = try commit.parents.first.map { (parent) throws(MirrorError) in try mirrorErrors { try repository.commit(parent) } }
+        }
+        return nil
     }
 }

@@ -134,6 +134,11 @@ extension Mirror {
 
     func planSync(_ options: SyncOptions, from upstream: any Upstream) async throws(MirrorError) -> SyncReport {
         let requestsBefore = upstream.statistics.requests
+        // The sync first finishes a sync a killed run left, refusing what that would write over;
+        // so does its plan.
+        if let journal = readState("sync-journal"), let (old, target, _) = try unfinishedSync(journal) {
+            _ = try unfinishedCheckout(from: old, to: target, force: options.force)
+        }
         let head = try headCommit()
         // The plan's tree is not built: the last fetched snapshot stands in for it, so a change
         // of the user's own that upstream made too (an item both deleted) is not one undone.
@@ -143,6 +148,7 @@ extension Mirror {
         var counts = ChangeCounts()
         var downloads = 0
         var paths: [String] = []
+        var deleted = Set<String>()
         var added: [(path: String, name: String)] = []
         var changedCollections: [String] = []
         for collection in settings.collections {
@@ -180,7 +186,9 @@ extension Mirror {
                 paths.append(file)
             }
             counts.deleted += changes.deletions.count
-            paths += changes.deletions.map { "\(collection)/\(headTable.entry(at: $0).path)" }
+            let gone = changes.deletions.map { "\(collection)/\(headTable.entry(at: $0).path)" }
+            paths += gone
+            deleted.formUnion(gone)
             if !changes.downloads.isEmpty || !changes.deletions.isEmpty { changedCollections.append(collection) }
         }
         // Collections no longer configured leave the snapshot, as the fetch would drop them (it
@@ -191,6 +199,7 @@ extension Mirror {
             let gone = try filePaths(under: name, in: head.tree)
             counts.deleted += try itemCount(name, in: head.tree)
             paths += gone
+            deleted.formUnion(gone)
             if !gone.isEmpty { changedCollections.append(name) }
         }
         // What the sync would refuse, refused here too: the plan of a run that cannot happen
@@ -199,7 +208,9 @@ extension Mirror {
         if !options.force, let head, !changedCollections.isEmpty, try pendingInterruptedSync() == nil {
             let names = Dictionary(added.map { ($0.path, $0.name) }, uniquingKeysWith: { a, _ in a })
             let inTheWay = try untrackedPaths(among: added.map(\.path), head: head.tree).map { Mirror.inTheWay(names[$0]!) }
-            let refused = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath)) + inTheWay
+            let refused = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath)) {
+                deleted.contains($0)
+            } + inTheWay
             if !refused.isEmpty { throw .localEdits(refused) }
         }
         var report = SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: Array(Set(paths + undone)).sorted(),
@@ -245,6 +256,7 @@ extension Mirror {
             message.verb = "Sync"
             message.counts = counts
             message.perCollection = [:]
+            message.tree = upstream.tree.hex
             target = try mirrorErrors {
                 try repository.createCommit(tree: upstream.tree, parents: head.map { [$0.id] } ?? [],
                                             message: message.render(), author: signature())
@@ -290,7 +302,9 @@ extension Mirror {
             indexPreload = nil
         }
         if !force, let head {
-            let edited = try localEdits(in: head.tree, among: changed)
+            let edited = try localEdits(in: head.tree, among: changed) { (path) throws(MirrorError) in
+                try mirrorErrors { try repository.treeEntry(at: path, in: targetCommit.tree) } == nil
+            }
             // All at once: the untracked files in the way too, which the checkout would meet next.
             if !edited.isEmpty { throw .localEdits(edited + (try untrackedInTheWay(of: changed, head: head.tree, target: targetCommit.tree))) }
             crashPoint("after-local-edits")
@@ -349,8 +363,10 @@ extension Mirror {
     }
 
     /// Items (as `collection/id`, or paths outside collections) edited in the working tree among
-    /// `paths`, compared with `tree`.
-    func localEdits(in tree: ObjectID, among paths: [String]) throws(MirrorError) -> [String] {
+    /// `paths`, compared with `tree`. A file deleted there that `deletedByTarget` says the run
+    /// deletes too is no edit: nothing of the user's is lost (git's checkout takes it as well).
+    func localEdits(in tree: ObjectID, among paths: [String],
+                    deletedByTarget: (String) throws(MirrorError) -> Bool = { _ in false }) throws(MirrorError) -> [String] {
         guard !paths.isEmpty else { return [] }
         let wanted = Set(paths)
         let deltas = try mirrorErrors {
@@ -358,7 +374,11 @@ extension Mirror {
             try repository.diffTreeToWorkdirPreloaded(tree, paths: paths).deltas
         }
         var seen = Set<String>()
-        let edited = deltas.map(\.path).filter { wanted.contains($0) && seen.insert($0).inserted }
+        var edited: [String] = []
+        for delta in deltas where wanted.contains(delta.path) && seen.insert(delta.path).inserted {
+            if delta.status == .deleted, try deletedByTarget(delta.path) { continue }
+            edited.append(delta.path)
+        }
         return try describe(paths: edited, in: tree)
     }
 
@@ -396,17 +416,28 @@ extension Mirror {
     /// The commits ``checkOwnCommits(head:undoneBy:branch:by:)`` refuses (`short-id subject`) and the
     /// paths they change that `target` sets back; both empty when there are none.
     func ownCommits(head: Commit, undoneBy target: ObjectID?) throws(MirrorError) -> (commits: [String], paths: [String]) {
-        guard SnapshotMessage.parse(head.message) == nil else { return ([], []) }
-        var own = [head]
+        var own: [Commit] = []
         var snapshotTree: ObjectID?
-        while let parent = own.last?.parents.first, own.count < 1000 {
-            let commit = try mirrorErrors { try repository.commit(parent) }
-            if SnapshotMessage.parse(commit.message) != nil {
-                snapshotTree = commit.tree
-                break
+        var next: Commit? = head
+        while let commit = next, own.count < 1000 {
+            if let written = upstreamTree(of: commit) {
+                if written == commit.tree {
+                    snapshotTree = written
+                    break
+                }
+                // A snapshot whose tree is not the one tidemark wrote (amended, or a rollback to
+                // a commit of the user's): what differs from that tree is the user's.
+                own.append(commit)
+                if repository.contains(written) {
+                    snapshotTree = written
+                    break
+                }
+            } else {
+                own.append(commit)
             }
-            own.append(commit)
+            next = try commit.parents.first.map { (parent) throws(MirrorError) in try mirrorErrors { try repository.commit(parent) } }
         }
+        guard !own.isEmpty else { return ([], []) }
         var paths = try mirrorErrors { try repository.diffTrees(snapshotTree, head.tree).deltas.map(\.path) }
         // Paths reach tidemark as UTF-8 text (a snapshot holds no other): a name that is not
         // (shown with U+FFFD) could be neither reported as it is nor removed.
@@ -423,10 +454,23 @@ extension Mirror {
         return (own.map { "\($0.id.short()) \($0.summary)" }, paths)
     }
 
+    /// The tree of upstream's content in `commit` when it is a snapshot: the one its
+    /// `Tidemark-Tree` trailer names, else (a snapshot written before the trailer) its own; nil
+    /// for a commit of the user's.
+    func upstreamTree(of commit: Commit) -> ObjectID? {
+        SnapshotMessage.parse(commit.message).map { Mirror.upstreamTree(of: commit, message: $0) }
+    }
+
+    /// ``upstreamTree(of:)`` of a snapshot whose message is parsed already.
+    static func upstreamTree(of commit: Commit, message: SnapshotMessage) -> ObjectID {
+        message.tree.flatMap { ObjectID(hex: $0) } ?? commit.tree
+    }
+
     /// Throws ``MirrorError/symlinkInWorkingTree(path:target:)`` when one of `paths`, a folder on
     /// the way to one, a collection folder or `.tidemark` is a symbolic link in the working tree,
     /// ``MirrorError/specialFileInWorkingTree(path:kind:)`` when it is a FIFO, device or socket,
-    /// and ``MirrorError/nestedRepository(path:)`` when it or a folder on its way holds `.git`.
+    /// ``MirrorError/nestedRepository(path:)`` when it or a folder on its way holds `.git`, and
+    /// ``MirrorError/fileInPlaceOfFolder(path:)`` when a folder on the way is a file.
     /// Snapshots never hold any of these (every entry is a 100644 file), so one there was planted, and
     /// libgit2's checkout would write through it: outside the mirror, or into a FIFO forever.
     ///
@@ -436,9 +480,11 @@ extension Mirror {
         // Every folder and file on the way, once, in the order checked.
         var prefixes: [String] = []
         var checked = Set<String>()
+        var folders = Set(settings.collections + [Mirror.metadataFolder])
         for path in settings.collections + [Mirror.metadataFolder] + paths {
             var prefix = ""
             for component in path.split(separator: "/") {
+                if !prefix.isEmpty { folders.insert(prefix) }
                 prefix += prefix.isEmpty ? String(component) : "/" + component
                 if checked.insert(prefix).inserted { prefixes.append(prefix) }
             }
@@ -463,6 +509,8 @@ extension Mirror {
             case S_IFCHR: throw .specialFileInWorkingTree(path: prefix, kind: "character device")
             case S_IFBLK: throw .specialFileInWorkingTree(path: prefix, kind: "block device")
             case S_IFSOCK: throw .specialFileInWorkingTree(path: prefix, kind: "socket")
+            // libgit2 cannot make the folder there (and would fail after writing part of the sync).
+            case S_IFREG where folders.contains(prefix): throw .fileInPlaceOfFolder(path: prefix)
             default: break
             }
         }
@@ -575,6 +623,34 @@ extension Mirror {
                                runningPid: RunLock.livingHolder(gitDirectory: gitDirectory))
     }
 
+    /// What finishing an interrupted sync from `old` to `target` writes, among the paths that
+    /// differ (`changed`): files its checkout was writing when it died (`torn`, the new contents
+    /// cut short, over the old ones or alone), rewritten; and those it had not reached
+    /// (`remaining`), updated safely. Files it wrote are left alone. Those it had not reached hold
+    /// the old snapshot's contents: any other (an edit, an untracked file in the way) is refused
+    /// by name before anything is written, unless `force`, as is a link on the way.
+    func unfinishedCheckout(from old: ObjectID?, to target: Commit, force: Bool) throws(MirrorError)
+        -> (oldTree: ObjectID?, changed: [String], remaining: [String], torn: [String]) {
+        let oldTree = try old.map { id throws(MirrorError) in try mirrorErrors { try repository.commit(id).tree } }
+        let changed = try mirrorErrors { try repository.diffTrees(oldTree, target.tree).deltas.map(\.path) }
+        var remaining: [String] = []
+        var torn: [String] = []
+        var edited: [String] = []
+        for path in changed where try !workingTreeMatches(path, in: target.tree) {
+            if try isTornWrite(path, of: target.tree, over: oldTree) {
+                torn.append(path)
+            } else {
+                remaining.append(path)
+                if !force, try !workingTreeMatches(path, in: oldTree) { edited.append(path) }
+            }
+        }
+        try checkWritable(remaining + torn)
+        if !edited.isEmpty {
+            throw .localEdits(describe(paths: edited, in: target.tree, orElseIn: oldTree))
+        }
+        return (oldTree, changed, remaining, torn)
+    }
+
     /// Finishes a sync a crash interrupted: its journal names the old and new snapshot.
     /// Sets ``finishedInterruptedSync``.
     ///
@@ -588,28 +664,7 @@ extension Mirror {
             return
         }
         let target = targetCommit.id
-        let oldTree = try old.map { id throws(MirrorError) in try mirrorErrors { try repository.commit(id).tree } }
-        let changed = try mirrorErrors { try repository.diffTrees(oldTree, targetCommit.tree).deltas.map(\.path) }
-        // Files the interrupted checkout already wrote are left alone; a file it was writing when
-        // it died (the new contents cut short, over the old ones or alone) is rewritten; the rest
-        // are updated safely. Those the killed run had not reached hold the old snapshot's
-        // contents: any other (an edit, an untracked file in the way) is named before anything
-        // is written, unless `force`.
-        var remaining: [String] = []
-        var torn: [String] = []
-        var edited: [String] = []
-        for path in changed where try !workingTreeMatches(path, in: targetCommit.tree) {
-            if try isTornWrite(path, of: targetCommit.tree, over: oldTree) {
-                torn.append(path)
-            } else {
-                remaining.append(path)
-                if !force, try !workingTreeMatches(path, in: oldTree) { edited.append(path) }
-            }
-        }
-        try checkWritable(remaining + torn)
-        if !edited.isEmpty {
-            throw .localEdits(describe(paths: edited, in: targetCommit.tree, orElseIn: oldTree))
-        }
+        let (oldTree, changed, remaining, torn) = try unfinishedCheckout(from: old, to: targetCommit, force: force)
         crashPoint("finishing-checked")
         // A copy made to separate a hard-linked file, not yet renamed over it when the run died
         // (its file was not written yet, so it is among these; their folders are no links).

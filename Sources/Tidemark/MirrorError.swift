@@ -28,6 +28,9 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// A folder holding `.git` (a repository, such as a submodule a commit of the user's own
     /// added) where the sync would write or remove files.
     case nestedRepository(path: String)
+    /// A file where the working tree has a folder to write into (a collection's, a fan-out
+    /// folder, `.tidemark`).
+    case fileInPlaceOfFolder(path: String)
     /// Local edits would be overwritten by `command` (`sync`, `rollback`).
     case localEdits([String], by: String = "sync")
     /// Some items could not be downloaded; what did download is stored on the upstream-tracking ref.
@@ -85,6 +88,9 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "'\(path)' in the working tree is a \(kind), not a regular file; tidemark never writes through one "
                 + "(it could write outside the mirror, or wait forever). Remove it, then 'git checkout -- \(path)' "
                 + "(or run the command with --force: the item is otherwise missing, a local edit)"
+        case .fileInPlaceOfFolder(let path):
+            return "'\(path)' in the working tree is a file where tidemark keeps a folder; tidemark does not remove it. "
+                + "Move it out of the way, then restore the folder ('git checkout -- \(path)') and run the command again"
         case .nestedRepository(let path):
             return "'\(path)' in the working tree is a git repository of its own (a folder holding .git, such as a submodule "
                 + "a commit of yours added); tidemark neither writes into nor removes it, and its history is not in the "

@@ -32,6 +32,11 @@ public struct SnapshotMessage: Sendable, Equatable {
     public var failed: Int
     /// For rollbacks: the snapshot restored.
     public var restores: String?
+    /// The tree of upstream's content the snapshot holds (`Tidemark-Tree`), as tidemark wrote it:
+    /// the commit's own tree, unless changes of the user's are in that (a snapshot amended with
+    /// `git commit --amend`, a rollback to a commit of the user's). Nil in snapshots written
+    /// before the trailer was.
+    public var tree: String?
 
     public init(verb: String, upstream: String, collections: [(name: String, watermark: String)],
                 counts: ChangeCounts, perCollection: [String: ChangeCounts] = [:], items: Int,
@@ -75,6 +80,7 @@ public struct SnapshotMessage: Sendable, Equatable {
         text += "Tidemark-New: \(counts.added)\nTidemark-Deleted: \(counts.deleted)\n"
         if failed > 0 { text += "Tidemark-Failed: \(failed)\n" }
         if let restores { text += "Tidemark-Restores: \(restores)\n" }
+        if let tree { text += "Tidemark-Tree: \(tree)\n" }
         return text
     }
 
@@ -91,7 +97,7 @@ public struct SnapshotMessage: Sendable, Equatable {
         var collections: [(name: String, watermark: String)] = []
         var counts = ChangeCounts()
         var items = 0, failed = 0
-        var listedAt: String?, restores: String?
+        var listedAt: String?, restores: String?, tree: String?
         for (key, value) in trailers {
             switch key {
             case "Tidemark-Collection": collections.append((value, "none"))
@@ -103,13 +109,16 @@ public struct SnapshotMessage: Sendable, Equatable {
             case "Tidemark-Deleted": counts.deleted = Int(value) ?? 0
             case "Tidemark-Failed": failed = Int(value) ?? 0
             case "Tidemark-Restores": restores = value
+            case "Tidemark-Tree": tree = value
             default: break
             }
         }
         let summary = message.prefix(while: { $0 != "\n" })
         let verb = summary.split(separator: " ").first.map(String.init) ?? "Sync"
-        return SnapshotMessage(verb: verb, upstream: upstream, collections: collections, counts: counts,
-                               items: items, listedAt: listedAt, failed: failed, restores: restores)
+        var message = SnapshotMessage(verb: verb, upstream: upstream, collections: collections, counts: counts,
+                                      items: items, listedAt: listedAt, failed: failed, restores: restores)
+        message.tree = tree
+        return message
     }
 }
 

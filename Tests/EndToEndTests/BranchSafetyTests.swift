@@ -224,7 +224,8 @@ struct BranchSafetyTests {
             try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i3.json"))
             try Data("{\"mine\": 9}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i9.json"))
 
-            for arguments in [["sync"], ["fetch"], ["rollback", "HEAD"]] {
+            // The dry run refuses them too: the sync it plans finishes the killed one first.
+            for arguments in [["sync"], ["sync", "--dry-run"], ["fetch"], ["rollback", "HEAD"]] {
                 let refused = try await CLI.tidemark(arguments, in: mirror)
                 #expect(refused.status == 1, "\(arguments): \(refused.stderr)")
                 #expect(refused.stderr.contains("\titems/i3\n\titems/i9\n"), "\(arguments): \(refused.stderr)")
@@ -241,6 +242,56 @@ struct BranchSafetyTests {
             #expect(!FileManager.default.fileExists(atPath: mirror + "/items/i9.json"))
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
             #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/sync-journal"))
+            try await CLI.expectClean(mirror)
+        }
+    }
+
+    /// An item deleted in the working tree (with `rm` or `git rm`) that upstream deleted too is
+    /// no edit: nothing of the user's would be lost, so the sync and its dry run go ahead (as
+    /// git's checkout does) while an item edited beside it is still refused.
+    @Test(arguments: [false, true])
+    func anItemDeletedHereAndUpstreamIsNoLocalEdit(staged: Bool) async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(6, in: root)
+            if staged { try await CLI.git(["rm", "-q", "items/i1.json"], in: mirror) } else {
+                try FileManager.default.removeItem(atPath: mirror + "/items/i1.json")
+            }
+            try FileManager.default.removeItem(atPath: upstream + "/i1.json")
+            try Data("{\"mine\": 2}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i2.json"))
+            try FileManager.default.removeItem(atPath: upstream + "/i2.json")
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("\titems/i2\n") && !refused.stderr.contains("items/i1"),
+                        "\(arguments): \(refused.stderr)")
+            }
+            try FileManager.default.removeItem(atPath: mirror + "/items/i2.json")
+            let planned = try await CLI.tidemark(["sync", "--dry-run"], in: mirror)
+            #expect(planned.status == 0, "\(planned.stderr)")
+            let synced = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(synced.status == 0 && synced.stdout.contains("0 changed, 0 new, 2 deleted"), "\(synced.stdout)\(synced.stderr)")
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
+    /// A file where a collection's folder (or a fan-out folder) goes is named before anything
+    /// is written, even with `--force`, and no journal is left; moved away, the sync goes ahead.
+    @Test func aFileWhereAFolderGoesIsNamedBeforeAnythingIsWritten() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
+            try FileManager.default.removeItem(atPath: mirror + "/items")
+            try Data("my notes\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items"))
+            try writeItem(upstream, "i2", lastModified: "2030-01-01T00:00:00Z", extra: #", "v": 2"#)
+            for arguments in [["sync"], ["sync", "--force"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 128 && refused.stderr.contains("'items' in the working tree is a file where tidemark keeps a folder"),
+                        "\(arguments): \(refused.stderr)")
+                #expect(Self.contents(mirror + "/items") == "my notes\n")
+                #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/sync-journal"))
+            }
+            try FileManager.default.removeItem(atPath: mirror + "/items")
+            try await CLI.git(["checkout", "--", "items"], in: mirror)
+            #expect(try await CLI.tidemark(["sync"], in: mirror).status == 0)
             try await CLI.expectClean(mirror)
         }
     }
@@ -346,6 +397,47 @@ struct BranchSafetyTests {
             #expect(!FileManager.default.fileExists(atPath: mirror + "/README.md"))
             #expect(try await CLI.git(["log", "-1", "--format=%s"], in: mirror).hasPrefix("Sync "))
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
+    /// A snapshot that holds a change of the user's keeps its tidemark message: amended with
+    /// `git commit --amend --no-edit`, or made by a rollback to a commit of the user's. Its
+    /// `Tidemark-Tree` trailer names the tree tidemark wrote, so the change is still the user's:
+    /// named by `status`, refused by `sync` and its dry run, replaced only with `--force`.
+    @Test func aChangeOfTheUsersInsideASnapshotIsNotUndoneSilently() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
+            let identity = ["-c", "user.name=Test", "-c", "user.email=test@example.com"]
+            let tip = try await Self.rev("HEAD", in: mirror)
+            let tree = try await Self.rev("HEAD^{tree}", in: mirror)
+            #expect(try await CLI.git(["log", "-1", "--format=%(trailers:key=Tidemark-Tree,valueonly)"], in: mirror)
+                .trimmingCharacters(in: .whitespacesAndNewlines) == tree)
+            try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+            try await CLI.git(identity + ["commit", "-q", "-a", "--amend", "--no-edit"], in: mirror)
+            let amended = try await Self.rev("HEAD", in: mirror)
+            try writeItem(upstream, "i2", lastModified: "2030-01-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "M  items/i1\n")
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("commits of your own that a sync would undo")
+                        && refused.stderr.contains("\(amended.prefix(7)) ") && refused.stderr.contains("\titems/i1\n")
+                        && !refused.stderr.contains("items/i2"), "\(arguments): \(refused.stderr)")
+            }
+            #expect(Self.contents(mirror + "/items/i1.json") == "{\"mine\": 1}\n")
+
+            // Replaced with --force; then a rollback to the commit holding the change brings it
+            // back, as the user's again.
+            let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
+            #expect(forced.status == 0 && Self.contents(mirror + "/items/i1.json") != "{\"mine\": 1}\n", "\(forced.stderr)")
+            #expect(try await CLI.tidemark(["rollback", amended], in: mirror).status == 0)
+            #expect(Self.contents(mirror + "/items/i1.json") == "{\"mine\": 1}\n")
+            let again = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(again.status == 1 && again.stderr.contains("\titems/i1\n"), "\(again.stderr)")
+            // Resetting to a snapshot tidemark wrote is no change of the user's.
+            try await CLI.git(["reset", "-q", "--hard", tip], in: mirror)
+            let synced = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(synced.status == 0, "\(synced.stderr)")
             try await CLI.expectClean(mirror)
         }
     }

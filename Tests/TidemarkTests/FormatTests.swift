@@ -187,17 +187,21 @@ struct FormatTests {
     }
 
     @Test func snapshotMessagesRoundTripTheirTrailers() {
-        let message = SnapshotMessage(
+        var message = SnapshotMessage(
             verb: "Sync", upstream: "docusign:https://demo.docusign.net/restapi/v2.1/accounts/123",
             collections: [("posts", "2018-10-30T15:05:21.6830000Z"), ("pages", "none")],
             counts: ChangeCounts(changed: 3, added: 1, deleted: 2), items: 50, listedAt: "2026-11-21T10:00:00Z")
+        #expect(SnapshotMessage.parse(message.render())?.tree == nil)
+        message.tree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
         let text = message.render()
+        #expect(text.hasSuffix("\nTidemark-Tree: 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"))
         #expect(text.hasPrefix("Sync posts, pages: 3 changed, 1 new, 2 deleted\n"))
         let parsed = SnapshotMessage.parse(text)
         #expect(parsed?.watermark(of: "posts") == "2018-10-30T15:05:21.6830000Z")
         #expect(parsed?.watermark(of: "pages") == "none")
         #expect(parsed?.counts == ChangeCounts(changed: 3, added: 1, deleted: 2))
         #expect(parsed?.items == 50)
+        #expect(parsed?.tree == message.tree)
         #expect(SnapshotMessage.parse("plain commit\n\nno trailers here\n") == nil)
     }
 

@@ -267,7 +267,10 @@ struct MirrorTests {
                 manifest = manifest.replacingOccurrences(of: "\t\(folder)/", with: "\t\(old)/")
             }
             try Data(manifest.utf8).write(to: URL(fileURLWithPath: manifestPath))
-            _ = try git(["commit", "-q", "-a", "--amend", "-C", "HEAD"], in: mirror)
+            // Its message as an earlier tidemark wrote it too: no `Tidemark-Tree` trailer.
+            let message = try git(["log", "-1", "--format=%B"], in: mirror).split(separator: "\n", omittingEmptySubsequences: false)
+                .filter { !$0.hasPrefix("Tidemark-Tree:") }.joined(separator: "\n")
+            _ = try git(["commit", "-q", "-a", "--amend", "-m", message], in: mirror)
             _ = try git(["update-ref", "refs/tidemark/upstream", "HEAD"], in: mirror)
 
             upstream.put(ItemID("added"), "2024-05-01T00:00:00Z")
