@@ -354,6 +354,17 @@ public actor Mirror {
         }
     }
 
+    /// The temporary files of ``writeState(_:_:)`` that a killed process left (`<name>.tmp-<pid>`,
+    /// that process gone); a living one's may be about to be renamed, and stay.
+    func removeStaleStateTemporaries() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: stateFolder) else { return }
+        for name in names {
+            guard let marker = name.range(of: ".tmp-", options: .backwards), let pid = Int32(name[marker.upperBound...]),
+                  pid > 0, pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            unlink(stateFolder + name)
+        }
+    }
+
     func readState(_ name: String) -> String? {
         FileManager.default.contents(atPath: stateFolder + name).map { String(decoding: $0, as: UTF8.self) }
     }
@@ -385,6 +396,7 @@ public actor Mirror {
     func lock() throws(MirrorError) -> RunLock {
         let lock = try RunLock(gitDirectory: gitDirectory)
         removeOwnStaleGitLock()
+        removeStaleStateTemporaries()
         // What the killed run was writing: packs it had not finished are garbage to git.
         if let start = lock.abandonedRunStart { repository.removeObjectWritingLeftovers(modifiedSince: start) }
         // The packs this run stores are kept from `git repack -a -d` and `git gc` until its refs

@@ -470,7 +470,7 @@ struct BranchSafetyTests {
             try await CLI.git(identity + ["commit", "-q", "-m", "a link"], in: mirror)
             #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "D  items/link.json\n")
             let plan = try await CLI.tidemark(["sync", "--force", "--dry-run"], in: mirror)
-            #expect(plan.stdout.hasPrefix("Would apply: no changes; would undo your own commits in 1 file(s)\n\titems/link.json\n"),
+            #expect(plan.stdout.hasPrefix("Would apply: no changes; would undo your own commits in 1 file(s)\n\titems/link.json (your commit's change undone)\n"),
                     "\(plan.stdout)")
             let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
             #expect(forced.status == 0, "\(forced.stderr)")

@@ -371,9 +371,14 @@ struct ConcurrencyTests {
             _ = await gone.finished()
             try Data("\(gone.pid)\n".utf8).write(to: URL(fileURLWithPath: git + "tidemark.lock"))
             plant()
+            // A state file it was replacing; one a living process is replacing stays.
+            let stateLeftover = git + "tidemark/last-sync.tmp-\(gone.pid)", living = git + "tidemark/last-fetch.tmp-\(getpid())"
+            for path in [stateLeftover, living] { _ = FileManager.default.createFile(atPath: path, contents: Data("x".utf8)) }
             let second = try await CLI.tidemark(["sync"], in: mirror)
             #expect(second.status == 0, "\(second.stderr)")
             #expect(present().isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: stateLeftover) && FileManager.default.fileExists(atPath: living))
+            try FileManager.default.removeItem(atPath: living)
             #expect(FileManager.default.fileExists(atPath: old), "older than the killed run: not its own")
             #expect(FileManager.default.fileExists(atPath: gitsOwn))
             for path in [old, gitsOwn] { try FileManager.default.removeItem(atPath: path) }

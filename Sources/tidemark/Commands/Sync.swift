@@ -90,7 +90,8 @@ extension TidemarkCommand {
                 }
                 let undone = report.undoneOwnPaths.isEmpty ? "" : "; would undo your own commits in \(report.undoneOwnPaths.count) file(s)"
                 emit("Would apply: \(report.counts.summary)\(undone)\n")
-                for path in report.paths { emit("\t\(path)\n") }
+                let undoneOwn = Set(report.undoneOwnPaths)
+                for path in report.paths { emit("\t\(path)\(undoneOwn.contains(path) ? " (your commit's change undone)" : "")\n") }
                 emit("Requests: \(report.listingRequests) to list upstream (made for this plan; the sync makes them again), "
                      + "plus \(report.plannedDownloads) item download(s).\n")
             case .updated:
