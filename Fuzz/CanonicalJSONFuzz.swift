@@ -26,17 +26,20 @@ enum FuzzCanonicalJSON {
               let reparsed = try? CanonicalJSON.parse(canonical, maxDepth: 64) else {
             preconditionFailure("parse disagrees with canonicalize")
         }
-        precondition(sortedMembers(original) == reparsed, "canonical JSON changed the value")
+        precondition(original == reparsed, "canonical JSON changed the value")
+        precondition(membersSorted(reparsed), "canonical members are not in key byte order")
         precondition(canonical.last == 10, "no final newline")
     }
 
-    static func sortedMembers(_ value: JSONValue) -> JSONValue {
+    /// Every object's members in the order of their keys' UTF-8 bytes.
+    static func membersSorted(_ value: JSONValue) -> Bool {
         switch value {
-        case .array(let items): return .array(items.map(sortedMembers))
-        case .object(let members):
-            return .object(members.map { (key: $0.key, value: sortedMembers($0.value)) }
-                .sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) })
-        default: return value
+        case .array(let items): return items.allSatisfy(membersSorted)
+        case .object(let object):
+            let keys = object.members.map { Array($0.key.utf8) }
+            return zip(keys, keys.dropFirst()).allSatisfy { $0.lexicographicallyPrecedes($1) }
+                && object.members.allSatisfy { membersSorted($0.value) }
+        default: return true
         }
     }
 }

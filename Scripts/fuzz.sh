@@ -19,10 +19,12 @@ mkdir -p "$OUT/src"
 sources() {
     case "$1" in
     listing)
-        echo Fuzz/ListingFuzz.swift Sources/Upstreams/{JSONValue,Timestamp,ItemID,ListingAccumulator,Upstream,UpstreamError}.swift \
+        echo Fuzz/ListingFuzz.swift Sources/Upstreams/{JSONValue,JSONParser,JSONWriter,CQuoting,Timestamp,ItemID,ListingAccumulator,Upstream,UpstreamError}.swift \
             Sources/Upstreams/HTTP/{HTTPResult,HTTPDate,URLSafety,HTTPStatistics}.swift ;;
     canonical-json)
-        echo Fuzz/CanonicalJSONFuzz.swift Sources/Tidemark/{CanonicalJSON,CanonicalCheck}.swift ;;
+        sed '/^import Upstreams$/d' Sources/Tidemark/CanonicalJSON.swift > "$OUT/src/CanonicalJSON.swift"
+        echo Fuzz/CanonicalJSONFuzz.swift "$OUT/src/CanonicalJSON.swift" Sources/Tidemark/CanonicalCheck.swift \
+            Sources/Upstreams/{JSONValue,JSONParser,JSONWriter,CQuoting,ItemID}.swift ;;
     manifest)
         for file in Manifest ManifestTable; do
             sed '/^import \(Upstreams\|GitStore\)$/d' "Sources/Tidemark/$file.swift" > "$OUT/src/$file.swift"
@@ -45,7 +47,7 @@ fi
 pids=()
 for target in "${TARGETS[@]}"; do
     # shellcheck disable=SC2046
-    "$SWIFTC" -sanitize=fuzzer -parse-as-library -O -module-name FuzzTarget $(sources "$target") -o "$OUT/$target-fuzz" \
+    "$SWIFTC" -sanitize=fuzzer -parse-as-library -O -module-name FuzzTarget -package-name tidemark $(sources "$target") -o "$OUT/$target-fuzz" \
         > "$OUT/$target-build.log" 2>&1 &
     pids+=($!)
 done
