@@ -67,10 +67,17 @@ public struct DocuSignUpstream: Upstream {
         var next: URL? = first
         var visited: Set<String> = []
         var total: Int?
+        /// True when a page's total differs from an earlier page's: a template was added or
+        /// deleted while the pages were read, which shifts the rows after it, so one may have
+        /// gone unseen at a page boundary (and would look deleted).
+        var totalChanged = false
         var listedRows = 0
         /// Adds a page's templates; returns the next page's URL, nil after the last page.
         func consume(_ page: Page) throws -> URL? {
-            total = page.total ?? total
+            if let pageTotal = page.total {
+                if let seen = total, seen != pageTotal { totalChanged = true }
+                total = pageTotal
+            }
             try accumulator.add(page: page.templates.enumerated().map { index, template in
                 try listedTemplate(template, position: (page.startPosition ?? listedRows) + index, collection: collection)
             })
@@ -108,9 +115,10 @@ public struct DocuSignUpstream: Upstream {
             }
             try accumulator.checkAdvancing(to: next)
         }
-        let complete = (total.map { $0 == accumulator.count } ?? true) && !accumulator.changedWhilePaging
+        let shifted = accumulator.changedWhilePaging || totalChanged
+        let complete = (total.map { $0 == accumulator.count } ?? true) && !shifted
         return Listing(items: accumulator.items, isComplete: complete, requests: session.statistics.requests - before,
-                       changedWhilePaging: accumulator.changedWhilePaging)
+                       changedWhilePaging: shifted)
     }
 
     /// True when both URLs name the same origin, path and query items (in any order).

@@ -25,6 +25,10 @@ struct ListingAccumulator {
 
     init(collection: String) { self.collection = collection }
 
+    /// Records that upstream changed while the listing was made (seen by other means than an id
+    /// listed twice): deletions must not be inferred from it.
+    mutating func markChangedWhilePaging() { changedWhilePaging = true }
+
     /// Throws when the listing would go on to `next` after ``stalledPagesAllowed`` pages in a row
     /// brought nothing new. Each next link a server sends may be a new URL (a cursor), so a
     /// paging that never ends is not always a loop back to a page already read; this ends it.
@@ -93,7 +97,7 @@ func listedVersion(
     }
     guard let timestamp = Timestamp(text) else {
         throw UpstreamError.malformedItem(
-            collection: collection, item: item, reason: "field '\(field)' is not a date-time: '\(text.prefix(64))'")
+            collection: collection, item: item, reason: "field '\(field)' is not a date-time: '\(CQuoting.quoted(String(text.prefix(64))))'")
     }
     return timestamp
 }

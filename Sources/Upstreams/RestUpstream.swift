@@ -95,6 +95,33 @@ public struct RestUpstream: Upstream {
             base = URLSafety.setting([(sinceParam, since.raw)], in: base)
             incremental = true
         }
+        var accumulator = try await listPages(from: base, collection: collection)
+        if !incremental, !accumulator.changedWhilePaging, paging == .page || paging == .offset,
+           try impliesDeletions(accumulator.items, cached: cached) {
+            // A row deleted while the pages were read shifts the rows after it back: one at a
+            // page boundary is then never listed, and would look deleted (this paging gives no
+            // total to check). An item is taken as deleted only when a second listing, made now,
+            // does not list it either.
+            let again = try await listPages(from: base, collection: collection)
+            let listed = Set(accumulator.items.map(\.id))
+            let missed = again.items.filter { !listed.contains($0.id) }
+            if !missed.isEmpty { try accumulator.add(page: missed) }
+            if again.changedWhilePaging { accumulator.markChangedWhilePaging() }
+        }
+        return Listing(items: accumulator.items, isComplete: !incremental && !accumulator.changedWhilePaging,
+                       requests: session.statistics.requests - before, changedWhilePaging: accumulator.changedWhilePaging)
+    }
+
+    /// True when an item of `cached` is not among `items`: a complete listing would delete it.
+    private func impliesDeletions(_ items: [ListedItem], cached: some CachedVersions) throws -> Bool {
+        let versions = try cached.loaded()
+        var listed = Set<Int>()
+        for item in items { if let position = versions.position(of: item.id) { listed.insert(position) } }
+        return listed.count < versions.count
+    }
+
+    /// Every page of the listing at `base`, in order.
+    private func listPages(from base: URL, collection: String) async throws -> ListingAccumulator {
         var accumulator = ListingAccumulator(collection: collection)
         var next: URL? = firstPage(base)
         var pageNumber = 1
@@ -158,8 +185,7 @@ public struct RestUpstream: Upstream {
             try accumulator.checkAdvancing(to: next)
             pageNumber += 1
         }
-        return Listing(items: accumulator.items, isComplete: !incremental && !accumulator.changedWhilePaging,
-                       requests: session.statistics.requests - before, changedWhilePaging: accumulator.changedWhilePaging)
+        return accumulator
     }
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {

@@ -86,6 +86,7 @@ public struct WordPressUpstream: Upstream {
         var next: URL? = first
         var page = 1
         var total: Int?
+        var totalChanged = false
         var totalPages: Int?
         var visited: Set<String> = []
         var endedEarly = false
@@ -99,12 +100,17 @@ public struct WordPressUpstream: Upstream {
                 // listing can no longer be trusted to be complete unless the counts agree.
                 guard result.errorCode == "rest_post_invalid_page_number" else {
                     throw UpstreamError.http(status: 400, url: URLSafety.redact(url),
-                                             message: "Bad Request" + (result.errorCode.map { " (\($0))" } ?? ""))
+                                             message: "Bad Request" + result.shownErrorCode)
                 }
                 endedEarly = true
                 break
             }
-            total = result.header("X-WP-Total").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? total
+            if let pageTotal = result.header("X-WP-Total").flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
+                // A post published, trashed or deleted while the pages were read shifts the rows
+                // after it: one may have gone unseen at a page boundary (and would look deleted).
+                if let seen = total, seen != pageTotal { totalChanged = true }
+                total = pageTotal
+            }
             totalPages = result.header("X-WP-TotalPages").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? totalPages
             guard case .array(let rows) = try parseListingBody(result, collection: collection) else {
                 throw UpstreamError.malformedListing(
@@ -125,7 +131,8 @@ public struct WordPressUpstream: Upstream {
             page += 1
         }
         let countsAgree = total.map { $0 == accumulator.count } ?? !endedEarly
-        return (accumulator.items, countsAgree && !accumulator.changedWhilePaging, accumulator.changedWhilePaging)
+        let shifted = accumulator.changedWhilePaging || totalChanged
+        return (accumulator.items, countsAgree && !shifted, shifted)
     }
 
     private func listedPost(_ value: JSONValue, position: Int, collection: String) throws -> ListedItem {

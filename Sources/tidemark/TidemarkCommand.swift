@@ -138,10 +138,10 @@ enum CommandFailure: Error {
     func report() -> Never {
         switch self {
         case .fatal(let message):
-            writeStandardError("fatal: \(message)\n")
+            writeStandardError("fatal: \(terminalSafe(message))\n")
             Foundation.exit(128)
         case .refused(let message):
-            writeStandardError("error: \(message)\n")
+            writeStandardError("error: \(terminalSafe(message))\n")
             Foundation.exit(1)
         case .silent(let code):
             Foundation.exit(code)

@@ -39,6 +39,28 @@ struct RestWalkthroughTests {
         }
     }
 
+    /// Text a server sends that reaches a message (an error body's code, a date that does not
+    /// parse) is quoted: none of its control characters reaches the terminal, and it cannot forge
+    /// a line of its own.
+    @Test func serverTextInMessagesIsQuoted() async throws {
+        let server = try await FixtureServer.start(items: 0, seed: 5)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let hostile = #"E\u001b]0;pwned\u0007\u001b[2J\rfatal: forged"#
+            server.inject(FixtureFault(status: 400, pathPrefix: "/rest/items", count: 1, replacementBody: #"{"code": "\#(hostile)"}"#))
+            let refused = try await CLI.tidemark(["clone", "rest:\(server.baseURL)/rest/items", "m"], in: root)
+            #expect(refused.status == 128 && refused.stderr.contains(#"Bad Request ("E\033]0;pwned\a\033[2J\rfatal: forged")"#),
+                    "\(refused.stderr)")
+            let row = #"{"id": "a", "lastModified": "\u001b[2J\u009bbad"}"#
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, replacementBody: "[\(row)]"))
+            let bad = try await CLI.tidemark(["clone", "rest:\(server.baseURL)/rest/items", "m"], in: root)
+            #expect(bad.status == 128 && bad.stderr.contains(#"is not a date-time: '"\033[2J\302\233bad"'"#), "\(bad.stderr)")
+            for result in [refused, bad] {
+                #expect(!result.stderr.unicodeScalars.contains { $0.value < 32 && $0 != "\n" && $0 != "\t" || (0x7F...0x9F).contains($0.value) })
+            }
+        }
+    }
+
     /// An item the listing carries whole keeps its numbers as upstream wrote them: a `Double`
     /// would round a 20-digit integer and a long decimal, drop the sign of `-0` and refuse
     /// `1e400` (and with it the whole listing).

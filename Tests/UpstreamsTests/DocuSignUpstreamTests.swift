@@ -210,6 +210,31 @@ import TidemarkFixtures
         }
     }
 
+    /// A template deleted while the pages are read shifts the later ones back: one slips into a
+    /// page already read and is never listed. The count still agrees with the last page's total,
+    /// but the totals of the pages differ: the listing is not complete, so nothing is taken as
+    /// deleted (the live template that slipped past would otherwise be).
+    @Test func aTemplateDeletedWhilePagingMakesTheListingIncomplete() async throws {
+        try await withFixture(items: 6, token: canary) { server in
+            let ids = server.ids(.docusign)  // oldest first, as listed
+            server.inject(FixtureFault(delay: 3, count: 1, queryContains: "start_position=2&"))
+            let docusign = try DocuSignUpstream(
+                UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
+                                      options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"], jobs: 1),
+                settings: fastSettings, environment: ["DS_TOKEN": canary])
+            try await using(docusign) { docusign in
+                let listing = Task { try await docusign.list(collection: "templates", since: nil, cached: .none) }
+                try await waitUntil { server.requests.contains { $0.query.hasPrefix("start_position=2&") } }
+                #expect(server.purge(.docusign, id: ids[0]))
+                let shifted = try await listing.value
+                #expect(shifted.idStrings == [ids[0], ids[1], ids[3], ids[4], ids[5]])  // ids[2] slipped to page 1
+                #expect(!shifted.isComplete && shifted.changedWhilePaging)
+                let after = try await docusign.list(collection: "templates", since: nil, cached: .none)
+                #expect(after.isComplete && after.idStrings == Array(ids.dropFirst()))
+            }
+        }
+    }
+
     /// An adapter listing `server` two templates a page, whose second page of four is `rows`
     /// (template id, lastModified) instead of the real one.
     private func upstream(_ server: FixtureServer, secondPage rows: [(String, String)]) throws -> DocuSignUpstream {

@@ -105,6 +105,33 @@ import TidemarkFixtures
         }
     }
 
+    /// An item deleted while offset pages are read shifts the later ones back, so one is never
+    /// listed and would look deleted; this paging gives no total to check. A listing that would
+    /// delete cached items is made again, and an item either listing lists is kept.
+    @Test func anItemDeletedWhilePagingIsNotTakenForAnother() async throws {
+        try await withFixture(items: 6) { server in
+            try await using(try upstream(server, options: ["paging": "offset", "pageSize": "2"])) { rest in
+                let before = try await rest.list(collection: "items", since: nil, cached: .none)
+                let ids = before.idStrings
+                #expect(ids.count == 6 && before.isComplete)
+                let cached = ListedIDs(ids: before.items.map(\.id))
+                server.inject(FixtureFault(delay: 3, count: 1, queryContains: "offset=2&"))
+                server.resetCounts()
+                let listing = Task { try await rest.list(collection: "items", since: nil, cached: cached) }
+                try await waitUntil { server.requests.contains { $0.query.hasPrefix("offset=2&") } }
+                #expect(server.purge(.rest, id: ids[0]))
+                let shifted = try await listing.value
+                #expect(Set(shifted.idStrings) == Set(ids), "ids[2] from the second listing, ids[0] from the first")
+                #expect(shifted.isComplete)
+                #expect(server.requestCount() == 2 * 4, "two listings of 4 pages (offsets 0, 2, 4, 5)")
+                // Nothing shifts now: both listings (it still implies a deletion) leave out the
+                // deleted item alone.
+                let after = try await rest.list(collection: "items", since: nil, cached: cached)
+                #expect(after.isComplete && after.idStrings == Array(ids.dropFirst()))
+            }
+        }
+    }
+
     /// A later page holding only the newer version of an item already listed (three items, one
     /// edited while paged) brought something: it is not taken for a server ignoring paging.
     @Test func aPageOfOnlyANewerVersionIsProgress() async throws {
@@ -321,4 +348,14 @@ import TidemarkFixtures
             }
         }
     }
+}
+
+/// Cached versions holding `ids` (no validators), as a mirror's manifest would list them.
+private struct ListedIDs: CachedVersions {
+    let ids: [ItemID]
+    var count: Int { ids.count }
+    func position(of id: ItemID) -> Int? { ids.firstIndex(of: id) }
+    func id(at position: Int) -> ItemID { ids[position] }
+    func etag(at position: Int) -> String? { nil }
+    func loaded() throws -> any CachedVersions { self }
 }

@@ -18,6 +18,27 @@ import TidemarkFixtures
 
     static let visible: Set<String> = ["publish", "future", "draft", "pending", "private"]
 
+    /// A post trashed while the pages are read shifts the later ones back, so one is never
+    /// listed: `X-WP-Total` differs between the pages, and the listing is not complete (nothing
+    /// is taken as deleted but what the trash lists).
+    @Test func aPostTrashedWhilePagingMakesTheListingIncomplete() async throws {
+        try await withFixture(items: 12) { server in
+            try await using(try upstream(server, options: ["pageSize": "3"])) { wordpress in
+                let before = try await wordpress.list(collection: "posts", since: nil, cached: .none)
+                #expect(before.isComplete && before.items.count >= 5, "\(before.items.count) posts")
+                server.resetCounts()
+                server.inject(FixtureFault(delay: 3, pathPrefix: "/wp-json/wp/v2/posts", count: 1, queryContains: "&page=2"))
+                let listing = Task { try await wordpress.list(collection: "posts", since: nil, cached: .none) }
+                try await waitUntil { server.requests.contains { $0.path.hasPrefix("/wp-json/wp/v2/posts") && $0.query.contains("&page=2") } }
+                #expect(server.trash(.wordpress, id: before.idStrings[0]))
+                let shifted = try await listing.value
+                #expect(shifted.idStrings.contains(before.idStrings[0]) && !shifted.idStrings.contains(before.idStrings[3]),
+                        "the post that slipped to page 1: \(shifted.idStrings)")
+                #expect(!shifted.isComplete && shifted.changedWhilePaging)
+            }
+        }
+    }
+
     /// A site whose `Link: rel="next"` never ends, a new page number each time, on pages that
     /// bring nothing new: the listing ends with an error once `stalledPagesAllowed` pages in a
     /// row brought nothing.

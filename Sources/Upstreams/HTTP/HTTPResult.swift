@@ -43,4 +43,10 @@ public struct HTTPResult: Sendable {
         if case .string(let code)? = fields["errorCode"] { return code }
         return nil
     }
+
+    /// ``errorCode`` for a message, ` (code)`, or empty: at most 100 characters, quoted like git
+    /// quotes names when it holds a control character (the server's text must not drive a terminal).
+    var shownErrorCode: String {
+        errorCode.map { " (\(CQuoting.quoted(String($0.prefix(100)))))" } ?? ""
+    }
 }

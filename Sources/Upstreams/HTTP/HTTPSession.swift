@@ -148,12 +148,11 @@ public final class HTTPSession: Sendable {
                     return result
                 }
                 guard status == 429 || (500..<600).contains(status) else {
-                    let code = result.errorCode.map { " (\($0))" } ?? ""
                     throw UpstreamError.http(
                         status: status, url: shownURL,
-                        message: credentials.redact("\(response.status.reasonPhrase)\(code)"))
+                        message: credentials.redact("\(CQuoting.quoted(response.status.reasonPhrase))\(result.shownErrorCode)"))
                 }
-                failure = "\(response.status.reasonPhrase)" + (result.errorCode.map { " (\($0))" } ?? "")
+                failure = CQuoting.quoted(response.status.reasonPhrase) + result.shownErrorCode
                 if let value = result.header("Retry-After") {
                     retryAfter = Self.retryAfterSeconds(value, serverDate: result.header("Date"), now: settings.clock.now)
                 }

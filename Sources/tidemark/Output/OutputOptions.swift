@@ -46,6 +46,26 @@ func emit(_ text: String) {
 /// Writes to standard error; a closed or broken stderr (`2>&1 | head -1`) is ignored, so the
 /// command goes on and ends as it would have (FileHandle's `write` traps on EPIPE: on a
 /// dispatch thread, which blocks SIGPIPE, that crashed a sync half way).
+/// `text` with each control character other than a newline or tab (C0, DEL, C1) written as
+/// octal escapes of its UTF-8 bytes (`\033`), as git quotes names: whatever a server or a file
+/// name put in a message, none of its bytes drives the terminal. Names the engine quoted
+/// already hold no such character and come through unchanged.
+func terminalSafe(_ text: String) -> String {
+    func unsafe(_ scalar: Unicode.Scalar) -> Bool {
+        (scalar.value < 32 && scalar != "\n" && scalar != "\t") || (0x7F...0x9F).contains(scalar.value)
+    }
+    guard text.unicodeScalars.contains(where: unsafe) else { return text }
+    var out = ""
+    for scalar in text.unicodeScalars {
+        guard unsafe(scalar) else { out.unicodeScalars.append(scalar); continue }
+        for byte in String(scalar).utf8 {
+            let octal = String(byte, radix: 8)
+            out += "\\" + String(repeating: "0", count: 3 - octal.count) + octal
+        }
+    }
+    return out
+}
+
 func writeStandardError(_ text: String) {
     writeAll(2, text)
 }
