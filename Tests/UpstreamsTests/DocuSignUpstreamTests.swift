@@ -182,32 +182,38 @@ import TidemarkFixtures
         }
     }
 
-    /// The listing is ordered by modification date, so a template edited while the pages are
-    /// fetched moves to the end and is listed twice, with both versions. The newer version is
-    /// kept and the listing is not complete: the move shifted the later pages back by one, so a
-    /// template was skipped, and it must not be taken for deleted.
-    @Test func templateEditedWhileListingKeepsTheNewerVersion() async throws {
+    /// Six templates listed two a page, one page at a time; `change` is made to the oldest (on
+    /// page 1) while page 2 is held. Returns that listing, one made after it, and the ids.
+    private func listed(changingTheOldestWhilePaging change: @escaping @Sendable (FixtureServer, String) -> Bool) async throws
+        -> (during: Listing, after: Listing, ids: [String]) {
         try await withFixture(items: 6, token: canary) { server in
             let ids = server.ids(.docusign)  // oldest first, as listed
-            // Page 2 is held until the oldest template (on page 1) has been edited.
             server.inject(FixtureFault(delay: 3, count: 1, queryContains: "start_position=2&"))
             let docusign = try DocuSignUpstream(
                 UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
                                       options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"], jobs: 1),
                 settings: fastSettings, environment: ["DS_TOKEN": canary])
-            try await using(docusign) { docusign in
+            return try await using(docusign) { docusign in
                 let listing = Task { try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 try await waitUntil { server.requests.contains { $0.query.hasPrefix("start_position=2&") } }
-                #expect(server.modify(.docusign, id: ids[0]))
-                let edited = try await listing.value
-                let after = try await docusign.list(collection: "templates", since: nil, cached: .none)
-                #expect(after.isComplete && !after.changedWhilePaging)
-                #expect(!edited.isComplete && edited.changedWhilePaging)
-                #expect(edited.idStrings == [ids[0], ids[1], ids[3], ids[4], ids[5]])  // ids[2] slipped to page 1
-                let newer = try #require(after.items.first { $0.id.description == ids[0] })
-                #expect(edited.items.first?.lastModified == newer.lastModified)
+                #expect(change(server, ids[0]))
+                let during = try await listing.value
+                return (during, try await docusign.list(collection: "templates", since: nil, cached: .none), ids)
             }
         }
+    }
+
+    /// The listing is ordered by modification date, so a template edited while the pages are
+    /// fetched moves to the end and is listed twice, with both versions. The newer version is
+    /// kept and the listing is not complete: the move shifted the later pages back by one, so a
+    /// template was skipped, and it must not be taken for deleted.
+    @Test func templateEditedWhileListingKeepsTheNewerVersion() async throws {
+        let (edited, after, ids) = try await listed(changingTheOldestWhilePaging: { $0.modify(.docusign, id: $1) })
+        #expect(after.isComplete && !after.changedWhilePaging)
+        #expect(!edited.isComplete && edited.changedWhilePaging)
+        #expect(edited.idStrings == [ids[0], ids[1], ids[3], ids[4], ids[5]])  // ids[2] slipped to page 1
+        let newer = try #require(after.items.first { $0.id.description == ids[0] })
+        #expect(edited.items.first?.lastModified == newer.lastModified)
     }
 
     /// A template deleted while the pages are read shifts the later ones back: one slips into a
@@ -215,24 +221,10 @@ import TidemarkFixtures
     /// but the totals of the pages differ: the listing is not complete, so nothing is taken as
     /// deleted (the live template that slipped past would otherwise be).
     @Test func aTemplateDeletedWhilePagingMakesTheListingIncomplete() async throws {
-        try await withFixture(items: 6, token: canary) { server in
-            let ids = server.ids(.docusign)  // oldest first, as listed
-            server.inject(FixtureFault(delay: 3, count: 1, queryContains: "start_position=2&"))
-            let docusign = try DocuSignUpstream(
-                UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
-                                      options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"], jobs: 1),
-                settings: fastSettings, environment: ["DS_TOKEN": canary])
-            try await using(docusign) { docusign in
-                let listing = Task { try await docusign.list(collection: "templates", since: nil, cached: .none) }
-                try await waitUntil { server.requests.contains { $0.query.hasPrefix("start_position=2&") } }
-                #expect(server.purge(.docusign, id: ids[0]))
-                let shifted = try await listing.value
-                #expect(shifted.idStrings == [ids[0], ids[1], ids[3], ids[4], ids[5]])  // ids[2] slipped to page 1
-                #expect(!shifted.isComplete && shifted.changedWhilePaging)
-                let after = try await docusign.list(collection: "templates", since: nil, cached: .none)
-                #expect(after.isComplete && after.idStrings == Array(ids.dropFirst()))
-            }
-        }
+        let (shifted, after, ids) = try await listed(changingTheOldestWhilePaging: { $0.purge(.docusign, id: $1) })
+        #expect(shifted.idStrings == [ids[0], ids[1], ids[3], ids[4], ids[5]])  // ids[2] slipped to page 1
+        #expect(!shifted.isComplete && shifted.changedWhilePaging)
+        #expect(after.isComplete && after.idStrings == Array(ids.dropFirst()))
     }
 
     /// An adapter listing `server` two templates a page, whose second page of four is `rows`
