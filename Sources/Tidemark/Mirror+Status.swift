@@ -107,6 +107,18 @@ extension Mirror {
             return byPath[parts[0]]?[parts[1]].map { (parts[0], $0) }
         }
 
+        // The items new upstream by file, for paths that are no item of HEAD's.
+        var newItems: [String: (collection: String, id: ItemID)]?
+        func newItem(at path: String) -> (collection: String, id: ItemID)? {
+            if newItems == nil {
+                newItems = [:]
+                for (name, statuses) in ordered {
+                    for status in statuses.values where status.upstream == .added { newItems?[status.path] = (name, status.id) }
+                }
+            }
+            return newItems?[path]
+        }
+
         // The local side, from libgit2's diff of HEAD's tree against the working tree.
         if let head, let localResult {
             let deltas: [DiffDelta]
@@ -118,6 +130,12 @@ extension Mirror {
             for delta in deltas {
                 let local: ItemStatus.Local = delta.status == .deleted ? .deleted : .modified
                 guard let (collection, id) = try item(at: delta.path, in: head.tree) else {
+                    // The file of an item new upstream, in the index already (written by a
+                    // killed sync, or added by the user): the item's line, edited locally.
+                    if let (collection, id) = newItem(at: delta.path) {
+                        ordered[collection]?[id]?.local = local
+                        continue
+                    }
                     others.append(PathStatus(path: delta.path, local: local))
                     continue
                 }
@@ -135,18 +153,12 @@ extension Mirror {
         if let head {
             let own = try self.ownCommits(head: head, undoneBy: upstream?.tree)
             ownCommits = own.commits
-            // The items already listed, by file, for paths that are no item of HEAD's.
-            var listed: [String: (collection: String, id: ItemID)]?
             for path in own.paths {
                 guard let (collection, id) = try item(at: path, in: head.tree) else {
                     // The file of an item new upstream, which the user's commit added first: one
                     // line, the item's, which the sync writes over that file.
-                    if listed == nil {
-                        listed = [:]
-                        for (name, statuses) in ordered { for status in statuses.values { listed?[status.path] = (name, status.id) } }
-                    }
-                    if let (collection, id) = listed?[path] {
-                        if ordered[collection]?[id]?.upstream == .added { ordered[collection]?[id]?.upstream = .changed }
+                    if let (collection, id) = newItem(at: path) {
+                        ordered[collection]?[id]?.upstream = .changed
                         continue
                     }
                     // Not an item of HEAD's: the sync deletes it, or gives it upstream's version.
@@ -171,7 +183,7 @@ extension Mirror {
             }
         }
         var items: [ItemStatus] = []
-        for collection in try collections.get() {
+        for collection in try collections.get().sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
             items += (ordered[collection] ?? [:]).values.sorted { $0.id < $1.id }
         }
         let activity = lastActivity()

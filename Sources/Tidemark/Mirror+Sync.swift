@@ -75,10 +75,11 @@ public struct SyncReport: Sendable {
 }
 
 extension SyncReport {
-    /// The report of a sync whose fetch could not download every item: the branch did not move.
-    public init(incompleteFetch fetch: FetchReport) {
-        self.init(outcome: .incompleteFetch, fetch: fetch, counts: ChangeCounts(), paths: [], previous: nil,
-                  current: nil, plannedDownloads: 0)
+    /// The report of a sync whose fetch could not download every item: the branch did not move
+    /// from `tip` (``Mirror/branchTip()``).
+    public init(incompleteFetch fetch: FetchReport, branchAt tip: ObjectID?) {
+        self.init(outcome: .incompleteFetch, fetch: fetch, counts: ChangeCounts(), paths: [], previous: tip,
+                  current: tip, plannedDownloads: 0)
     }
 }
 
@@ -93,8 +94,9 @@ extension Mirror {
         let activity = lastActivity()
         if let seconds = options.ifStaleSeconds, let synced = activity.sync, let fetched = activity.fetch,
            case let last = min(synced, fetched), Date().timeIntervalSince(last) < seconds, max(synced, fetched).timeIntervalSinceNow <= 60 {
+            let tip = try headCommit()?.id
             return SyncReport(outcome: .fresh(lastSync: last), fetch: nil, counts: ChangeCounts(), paths: [],
-                              previous: nil, current: nil, plannedDownloads: 0)
+                              previous: tip, current: tip, plannedDownloads: 0)
         }
         let lock = try lock()
         defer { withExtendedLifetime(lock) {} }

@@ -147,6 +147,9 @@ public actor Mirror {
     }
 
     /// The commit HEAD points to, nil before the first snapshot.
+    /// The commit the checked-out branch points at; nil before its first snapshot.
+    public func branchTip() throws(MirrorError) -> ObjectID? { try headCommit()?.id }
+
     func headCommit() throws(MirrorError) -> Commit? {
         try mirrorErrors { try repository.resolveReference("HEAD").map { try repository.commit($0) } }
     }

@@ -87,3 +87,68 @@ struct OutputFormatTests {
         }
     }
 }
+
+/// What the documents say of particular outputs, checked one by one.
+@Suite("End to end: outputs as the documents describe them")
+struct DocumentedOutputTests {
+    /// A new item whose file a killed sync already wrote (it is in the index) is one line, the
+    /// item's, edited locally (OutputFormats: "the files it already wrote show as modified"):
+    /// not "untracked", and not again as a path that is no item.
+    @Test func aNewItemAKilledSyncWroteIsOneLineEditedLocally() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(1, in: root)
+            try writeItem(upstream, "n", lastModified: "2030-01-01T00:00:00Z")
+            let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-checkout"])
+            #expect(killed.signalled, "\(killed.stderr)")
+            let porcelain = try await CLI.tidemark(["status", "--porcelain"], in: mirror)
+            #expect(porcelain.stdout == "AM items/n\n M .tidemark/items.manifest\n", "\(porcelain.stdout)")
+            #expect(try await CLI.tidemark(["sync"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+        }
+    }
+
+    /// Items come sorted by collection and id bytes, whatever order the collections were named in.
+    @Test func itemsAreSortedByCollectionThenId() async throws {
+        try await withScratch { root in
+            for collection in ["a", "b"] {
+                try FileManager.default.createDirectory(atPath: root + "/up/\(collection)", withIntermediateDirectories: true)
+                try writeItem(root + "/up/\(collection)", "old", lastModified: "2026-01-01T00:00:00Z")
+            }
+            #expect(try await CLI.tidemark(["clone", "dir:up", "m", "--collection", "b", "--collection", "a"], in: root).status == 0)
+            for collection in ["b", "a"] { try writeItem(root + "/up/\(collection)", "new", lastModified: "2026-02-01T00:00:00Z") }
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: root + "/m").status == 0)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: root + "/m").stdout == "A  a/new\nA  b/new\n")
+        }
+    }
+
+    /// `previous` and `current` are left out only when null: a sync with nothing to do names the
+    /// commit the branch stays at.
+    @Test func aFreshSyncNamesTheBranchTip() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(1, in: root)
+            let tip = try await CLI.git(["rev-parse", "HEAD"], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+            let fresh = try await CLI.tidemark(["sync", "--if-stale", "1h", "--json"], in: mirror)
+            let json = try JSONSerialization.jsonObject(with: Data(fresh.stdout.utf8)) as? [String: Any]
+            #expect(json?["outcome"] as? String == "fresh" && json?["previous"] as? String == tip && json?["current"] as? String == tip,
+                    "\(fresh.stdout)")
+        }
+    }
+
+    /// `diff --color` colours a patch as `git diff --color` does; `--no-color` and a pipe leave it plain.
+    @Test func diffColoursItsPatchLikeGit() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(1, in: root)
+            try writeItem(upstream, "i1", lastModified: "2030-01-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
+            let colored = try await CLI.tidemark(["diff", "--color"], in: mirror).stdout
+            for line in ["\u{1B}[1mdiff --git a/items/i1.json b/items/i1.json\u{1B}[m", "\u{1B}[36m@@ -1,5 +1,6 @@\u{1B}[m"] {
+                #expect(colored.contains(line + "\n"), "\(line.debugDescription) in \(colored.debugDescription)")
+            }
+            #expect(colored.contains("\n\u{1B}[32m+") && colored.contains("\n\u{1B}[31m-"), "\(colored.debugDescription)")
+            let plain = try await CLI.tidemark(["diff"], in: mirror).stdout
+            let uncolored = try await CLI.tidemark(["diff", "--no-color"], in: mirror).stdout
+            #expect(!plain.contains("\u{1B}") && uncolored == plain)
+            #expect(colored.replacingOccurrences(of: "\u{1B}\\[[0-9;]*m", with: "", options: .regularExpression) == plain)
+        }
+    }
+}

@@ -59,9 +59,30 @@ extension TidemarkCommand {
             if json {
                 emitJSON(DiffJSON(result))
             } else {
-                emit(result.text)
+                emit(format == .patch && output.useColor ? Self.colored(patch: result.text, output) : result.text)
             }
             if exitCode && !result.entries.isEmpty { throw CommandFailure.silent(1) }
+        }
+
+        /// `patch` coloured as `git diff --color` colours one: each file's header lines bold, the
+        /// `@@ ... @@` of a hunk header cyan, removed lines red, added lines green.
+        static func colored(patch: String, _ output: OutputOptions) -> String {
+            var inHeader = false
+            return patch.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+                let text = String(line)
+                if text.hasPrefix("diff --git ") { inHeader = true }
+                if text.hasPrefix("@@") {
+                    inHeader = false
+                    guard let end = text.range(of: "@@", range: text.index(text.startIndex, offsetBy: 2)..<text.endIndex) else {
+                        return output.paint(text, "36")
+                    }
+                    return output.paint(String(text[..<end.upperBound]), "36") + text[end.upperBound...]
+                }
+                if inHeader { return output.paint(text, "1") }
+                if text.hasPrefix("+") { return output.green(text) }
+                if text.hasPrefix("-") { return output.red(text) }
+                return text
+            }.joined(separator: "\n")
         }
     }
 }

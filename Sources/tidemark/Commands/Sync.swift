@@ -70,7 +70,7 @@ extension TidemarkCommand {
                     return try await mirror.sync(options)
                 } catch .incompleteFetch(let fetch) {
                     // Reported below, then exits 128: the JSON still names the failed items.
-                    return SyncReport(incompleteFetch: fetch)
+                    return SyncReport(incompleteFetch: fetch, branchAt: (try? await mirror.branchTip()) ?? nil)
                 }
             }
             if transfer.verbose { tellFolderListing(report.fetch) }
