@@ -85,9 +85,10 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .symlinkInWorkingTree(let path, let target):
             return "'\(path)' in the working tree is a symbolic link (to \(target)); tidemark never writes through links. Replace it with the real folder or file (remove it, then 'git checkout -- \(path)') and run the command again"
         case .specialFileInWorkingTree(let path, let kind):
-            return "'\(path)' in the working tree is a \(kind), not a regular file; tidemark never writes through one "
-                + "(it could write outside the mirror, or wait forever). Remove it, then 'git checkout -- \(path)' "
-                + "(or run the command with --force: the item is otherwise missing, a local edit)"
+            return "'\(path)' in the working tree is a \(kind), not a regular file; tidemark never writes through one, "
+                + "not even with --force (it could write outside the mirror, or wait forever). Remove it and run the "
+                + "command again (first 'git checkout -- \(path)' if it stands where an item of HEAD's was: the item is "
+                + "otherwise missing, a local edit)"
         case .fileInPlaceOfFolder(let path):
             return "'\(path)' in the working tree is a file where tidemark keeps a folder; tidemark does not remove it. "
                 + "Move it out of the way, then restore the folder ('git checkout -- \(path)') and run the command again"
