@@ -90,6 +90,8 @@ public struct SnapshotMessage: Sendable, Equatable {
         guard let last = paragraphs.last else { return nil }
         var trailers: [(String, String)] = []
         for line in last.split(separator: "\n") {
+            // `git cherry-pick -x` adds this line to the trailers, as git reads them.
+            if line.hasPrefix("(cherry picked from commit ") { continue }
             guard let colon = line.firstIndex(of: ":") else { return nil }
             trailers.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingSpaces))
         }

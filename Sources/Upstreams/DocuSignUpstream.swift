@@ -56,6 +56,19 @@ public struct DocuSignUpstream: Upstream {
     public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
         try checkCollection(collection)
         let before = session.statistics.requests
+        // A template deleted and another created while the pages are read leave the total as it
+        // was, and still shift a row past a page boundary: a listing that would delete cached
+        // templates is read again (``confirmingDeletions(_:cached:collection:again:)``).
+        let pass = try await confirmingDeletions(try await listPass(collection: collection), cached: cached, collection: collection,
+                                                 exists: { id in try await exists(id) }) {
+            try await listPass(collection: collection)
+        }
+        return Listing(items: pass.items, isComplete: pass.complete, requests: session.statistics.requests - before,
+                       changedWhilePaging: pass.changedWhilePaging)
+    }
+
+    /// One reading of the listing, every page.
+    private func listPass(collection: String) async throws -> ListingPass {
         var accumulator = ListingAccumulator(collection: collection)
         // Page URLs are written as DocuSign writes nextUri: start_position first.
         func pageURL(_ start: Int) -> URL {
@@ -117,8 +130,7 @@ public struct DocuSignUpstream: Upstream {
         }
         let shifted = accumulator.changedWhilePaging || totalChanged
         let complete = (total.map { $0 == accumulator.count } ?? true) && !shifted
-        return Listing(items: accumulator.items, isComplete: complete, requests: session.statistics.requests - before,
-                       changedWhilePaging: shifted)
+        return ListingPass(items: accumulator.items, complete: complete, changedWhilePaging: shifted, pages: visited.count)
     }
 
     /// True when both URLs name the same origin, path and query items (in any order).
@@ -201,6 +213,12 @@ public struct DocuSignUpstream: Upstream {
         let url = URLSafety.appending(["templates", item.id.description], to: base)
         return try await session.downloadItem(url, collection: collection, item: item, cachedValidator: cachedETag,
                                               requireObject: true)
+    }
+
+    /// Whether the template `id` still exists (a 404 says it does not).
+    private func exists(_ id: ItemID) async throws -> Bool {
+        let status = try await session.get(URLSafety.appending(["templates", id.description], to: base), acceptStatuses: [404, 410]).status
+        return status != 404 && status != 410
     }
 
     private func checkCollection(_ collection: String) throws {

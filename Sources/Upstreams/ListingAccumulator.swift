@@ -25,10 +25,6 @@ struct ListingAccumulator {
 
     init(collection: String) { self.collection = collection }
 
-    /// Records that upstream changed while the listing was made (seen by other means than an id
-    /// listed twice): deletions must not be inferred from it.
-    mutating func markChangedWhilePaging() { changedWhilePaging = true }
-
     /// Throws when the listing would go on to `next` after ``stalledPagesAllowed`` pages in a row
     /// brought nothing new. Each next link a server sends may be a new URL (a cursor), so a
     /// paging that never ends is not always a loop back to a page already read; this ends it.
@@ -110,4 +106,60 @@ func parseListingBody(_ result: HTTPResult, collection: String) throws -> JSONVa
         throw UpstreamError.malformedListing(
             collection: collection, reason: "response from \(URLSafety.redact(result.url)) is not valid JSON: \(error)")
     }
+}
+
+/// One reading of a paged listing: its items, whether it may count as complete (it saw every
+/// item: nothing shifted while it was paged), whether upstream changed meanwhile, and how many
+/// pages it read.
+struct ListingPass {
+    var items: [ListedItem]
+    var complete: Bool
+    var changedWhilePaging: Bool
+    var pages: Int
+}
+
+/// `first`, once the deletions it implies are confirmed: when it is a complete listing over
+/// several pages that leaves cached items out (a complete listing deletes those).
+///
+/// An item deleted or added upstream while the pages are read shifts the rows after it, so one
+/// at a page boundary can go unlisted and would look deleted; a total that did not change does
+/// not rule that out (one item deleted, another added). With `exists` (a request for one item)
+/// and no more such items than pages, each is asked for: one that still exists makes the
+/// listing incomplete, so nothing is deleted on its account and the next run lists again.
+/// Otherwise the listing is read again (`again`) and an item either reading lists is kept (one
+/// deleted meanwhile goes at the next run); a version that differs between the two, or a second
+/// reading that shifted too, makes the listing incomplete.
+func confirmingDeletions(_ first: ListingPass, cached: some CachedVersions, collection: String,
+                         exists: ((ItemID) async throws -> Bool)? = nil,
+                         again: () async throws -> ListingPass) async throws -> ListingPass {
+    guard first.complete, first.pages > 1 else { return first }
+    let cachedVersions = try cached.loaded()
+    var listed = [Bool](repeating: false, count: cachedVersions.count)
+    for item in first.items { if let position = cachedVersions.position(of: item.id) { listed[position] = true } }
+    let unlisted = listed.indices.filter { !listed[$0] }.map(cachedVersions.id(at:))
+    guard !unlisted.isEmpty else { return first }
+    if let exists, unlisted.count <= first.pages {
+        for id in unlisted where try await exists(id) {
+            var shifted = first
+            shifted.complete = false
+            shifted.changedWhilePaging = true
+            return shifted
+        }
+        return first
+    }
+    let second = try await again()
+    var versions = [ItemID: Timestamp](minimumCapacity: first.items.count)
+    for item in first.items { versions[item.id] = item.lastModified }
+    var items = first.items
+    var changed = first.changedWhilePaging || second.changedWhilePaging
+    for item in second.items {
+        if let version = versions[item.id] {
+            // Another version of an item the first reading listed: upstream changed meanwhile.
+            if version.raw != item.lastModified.raw, version != item.lastModified { changed = true }
+        } else {
+            items.append(item)
+        }
+    }
+    return ListingPass(items: items, complete: second.complete && !changed, changedWhilePaging: changed,
+                       pages: first.pages + second.pages)
 }

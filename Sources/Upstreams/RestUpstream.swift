@@ -95,33 +95,19 @@ public struct RestUpstream: Upstream {
             base = URLSafety.setting([(sinceParam, since.raw)], in: base)
             incremental = true
         }
-        var accumulator = try await listPages(from: base, collection: collection)
-        if !incremental, !accumulator.changedWhilePaging, paging == .page || paging == .offset,
-           try impliesDeletions(accumulator.items, cached: cached) {
-            // A row deleted while the pages were read shifts the rows after it back: one at a
-            // page boundary is then never listed, and would look deleted (this paging gives no
-            // total to check). An item is taken as deleted only when a second listing, made now,
-            // does not list it either.
-            let again = try await listPages(from: base, collection: collection)
-            let listed = Set(accumulator.items.map(\.id))
-            let missed = again.items.filter { !listed.contains($0.id) }
-            if !missed.isEmpty { try accumulator.add(page: missed) }
-            if again.changedWhilePaging { accumulator.markChangedWhilePaging() }
+        // Paging gives no total to check: a listing over several pages that would delete
+        // cached items is read again (``confirmingDeletions(_:cached:collection:again:)``).
+        let pass = try await confirmingDeletions(try await listPages(from: base, collection: collection, incremental: incremental),
+                                                 cached: cached, collection: collection,
+                                                 exists: itemURL == nil ? nil : { id in try await exists(id) }) {
+            try await listPages(from: base, collection: collection, incremental: incremental)
         }
-        return Listing(items: accumulator.items, isComplete: !incremental && !accumulator.changedWhilePaging,
-                       requests: session.statistics.requests - before, changedWhilePaging: accumulator.changedWhilePaging)
-    }
-
-    /// True when an item of `cached` is not among `items`: a complete listing would delete it.
-    private func impliesDeletions(_ items: [ListedItem], cached: some CachedVersions) throws -> Bool {
-        let versions = try cached.loaded()
-        var listed = Set<Int>()
-        for item in items { if let position = versions.position(of: item.id) { listed.insert(position) } }
-        return listed.count < versions.count
+        return Listing(items: pass.items, isComplete: pass.complete, requests: session.statistics.requests - before,
+                       changedWhilePaging: pass.changedWhilePaging)
     }
 
     /// Every page of the listing at `base`, in order.
-    private func listPages(from base: URL, collection: String) async throws -> ListingAccumulator {
+    private func listPages(from base: URL, collection: String, incremental: Bool) async throws -> ListingPass {
         var accumulator = ListingAccumulator(collection: collection)
         var next: URL? = firstPage(base)
         var pageNumber = 1
@@ -185,7 +171,16 @@ public struct RestUpstream: Upstream {
             try accumulator.checkAdvancing(to: next)
             pageNumber += 1
         }
-        return accumulator
+        return ListingPass(items: accumulator.items, complete: !incremental && !accumulator.changedWhilePaging,
+                           changedWhilePaging: accumulator.changedWhilePaging, pages: pageNumber - 1)
+    }
+
+    /// Whether the item `id` still answers at `itemURL` (a 404 or 410 says it is gone).
+    private func exists(_ id: ItemID) async throws -> Bool {
+        guard let url = itemURL.flatMap({ URL(string: $0.replacingOccurrences(of: "{id}", with: URLSafety.encodePathSegment(id.description))) })
+        else { return true }
+        let status = try await session.get(url, acceptStatuses: [404, 410]).status
+        return status != 404 && status != 410
     }
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {

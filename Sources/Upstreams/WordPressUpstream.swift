@@ -57,15 +57,33 @@ public struct WordPressUpstream: Upstream {
         let before = session.statistics.requests
         let authenticated = session.credentials.isConfigured
         let statuses = authenticated ? "publish,future,draft,pending,private" : nil
-        let (items, complete, changedWhilePaging) = try await listAll(collection: collection, status: statuses)
+        // A post trashed and another published while the pages are read leave the total as it
+        // was, and still shift a row past a page boundary: a listing that would delete cached
+        // posts is read again (``confirmingDeletions(_:cached:collection:again:)``).
+        let pass = try await confirmingDeletions(try await listAll(collection: collection, status: statuses),
+                                                 cached: cached, collection: collection,
+                                                 exists: { id in try await listed(id, in: collection) }) {
+            try await listAll(collection: collection, status: statuses)
+        }
         var deleted: [ItemID] = []
         if authenticated {
             let trashed = try await listAll(collection: collection, status: "trash").items
-            let live = Set(items.map(\.id))
+            let live = Set(pass.items.map(\.id))
             deleted = trashed.map(\.id).filter { !live.contains($0) }
         }
-        return Listing(items: items, isComplete: complete, deleted: deleted, requests: session.statistics.requests - before,
-                       changedWhilePaging: changedWhilePaging)
+        return Listing(items: pass.items, isComplete: pass.complete, deleted: deleted, requests: session.statistics.requests - before,
+                       changedWhilePaging: pass.changedWhilePaging)
+    }
+
+    /// Whether the post `id` is still one the listing shows: it answers, and is not in the trash
+    /// (a 404, 401 or 403, or a trashed post, is gone from what this mirror lists).
+    private func listed(_ id: ItemID, in collection: String) async throws -> Bool {
+        let context = session.credentials.isConfigured ? "edit" : "view"
+        let url = try await endpoint(["wp", "v2", collection, id.description], query: [("context", context), ("_fields", "id,status")])
+        let result = try await session.get(url, acceptStatuses: [401, 403, 404, 410])
+        guard result.status == 200 else { return false }
+        if case .object(let fields)? = try? JSONValue.parse(result.body), fields["status"]?.stringValue == "trash" { return false }
+        return true
     }
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
@@ -77,7 +95,7 @@ public struct WordPressUpstream: Upstream {
     }
 
     /// Lists every item of `collection` with the given `status` filter (nil: the default).
-    private func listAll(collection: String, status: String?) async throws -> (items: [ListedItem], complete: Bool, changedWhilePaging: Bool) {
+    private func listAll(collection: String, status: String?) async throws -> ListingPass {
         var query = [("per_page", String(pageSize)), ("page", "1"), ("orderby", "modified"), ("order", "asc"),
                      ("_fields", "id,modified_gmt")]
         if let status { query.append(("status", status)) }
@@ -132,7 +150,7 @@ public struct WordPressUpstream: Upstream {
         }
         let countsAgree = total.map { $0 == accumulator.count } ?? !endedEarly
         let shifted = accumulator.changedWhilePaging || totalChanged
-        return (accumulator.items, countsAgree && !shifted, shifted)
+        return ListingPass(items: accumulator.items, complete: countsAgree && !shifted, changedWhilePaging: shifted, pages: page - 1)
     }
 
     private func listedPost(_ value: JSONValue, position: Int, collection: String) throws -> ListedItem {

@@ -136,9 +136,12 @@ struct RestWalkthroughTests {
             let (fetch, report) = try await run.fetchJSON(in: mirror)
             #expect(fetch.status == 0, "\(fetch.stderr)")
             #expect(report?["downloaded"] as? Int == 3)
-            // Per route: four envelope pages of ten, and exactly the three changed or new items.
+            // Per route: four envelope pages of ten, exactly the three changed or new items, and
+            // the deleted one asked for once at its itemURL (a 404), as a row shifted past a page
+            // boundary would look deleted too.
             #expect(requestsByPath(server) == [
                 "/rest/envelope": 4, "/rest/items/\(first)": 1, "/rest/items/\(second)": 1, "/rest/items/\(added)": 1,
+                "/rest/items/\(deleted)": 1,
             ])
             #expect(try await run.porcelain(in: mirror) == [
                 "M  items/\(first)", "M  items/\(second)", "A  items/\(added)", "D  items/\(deleted)",

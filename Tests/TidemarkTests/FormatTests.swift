@@ -202,6 +202,8 @@ struct FormatTests {
         #expect(parsed?.counts == ChangeCounts(changed: 3, added: 1, deleted: 2))
         #expect(parsed?.items == 50)
         #expect(parsed?.tree == message.tree)
+        // `git cherry-pick -x` appends a line of its own to the trailers.
+        #expect(SnapshotMessage.parse(text + "(cherry picked from commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904)\n") == parsed)
         #expect(SnapshotMessage.parse("plain commit\n\nno trailers here\n") == nil)
     }
 

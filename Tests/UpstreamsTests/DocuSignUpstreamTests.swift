@@ -182,19 +182,22 @@ import TidemarkFixtures
         }
     }
 
-    /// Six templates listed two a page, one page at a time; `change` is made to the oldest (on
-    /// page 1) while page 2 is held. Returns that listing, one made after it, and the ids.
-    private func listed(changingTheOldestWhilePaging change: @escaping @Sendable (FixtureServer, String) -> Bool) async throws
+    /// Six templates listed two a page, one page at a time, against `cached` of them (by index);
+    /// `change` is made to the oldest (on page 1) while page 2 is held. Returns that listing, one
+    /// made after it, and the ids.
+    private func listed(cached: Range<Int> = 0..<0,
+                        changingTheOldestWhilePaging change: @escaping @Sendable (FixtureServer, String) -> Bool) async throws
         -> (during: Listing, after: Listing, ids: [String]) {
         try await withFixture(items: 6, token: canary) { server in
             let ids = server.ids(.docusign)  // oldest first, as listed
+            let versions = ListedIDs(ids: ids[cached].map { ItemID($0) })
             server.inject(FixtureFault(delay: 3, count: 1, queryContains: "start_position=2&"))
             let docusign = try DocuSignUpstream(
                 UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
                                       options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"], jobs: 1),
                 settings: fastSettings, environment: ["DS_TOKEN": canary])
             return try await using(docusign) { docusign in
-                let listing = Task { try await docusign.list(collection: "templates", since: nil, cached: .none) }
+                let listing = Task { try await docusign.list(collection: "templates", since: nil, cached: versions) }
                 try await waitUntil { server.requests.contains { $0.query.hasPrefix("start_position=2&") } }
                 #expect(change(server, ids[0]))
                 let during = try await listing.value
@@ -225,6 +228,19 @@ import TidemarkFixtures
         #expect(shifted.idStrings == [ids[0], ids[1], ids[3], ids[4], ids[5]])  // ids[2] slipped to page 1
         #expect(!shifted.isComplete && shifted.changedWhilePaging)
         #expect(after.isComplete && after.idStrings == Array(ids.dropFirst()))
+    }
+
+    /// One template deleted and another created while the pages are read: the total stays 6,
+    /// and the row that slipped past a page boundary would look deleted. The listing would delete
+    /// a cached template, so that one is asked for: it exists, so the listing is not complete and
+    /// nothing is deleted on its account.
+    @Test func aDeletionAndACreationWhilePagingDeleteNoLiveTemplate() async throws {
+        let (listing, after, ids) = try await listed(cached: 0..<6) { server, oldest in
+            server.purge(.docusign, id: oldest) && !server.create(.docusign).isEmpty
+        }
+        #expect(!listing.idStrings.contains(ids[2]), "the template that slipped to page 1")
+        #expect(!listing.isComplete && listing.changedWhilePaging)
+        #expect(after.items.count == 6 && !after.idStrings.contains(ids[0]) && after.idStrings.contains(ids[2]))
     }
 
     /// An adapter listing `server` two templates a page, whose second page of four is `rows`

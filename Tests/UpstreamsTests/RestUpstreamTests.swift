@@ -350,12 +350,3 @@ import TidemarkFixtures
     }
 }
 
-/// Cached versions holding `ids` (no validators), as a mirror's manifest would list them.
-private struct ListedIDs: CachedVersions {
-    let ids: [ItemID]
-    var count: Int { ids.count }
-    func position(of id: ItemID) -> Int? { ids.firstIndex(of: id) }
-    func id(at position: Int) -> ItemID { ids[position] }
-    func etag(at position: Int) -> String? { nil }
-    func loaded() throws -> any CachedVersions { self }
-}

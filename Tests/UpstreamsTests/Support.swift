@@ -101,3 +101,13 @@ func waitUntil(seconds: Double = 20, _ condition: () -> Bool, sourceLocation: So
         try await Task.sleep(nanoseconds: 10_000_000)
     }
 }
+
+/// Cached versions holding `ids` (no validators), as a mirror's manifest would list them.
+struct ListedIDs: CachedVersions {
+    let ids: [ItemID]
+    var count: Int { ids.count }
+    func position(of id: ItemID) -> Int? { ids.firstIndex(of: id) }
+    func id(at position: Int) -> ItemID { ids[position] }
+    func etag(at position: Int) -> String? { nil }
+    func loaded() throws -> any CachedVersions { self }
+}
