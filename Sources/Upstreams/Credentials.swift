@@ -154,8 +154,24 @@ public final class Credentials: @unchecked Sendable {
         var result = text
         for secret in credential.secrets where !secret.isEmpty {
             result = result.replacingOccurrences(of: secret, with: "***")
+            // As a server may echo it in a URL: any of its characters percent-encoded.
+            guard result.contains("%"), let pattern = try? NSRegularExpression(pattern: Credentials.encodedPattern(secret)) else { continue }
+            result = pattern.stringByReplacingMatches(in: result, range: NSRange(result.startIndex..., in: result), withTemplate: "***")
         }
         return result
+    }
+
+    /// A pattern matching `secret` with any of its characters written as `%XX` (its UTF-8 bytes,
+    /// either case of hex digit) instead.
+    static func encodedPattern(_ secret: String) -> String {
+        secret.unicodeScalars.map { scalar in
+            let literal = NSRegularExpression.escapedPattern(for: String(scalar))
+            let encoded = String(scalar).utf8.map { byte in
+                let hex = String(byte, radix: 16, uppercase: true)
+                return "%" + (hex.count == 1 ? "0" + hex : hex)
+            }.joined()
+            return "(?:\(literal)|(?i:\(encoded)))"
+        }.joined()
     }
 
     private func variable(_ name: String, option: String) throws -> String {

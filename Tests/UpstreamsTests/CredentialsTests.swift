@@ -9,6 +9,16 @@ import Testing
         #expect(credentials.redact("Bearer abc failed") == "Bearer *** failed")
     }
 
+    /// A server may echo the token in a URL with some or all of its characters percent-encoded.
+    @Test func aPercentEncodedTokenIsRedactedToo() async throws {
+        let credentials = try Credentials(options: ["tokenEnv": "TM_TOKEN"], environment: ["TM_TOKEN": "ab-c.d/é"])
+        #expect(try await credentials.resolve() == .bearer("ab-c.d/é"))
+        for echoed in ["ab%2Dc.d%2F%C3%A9", "%61%62%2d%63%2e%64%2f%c3%a9", "ab-c.d%2F%C3%A9"] {
+            #expect(credentials.redact("https://x/next?token=\(echoed)&n=2") == "https://x/next?token=***&n=2", "\(echoed)")
+        }
+        #expect(credentials.redact("a 100% plain message") == "a 100% plain message")
+    }
+
     @Test func missingVariableIsNamed() async throws {
         let credentials = try Credentials(options: ["tokenEnv": "TM_MISSING_VAR"], environment: [:])
         let error = await upstreamError { _ = try await credentials.resolve() }
