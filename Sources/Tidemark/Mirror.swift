@@ -146,10 +146,10 @@ public actor Mirror {
         branch.hasPrefix("refs/heads/") ? String(branch.dropFirst("refs/heads/".count)) : branch
     }
 
-    /// The commit HEAD points to, nil before the first snapshot.
     /// The commit the checked-out branch points at; nil before its first snapshot.
     public func branchTip() throws(MirrorError) -> ObjectID? { try headCommit()?.id }
 
+    /// The commit HEAD points to, nil before the first snapshot.
     func headCommit() throws(MirrorError) -> Commit? {
         try mirrorErrors { try repository.resolveReference("HEAD").map { try repository.commit($0) } }
     }

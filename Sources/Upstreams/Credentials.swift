@@ -46,6 +46,9 @@ public final class Credentials: @unchecked Sendable {
     private let commandTimeout: Double
     private let lock = NSLock()
     private var resolved: Credential??  // nil: not yet resolved
+    /// ``encodedPattern(_:)`` of each secret, compiled once (redaction runs for every request
+    /// of a verbose or progress-reporting run).
+    private var encodedPatterns: [NSRegularExpression]?
     private var pending: Task<Credential?, any Error>?
 
     /// Reads the credential options from `options`.
@@ -154,8 +157,19 @@ public final class Credentials: @unchecked Sendable {
         var result = text
         for secret in credential.secrets where !secret.isEmpty {
             result = result.replacingOccurrences(of: secret, with: "***")
-            // As a server may echo it in a URL: any of its characters percent-encoded.
-            guard result.contains("%"), let pattern = try? NSRegularExpression(pattern: Credentials.encodedPattern(secret)) else { continue }
+            // As a message quotes unusual text (git's C quoting: a `"`, `\`, byte above 0x7f).
+            let quoted = CQuoting.quoted(secret)
+            if quoted.hasPrefix("\"") { result = result.replacingOccurrences(of: String(quoted.dropFirst().dropLast()), with: "***") }
+        }
+        // As a server may echo it in a URL: any of its characters percent-encoded.
+        guard result.contains("%") else { return result }
+        let patterns = lock.withLock { () -> [NSRegularExpression] in
+            if let encodedPatterns { return encodedPatterns }
+            let compiled = credential.secrets.filter { !$0.isEmpty }.compactMap { try? NSRegularExpression(pattern: Credentials.encodedPattern($0)) }
+            encodedPatterns = compiled
+            return compiled
+        }
+        for pattern in patterns {
             result = pattern.stringByReplacingMatches(in: result, range: NSRange(result.startIndex..., in: result), withTemplate: "***")
         }
         return result

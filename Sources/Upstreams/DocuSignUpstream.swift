@@ -54,11 +54,21 @@ public struct DocuSignUpstream: Upstream {
     public func shutdown() async { await session.shutdown() }
 
     public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
+        // A listing error may quote what the server sent (a next page's URL, a field): an echoed
+        // secret is taken out, as from the errors of each request.
+        do {
+            return try await listing(collection: collection, since: since, cached: cached)
+        } catch let error as UpstreamError {
+            throw error.redacted(by: session.credentials)
+        }
+    }
+
+    private func listing(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
         try checkCollection(collection)
         let before = session.statistics.requests
         // A template deleted and another created while the pages are read leave the total as it
-        // was, and still shift a row past a page boundary: a listing that would delete cached
-        // templates is read again (``confirmingDeletions(_:cached:collection:again:)``).
+        // was, and still shift a row past a page boundary: the deletions a listing implies are
+        // confirmed (``confirmingDeletions(_:cached:collection:exists:again:)``).
         let pass = try await confirmingDeletions(try await listPass(collection: collection), cached: cached, collection: collection,
                                                  exists: { id in try await exists(id) }) {
             try await listPass(collection: collection)
@@ -252,10 +262,10 @@ public struct DocuSignUpstream: Upstream {
         case nil, .null?: return nil
         case .string(let text)?:
             guard let number = Int(text), number >= 0 else {
-                throw UpstreamError.malformedListing(collection: collection, reason: "'\(field)' is not a count: '\(text.prefix(32))'")
+                throw UpstreamError.malformedListing(collection: collection, reason: "'\(field)' is not a count: '\(CQuoting.quoted(String(text.prefix(32))))'")
             }
             return number
-        case .integer(let number)? where number >= 0: return Int(number)
+        case let number? where (number.exactInteger ?? -1) >= 0: return Int(number.exactInteger!)
         case let other?:
             throw UpstreamError.malformedListing(collection: collection, reason: "'\(field)' is \(other.typeName), not a count")
         }

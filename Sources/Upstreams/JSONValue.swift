@@ -32,8 +32,11 @@ public indirect enum JSONValue: Sendable, Equatable {
     }
 
     /// Compact JSON with keys sorted by their UTF-8 bytes, `/` not escaped and numbers as written:
-    /// the bytes `JSONEncoder` (`.sortedKeys`, `.withoutEscapingSlashes`) gives for values it can
-    /// hold exactly, so a listed item's content tag stays what earlier versions computed.
+    /// the bytes `JSONEncoder` (`.sortedKeys`, `.withoutEscapingSlashes`) gave for a value whose
+    /// numbers it printed as written (integers, a decimal in its shortest form), so such a listed
+    /// item's content tag stays what earlier versions computed. An item with another number
+    /// (`10.0`, `2.50`, `-0`, which `JSONEncoder` printed `10`, `2.5`, `0`) gets a new tag once,
+    /// and is stored again, as written.
     public func serialized() -> Data {
         var out: [UInt8] = []
         JSONWriter.compact(self, into: &out)
@@ -59,6 +62,18 @@ public indirect enum JSONValue: Sendable, Equatable {
             }
         }
         return current
+    }
+
+    /// The number as an `Int64` when it is a whole one, however written (`5`, `5.0`, `1e3`), as
+    /// `JSONDecoder` read one: ids and counts written so keep meaning what they did.
+    public var exactInteger: Int64? {
+        switch self {
+        case .integer(let value): return value
+        case .number(let text):
+            guard let value = Double(text), value.rounded() == value, abs(value) <= 9_007_199_254_740_992 else { return nil }
+            return Int64(value)
+        default: return nil
+        }
     }
 
     /// The string, if this is one.

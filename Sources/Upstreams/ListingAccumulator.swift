@@ -124,11 +124,12 @@ struct ListingPass {
 /// An item deleted or added upstream while the pages are read shifts the rows after it, so one
 /// at a page boundary can go unlisted and would look deleted; a total that did not change does
 /// not rule that out (one item deleted, another added). With `exists` (a request for one item)
-/// and no more such items than pages, each is asked for: one that still exists makes the
-/// listing incomplete, so nothing is deleted on its account and the next run lists again.
-/// Otherwise the listing is read again (`again`) and an item either reading lists is kept (one
-/// deleted meanwhile goes at the next run); a version that differs between the two, or a second
-/// reading that shifted too, makes the listing incomplete.
+/// and no more such items than pages, each is asked for, and when none answers the deletions
+/// stand. Otherwise (one still answers: it shifted, or the listing leaves it out while its own
+/// URL still serves it, as DocuSign's recycle bin does) the listing is read again (`again`), and
+/// an item either reading lists is kept (one deleted meanwhile goes at the next run), one neither
+/// lists is deleted; a version that differs between the two, or a second reading that shifted
+/// too, makes the listing incomplete.
 func confirmingDeletions(_ first: ListingPass, cached: some CachedVersions, collection: String,
                          exists: ((ItemID) async throws -> Bool)? = nil,
                          again: () async throws -> ListingPass) async throws -> ListingPass {
@@ -139,13 +140,12 @@ func confirmingDeletions(_ first: ListingPass, cached: some CachedVersions, coll
     let unlisted = listed.indices.filter { !listed[$0] }.map(cachedVersions.id(at:))
     guard !unlisted.isEmpty else { return first }
     if let exists, unlisted.count <= first.pages {
+        var answers = false
         for id in unlisted where try await exists(id) {
-            var shifted = first
-            shifted.complete = false
-            shifted.changedWhilePaging = true
-            return shifted
+            answers = true
+            break
         }
-        return first
+        if !answers { return first }
     }
     let second = try await again()
     var versions = [ItemID: Timestamp](minimumCapacity: first.items.count)

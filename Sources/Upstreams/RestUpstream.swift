@@ -88,6 +88,16 @@ public struct RestUpstream: Upstream {
     public func shutdown() async { await session.shutdown() }
 
     public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
+        // A listing error may quote what the server sent (a next page's URL, a field): an echoed
+        // secret is taken out, as from the errors of each request.
+        do {
+            return try await listing(collection: collection, since: since, cached: cached)
+        } catch let error as UpstreamError {
+            throw error.redacted(by: session.credentials)
+        }
+    }
+
+    private func listing(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
         let before = session.statistics.requests
         var base = listURL
         var incremental = false
@@ -95,8 +105,8 @@ public struct RestUpstream: Upstream {
             base = URLSafety.setting([(sinceParam, since.raw)], in: base)
             incremental = true
         }
-        // Paging gives no total to check: a listing over several pages that would delete
-        // cached items is read again (``confirmingDeletions(_:cached:collection:again:)``).
+        // Paging gives no total to check: the deletions a listing over several pages implies
+        // are confirmed (``confirmingDeletions(_:cached:collection:exists:again:)``).
         let pass = try await confirmingDeletions(try await listPages(from: base, collection: collection, incremental: incremental),
                                                  cached: cached, collection: collection,
                                                  exists: itemURL == nil ? nil : { id in try await exists(id) }) {
@@ -111,6 +121,8 @@ public struct RestUpstream: Upstream {
         var accumulator = ListingAccumulator(collection: collection)
         var next: URL? = firstPage(base)
         var pageNumber = 1
+        // Pages that held rows (the empty one that ends `page` or `offset` paging is not one).
+        var pagesWithRows = 0
         var offset = 0
         /// Rows received on earlier pages: an item's position in the listing is this plus its index.
         var received = 0
@@ -134,6 +146,7 @@ public struct RestUpstream: Upstream {
                 try listedItem(row, position: received + index, collection: collection)
             })
             received += rows.count
+            if !rows.isEmpty { pagesWithRows += 1 }
             // A server that ignores `page` or `offset` answers every page with the first one, so the
             // listing would never reach an empty page: a page with nothing new (no new id, no newer
             // version) ends it.
@@ -172,7 +185,7 @@ public struct RestUpstream: Upstream {
             pageNumber += 1
         }
         return ListingPass(items: accumulator.items, complete: !incremental && !accumulator.changedWhilePaging,
-                           changedWhilePaging: accumulator.changedWhilePaging, pages: pageNumber - 1)
+                           changedWhilePaging: accumulator.changedWhilePaging, pages: pagesWithRows)
     }
 
     /// Whether the item `id` still answers at `itemURL` (a 404 or 410 says it is gone).
@@ -216,7 +229,7 @@ public struct RestUpstream: Upstream {
         let id: String
         switch field(idField, of: fields, whole: value) {
         case .string(let text)? where !text.isEmpty: id = text
-        case .integer(let number)?: id = String(number)
+        case let number? where number.exactInteger != nil: id = String(number.exactInteger!)
         case nil:
             throw UpstreamError.malformedItem(collection: collection, item: "#\(position)", reason: "field '\(idField)' is missing")
         case let other?:

@@ -53,16 +53,26 @@ public struct WordPressUpstream: Upstream {
     }
 
     public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
+        // A listing error may quote what the server sent (a next page's URL, a field): an echoed
+        // secret is taken out, as from the errors of each request.
+        do {
+            return try await listing(collection: collection, since: since, cached: cached)
+        } catch let error as UpstreamError {
+            throw error.redacted(by: session.credentials)
+        }
+    }
+
+    private func listing(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
         try WordPressUpstream.validate(collection)
         let before = session.statistics.requests
         let authenticated = session.credentials.isConfigured
         let statuses = authenticated ? "publish,future,draft,pending,private" : nil
         // A post trashed and another published while the pages are read leave the total as it
-        // was, and still shift a row past a page boundary: a listing that would delete cached
-        // posts is read again (``confirmingDeletions(_:cached:collection:again:)``).
+        // was, and still shift a row past a page boundary: the deletions a listing implies are
+        // confirmed (``confirmingDeletions(_:cached:collection:exists:again:)``).
         let pass = try await confirmingDeletions(try await listAll(collection: collection, status: statuses),
                                                  cached: cached, collection: collection,
-                                                 exists: { id in try await listed(id, in: collection) }) {
+                                                 exists: { id in try await listed(id, in: collection, statuses: statuses) }) {
             try await listAll(collection: collection, status: statuses)
         }
         var deleted: [ItemID] = []
@@ -75,14 +85,18 @@ public struct WordPressUpstream: Upstream {
                        changedWhilePaging: pass.changedWhilePaging)
     }
 
-    /// Whether the post `id` is still one the listing shows: it answers, and is not in the trash
-    /// (a 404, 401 or 403, or a trashed post, is gone from what this mirror lists).
-    private func listed(_ id: ItemID, in collection: String) async throws -> Bool {
+    /// Whether the post `id` is still one the listing shows: it answers with one of `statuses`
+    /// (`publish` without credentials); a 404, 401 or 403, or a post in the trash or another
+    /// status, is gone from what this mirror lists.
+    private func listed(_ id: ItemID, in collection: String, statuses: String?) async throws -> Bool {
         let context = session.credentials.isConfigured ? "edit" : "view"
         let url = try await endpoint(["wp", "v2", collection, id.description], query: [("context", context), ("_fields", "id,status")])
         let result = try await session.get(url, acceptStatuses: [401, 403, 404, 410])
         guard result.status == 200 else { return false }
-        if case .object(let fields)? = try? JSONValue.parse(result.body), fields["status"]?.stringValue == "trash" { return false }
+        let shown = Set((statuses ?? "publish").split(separator: ",").map(String.init))
+        if case .object(let fields)? = try? JSONValue.parse(result.body), let status = fields["status"]?.stringValue {
+            return shown.contains(status)
+        }
         return true
     }
 
@@ -118,7 +132,7 @@ public struct WordPressUpstream: Upstream {
                 // listing can no longer be trusted to be complete unless the counts agree.
                 guard result.errorCode == "rest_post_invalid_page_number" else {
                     throw UpstreamError.http(status: 400, url: URLSafety.redact(url),
-                                             message: "Bad Request" + result.shownErrorCode)
+                                             message: "Bad Request" + result.shownErrorCode(redacting: session.credentials))
                 }
                 endedEarly = true
                 break
@@ -160,7 +174,7 @@ public struct WordPressUpstream: Upstream {
         }
         let id: String
         switch fields["id"] {
-        case .integer(let number)? where number >= 0: id = String(number)
+        case let number? where (number.exactInteger ?? -1) >= 0: id = String(number.exactInteger!)
         case nil:
             throw UpstreamError.malformedItem(collection: collection, item: "#\(position)", reason: "field 'id' is missing")
         case let other?:

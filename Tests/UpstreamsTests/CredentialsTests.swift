@@ -19,6 +19,15 @@ import Testing
         #expect(credentials.redact("a 100% plain message") == "a 100% plain message")
     }
 
+    /// A secret in text a message quotes (a `"`, a `\\`, bytes above 0x7f written as octal) is
+    /// redacted in that form too.
+    @Test func aQuotedSecretIsRedactedToo() async throws {
+        let credentials = try Credentials(options: ["basicEnv": "U:P"], environment: ["U": "admin", "P": #"pä"ss\w"#])
+        _ = try await credentials.resolve()
+        let shown = CQuoting.quoted(#"bad password pä"ss\w!"#)
+        #expect(shown.hasPrefix("\"") && credentials.redact(shown) == #""bad password ***!""#, "\(credentials.redact(shown))")
+    }
+
     @Test func missingVariableIsNamed() async throws {
         let credentials = try Credentials(options: ["tokenEnv": "TM_MISSING_VAR"], environment: [:])
         let error = await upstreamError { _ = try await credentials.resolve() }

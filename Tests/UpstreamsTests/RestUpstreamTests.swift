@@ -253,12 +253,34 @@ import TidemarkFixtures
         }
     }
 
+    /// A number id is its decimal digits, however the whole number is written (`5.0`, `1e3`, as
+    /// earlier versions read them through `JSONDecoder`); a fraction is refused.
     @Test func numericIDsBecomeDecimalStrings() async throws {
         try await withFixture { server in
-            server.inject(FixtureFault(replacementBody: #"[{"id": 42, "lastModified": "2024-05-01T10:00:00Z"}]"#))
+            server.inject(FixtureFault(count: 1, replacementBody: #"[{"id": 42, "lastModified": "2024-05-01T10:00:00Z"}, {"id": 5.0, "lastModified": "2024-05-01T10:00:00Z"}, {"id": 1e3, "lastModified": "2024-05-01T10:00:00Z"}]"#))
             try await using(try upstream(server)) { rest in
                 let listing = try await rest.list(collection: "items", since: nil, cached: .none)
-                #expect(listing.idStrings == ["42"])
+                #expect(listing.idStrings == ["42", "5", "1000"])
+            }
+            server.inject(FixtureFault(count: 1, replacementBody: #"[{"id": 5.5, "lastModified": "2024-05-01T10:00:00Z"}]"#))
+            try await using(try upstream(server)) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                #expect(error == .malformedItem(collection: "items", item: "#0", reason: "field 'id' is a number, not a string or integer"))
+            }
+        }
+    }
+
+    /// Rows that fit on one page are one snapshot: the empty page that ends the paging does not
+    /// make the listing one of several pages, so a deletion costs no confirming request.
+    @Test func aDeletionOnAOnePageListingCostsNoRequest() async throws {
+        try await withFixture(items: 4) { server in
+            try await using(try upstream(server, options: ["paging": "page", "pageSize": "10"])) { rest in
+                let ids = try await rest.list(collection: "items", since: nil, cached: .none).items.map(\.id)
+                #expect(server.purge(.rest, id: ids[0].description))
+                server.resetCounts()
+                let listing = try await rest.list(collection: "items", since: nil, cached: ListedIDs(ids: ids))
+                #expect(listing.isComplete && listing.items.count == 3)
+                #expect(server.requestCount() == 2, "page 1 and the empty page 2")
             }
         }
     }

@@ -150,9 +150,9 @@ public final class HTTPSession: Sendable {
                 guard status == 429 || (500..<600).contains(status) else {
                     throw UpstreamError.http(
                         status: status, url: shownURL,
-                        message: credentials.redact("\(CQuoting.quoted(response.status.reasonPhrase))\(result.shownErrorCode)"))
+                        message: CQuoting.quoted(credentials.redact(response.status.reasonPhrase)) + result.shownErrorCode(redacting: credentials))
                 }
-                failure = CQuoting.quoted(response.status.reasonPhrase) + result.shownErrorCode
+                failure = CQuoting.quoted(credentials.redact(response.status.reasonPhrase)) + result.shownErrorCode(redacting: credentials)
                 if let value = result.header("Retry-After") {
                     retryAfter = Self.retryAfterSeconds(value, serverDate: result.header("Date"), now: settings.clock.now)
                 }

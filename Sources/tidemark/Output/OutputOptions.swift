@@ -43,9 +43,6 @@ func emit(_ text: String) {
     if !writeAll(1, text), errno == EPIPE { exit(128 + SIGPIPE) }
 }
 
-/// Writes to standard error; a closed or broken stderr (`2>&1 | head -1`) is ignored, so the
-/// command goes on and ends as it would have (FileHandle's `write` traps on EPIPE: on a
-/// dispatch thread, which blocks SIGPIPE, that crashed a sync half way).
 /// `text` with each control character other than a newline or tab (C0, DEL, C1) written as
 /// octal escapes of its UTF-8 bytes (`\033`), as git quotes names: whatever a server or a file
 /// name put in a message, none of its bytes drives the terminal. Names the engine quoted
@@ -66,6 +63,9 @@ func terminalSafe(_ text: String) -> String {
     return out
 }
 
+/// Writes to standard error; a closed or broken stderr (`2>&1 | head -1`) is ignored, so the
+/// command goes on and ends as it would have (FileHandle's `write` traps on EPIPE: on a
+/// dispatch thread, which blocks SIGPIPE, that crashed a sync half way).
 func writeStandardError(_ text: String) {
     writeAll(2, text)
 }
