@@ -43,11 +43,4 @@ public struct HTTPResult: Sendable {
         if case .string(let code)? = fields["errorCode"] { return code }
         return nil
     }
-
-    /// ``errorCode`` for a message, ` (code)`, or empty: the secrets of `credentials` taken out
-    /// first (an echoed token), then at most 100 characters, quoted like git quotes names when it
-    /// holds a control character (the server's text must not drive a terminal).
-    func shownErrorCode(redacting credentials: Credentials) -> String {
-        errorCode.map { " (\(CQuoting.quoted(String(credentials.redact($0).prefix(100)))))" } ?? ""
-    }
 }

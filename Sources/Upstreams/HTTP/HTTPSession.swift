@@ -371,3 +371,12 @@ extension HTTPSession {
         return .body(result.body, etag: result.validator)
     }
 }
+
+extension HTTPResult {
+    /// ``errorCode`` for a message, ` (code)`, or empty: the secrets of `credentials` taken out
+    /// first (an echoed token), then at most 100 characters, quoted like git quotes names when it
+    /// holds a control character (the server's text must not drive a terminal).
+    func shownErrorCode(redacting credentials: Credentials) -> String {
+        errorCode.map { " (\(CQuoting.quoted(String(credentials.redact($0).prefix(100)))))" } ?? ""
+    }
+}
