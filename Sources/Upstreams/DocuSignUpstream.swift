@@ -54,13 +54,8 @@ public struct DocuSignUpstream: Upstream {
     public func shutdown() async { await session.shutdown() }
 
     public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
-        // A listing error may quote what the server sent (a next page's URL, a field): an echoed
-        // secret is taken out, as from the errors of each request.
-        do {
-            return try await listing(collection: collection, since: since, cached: cached)
-        } catch let error as UpstreamError {
-            throw error.redacted(by: session.credentials)
-        }
+        // A listing error may quote what the server sent (a next page's URL, a field).
+        try await session.redactingErrors { try await listing(collection: collection, since: since, cached: cached) }
     }
 
     private func listing(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
@@ -73,8 +68,7 @@ public struct DocuSignUpstream: Upstream {
                                                  exists: { id in try await exists(id) }) {
             try await listPass(collection: collection)
         }
-        return Listing(items: pass.items, isComplete: pass.complete, requests: session.statistics.requests - before,
-                       changedWhilePaging: pass.changedWhilePaging)
+        return Listing(pass, requests: session.statistics.requests - before)
     }
 
     /// One reading of the listing, every page.
@@ -90,17 +84,11 @@ public struct DocuSignUpstream: Upstream {
         var next: URL? = first
         var visited: Set<String> = []
         var total: Int?
-        /// True when a page's total differs from an earlier page's: a template was added or
-        /// deleted while the pages were read, which shifts the rows after it, so one may have
-        /// gone unseen at a page boundary (and would look deleted).
-        var totalChanged = false
         var listedRows = 0
         /// Adds a page's templates; returns the next page's URL, nil after the last page.
         func consume(_ page: Page) throws -> URL? {
-            if let pageTotal = page.total {
-                if let seen = total, seen != pageTotal { totalChanged = true }
-                total = pageTotal
-            }
+            if let pageTotal = page.total { accumulator.note(total: pageTotal) }
+            total = page.total ?? total
             try accumulator.add(page: page.templates.enumerated().map { index, template in
                 try listedTemplate(template, position: (page.startPosition ?? listedRows) + index, collection: collection)
             })
@@ -138,9 +126,9 @@ public struct DocuSignUpstream: Upstream {
             }
             try accumulator.checkAdvancing(to: next)
         }
-        let shifted = accumulator.changedWhilePaging || totalChanged
-        let complete = (total.map { $0 == accumulator.count } ?? true) && !shifted
-        return ListingPass(items: accumulator.items, complete: complete, changedWhilePaging: shifted, pages: visited.count)
+        let complete = (total.map { $0 == accumulator.count } ?? true) && !accumulator.changedWhilePaging
+        return ListingPass(items: accumulator.items, complete: complete, changedWhilePaging: accumulator.changedWhilePaging,
+                           pages: visited.count)
     }
 
     /// True when both URLs name the same origin, path and query items (in any order).
@@ -227,8 +215,7 @@ public struct DocuSignUpstream: Upstream {
 
     /// Whether the template `id` still exists (a 404 says it does not).
     private func exists(_ id: ItemID) async throws -> Bool {
-        let status = try await session.get(URLSafety.appending(["templates", id.description], to: base), acceptStatuses: [404, 410]).status
-        return status != 404 && status != 410
+        try await session.answers(URLSafety.appending(["templates", id.description], to: base))
     }
 
     private func checkCollection(_ collection: String) throws {

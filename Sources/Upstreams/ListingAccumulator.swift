@@ -15,15 +15,27 @@ struct ListingAccumulator {
     private(set) var items: [ListedItem] = []
     /// Where each id is in `items`.
     private var positions: [ItemID: Int] = [:]
-    /// True when an id came back on a later page with another version. The listing is then not
-    /// complete: deletions must not be inferred from it.
+    /// True when an id came back on a later page with another version, or pages gave different
+    /// totals (``note(total:)``). The listing is then not complete: deletions must not be
+    /// inferred from it.
     private(set) var changedWhilePaging = false
+    /// The total the last page gave, when pages give one.
+    private var pageTotal: Int?
     /// Pages in a row, up to the last one added, that brought nothing new (empty, or only repeats).
     private(set) var pagesWithoutProgress = 0
     /// How many pages in a row may bring nothing new while the server still links a next one.
     static let stalledPagesAllowed = 20
 
     init(collection: String) { self.collection = collection }
+
+    /// Records the total a page says the listing holds. One that differs from an earlier page's
+    /// means an item was added or deleted while the pages were read, which shifts the rows after
+    /// it, so one may have gone unseen at a page boundary (and would look deleted): the listing
+    /// changed while paged.
+    mutating func note(total: Int) {
+        if let seen = pageTotal, seen != total { changedWhilePaging = true }
+        pageTotal = total
+    }
 
     /// Throws when the listing would go on to `next` after ``stalledPagesAllowed`` pages in a row
     /// brought nothing new. Each next link a server sends may be a new URL (a cursor), so a
@@ -116,6 +128,14 @@ struct ListingPass {
     var complete: Bool
     var changedWhilePaging: Bool
     var pages: Int
+}
+
+extension Listing {
+    /// The listing of `pass`, with the tombstones `deleted` and the `requests` it took.
+    init(_ pass: ListingPass, deleted: [ItemID] = [], requests: Int) {
+        self.init(items: pass.items, isComplete: pass.complete, deleted: deleted, requests: requests,
+                  changedWhilePaging: pass.changedWhilePaging)
+    }
 }
 
 /// `first`, once the deletions it implies are confirmed: when it is a complete listing over

@@ -88,13 +88,8 @@ public struct RestUpstream: Upstream {
     public func shutdown() async { await session.shutdown() }
 
     public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
-        // A listing error may quote what the server sent (a next page's URL, a field): an echoed
-        // secret is taken out, as from the errors of each request.
-        do {
-            return try await listing(collection: collection, since: since, cached: cached)
-        } catch let error as UpstreamError {
-            throw error.redacted(by: session.credentials)
-        }
+        // A listing error may quote what the server sent (a next page's URL, a field).
+        try await session.redactingErrors { try await listing(collection: collection, since: since, cached: cached) }
     }
 
     private func listing(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
@@ -112,8 +107,7 @@ public struct RestUpstream: Upstream {
                                                  exists: itemURL == nil ? nil : { id in try await exists(id) }) {
             try await listPages(from: base, collection: collection, incremental: incremental)
         }
-        return Listing(items: pass.items, isComplete: pass.complete, requests: session.statistics.requests - before,
-                       changedWhilePaging: pass.changedWhilePaging)
+        return Listing(pass, requests: session.statistics.requests - before)
     }
 
     /// Every page of the listing at `base`, in order.
@@ -188,21 +182,24 @@ public struct RestUpstream: Upstream {
                            changedWhilePaging: accumulator.changedWhilePaging, pages: pagesWithRows)
     }
 
-    /// Whether the item `id` still answers at `itemURL` (a 404 or 410 says it is gone).
+    /// Whether the item `id` still answers at `itemURL` (a 404 or 410 says it is gone); one with
+    /// no valid URL counts as answering (the listing is then read again).
     private func exists(_ id: ItemID) async throws -> Bool {
-        guard let url = itemURL.flatMap({ URL(string: $0.replacingOccurrences(of: "{id}", with: URLSafety.encodePathSegment(id.description))) })
-        else { return true }
-        let status = try await session.get(url, acceptStatuses: [404, 410]).status
-        return status != 404 && status != 410
+        guard let url = itemURL(for: id) else { return true }
+        return try await session.answers(url)
+    }
+
+    /// `itemURL` with `id` in place of `{id}`; nil without one, or when that is no valid URL.
+    private func itemURL(for id: ItemID) -> URL? {
+        itemURL.flatMap { URL(string: $0.replacingOccurrences(of: "{id}", with: URLSafety.encodePathSegment(id.description))) }
     }
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
         if let body = item.body { return .body(body, etag: item.etag) }
-        guard let itemURL else {
+        guard itemURL != nil else {
             throw UpstreamError.invalidConfiguration("rest upstream without itemURL lists bodies; \(collection)/\(item.id) came without one")
         }
-        let text = itemURL.replacingOccurrences(of: "{id}", with: URLSafety.encodePathSegment(item.id.description))
-        guard let url = URL(string: text) else {
+        guard let url = itemURL(for: item.id) else {
             throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "itemURL gives no valid URL")
         }
         return try await session.downloadItem(url, collection: collection, item: item, cachedValidator: cachedETag,

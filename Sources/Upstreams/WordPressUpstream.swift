@@ -53,13 +53,8 @@ public struct WordPressUpstream: Upstream {
     }
 
     public func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
-        // A listing error may quote what the server sent (a next page's URL, a field): an echoed
-        // secret is taken out, as from the errors of each request.
-        do {
-            return try await listing(collection: collection, since: since, cached: cached)
-        } catch let error as UpstreamError {
-            throw error.redacted(by: session.credentials)
-        }
+        // A listing error may quote what the server sent (a next page's URL, a field).
+        try await session.redactingErrors { try await listing(collection: collection, since: since, cached: cached) }
     }
 
     private func listing(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
@@ -81,16 +76,14 @@ public struct WordPressUpstream: Upstream {
             let live = Set(pass.items.map(\.id))
             deleted = trashed.map(\.id).filter { !live.contains($0) }
         }
-        return Listing(items: pass.items, isComplete: pass.complete, deleted: deleted, requests: session.statistics.requests - before,
-                       changedWhilePaging: pass.changedWhilePaging)
+        return Listing(pass, deleted: deleted, requests: session.statistics.requests - before)
     }
 
     /// Whether the post `id` is still one the listing shows: it answers with one of `statuses`
     /// (`publish` without credentials); a 404, 401 or 403, or a post in the trash or another
     /// status, is gone from what this mirror lists.
     private func listed(_ id: ItemID, in collection: String, statuses: String?) async throws -> Bool {
-        let context = session.credentials.isConfigured ? "edit" : "view"
-        let url = try await endpoint(["wp", "v2", collection, id.description], query: [("context", context), ("_fields", "id,status")])
+        let url = try await postURL(id, in: collection, query: [("_fields", "id,status")])
         let result = try await session.get(url, acceptStatuses: [401, 403, 404, 410])
         guard result.status == 200 else { return false }
         let shown = Set((statuses ?? "publish").split(separator: ",").map(String.init))
@@ -102,10 +95,15 @@ public struct WordPressUpstream: Upstream {
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
         try WordPressUpstream.validate(collection)
+        return try await session.downloadItem(try await postURL(item.id, in: collection), collection: collection, item: item,
+                                              cachedValidator: cachedETag, requireObject: true)
+    }
+
+    /// The URL of the post `id` of `collection`, in the context the credentials allow (`edit`
+    /// with them: drafts and private posts answer too), with `query` added.
+    private func postURL(_ id: ItemID, in collection: String, query: [(String, String)] = []) async throws -> URL {
         let context = session.credentials.isConfigured ? "edit" : "view"
-        let url = try await endpoint(["wp", "v2", collection, item.id.description], query: [("context", context)])
-        return try await session.downloadItem(url, collection: collection, item: item, cachedValidator: cachedETag,
-                                              requireObject: true)
+        return try await endpoint(["wp", "v2", collection, id.description], query: [("context", context)] + query)
     }
 
     /// Lists every item of `collection` with the given `status` filter (nil: the default).
@@ -118,7 +116,6 @@ public struct WordPressUpstream: Upstream {
         var next: URL? = first
         var page = 1
         var total: Int?
-        var totalChanged = false
         var totalPages: Int?
         var visited: Set<String> = []
         var endedEarly = false
@@ -138,9 +135,7 @@ public struct WordPressUpstream: Upstream {
                 break
             }
             if let pageTotal = result.header("X-WP-Total").flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
-                // A post published, trashed or deleted while the pages were read shifts the rows
-                // after it: one may have gone unseen at a page boundary (and would look deleted).
-                if let seen = total, seen != pageTotal { totalChanged = true }
+                accumulator.note(total: pageTotal)
                 total = pageTotal
             }
             totalPages = result.header("X-WP-TotalPages").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? totalPages
@@ -163,8 +158,8 @@ public struct WordPressUpstream: Upstream {
             page += 1
         }
         let countsAgree = total.map { $0 == accumulator.count } ?? !endedEarly
-        let shifted = accumulator.changedWhilePaging || totalChanged
-        return ListingPass(items: accumulator.items, complete: countsAgree && !shifted, changedWhilePaging: shifted, pages: page - 1)
+        return ListingPass(items: accumulator.items, complete: countsAgree && !accumulator.changedWhilePaging,
+                           changedWhilePaging: accumulator.changedWhilePaging, pages: page - 1)
     }
 
     private func listedPost(_ value: JSONValue, position: Int, collection: String) throws -> ListedItem {

@@ -71,12 +71,24 @@ public final class HTTPSession: Sendable {
     ///   <url>: connection refused; gave up after 5 attempts") when no connection could be made, or
     ///   ``UpstreamError/credentials(_:)``.
     public func get(_ url: URL, validator: String? = nil, acceptStatuses: Set<Int> = []) async throws -> HTTPResult {
+        try await redactingErrors { try await attempts(url, validator: validator, acceptStatuses: acceptStatuses) }
+    }
+
+    /// `body`, whose ``UpstreamError`` loses the secrets of ``credentials``: whatever the server
+    /// echoed into it (an error body, a URL of its paging, a listed field) is quoted without them.
+    func redactingErrors<T>(_ body: () async throws -> T) async throws -> T {
         do {
-            return try await attempts(url, validator: validator, acceptStatuses: acceptStatuses)
+            return try await body()
         } catch let error as UpstreamError {
-            // Whatever the server echoed (an error body, a URL of its paging) loses the secret.
             throw error.redacted(by: credentials)
         }
+    }
+
+    /// Whether `url` still serves something: false on a 404 or 410 (the item is gone); another
+    /// failure throws, as ``get(_:validator:acceptStatuses:)`` does.
+    func answers(_ url: URL) async throws -> Bool {
+        let status = try await get(url, acceptStatuses: [404, 410]).status
+        return status != 404 && status != 410
     }
 
     private func attempts(_ url: URL, validator: String?, acceptStatuses: Set<Int>) async throws -> HTTPResult {
@@ -147,12 +159,11 @@ public final class HTTPSession: Sendable {
                     state.update { $0.notModified += 1 }
                     return result
                 }
+                let shown = CQuoting.quoted(credentials.redact(response.status.reasonPhrase)) + result.shownErrorCode(redacting: credentials)
                 guard status == 429 || (500..<600).contains(status) else {
-                    throw UpstreamError.http(
-                        status: status, url: shownURL,
-                        message: CQuoting.quoted(credentials.redact(response.status.reasonPhrase)) + result.shownErrorCode(redacting: credentials))
+                    throw UpstreamError.http(status: status, url: shownURL, message: shown)
                 }
-                failure = CQuoting.quoted(credentials.redact(response.status.reasonPhrase)) + result.shownErrorCode(redacting: credentials)
+                failure = shown
                 if let value = result.header("Retry-After") {
                     retryAfter = Self.retryAfterSeconds(value, serverDate: result.header("Date"), now: settings.clock.now)
                 }
