@@ -287,10 +287,9 @@ extension Mirror {
             if let head, head.tree == tree, head.parents.count <= 1, previous == nil {
                 commitID = head.id
             } else {
-                var message = SnapshotMessage(
+                let message = SnapshotMessage(
                     verb: head == nil ? "Clone" : "Sync", upstream: settings.upstream, collections: watermarks, counts: counts,
-                    perCollection: perCollection, items: itemCount, listedAt: listedAt, failed: failures.count)
-                message.tree = tree.hex
+                    perCollection: perCollection, items: itemCount, listedAt: listedAt, failed: failures.count, tree: tree.hex)
                 commitID = try unlessPruned([tree]) { () throws(MirrorError) in
                     try mirrorErrors {
                         try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [],

@@ -80,7 +80,7 @@ extension Mirror {
                 return message
             }
             steps += 1
-            next = try commit.parents.first.map { (parent) throws(MirrorError) in try mirrorErrors { try repository.commit(parent) } }
+            next = try firstParent(of: commit)
         }
         return nil
     }

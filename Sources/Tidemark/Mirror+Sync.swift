@@ -138,7 +138,8 @@ extension Mirror {
         let requestsBefore = upstream.statistics.requests
         // The sync first finishes a sync a killed run left, refusing what that would write over;
         // so does its plan.
-        if let journal = readState("sync-journal"), let (old, target, _) = try unfinishedSync(journal) {
+        let unfinished = try readState("sync-journal").map { (journal) throws(MirrorError) in try unfinishedSync(journal) } ?? nil
+        if let (old, target, _) = unfinished {
             _ = try unfinishedCheckout(from: old, to: target, force: options.force)
         }
         let head = try headCommit()
@@ -207,7 +208,7 @@ extension Mirror {
         // What the sync would refuse, refused here too: the plan of a run that cannot happen
         // would mislead (a script checking with --dry-run first). Not while a killed run's sync
         // is unfinished: the files it wrote differ from HEAD, and the sync finishes it first.
-        if !options.force, let head, !changedCollections.isEmpty, try pendingInterruptedSync() == nil {
+        if !options.force, let head, !changedCollections.isEmpty, unfinished == nil {
             let names = Dictionary(added.map { ($0.path, $0.name) }, uniquingKeysWith: { a, _ in a })
             let inTheWay = try untrackedPaths(among: added.map(\.path), head: head.tree).map { Mirror.inTheWay(names[$0]!) }
             let refused = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath)) {
@@ -437,7 +438,7 @@ extension Mirror {
             } else {
                 own.append(commit)
             }
-            next = try commit.parents.first.map { (parent) throws(MirrorError) in try mirrorErrors { try repository.commit(parent) } }
+            next = try firstParent(of: commit)
         }
         guard !own.isEmpty else { return ([], []) }
         var paths = try mirrorErrors { try repository.diffTrees(snapshotTree, head.tree).deltas.map(\.path) }

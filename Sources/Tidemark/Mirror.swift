@@ -149,6 +149,12 @@ public actor Mirror {
     /// The commit the checked-out branch points at; nil before its first snapshot.
     public func branchTip() throws(MirrorError) -> ObjectID? { try headCommit()?.id }
 
+    /// The first parent of `commit`; nil for a root commit.
+    func firstParent(of commit: Commit) throws(MirrorError) -> Commit? {
+        guard let parent = commit.parents.first else { return nil }
+        return try mirrorErrors { try repository.commit(parent) }
+    }
+
     /// The commit HEAD points to, nil before the first snapshot.
     func headCommit() throws(MirrorError) -> Commit? {
         try mirrorErrors { try repository.resolveReference("HEAD").map { try repository.commit($0) } }

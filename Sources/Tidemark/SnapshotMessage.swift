@@ -40,7 +40,7 @@ public struct SnapshotMessage: Sendable, Equatable {
 
     public init(verb: String, upstream: String, collections: [(name: String, watermark: String)],
                 counts: ChangeCounts, perCollection: [String: ChangeCounts] = [:], items: Int,
-                listedAt: String? = nil, failed: Int = 0, restores: String? = nil) {
+                listedAt: String? = nil, failed: Int = 0, restores: String? = nil, tree: String? = nil) {
         self.verb = verb
         self.upstream = upstream
         self.collections = collections
@@ -50,6 +50,7 @@ public struct SnapshotMessage: Sendable, Equatable {
         self.listedAt = listedAt
         self.failed = failed
         self.restores = restores
+        self.tree = tree
     }
 
     public static func == (a: SnapshotMessage, b: SnapshotMessage) -> Bool {
@@ -117,10 +118,8 @@ public struct SnapshotMessage: Sendable, Equatable {
         }
         let summary = message.prefix(while: { $0 != "\n" })
         let verb = summary.split(separator: " ").first.map(String.init) ?? "Sync"
-        var message = SnapshotMessage(verb: verb, upstream: upstream, collections: collections, counts: counts,
-                                      items: items, listedAt: listedAt, failed: failed, restores: restores)
-        message.tree = tree
-        return message
+        return SnapshotMessage(verb: verb, upstream: upstream, collections: collections, counts: counts,
+                               items: items, listedAt: listedAt, failed: failed, restores: restores, tree: tree)
     }
 }
 
