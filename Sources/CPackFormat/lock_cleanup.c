@@ -13,6 +13,7 @@ static struct sigaction previous[WATCHED];
 static char lock_path[4096], temporary_path[4096], lock_token[256];
 static size_t token_length;
 static volatile sig_atomic_t armed;
+static int installed;
 
 static int lock_is_own(void) {
     int fd = open(lock_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -40,6 +41,8 @@ static void on_signal(int number) {
 }
 
 int tidemark_lock_cleanup_arm(const char *lock, const char *token, const char *temporary) {
+    // Armed twice, the saved actions would be this handler's own, and a signal would loop.
+    if (installed) return -1;
     size_t lock_length = strlen(lock), temporary_length = temporary ? strlen(temporary) : 0;
     token_length = strlen(token);
     if (lock_length >= sizeof(lock_path) || temporary_length >= sizeof(temporary_path) || token_length >= sizeof(lock_token)) {
@@ -49,6 +52,7 @@ int tidemark_lock_cleanup_arm(const char *lock, const char *token, const char *t
     memcpy(lock_token, token, token_length + 1);
     if (temporary) memcpy(temporary_path, temporary, temporary_length + 1); else temporary_path[0] = 0;
     armed = 1;
+    installed = 1;
     for (size_t i = 0; i < WATCHED; i++) {
         // A signal the process was ignoring (nohup's SIGHUP, a background job's SIGINT) stays so.
         sigaction(watched[i], NULL, &previous[i]);
@@ -63,6 +67,8 @@ int tidemark_lock_cleanup_arm(const char *lock, const char *token, const char *t
 }
 
 void tidemark_lock_cleanup_disarm(void) {
+    if (!installed) return;
+    installed = 0;
     armed = 0;
     for (size_t i = 0; i < WATCHED; i++) {
         if (previous[i].sa_handler != SIG_IGN) sigaction(watched[i], &previous[i], NULL);

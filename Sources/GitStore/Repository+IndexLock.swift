@@ -1,4 +1,5 @@
 import CLibGit2
+import CPackFormat
 import Foundation
 
 extension Repository {
@@ -8,6 +9,10 @@ extension Repository {
     /// checkout is writing. The index writes this handle makes while it holds the lock (a
     /// checkout's) hand it to libgit2 for the write and take it back when the write is done.
     ///
+    /// Ctrl-C, SIGTERM, SIGHUP or SIGQUIT meanwhile removes the lock (while it still holds
+    /// `token`) and the index file being written, then ends the process by that signal, as git's
+    /// do: git is not locked out after an interrupted run.
+    ///
     /// - Parameter token: the file's text, by which ``releaseIndexLock()`` (and a later run, when
     ///   this one is killed) knows the file is still this one: a new file can get a deleted one's
     ///   inode at once. Make it unique (a pid and a random number).
@@ -15,10 +20,13 @@ extension Repository {
     public func holdIndexLock(token: String) throws(GitError) {
         guard !indexLockHeld else { return }
         let path = gitDirectory + "index.lock"
+        // Armed first: the handler removes the lock only once it holds the token.
+        indexLockCleanupArmed = tidemark_lock_cleanup_arm(path, token, gitDirectory + Repository.indexWriteFile) == 0
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             let code: GitError.Code = errno == EEXIST ? .locked : .generic
             let reason = String(cString: strerror(errno))
+            disarmIndexLockCleanup()
             throw GitError(code: code,
                            message: "cannot take the index lock '\(path)': \(reason)", operation: "index.lock")
         }
@@ -27,9 +35,15 @@ extension Repository {
         close(descriptor)
         guard written else {
             unlink(path)
+            disarmIndexLockCleanup()
             throw GitError(code: .generic, message: "cannot write the index lock '\(path)': \(reason)", operation: "index.lock")
         }
         heldIndexLock = token
+    }
+
+    private func disarmIndexLockCleanup() {
+        if indexLockCleanupArmed { tidemark_lock_cleanup_disarm() }
+        indexLockCleanupArmed = false
     }
 
     /// Removes the index lock ``holdIndexLock()`` took, if this handle still holds it: a lock
@@ -39,6 +53,7 @@ extension Repository {
         let own = indexLockFileIsOwn
         heldIndexLock = nil
         if own { unlink(gitDirectory + "index.lock") }
+        disarmIndexLockCleanup()
     }
 
     /// Whether this handle holds git's index lock (``holdIndexLock()``).

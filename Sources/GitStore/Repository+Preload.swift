@@ -107,8 +107,6 @@ extension Repository {
         guard !files.isEmpty, Repository.optionalLocksAllowed else { return }
         let token = "tidemark status \(getpid()) \(UInt64.random(in: 0 ... .max))"
         // Ctrl-C meanwhile removes the lock (and the file being written), as git's would.
-        guard tidemark_lock_cleanup_arm(gitDirectory + "index.lock", token, gitDirectory + Repository.indexWriteFile) == 0 else { return }
-        defer { tidemark_lock_cleanup_disarm() }
         guard (try? holdIndexLock(token: token)) != nil else { return }
         defer { releaseIndexLock() }
         whileLocked()

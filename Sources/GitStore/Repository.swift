@@ -18,6 +18,9 @@ public final class Repository {
     public var packKeepNote: String?
     /// The text of the index lock this handle holds (``holdIndexLock()``).
     var heldIndexLock: String?
+    /// Whether this handle armed the signal handler that removes its index lock
+    /// (`tidemark_lock_cleanup_arm`): one lock in the process at a time has one.
+    var indexLockCleanupArmed = false
     /// The index file as last read for a splice (``readIndexFile()``).
     var indexFileCache: IndexFile?
 

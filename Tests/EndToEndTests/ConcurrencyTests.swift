@@ -209,6 +209,38 @@ struct ConcurrencyTests {
         }
     }
 
+    /// Ctrl-C or SIGTERM while a sync holds the index lock removes the lock (and the index file
+    /// being written), as git's do: `git status` and `git commit` work at once, the process ends
+    /// by the signal, and the next sync finishes the interrupted one. The lock was left for the
+    /// next sync to remove, and git failed with "index.lock: File exists" until then.
+    @Test(arguments: [("after-journal", SIGTERM), ("after-checkout", SIGINT)])
+    func aSyncInterruptedWhileItHoldsTheIndexLockRemovesIt(_ step: String, _ signal: Int32) async throws {
+        try await withScratch { root in
+            let mirror = try await Self.mirrorBehindUpstream(root)
+            let before = try await Self.rev("HEAD", in: mirror)
+            let go = root + "/go"
+            let sync = try CLI.spawnTidemark(["sync"], in: mirror, environment: ["TIDEMARK_PAUSE_AT": step, "TIDEMARK_PAUSE_FILE": go])
+            #expect(await CLI.waitForFile(go + ".reached"))
+            #expect(FileManager.default.fileExists(atPath: mirror + "/.git/index.lock"))
+            #expect(kill(sync.pid, signal) == 0)
+            let ended = await sync.finished()
+            #expect(ended.signalled && ended.status == signal, "\(ended.status) \(ended.stderr)")
+            for leftover in ["index.lock", "index.tidemark.tmp"] {
+                #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/" + leftover), "\(leftover)")
+            }
+            #expect(try await CLI.run("/usr/bin/git", ["status", "--porcelain"], in: mirror).status == 0)
+            #expect(try await Self.rev("HEAD", in: mirror) == before)
+            let status = try await CLI.tidemark(["status"], in: mirror)
+            #expect(status.stdout.contains("interrupted"), "\(status.stdout)")
+            let next = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(next.status == 0 && next.stderr.contains("Finished the sync an interrupted run had left"), "\(next.stdout) \(next.stderr)")
+            #expect(try await Self.rev("HEAD~1", in: mirror) == before)
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// Two clones started together into one new destination (or one empty folder): one makes
     /// the mirror, the other fails with git's "already exists" and removes nothing of it. Each
     /// made the folder and cleaned it up on failure, so they destroyed each other's files.
