@@ -88,8 +88,11 @@ struct ManifestTable: CachedVersions {
     }
 
     func position(ofIDBytes wanted: UnsafeBufferPointer<UInt8>) -> Int? {
-        let hash = ManifestTable.hash(wanted)
-        return bytes.withUnsafeBufferPointer { buffer in
+        position(ofIDBytes: wanted, hash: ManifestTable.hash(wanted))
+    }
+
+    private func position(ofIDBytes wanted: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int? {
+        bytes.withUnsafeBufferPointer { buffer in
             slots.withUnsafeBufferPointer { slots in
                 var slot = Int(truncatingIfNeeded: hash) & mask
                 while case let value = slots[slot], value != 0 {
@@ -103,6 +106,42 @@ struct ManifestTable: CachedVersions {
                     slot = (slot + 1) & mask
                 }
                 return nil
+            }
+        }
+    }
+
+    /// ``position(ofIDBytes:)`` of many ids (`ranges` of `names`), in passes: every id's first
+    /// slot, then the lines those slots name, then the comparisons. Within one lookup each read
+    /// waits for the one before (slot, line record, bytes); across ids in a pass they do not, so
+    /// the processor overlaps their cache misses (a `dir` listing looks up 100k ids).
+    func positions(ofIDBytes names: UnsafeBufferPointer<UInt8>, _ ranges: [Range<Int>]) -> [Int?] {
+        let hashes = ranges.map { ManifestTable.hash(UnsafeBufferPointer(rebasing: names[$0])) }
+        return bytes.withUnsafeBufferPointer { buffer in
+            slots.withUnsafeBufferPointer { slots in
+                lines.withUnsafeBufferPointer { lines in
+                    let first = hashes.map { slots[Int(truncatingIfNeeded: $0) & mask] }
+                    // The line a first slot names when its hash half matches, with the first byte
+                    // of its id: a quick check before the comparison, and that byte's read overlapped.
+                    var candidates = [(position: Int, lead: UInt8)](repeating: (-1, 0), count: ranges.count)
+                    for index in ranges.indices {
+                        let value = first[index]
+                        guard value != 0, value & ManifestTable.highHalf == hashes[index] & ManifestTable.highHalf else { continue }
+                        let position = Int(truncatingIfNeeded: value & ~ManifestTable.highHalf) - 1
+                        let start = Int(lines[position].start)
+                        candidates[index] = (position, start < buffer.count ? buffer[start] : 0)
+                    }
+                    return ranges.indices.map { (index) -> Int? in
+                        let wanted = UnsafeBufferPointer(rebasing: names[ranges[index]])
+                        let (position, lead) = candidates[index]
+                        if position >= 0, !wanted.isEmpty, lead == wanted[0], !lines[position].escaped,
+                           ManifestTable.compare(UnsafeBufferPointer(rebasing: buffer[lines[position].id]), wanted) == 0 {
+                            return position
+                        }
+                        // Not the first slot's id (a probe goes on), nothing there, or an escaped id.
+                        if first[index] == 0 { return nil }
+                        return self.position(ofIDBytes: wanted, hash: hashes[index])
+                    }
+                }
             }
         }
     }

@@ -499,10 +499,8 @@ public struct DirectoryUpstream: Upstream {
     static func compare(_ files: FolderFiles, with cached: any CachedVersions) -> FolderScan {
         var result = FolderScan(path: files.path)
         files.names.withUnsafeBufferPointer { buffer in
-            // All lookups first, then all comparisons: within a lookup each read waits on the one
-            // before (slot, record, bytes), but lookups do not wait on each other, so the
-            // processor overlaps their cache misses.
-            let positions = files.stems.map { cached.position(ofIDBytes: UnsafeBufferPointer(rebasing: buffer[$0])) }
+            // All lookups first, then all comparisons: the table overlaps the lookups' cache misses.
+            let positions = cached.positions(ofIDBytes: buffer, files.stems)
             for (index, (stem, info)) in zip(files.stems, files.infos).enumerated() {
                 let id = UnsafeBufferPointer(rebasing: buffer[stem])
                 let position = positions[index]

@@ -35,6 +35,9 @@ public protocol CachedVersions: Sendable {
     /// The position of the id with these bytes, for adapters that look up many (may avoid making
     /// an ``ItemID``).
     func position(ofIDBytes bytes: UnsafeBufferPointer<UInt8>) -> Int?
+    /// ``position(ofIDBytes:)`` of the ids at `ranges` of `names`, in their order: a table may
+    /// overlap the lookups' memory reads.
+    func positions(ofIDBytes names: UnsafeBufferPointer<UInt8>, _ ranges: [Range<Int>]) -> [Int?]
     /// The id at `position`.
     func id(at position: Int) -> ItemID
     /// The validator stored for the item at `position` (an HTTP ETag, a stat signature); nil when none.
@@ -52,6 +55,9 @@ public protocol CachedVersions: Sendable {
 extension CachedVersions {
     public func etagUTF8(at position: Int) -> ArraySlice<UInt8>? { etag(at: position).map { ArraySlice($0.utf8) } }
     public func position(ofIDBytes bytes: UnsafeBufferPointer<UInt8>) -> Int? { position(of: ItemID(bytes: Array(bytes))) }
+    public func positions(ofIDBytes names: UnsafeBufferPointer<UInt8>, _ ranges: [Range<Int>]) -> [Int?] {
+        ranges.map { position(ofIDBytes: UnsafeBufferPointer(rebasing: names[$0])) }
+    }
     public var isReady: Bool { true }
     public func loaded() throws -> any CachedVersions { self }
 }

@@ -38,6 +38,9 @@ struct ManifestTableTests {
                 #expect(table.etag(at: position) == (entry.etag.isEmpty ? nil : entry.etag))
             }
             #expect(table.position(of: ItemID("absent")) == nil)
+            // The batch lookup agrees, ids in any order, absent ones among them.
+            let asked = (manifest.entries.map(\.id) + [ItemID("absent"), ItemID("item-81")]).shuffled(using: &generator)
+            #expect(Self.positions(asked, in: table) == asked.map { table.position(of: $0) })
 
             // Upserts (new ids, replaced ids, an id twice: the last wins) and removals.
             var upserts: [ManifestEntry] = []
@@ -76,6 +79,20 @@ struct ManifestTableTests {
         let absent = (0..<30_000).filter { table.position(of: ItemID("item-\($0 * 2 + 1)")) != nil }
         #expect(absent.isEmpty)
         #expect(table.position(of: ItemID("item-")) == nil)
+        // In one batch, present and absent ids mixed: an absent id's first slot often holds another.
+        let asked = (0..<60_000).map { ItemID("item-\($0)") } + [ItemID("item-")]
+        #expect(Self.positions(asked, in: table) == asked.map { table.position(of: $0) })
+    }
+
+    /// ``ManifestTable/positions(ofIDBytes:_:)`` of `ids`, their bytes back to back in one buffer.
+    static func positions(_ ids: [ItemID], in table: ManifestTable) -> [Int?] {
+        var names: [UInt8] = []
+        var ranges: [Range<Int>] = []
+        for id in ids {
+            ranges.append(names.count..<names.count + id.bytes.count)
+            names += id.bytes
+        }
+        return names.withUnsafeBufferPointer { table.positions(ofIDBytes: $0, ranges) }
     }
 
     @Test func aLastLineWithoutItsNewlineIsKept() throws {
