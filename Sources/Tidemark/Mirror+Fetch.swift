@@ -173,11 +173,14 @@ extension Mirror {
             // every item (none changed while it was paged), and never goes back. Nor past the
             // time the fetch started (its Tidemark-Listed-At): an item dated in the future
             // (9999-12-31) would pin it there, and an incremental listing from it would never see
-            // another change.
+            // another change. Nor past upstream's time when the listing started (its `Date`), which
+            // upstream's dates are in: an item edited on a page already read while later pages are
+            // read is dated after it, also when upstream's clock is behind this machine's.
             var watermark = previousWatermark
             if outcome.failures.isEmpty, !listing.changedWhilePaging,
                let found = newestVersion(listing, cached: cached, since: previousWatermark, after: baseMessage),
-               case let newest = min(found, fetchStarted), watermark.map({ newest > $0 }) ?? true {
+               case let newest = min(found, fetchStarted, listing.upstreamTime ?? fetchStarted),
+               watermark.map({ newest > $0 }) ?? true {
                 watermark = newest
             }
             watermarks.append((collection, watermark?.raw ?? "none"))

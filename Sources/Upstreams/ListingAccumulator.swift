@@ -128,6 +128,8 @@ struct ListingPass {
     var complete: Bool
     var changedWhilePaging: Bool
     var pages: Int
+    /// The `Date` of the first page's response (``Listing/upstreamTime``).
+    var upstreamTime: Timestamp? = nil
 }
 
 extension Listing {
@@ -135,6 +137,7 @@ extension Listing {
     init(_ pass: ListingPass, deleted: [ItemID] = [], requests: Int) {
         self.init(items: pass.items, isComplete: pass.complete, deleted: deleted, requests: requests,
                   changedWhilePaging: pass.changedWhilePaging)
+        upstreamTime = pass.upstreamTime
     }
 }
 
@@ -180,6 +183,7 @@ func confirmingDeletions(_ first: ListingPass, cached: some CachedVersions, coll
             items.append(item)
         }
     }
+    // Upstream's time when the first reading started: what either reading missed changed later.
     return ListingPass(items: items, complete: second.complete && !changed, changedWhilePaging: changed,
-                       pages: first.pages + second.pages)
+                       pages: first.pages + second.pages, upstreamTime: first.upstreamTime ?? second.upstreamTime)
 }

@@ -121,11 +121,13 @@ public struct RestUpstream: Upstream {
         /// Rows received on earlier pages: an item's position in the listing is this plus its index.
         var received = 0
         var visited: Set<String> = []
+        var upstreamTime: Timestamp?
         while let url = next {
             guard visited.insert(url.absoluteString).inserted else {
                 throw UpstreamError.malformedListing(collection: collection, reason: "paging loops back to \(URLSafety.redact(url))")
             }
             let result = try await session.get(url)
+            if pageNumber == 1 { upstreamTime = result.header("Date").flatMap(HTTPDate.parse) }
             let json = try parseListingBody(result, collection: collection)
             guard let found = json.at(pointer: itemsPath) else {
                 throw UpstreamError.malformedListing(
@@ -179,7 +181,7 @@ public struct RestUpstream: Upstream {
             pageNumber += 1
         }
         return ListingPass(items: accumulator.items, complete: !incremental && !accumulator.changedWhilePaging,
-                           changedWhilePaging: accumulator.changedWhilePaging, pages: pagesWithRows)
+                           changedWhilePaging: accumulator.changedWhilePaging, pages: pagesWithRows, upstreamTime: upstreamTime)
     }
 
     /// Whether the item `id` still answers at `itemURL` (a 404 or 410 says it is gone); one with

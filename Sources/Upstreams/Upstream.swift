@@ -95,6 +95,11 @@ public struct Listing: Sendable {
     /// another version): the pages after it shifted, so an item may have gone unseen. Such a
     /// listing is not complete, and the watermark does not move past what it did not see.
     public var changedWhilePaging = false
+    /// Upstream's clock when the listing started (the `Date` header of its first response), when
+    /// it said. The watermark does not pass it: an item changed after it is dated after it
+    /// (upstream dates both), whatever order the pages list items in and however far this
+    /// machine's clock is from upstream's.
+    public var upstreamTime: Timestamp?
 
     public init(items: [ListedItem], isComplete: Bool, unchanged: [Int] = [], deleted: [ItemID] = [], requests: Int = 0,
                 changedWhilePaging: Bool = false) {

@@ -72,6 +72,34 @@ struct MirrorTests {
         }
     }
 
+    /// Upstream's clock behind this machine's (its items dated 2024 while the fetch runs now):
+    /// an item edited on a page already read while a later page is read shows there at its old
+    /// version, and the later page lists an edit made after it. The watermark stops at upstream's
+    /// time when the listing started (its `Date`), not at the newest version listed (the fetch's
+    /// local start time is no cap then), so the next incremental listing covers the first edit.
+    @Test func theWatermarkStopsAtUpstreamsTimeWhenTheListingStarted() async throws {
+        try await withScratch { path in
+            let upstream = seeded(5)
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            upstream.upstreamTime = Timestamp("2024-03-01T00:00:00Z")
+            // item-1 (an early page) was edited at 00:05, after the listing read it; item-3 (a
+            // later page) at 00:30, before the listing got there.
+            upstream.put(ItemID("item-3"), "2024-03-01T00:30:00Z")
+            #expect(try await mirror.fetch().downloaded == 1)
+            #expect(try await mirror.log(from: "tidemark/upstream").first?.collections.first?.watermark == "2024-03-01T00:00:00Z")
+            upstream.put(ItemID("item-1"), "2024-03-01T00:05:00Z")
+            upstream.upstreamTime = Timestamp("2024-03-01T01:00:00Z")
+            #expect(try await mirror.fetch().downloaded == 1)
+            let since = try #require(upstream.lastSince)
+            #expect(since < Timestamp("2024-03-01T00:05:00Z")!, "\(since.raw)")
+            // Without a `Date`, the newest version listed (capped at the local start), as before.
+            upstream.upstreamTime = nil
+            upstream.put(ItemID("item-4"), "2024-03-02T00:00:00Z")
+            _ = try await mirror.fetch()
+            #expect(try await mirror.log(from: "tidemark/upstream").first?.collections.first?.watermark == "2024-03-02T00:00:00Z")
+        }
+    }
+
     @Test func fetchDownloadsOnlyWhatChangedAndStatusReportsIt() async throws {
         try await withScratch { path in
             let upstream = seeded(20)

@@ -17,6 +17,8 @@ final class TestUpstream: Upstream, @unchecked Sendable {
     var listingIsComplete = true
     /// Listings say an item changed while they were paged (``Listing/changedWhilePaging``).
     var listingChangedWhilePaging = false
+    /// Upstream's clock as listings report it (``Listing/upstreamTime``).
+    var upstreamTime: Timestamp?
     /// The `since` of the last listing.
     private(set) var lastSince: Timestamp?
 
@@ -55,6 +57,7 @@ final class TestUpstream: Upstream, @unchecked Sendable {
         }
         var listing = Listing(items: items, isComplete: listingIsComplete, unchanged: unchanged, requests: 1)
         listing.changedWhilePaging = listingChangedWhilePaging
+        listing.upstreamTime = upstreamTime
         return listing
     }
 

@@ -53,6 +53,21 @@ import TidemarkFixtures
         }
     }
 
+    /// The listing carries upstream's time when it started, the first page's `Date` (whole
+    /// seconds), for the watermark; a page without one gives none.
+    @Test func theListingCarriesTheFirstPagesDate() async throws {
+        try await withFixture(items: 25) { server in
+            try await using(try upstream(server, options: ["paging": "page", "pageSize": "10"])) { rest in
+                let before = Date()
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                let time = try #require(listing.upstreamTime)
+                #expect(time.date >= before.addingTimeInterval(-2) && time.date <= Date(), "\(time.raw)")
+                #expect(listing.requests == 4)
+            }
+        }
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == Timestamp("1994-11-06T08:49:37Z"))
+    }
+
     /// A server that caps `limit` below `pageSize` sends fewer rows than asked for: the next
     /// offset counts the rows received, so no row is skipped (and then taken for deleted).
     @Test func offsetPagingFollowsACappedLimit() async throws {
