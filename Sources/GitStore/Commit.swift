@@ -56,6 +56,14 @@ extension Repository {
             committer: Signature(git_commit_committer(commit)))
     }
 
+    /// Whether commit `id` descends from commit `ancestor` (`git merge-base --is-ancestor ancestor
+    /// id`); false for the commit itself.
+    public func isDescendant(_ id: ObjectID, of ancestor: ObjectID) throws(GitError) -> Bool {
+        var commit = id.raw
+        var base = ancestor.raw
+        return try check(git_graph_descendant_of(pointer, &commit, &base), "git_graph_descendant_of") == 1
+    }
+
     /// Writes a commit object (no ref is moved) and returns its id.
     public func createCommit(tree: ObjectID, parents: [ObjectID], message: String,
                              author: Signature, committer: Signature? = nil) throws(GitError) -> ObjectID {

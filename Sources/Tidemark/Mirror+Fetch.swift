@@ -79,6 +79,7 @@ extension Mirror {
         let lock = try lock()
         defer { withExtendedLifetime(lock) {} }
         try recoverInterruptedSync()
+        try catchUpUpstreamRef()
         try Mirror.checkJobs(options.jobs)
         let report = try await fetchLocked(options)
         if !report.failures.isEmpty { throw .incompleteFetch(report) }

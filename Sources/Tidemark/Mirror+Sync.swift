@@ -109,6 +109,7 @@ extension Mirror {
             return report
         }
         try recoverInterruptedSync(force: options.force)
+        try catchUpUpstreamRef()
         defer { indexPreload = nil }
         // The trees and manifests the fetch writes or rebuilds from, which the checkout reads again.
         try mirrorErrors { try repository.rememberObjects() }

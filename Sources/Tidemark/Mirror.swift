@@ -161,8 +161,44 @@ public actor Mirror {
     }
 
     /// The commit of the upstream-tracking ref, nil before the first fetch.
+    /// The upstream-tracking snapshot: `refs/tidemark/upstream`, or a newer snapshot on the
+    /// branch that descends from it (``newerSnapshotOnHead(than:)``).
     func upstreamCommit() throws(MirrorError) -> Commit? {
+        let tracked = try trackedUpstreamCommit()
+        return try newerSnapshotOnHead(than: tracked) ?? tracked
+    }
+
+    /// `refs/tidemark/upstream` as it is.
+    func trackedUpstreamCommit() throws(MirrorError) -> Commit? {
         try mirrorErrors { try repository.resolveReference(Mirror.upstreamRef).map { try repository.commit($0) } }
+    }
+
+    /// The newest snapshot on HEAD's first-parent line (below commits of the user's own) when it
+    /// descends from `tracked` and is a fetch's or a sync's, as tidemark wrote it (not amended,
+    /// not a rollback): snapshots another clone of the mirror made, brought in by `git pull`.
+    /// `refs/tidemark/upstream` is this repository's own and stays behind them, and taken as
+    /// upstream it would have a sync put their items back to older versions. Nil otherwise.
+    func newerSnapshotOnHead(than tracked: Commit?) throws(MirrorError) -> Commit? {
+        guard let tracked, var commit = try headCommit(), commit.id != tracked.id else { return nil }
+        for _ in 0..<1000 {
+            if let message = SnapshotMessage.parse(commit.message) {
+                guard message.restores == nil, Mirror.upstreamTree(of: commit, message: message) == commit.tree,
+                      try mirrorErrors({ try repository.isDescendant(commit.id, of: tracked.id) }) else { return nil }
+                return commit
+            }
+            // A shallow clone's history may end before a snapshot: nothing newer then.
+            guard let parent = (try? firstParent(of: commit)) ?? nil, parent.id != tracked.id else { return nil }
+            commit = parent
+        }
+        return nil
+    }
+
+    /// Moves `refs/tidemark/upstream` forward to ``newerSnapshotOnHead(than:)`` when there is
+    /// one, before a fetch or sync builds on it (under the run lock).
+    func catchUpUpstreamRef() throws(MirrorError) {
+        guard let tracked = try trackedUpstreamCommit(), let newer = try newerSnapshotOnHead(than: tracked) else { return }
+        try updateRef(Mirror.upstreamRef, to: newer.id, expected: tracked.id,
+                      message: "tidemark: caught up with the branch's snapshot \(newer.id.short())")
     }
 
     static func manifestPath(_ collection: String) -> String {

@@ -654,4 +654,43 @@ struct BranchSafetyTests {
             }
         }
     }
+
+    /// A `git clone` of a mirror that pulls snapshots another clone synced: its own
+    /// `refs/tidemark/upstream` stays behind them. They count as upstream's: status shows nothing
+    /// behind, `sync --offline` (and its dry run) keeps them (it put the old versions back, and
+    /// the watermark went back), and the next sync builds on them, a fast-forward.
+    @Test func snapshotsPulledFromAnotherCloneAreNotUndone() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            #expect(try await CLI.run("/usr/bin/git", ["clone", "-q", "m", "c"], in: root).status == 0)
+            let copy = root + "/c"
+            #expect(try await CLI.run("/usr/bin/git", ["config", "tidemark.upstream", "dir:" + upstream], in: copy).status == 0)
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: copy).status == 0)
+            let tracked = try await Self.rev("tidemark/upstream", in: copy)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["pull", "-q", "--ff-only"], in: copy).status == 0)
+            let pulled = try await Self.rev("HEAD", in: copy)
+            #expect(Self.contents(copy + "/items/i1.json").contains("\"v\": 2"))
+
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: copy).stdout == "")
+            let planned = try await CLI.tidemark(["sync", "--offline", "--dry-run"], in: copy)
+            #expect(planned.status == 0 && planned.stdout.contains("no changes"), "\(planned.stdout)")
+            #expect(try await Self.rev("tidemark/upstream", in: copy) == tracked, "a dry run writes nothing")
+            let offline = try await CLI.tidemark(["sync", "--offline"], in: copy)
+            #expect(offline.status == 0 && offline.stdout.contains("Already up to date"), "\(offline.stdout)")
+            #expect(try await Self.rev("HEAD", in: copy) == pulled)
+            #expect(try await Self.rev("tidemark/upstream", in: copy) == pulled)
+            #expect(Self.contents(copy + "/items/i1.json").contains("\"v\": 2"))
+
+            try writeItem(upstream, "i2", lastModified: "2021-07-01T00:00:00Z", extra: #", "v": 3"#)
+            let synced = try await CLI.tidemark(["sync"], in: copy)
+            #expect(synced.status == 0 && synced.stdout.contains("1 changed"), "\(synced.stdout) \(synced.stderr)")
+            #expect(try await Self.rev("HEAD~1", in: copy) == pulled)
+            let watermark = try await CLI.git(["log", "-1", "--format=%(trailers:key=Tidemark-Watermark,valueonly)"], in: copy)
+            #expect(watermark.contains("2021-07-01T00:00:00Z"), "\(watermark)")
+            #expect(Self.contents(copy + "/items/i1.json").contains("\"v\": 2"))
+            try await CLI.expectClean(copy)
+        }
+    }
 }
