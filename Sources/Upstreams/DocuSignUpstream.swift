@@ -210,7 +210,7 @@ public struct DocuSignUpstream: Upstream {
         try checkCollection(collection)
         let url = URLSafety.appending(["templates", item.id.description], to: base)
         return try await session.downloadItem(url, collection: collection, item: item, cachedValidator: cachedETag,
-                                              requireObject: true)
+                                              requireObject: true, versionField: "lastModified")
     }
 
     /// Whether the template `id` still exists (a 404 says it does not).

@@ -205,7 +205,7 @@ public struct RestUpstream: Upstream {
             throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "itemURL gives no valid URL")
         }
         return try await session.downloadItem(url, collection: collection, item: item, cachedValidator: cachedETag,
-                                              requireObject: false)
+                                              requireObject: false, versionField: modifiedField)
     }
 
     private func firstPage(_ base: URL) -> URL {

@@ -96,7 +96,7 @@ public struct WordPressUpstream: Upstream {
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
         try WordPressUpstream.validate(collection)
         return try await session.downloadItem(try await postURL(item.id, in: collection), collection: collection, item: item,
-                                              cachedValidator: cachedETag, requireObject: true)
+                                              cachedValidator: cachedETag, requireObject: true, versionField: "modified_gmt")
     }
 
     /// The URL of the post `id` of `collection`, in the context the credentials allow (`edit`

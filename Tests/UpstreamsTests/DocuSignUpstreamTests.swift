@@ -110,6 +110,31 @@ import TidemarkFixtures
         }
     }
 
+    /// A template URL that serves a body older than the listing says (a cache or replica in
+    /// front of it that lags) fails that item, naming both versions: stored under the listed
+    /// version, it would never be downloaded again. The next download gets the current body.
+    @Test func aBodyOlderThanItsListedVersionFailsTheItem() async throws {
+        try await withFixture(items: 3, token: canary) { server in
+            try await using(try upstream(server)) { docusign in
+                let id = server.ids(.docusign)[0]
+                guard case .body(let old, _) = try await docusign.fetch(
+                    collection: "templates",
+                    item: try #require(try await docusign.list(collection: "templates", since: nil, cached: .none).items.first { $0.id.description == id }),
+                    cachedETag: nil) else { Issue.record("no body"); return }
+                server.modify(.docusign, id: id)
+                let listed = try #require(try await docusign.list(collection: "templates", since: nil, cached: .none).items.first { $0.id.description == id })
+                server.inject(FixtureFault(pathPrefix: Self.account + "/templates/" + id, count: 1,
+                                           replacementBody: String(decoding: old, as: UTF8.self)))
+                let error = await upstreamError { _ = try await docusign.fetch(collection: "templates", item: listed, cachedETag: nil) }
+                guard case .malformedItem("templates", id, let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(reason.contains("served an older version") && reason.contains(listed.lastModified.raw), "\(reason)")
+                guard case .body(let current, _) = try await docusign.fetch(collection: "templates", item: listed, cachedETag: nil)
+                else { Issue.record("no body"); return }
+                #expect(try JSONValue.parse(current).at(pointer: "/lastModified")?.stringValue == listed.lastModified.raw)
+            }
+        }
+    }
+
     @Test func retriesA503ThenSucceeds() async throws {
         try await withFixture(items: 5, token: canary) { server in
             server.inject(FixtureFault(status: 503, pathPrefix: Self.account, count: 2))

@@ -366,18 +366,31 @@ public final class HTTPSession: Sendable {
 extension HTTPSession {
     /// Downloads one item's body: a conditional GET when `cachedValidator` allows it for the
     /// listed version (see ``HTTPResult/conditional(_:listedVersion:)``), 304 as `.notModified`,
-    /// and a body that is not JSON (or, with `requireObject`, not a JSON object) as a malformed item.
+    /// and a body that is not JSON (or, with `requireObject`, not a JSON object) as a malformed item,
+    /// as is one whose `versionField` (a key, or a JSON pointer) dates it before the listed version.
     func downloadItem(_ url: URL, collection: String, item: ListedItem, cachedValidator: String?,
-                      requireObject: Bool) async throws -> FetchedBody {
+                      requireObject: Bool, versionField: String) async throws -> FetchedBody {
         let result = try await get(url, validator: HTTPResult.conditional(cachedValidator, listedVersion: item.lastModified))
         if result.status == 304 { return .notModified }
+        let value: JSONValue
         switch Result(catching: { () throws(JSONParseError) in try JSONValue.parse(result.body) }) {
-        case .success(.object): break
-        case .success where !requireObject: break
-        case .success:
-            throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "body is not a JSON object")
+        case .success(let parsed): value = parsed
         case .failure(let error):
             throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "body is not valid JSON: \(error)")
+        }
+        let fields: JSONObject?
+        if case .object(let members) = value { fields = members } else { fields = nil }
+        if requireObject, fields == nil {
+            throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "body is not a JSON object")
+        }
+        // A body older than the listing says (a cache or replica in front of the item URL that
+        // lags): stored under the listed version, it would never be downloaded again.
+        if let served = (versionField.hasPrefix("/") ? value.at(pointer: versionField) : fields?[versionField])?
+            .stringValue.flatMap(Timestamp.init), served < item.lastModified {
+            throw UpstreamError.malformedItem(
+                collection: collection, item: item.id.description,
+                reason: "\(URLSafety.redact(url)) served an older version (\(versionField) \(served.raw)) than the listing "
+                    + "names (\(item.lastModified.raw)), from a cache in front of it maybe; not stored, asked for again next run")
         }
         return .body(result.body, etag: result.validator)
     }
