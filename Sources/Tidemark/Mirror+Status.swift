@@ -148,9 +148,10 @@ extension Mirror {
             }
         }
         // Items that commits of the user's own changed: a sync gives them upstream's version
-        // again, as it would an item changed upstream (the manifests do not show them).
+        // again, as it would an item changed upstream (the manifests do not show them). Never
+        // fetched (a `git clone` of a mirror), there is no upstream snapshot to undo them yet.
         var ownCommits: [String] = []
-        if let head {
+        if let head, upstream != nil {
             let own = try self.ownCommits(head: head, undoneBy: upstream?.tree)
             ownCommits = own.commits
             for path in own.paths {

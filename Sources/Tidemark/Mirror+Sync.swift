@@ -436,6 +436,11 @@ extension Mirror {
                     snapshotTree = written
                     break
                 }
+            } else if try upstreamSnapshotTrees().contains(commit.tree) {
+                // A snapshot reworded (`git commit --amend -m`) or cherry-picked without its
+                // trailers: its tree is one tidemark wrote, and holds nothing of the user's.
+                snapshotTree = commit.tree
+                break
             } else {
                 own.append(commit)
             }
@@ -456,6 +461,22 @@ extension Mirror {
         }
         guard !paths.isEmpty else { return ([], []) }
         return (own.map { "\($0.id.short()) \($0.summary)" }, paths)
+    }
+
+    /// The trees tidemark wrote for the snapshots the upstream-tracking ref pointed to (its
+    /// reflog, since a fetch builds on HEAD, not on the ref's last snapshot) and the last 100
+    /// along its first parents.
+    func upstreamSnapshotTrees() throws(MirrorError) -> Set<ObjectID> {
+        var trees = Set<ObjectID>()
+        let logged = ((try? repository.reflog(Mirror.upstreamRef)) ?? []).prefix(100).compactMap { try? repository.commit($0.id) }
+        for commit in logged { if let written = upstreamTree(of: commit) { trees.insert(written) } }
+        var next = try upstreamCommit()
+        for _ in 0..<100 {
+            guard let commit = next else { break }
+            if let written = upstreamTree(of: commit) { trees.insert(written) }
+            next = (try? firstParent(of: commit)) ?? nil
+        }
+        return trees
     }
 
     /// The tree of upstream's content in `commit` when it is a snapshot: the one its

@@ -693,4 +693,35 @@ struct BranchSafetyTests {
             try await CLI.expectClean(copy)
         }
     }
+
+    /// A snapshot reworded with `git commit --amend -m` (its trailers gone, its tree as tidemark
+    /// wrote it) holds nothing of the user's: later syncs go through, undoing nothing. Every sync
+    /// was refused for it ("They change: .tidemark/items.manifest"), and `--force` claimed to undo
+    /// it. A `git clone` of a mirror whose first snapshot was reworded shows no commit of the
+    /// user's before its first fetch (it listed every item as behind).
+    @Test func aRewordedSnapshotIsNoCommitOfTheUsers() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
+            #expect(try await CLI.run("/usr/bin/git", git + ["commit", "-q", "--amend", "-m", "Sync of June"], in: mirror).status == 0)
+            let reworded = try await Self.rev("HEAD", in: mirror)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            try writeItem(upstream, "i2", lastModified: "2021-07-01T00:00:00Z", extra: #", "v": 3"#)
+            let synced = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(synced.status == 0 && synced.stdout.contains("1 changed") && !synced.stdout.contains("undid"),
+                    "\(synced.stdout) \(synced.stderr)")
+            #expect(try await Self.rev("HEAD~1", in: mirror) == reworded)
+            #expect(Self.contents(mirror + "/items/i1.json").contains("\"v\": 2"))
+
+            #expect(try await CLI.run("/usr/bin/git", git + ["checkout", "-q", "-b", "first", "HEAD~2"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", git + ["commit", "-q", "--amend", "-m", "First"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["clone", "-q", "-b", "first", "m", "c"], in: root).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["config", "tidemark.upstream", "dir:" + upstream], in: root + "/c").status == 0)
+            let status = try await CLI.tidemark(["status"], in: root + "/c")
+            #expect(status.status == 0 && status.stdout.contains("never fetched") && !status.stdout.contains("of your own")
+                    && !status.stdout.contains("Behind upstream"), "\(status.stdout)")
+        }
+    }
 }
