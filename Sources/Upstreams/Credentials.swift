@@ -98,6 +98,13 @@ public final class Credentials: @unchecked Sendable {
         return name.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
     }
 
+    /// True for a variable name a message may repeat: capitals, digits and `_`, as environment
+    /// variables are named (`DOCUSIGN_TOKEN`), and not like a token. A password pasted where the
+    /// name goes (`Hunter2Hunter2`, a WordPress application password without its spaces) is not.
+    public static func isShownVariableName(_ name: String) -> Bool {
+        isVariableName(name) && !looksLikeToken(name) && !name.contains(where: \.isLowercase)
+    }
+
     /// True for a variable name that may be a pasted token: long, with lower-case letters and
     /// digits (`ghp_...`, `glpat...`), or starting like a well-known token (`ghp_`, `sk_live_`),
     /// unlike the usual `DOCUSIGN_TOKEN`.
@@ -190,10 +197,10 @@ public final class Credentials: @unchecked Sendable {
 
     private func variable(_ name: String, option: String) throws -> String {
         guard let value = environment[name] else {
-            guard !Credentials.looksLikeToken(name) else {
+            guard Credentials.isShownVariableName(name) else {
                 throw UpstreamError.credentials(
-                    "the environment variable named by option \(option) is not set (its name, which looks like a token "
-                    + "itself, is not shown: the option takes a variable's name, the token goes in that variable)")
+                    "the environment variable named by option \(option) is not set (its name is not shown: not in capitals, "
+                    + "it may be a pasted token or password; the option takes a variable's name, the secret goes in that variable)")
             }
             throw UpstreamError.credentials(
                 "environment variable \(name) (named by option \(option)) is not set")

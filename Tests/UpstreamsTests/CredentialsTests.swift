@@ -72,17 +72,22 @@ import Testing
         #expect((try? Credentials(options: ["basicEnv": "WP_USER:_PASS2"], environment: [:])) != nil)
     }
 
-    /// A token pasted where a variable's name belongs, and which happens to be a valid name, is
-    /// not repeated when no such variable is set.
+    /// A token or password pasted where a variable's name belongs, and which happens to be a
+    /// valid name, is not repeated when no such variable is set: only names in capitals are (a
+    /// short password, or a WordPress application password without its spaces, was).
     @Test func aMissingVariableThatLooksLikeATokenIsNotNamed() async throws {
         let pasted = "ghp_4Fq9xZ2mT7kLw0bN8sYc3VdR6hJ1uE5aP0oI"
-        for (name, shown) in [(pasted, false), ("DOCUSIGN_TOKEN", true)] {
-            let credentials = try Credentials(options: ["tokenEnv": name], environment: [:])
+        for (options, name, shown) in [
+            (["tokenEnv": pasted], pasted, false), (["tokenEnv": "DOCUSIGN_TOKEN"], "DOCUSIGN_TOKEN", true),
+            (["tokenEnv": "Hunter2Hunter2"], "Hunter2Hunter2", false),
+            (["basicEnv": "USER:abcdEFGH1234ijklMNOP6789"], "abcdEFGH1234ijklMNOP6789", false),
+        ] {
+            let credentials = try Credentials(options: options, environment: ["USER": "editor"])
             do {
                 _ = try await credentials.resolve()
                 Issue.record("resolved \(name)")
             } catch {
-                #expect("\(error)".contains(name) == shown && "\(error)".contains("tokenEnv"), "\(error)")
+                #expect("\(error)".contains(name) == shown && "\(error)".contains(options.keys.first!), "\(error)")
             }
         }
     }
