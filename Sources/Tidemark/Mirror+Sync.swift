@@ -90,10 +90,12 @@ extension Mirror {
     public func sync(_ options: SyncOptions = SyncOptions()) async throws(MirrorError) -> SyncReport {
         try Mirror.checkJobs(options.fetch.jobs)
         // Fresh: both the last sync and the fetch it applied are recent (a sync --offline applies
-        // an older fetch, and a fetch alone leaves the working tree behind).
+        // an older fetch, and a fetch alone leaves the working tree behind), and no fetched
+        // snapshot waits to be applied.
         let activity = lastActivity()
         if let seconds = options.ifStaleSeconds, let synced = activity.sync, let fetched = activity.fetch,
-           case let last = min(synced, fetched), Date().timeIntervalSince(last) < seconds, max(synced, fetched).timeIntervalSinceNow <= 60 {
+           case let last = min(synced, fetched), Date().timeIntervalSince(last) < seconds, max(synced, fetched).timeIntervalSinceNow <= 60,
+           try upstreamCommit()?.tree == headCommit()?.tree {
             let tip = try headCommit()?.id
             return SyncReport(outcome: .fresh(lastSync: last), fetch: nil, counts: ChangeCounts(), paths: [],
                               previous: tip, current: tip, plannedDownloads: 0)

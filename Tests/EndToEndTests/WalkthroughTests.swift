@@ -252,6 +252,12 @@ struct WalkthroughTests {
             #expect(try await CLI.tidemark(["-C", "m", "status", "--porcelain"], in: root).stdout == "")
             let fresh = try await CLI.tidemark(["-C", "m", "sync", "--if-stale", "1h"], in: root)
             #expect(fresh.stdout.hasPrefix("Cache is fresh"))
+            // A fetched snapshot not applied yet is not fresh (it said so, leaving the item behind).
+            try writeItem(upstream, "a", lastModified: "2020-03-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["-C", "m", "fetch", "-q"], in: root).status == 0)
+            let pending = try await CLI.tidemark(["-C", "m", "sync", "--if-stale", "1h"], in: root)
+            #expect(pending.status == 0 && pending.stdout.contains("1 changed"), "\(pending.stdout)")
+            #expect(try await CLI.tidemark(["-C", "m", "status", "--porcelain"], in: root).stdout == "")
         }
     }
 
