@@ -42,7 +42,10 @@ extension Mirror {
             throw .unsafeName("invalid collection name '\(Quoting.cQuoted(Array(name.utf8)))': use lower-case letters, digits, '-' and '_' (at most 64)")
         }
         try checkJobs(options.jobs)
-        var configuration = UpstreamConfiguration(spec: spec, collections: options.collections,
+        // A collection given twice is one, as the settings read it again.
+        var collections: [String] = []
+        for name in options.collections where !collections.contains(name) { collections.append(name) }
+        var configuration = UpstreamConfiguration(spec: spec, collections: collections,
                                                   options: options.options, jobs: options.jobs)
         let upstream: any Upstream
         do {
