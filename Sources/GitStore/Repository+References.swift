@@ -73,21 +73,17 @@ extension Repository {
         return ObjectID(git_object_id(peeled))
     }
 
-    /// Commits reachable from `start`, newest first, following first parents only when asked.
-    public func history(from start: ObjectID, firstParentOnly: Bool = false, limit: Int? = nil) throws(GitError) -> [ObjectID] {
-        let walk = try makeHandle("git_revwalk_new") { git_revwalk_new(&$0, pointer) }
-        defer { git_revwalk_free(walk) }
-        try check(git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL.rawValue | GIT_SORT_TIME.rawValue), "git_revwalk_sorting")
-        if firstParentOnly { try check(git_revwalk_simplify_first_parent(walk), "git_revwalk_simplify_first_parent") }
-        var oid = start.raw
-        try check(git_revwalk_push(walk, &oid), "git_revwalk_push")
+    /// The commits from `start` along first parents, newest first, at most `limit`. In a shallow
+    /// clone the walk ends at its boundary (a commit `shallow` lists, whose parents are not
+    /// there), as `git log` ends; libgit2's revision walk fails there.
+    public func firstParentHistory(from start: ObjectID, limit: Int? = nil) throws(GitError) -> [ObjectID] {
+        let boundary = Set((leadingBytes(of: gitDirectory + "shallow", limit: 1 << 24).map { String(decoding: $0, as: UTF8.self) } ?? "")
+            .split(whereSeparator: \.isNewline).compactMap { ObjectID(hex: String($0)) })
         var result: [ObjectID] = []
-        var next = git_oid()
-        while limit.map({ result.count < $0 }) ?? true {
-            let rc = git_revwalk_next(&next, walk)
-            if rc == GIT_ITEROVER.rawValue { break }
-            try check(rc, "git_revwalk_next")
-            result.append(ObjectID(next))
+        var next: ObjectID? = start
+        while let id = next, limit.map({ result.count < $0 }) ?? true {
+            result.append(id)
+            next = boundary.contains(id) ? nil : try commit(id).parents.first
         }
         return result
     }

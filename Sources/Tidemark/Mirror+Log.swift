@@ -39,7 +39,7 @@ extension Mirror {
         let upstreamTip = try mirrorErrors { try repository.resolveReference(Mirror.upstreamRef) }
         let branchName = Mirror.shortBranchName(branch)
         return try mirrorErrors {
-            try repository.history(from: start, firstParentOnly: true, limit: limit).map { id in
+            try repository.firstParentHistory(from: start, limit: limit).map { id in
                 let commit = try repository.commit(id)
                 let message = SnapshotMessage.parse(commit.message)
                 var refs: [String] = []

@@ -90,7 +90,14 @@ struct RepositoryTests {
             #expect(commit.tree == tree)
             #expect(commit.summary == "two")
             #expect(commit.author.time == 1_700_000_000)
-            #expect(try repository.history(from: second) == [second, first])
+            #expect(try repository.firstParentHistory(from: second) == [second, first])
+            #expect(try repository.firstParentHistory(from: second, limit: 1) == [second])
+            // A shallow clone's boundary ends the walk (the parents of the commits `shallow`
+            // lists are not there), as `git log` ends there.
+            let third = try repository.createCommit(tree: tree, parents: [second], message: "three\n", author: author)
+            try Data((second.hex + "\n").utf8).write(to: URL(fileURLWithPath: path + "/repo/.git/shallow"))
+            try FileManager.default.removeItem(atPath: path + "/repo/.git/objects/\(first.hex.prefix(2))/\(first.hex.dropFirst(2))")
+            #expect(try repository.firstParentHistory(from: third) == [third, second])
         }
     }
 
