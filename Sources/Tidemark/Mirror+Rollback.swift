@@ -63,6 +63,8 @@ extension Mirror {
                                    reflog: "tidemark rollback: \(hard ? "reset" : "restore") \(targetID.short())")
         } catch .localEdits(let items, _) {
             throw .localEdits(items, by: "rollback")
+        } catch .unmergedFiles(let paths, _) {
+            throw .unmergedFiles(paths, by: "rollback")
         }
         return RollbackReport(restored: targetID, previous: head.id, current: newTip, paths: paths)
     }

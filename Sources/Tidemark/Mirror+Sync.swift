@@ -212,6 +212,8 @@ extension Mirror {
         // would mislead (a script checking with --dry-run first). Not while a killed run's sync
         // is unfinished: the files it wrote differ from HEAD, and the sync finishes it first.
         if !options.force, let head, !changedCollections.isEmpty, unfinished == nil {
+            let unmerged = try mirrorErrors { try repository.unmergedPaths() }
+            if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
             let names = Dictionary(added.map { ($0.path, $0.name) }, uniquingKeysWith: { a, _ in a })
             let inTheWay = try untrackedPaths(among: added.map(\.path), head: head.tree).map { Mirror.inTheWay(names[$0]!) }
             let refused = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath)) {
@@ -308,6 +310,9 @@ extension Mirror {
             indexPreload = nil
         }
         if !force, let head {
+            // libgit2's checkout refuses to start over a conflict: named as such, before the rest.
+            let unmerged = try mirrorErrors { try repository.unmergedPaths() }
+            if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
             let edited = try localEdits(in: head.tree, among: changed) { (path) throws(MirrorError) in
                 try mirrorErrors { try repository.treeEntry(at: path, in: targetCommit.tree) } == nil
             }
@@ -384,6 +389,12 @@ extension Mirror {
         for delta in deltas where wanted.contains(delta.path) && seen.insert(delta.path).inserted {
             if delta.status == .deleted, try deletedByTarget(delta.path) { continue }
             edited.append(delta.path)
+        }
+        // Edited files git is told not to look at (assume-unchanged, skip-worktree), which the
+        // diff does not see either: the checkout would write over them.
+        for path in try mirrorErrors({ try repository.hiddenEdits(among: paths, comparedWith: tree) })
+        where seen.insert(path).inserted {
+            edited.append(path)
         }
         return try describe(paths: edited, in: tree)
     }

@@ -33,6 +33,8 @@ public enum MirrorError: Error, CustomStringConvertible {
     case fileInPlaceOfFolder(path: String)
     /// Local edits would be overwritten by `command` (`sync`, `rollback`).
     case localEdits([String], by: String = "sync")
+    /// The index has unmerged entries (a conflict git left): a checkout cannot start.
+    case unmergedFiles([String], by: String = "sync")
     /// Some items could not be downloaded; what did download is stored on the upstream-tracking ref.
     /// The report is the fetch's, its `failures` naming those items.
     case incompleteFetch(FetchReport)
@@ -101,6 +103,11 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "your local changes to the following items would be overwritten by \(command):\n"
                 + items.map { "\t\($0)" }.joined(separator: "\n")
                 + "\nCopy them elsewhere and discard them ('git restore <file>'; remove an untracked file), or run with --force to overwrite them."
+        case .unmergedFiles(let paths, let command):
+            return "you have unmerged files (a conflict git left, from a merge or 'git stash pop'), so \(command) cannot update "
+                + "the working tree:\n" + MirrorError.list(paths, limit: 20)
+                + "\nResolve them (edit the file, then 'git add' it; or 'git checkout HEAD -- <file>' to drop your side), "
+                + "or run with --force to have the items it changes overwritten."
         case .incompleteFetch(let report):
             return "\(report.failures.count) item(s) could not be downloaded; the rest is stored and the next fetch retries them:\n"
                 + MirrorError.list(report.failures, limit: 20)

@@ -724,4 +724,46 @@ struct BranchSafetyTests {
                     && !status.stdout.contains("Behind upstream"), "\(status.stdout)")
         }
     }
+
+    /// An item marked assume-unchanged or skip-worktree and edited, and an unmerged file (a
+    /// conflict `git stash pop` left): the dry run refuses as the sync does (it printed a plan,
+    /// exit 0, that the sync then refused), the conflict named as one (it was called a local
+    /// change that the sync would overwrite, though the sync did not change that item).
+    @Test func theDryRunRefusesHiddenEditsAndConflictsAsTheSyncDoes() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            for (round, flag) in ["--assume-unchanged", "--skip-worktree"].enumerated() {
+                #expect(try await CLI.run("/usr/bin/git", ["update-index", flag, "items/i1.json"], in: mirror).status == 0)
+                try Data("{\"mine\": \(round)}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+                try writeItem(upstream, "i1", lastModified: "2021-0\(round + 2)-01T00:00:00Z")
+                for arguments in [["sync", "--dry-run"], ["sync"]] {
+                    let refused = try await CLI.tidemark(arguments, in: mirror)
+                    #expect(refused.status == 1 && refused.stderr.contains("would be overwritten by sync:\n\titems/i1\n"),
+                            "\(flag) \(arguments): \(refused.stdout) \(refused.stderr)")
+                }
+                #expect(Self.contents(mirror + "/items/i1.json") == "{\"mine\": \(round)}\n")
+                #expect(try await CLI.tidemark(["sync", "-q", "--force"], in: mirror).status == 0)
+                #expect(try await CLI.run("/usr/bin/git", ["update-index", "--no-assume-unchanged", "--no-skip-worktree", "items/i1.json"],
+                                          in: mirror).status == 0)
+                #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            }
+
+            let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
+            try Data("{\"mine\": 2}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i2.json"))
+            try writeItem(upstream, "i2", lastModified: "2021-05-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.run("/usr/bin/git", git + ["stash", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            _ = try await CLI.run("/usr/bin/git", git + ["stash", "pop", "-q"], in: mirror)
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror).hasPrefix("UU items/i2.json"))
+            try writeItem(upstream, "i3", lastModified: "2021-05-01T00:00:00Z", extra: #", "v": 2"#)
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("you have unmerged files") && refused.stderr.contains("\titems/i2.json\n"),
+                        "\(arguments): \(refused.stdout) \(refused.stderr)")
+            }
+            let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
+            #expect(forced.status == 0 && forced.stdout.contains("1 changed"), "\(forced.stdout) \(forced.stderr)")
+            #expect(Self.contents(mirror + "/items/i3.json").contains("\"v\": 2"))
+        }
+    }
 }

@@ -1,0 +1,60 @@
+import CLibGit2
+import Foundation
+
+extension Repository {
+    /// The paths among `paths` that git is told not to look at in the working tree (their index
+    /// entry is marked assume-unchanged or skip-worktree) while the file there holds other bytes
+    /// than `tree`'s blob at that path: edits a diff does not see, as git's does not, but that a
+    /// checkout writes over. A missing file is none (outside a sparse checkout's cone one is
+    /// expected missing), nor is anything but a regular file (refused elsewhere, never read).
+    public func hiddenEdits(among paths: [String], comparedWith tree: ObjectID) throws(GitError) -> [String] {
+        guard let workdir, !paths.isEmpty else { return [] }
+        var marked: [String] = []
+        if let file = readIndexFile() {
+            for path in paths {
+                guard let position = file.position(of: path) else { continue }
+                if try file.withEntry(at: position, { Repository.isHidden($0) }) { marked.append(path) }
+            }
+        } else {
+            // An index tidemark does not splice (skip-worktree entries among others): libgit2's.
+            let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
+            defer { git_index_free(index) }
+            try check(git_index_read(index, 0), "git_index_read")
+            for path in paths {
+                if let entry = git_index_get_bypath(index, path, 0), Repository.isHidden(entry.pointee) { marked.append(path) }
+            }
+        }
+        var edited: [String] = []
+        for path in marked {
+            var info = stat()
+            guard lstat(workdir + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+                  let data = FileManager.default.contents(atPath: workdir + path) else { continue }
+            if try treeEntry(at: path, in: tree)?.id != ObjectID.hashBlob(data) { edited.append(path) }
+        }
+        return edited
+    }
+
+    /// The paths of the index's unmerged entries (a conflict a merge or `git stash pop` left),
+    /// each once, in index order. An index tidemark splices has none.
+    public func unmergedPaths() throws(GitError) -> [String] {
+        guard readIndexFile() == nil else { return [] }
+        let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
+        defer { git_index_free(index) }
+        try check(git_index_read(index, 0), "git_index_read")
+        guard git_index_has_conflicts(index) != 0 else { return [] }
+        var paths: [String] = []
+        for position in 0..<git_index_entrycount(index) {
+            guard let entry = git_index_get_byindex(index, position), let path = entry.pointee.path,
+                  (entry.pointee.flags >> 12) & 3 != 0 else { continue }
+            let name = String(cString: path)
+            if paths.last != name { paths.append(name) }
+        }
+        return paths
+    }
+
+    /// Whether git skips the working-tree file of `entry`: assume-unchanged or skip-worktree.
+    static func isHidden(_ entry: git_index_entry) -> Bool {
+        entry.flags & UInt16(GIT_INDEX_ENTRY_VALID.rawValue) != 0
+            || entry.flags_extended & UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue) != 0
+    }
+}
