@@ -308,7 +308,13 @@ extension Mirror {
             current = commitID
             crashPoint("after-upstream-ref")
         }
-        if failures.isEmpty { try writeState("last-fetch", listedAt + "\n") }
+        // Which items the last fetch could not download, for status until a fetch gets them all.
+        if failures.isEmpty {
+            try writeState("last-fetch", listedAt + "\n")
+            removeState(Mirror.fetchFailuresState)
+        } else {
+            try writeState(Mirror.fetchFailuresState, failures.map { $0.replacingOccurrences(of: "\n", with: " ") }.joined(separator: "\n") + "\n")
+        }
         // The token covers what this fetch stored only when it stored every listed item.
         if failures.isEmpty, let watch, let current { saveWatchToken(watch, commit: current) }
         var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)

@@ -50,9 +50,12 @@ public struct StatusReport: Sendable {
     /// Commits on the branch not made by tidemark (`short-id subject`, newest first) whose
     /// changes a sync would undo; a sync refuses them without `--force`.
     public var ownCommits: [String] = []
+    /// The items the last fetch could not download (`collection/id: reason`), which the upstream
+    /// snapshot therefore holds at an older version, or not at all; empty once a fetch got all.
+    public var fetchFailures: [String] = []
 
-    /// True when nothing differs on either side.
-    public var isClean: Bool { items.isEmpty && otherPaths.isEmpty && ownCommits.isEmpty }
+    /// True when nothing differs on either side and the last fetch got every item.
+    public var isClean: Bool { items.isEmpty && otherPaths.isEmpty && ownCommits.isEmpty && fetchFailures.isEmpty }
     /// Counts of the upstream side: what a sync would apply.
     public var behind: ChangeCounts {
         var counts = ChangeCounts()
@@ -193,6 +196,7 @@ extension Mirror {
                                   otherPaths: others, lastFetch: activity.fetch, lastSync: activity.sync,
                                   interruptedSync: try pendingInterruptedSync())
         report.ownCommits = ownCommits
+        report.fetchFailures = readState(Mirror.fetchFailuresState).map { $0.split(separator: "\n").map(String.init) } ?? []
         return report
     }
 

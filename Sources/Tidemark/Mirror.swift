@@ -410,6 +410,9 @@ public actor Mirror {
         }
     }
 
+    /// The state file listing the items the last fetch could not download.
+    static let fetchFailuresState = "fetch-failures"
+
     func readState(_ name: String) -> String? {
         FileManager.default.contents(atPath: stateFolder + name).map { String(decoding: $0, as: UTF8.self) }
     }

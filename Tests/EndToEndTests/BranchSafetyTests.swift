@@ -652,6 +652,18 @@ struct BranchSafetyTests {
                 #expect(failures.count == 1 && failures.first?.hasPrefix("templates/\(ids[0])") == true, "\(command): \(result.stdout)")
                 if command == "sync" { #expect(json?["outcome"] as? String == "incomplete-fetch") }
             }
+            // status names the item the fetch could not download, which may be behind although the
+            // tracking snapshot cannot show it, until a fetch gets it (it said "up to date", and
+            // --exit-code exited 0).
+            let status = try await CLI.tidemark(["status"], in: root + "/m", environment: env)
+            #expect(status.stdout.contains("The last fetch could not download 1 item(s)") && status.stdout.contains("\ttemplates/\(ids[0]): HTTP 500"),
+                    "\(status.stdout)")
+            #expect(try await CLI.tidemark(["status", "--exit-code"], in: root + "/m", environment: env).status == 1)
+            let json = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["status", "--json"], in: root + "/m", environment: env).stdout.utf8)) as? [String: Any]
+            #expect(json?["clean"] as? Bool == false && (json?["fetchFailures"] as? [String])?.count == 1)
+            server.clearFaults()
+            #expect(try await CLI.tidemark(["sync", "-q"], in: root + "/m", environment: env).status == 0)
+            #expect(try await CLI.tidemark(["status", "--exit-code"], in: root + "/m", environment: env).status == 0)
         }
     }
 

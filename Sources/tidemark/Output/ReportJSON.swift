@@ -33,6 +33,7 @@ struct StatusJSON: Encodable {
     var interruptedSync: InterruptedSyncJSON?
     var ownCommits: [String]?
     var otherPaths: [OtherPath]?
+    var fetchFailures: [String]?
 
     struct OtherPath: Encodable {
         var path: String
@@ -43,6 +44,7 @@ struct StatusJSON: Encodable {
     init(_ report: StatusReport) {
         branch = report.branch
         ownCommits = report.ownCommits.isEmpty ? nil : report.ownCommits
+        fetchFailures = report.fetchFailures.isEmpty ? nil : report.fetchFailures
         head = report.head?.hex
         upstream = report.upstream?.hex
         lastFetch = report.lastFetch.map { Timestamp(date: $0).raw }

@@ -44,7 +44,7 @@ enum StatusFormatter {
                 + report.ownCommits.prefix(10).map { "\t\($0)\n" }.joined()
                 + "  (revert them, or 'tidemark sync --force' replaces them with upstream's version)\n"
         }
-        let fetched = report.lastFetch.map { "last fetch \(relative($0))" } ?? "never fetched"
+        let fetched = report.lastFetch.map { "last \(report.fetchFailures.isEmpty ? "" : "complete ")fetch \(relative($0))" } ?? "never fetched"
         let behind = report.behind
         // Paths that are not items, which a sync changes (commits of the user's own).
         let otherBehind = report.otherPaths.filter { $0.upstream != .unchanged }
@@ -56,6 +56,12 @@ enum StatusFormatter {
             let others = otherBehind.isEmpty ? "" : " and \(otherBehind.count) other path\(otherBehind.count == 1 ? "" : "s")"
             out += "Your cache is behind 'tidemark/upstream' by \(behind.total) item\(behind.total == 1 ? "" : "s") (\(behind.summary))\(others); \(fetched).\n"
             out += "  (use \"tidemark sync\" to update the cache, \"tidemark diff\" to see the changes)\n"
+        }
+        if !report.fetchFailures.isEmpty {
+            out += "The last fetch could not download \(report.fetchFailures.count) item(s), which may be behind too; "
+                + "'tidemark fetch' tries them again:\n"
+                + report.fetchFailures.prefix(10).map { "\t" + output.red($0) + "\n" }.joined()
+                + (report.fetchFailures.count > 10 ? "\t... and \(report.fetchFailures.count - 10) more\n" : "")
         }
         let upstreamItems = report.items.filter { $0.upstream != .unchanged }
         if !upstreamItems.isEmpty || !otherBehind.isEmpty {
