@@ -67,6 +67,9 @@ public struct SyncReport: Sendable {
     /// With `--force`: the paths commits of the user's own had changed, which this sync gave
     /// upstream's version again (or removed); with `--dry-run` too, those it would.
     public var undoneOwnPaths: [String] = []
+    /// With `--force`: the items edited locally (or untracked files in the way) that this sync
+    /// wrote over or removed; with `--dry-run` too, those it would.
+    public var overwrittenEdits: [String] = []
     /// The sync a killed run left unfinished, finished before this one started.
     public var finishedInterrupted: InterruptedSync?
     /// `--dry-run` only: a sync a killed run left unfinished, which the sync would finish first.
@@ -211,20 +214,26 @@ extension Mirror {
         // What the sync would refuse, refused here too: the plan of a run that cannot happen
         // would mislead (a script checking with --dry-run first). Not while a killed run's sync
         // is unfinished: the files it wrote differ from HEAD, and the sync finishes it first.
-        if !options.force, let head, !changedCollections.isEmpty, unfinished == nil {
-            let unmerged = try mirrorErrors { try repository.unmergedPaths() }
-            if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
+        // With --force, what it would write over instead, said before it does.
+        var overwritten: [String] = []
+        if let head, !changedCollections.isEmpty, unfinished == nil {
+            if !options.force {
+                let unmerged = try mirrorErrors { try repository.unmergedPaths() }
+                if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
+            }
             let names = Dictionary(added.map { ($0.path, $0.name) }, uniquingKeysWith: { a, _ in a })
             let inTheWay = try untrackedPaths(among: added.map(\.path), head: head.tree).map { Mirror.inTheWay(names[$0]!) }
-            let refused = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath)) {
+            let affected = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath)) {
                 deleted.contains($0)
             } + inTheWay
-            if !refused.isEmpty { throw .localEdits(refused) }
+            if !options.force, !affected.isEmpty { throw .localEdits(affected) }
+            overwritten = affected
         }
         var report = SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: Array(Set(paths + undone)).sorted(),
                                 previous: head?.id, current: nil, plannedDownloads: downloads,
                                 listingRequests: upstream.statistics.requests - requestsBefore)
         report.undoneOwnPaths = undone
+        report.overwrittenEdits = overwritten
         return report
     }
 
@@ -280,6 +289,7 @@ extension Mirror {
         var report = SyncReport(outcome: .updated, fetch: nil, counts: counts, paths: paths, previous: head?.id,
                                 current: target, plannedDownloads: 0)
         report.undoneOwnPaths = undone
+        report.overwrittenEdits = overwrittenEdits
         return report
     }
 
@@ -309,16 +319,24 @@ extension Mirror {
             repository.adopt(preload)
             indexPreload = nil
         }
-        if !force, let head {
+        overwrittenEdits = []
+        if let head {
             // libgit2's checkout refuses to start over a conflict: named as such, before the rest.
-            let unmerged = try mirrorErrors { try repository.unmergedPaths() }
-            if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
+            if !force {
+                let unmerged = try mirrorErrors { try repository.unmergedPaths() }
+                if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
+            }
             let edited = try localEdits(in: head.tree, among: changed) { (path) throws(MirrorError) in
                 try mirrorErrors { try repository.treeEntry(at: path, in: targetCommit.tree) } == nil
             }
-            // All at once: the untracked files in the way too, which the checkout would meet next.
-            if !edited.isEmpty { throw .localEdits(edited + (try untrackedInTheWay(of: changed, head: head.tree, target: targetCommit.tree))) }
-            crashPoint("after-local-edits")
+            if force {
+                // Written over without a question: said afterwards, as a refusal would name them.
+                overwrittenEdits = edited + (try untrackedInTheWay(of: changed, head: head.tree, target: targetCommit.tree))
+            } else {
+                // All at once: the untracked files in the way too, which the checkout would meet next.
+                if !edited.isEmpty { throw .localEdits(edited + (try untrackedInTheWay(of: changed, head: head.tree, target: targetCommit.tree))) }
+                crashPoint("after-local-edits")
+            }
         }
         return try withIndexLockHeld { () throws(MirrorError) in
             try checkOutAndMove(branch, from: head, to: targetCommit, force: force, reflog: reflog, changed: changed)

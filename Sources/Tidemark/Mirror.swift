@@ -39,6 +39,8 @@ public actor Mirror {
     /// The sync a killed run left unfinished that this handle's last `fetch`, `sync` or
     /// `rollback` finished before its own work (nil when there was none).
     public internal(set) var finishedInterruptedSync: InterruptedSync?
+    /// The items edited locally that this handle's last forced branch move wrote over or removed.
+    var overwrittenEdits: [String] = []
 
     init(repository: Repository, settings: MirrorSettings, upstream: (any Upstream)? = nil) {
         // A snapshot a ref points to must be on disk: objects, packs, refs and reflogs are

@@ -248,7 +248,10 @@ struct WalkthroughTests {
             #expect(dry.status == 1 && dry.stderr == refused.stderr)
             let forcedPlan = try await CLI.tidemark(["-C", "m", "sync", "--dry-run", "--force"], in: root)
             #expect(forcedPlan.status == 0 && forcedPlan.stdout.contains("Would apply: 1 changed, 0 new, 0 deleted"))
-            #expect(try await CLI.tidemark(["-C", "m", "sync", "--force"], in: root).status == 0)
+            // --force says which local changes it writes over (it did so silently).
+            #expect(forcedPlan.stdout.hasSuffix("Would overwrite your local changes (--force):\n\titems/a\n"), "\(forcedPlan.stdout)")
+            let forced = try await CLI.tidemark(["-C", "m", "sync", "--force"], in: root)
+            #expect(forced.status == 0 && forced.stdout.hasSuffix("Overwrote your local changes (--force):\n\titems/a\n"), "\(forced.stdout)")
             #expect(try await CLI.tidemark(["-C", "m", "status", "--porcelain"], in: root).stdout == "")
             let fresh = try await CLI.tidemark(["-C", "m", "sync", "--if-stale", "1h"], in: root)
             #expect(fresh.stdout.hasPrefix("Cache is fresh"))

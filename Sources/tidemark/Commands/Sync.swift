@@ -94,6 +94,9 @@ extension TidemarkCommand {
                 for path in report.paths { emit("\t\(path)\(undoneOwn.contains(path) ? " (your commit's change undone)" : "")\n") }
                 emit("Requests: \(report.listingRequests) to list upstream (made for this plan; the sync makes them again), "
                      + "plus \(report.plannedDownloads) item download(s).\n")
+                if !report.overwrittenEdits.isEmpty {
+                    emit("Would overwrite your local changes (--force):\n" + report.overwrittenEdits.map { "\t\($0)\n" }.joined())
+                }
             case .updated:
                 emit("Updating \(report.previous?.short() ?? "(none)")..\(report.current?.short() ?? "-")\n")
                 // With --force over commits of the user's own, files change that upstream did not.
@@ -102,6 +105,9 @@ extension TidemarkCommand {
                     : (report.counts.total == 0 ? "no changes upstream" : report.counts.summary)
                         + "; undid your own commits in \(undone) file(s)"
                 emit("Synced: \(summary) (\(report.fetch?.downloaded ?? 0) downloaded)\n")
+                if !report.overwrittenEdits.isEmpty {
+                    emit("Overwrote your local changes (--force):\n" + report.overwrittenEdits.map { "\t\($0)\n" }.joined())
+                }
             }
         }
     }

@@ -110,6 +110,7 @@ struct SyncJSON: Encodable {
     var counts: CountsJSON
     var paths: [String]
     var undoneOwnPaths: [String]?
+    var overwrittenEdits: [String]?
     var plannedDownloads: Int?
     var listingRequests: Int?
     var fetch: FetchJSON?
@@ -129,6 +130,7 @@ struct SyncJSON: Encodable {
         counts = CountsJSON(report.counts)
         paths = report.paths
         undoneOwnPaths = report.undoneOwnPaths.isEmpty ? nil : report.undoneOwnPaths
+        overwrittenEdits = report.overwrittenEdits.isEmpty ? nil : report.overwrittenEdits
         plannedDownloads = report.outcome == .planned ? report.plannedDownloads : nil
         listingRequests = report.outcome == .planned ? report.listingRequests : nil
         fetch = report.fetch.map(FetchJSON.init)
