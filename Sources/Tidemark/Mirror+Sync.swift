@@ -223,7 +223,7 @@ extension Mirror {
             }
             let names = Dictionary(added.map { ($0.path, $0.name) }, uniquingKeysWith: { a, _ in a })
             let inTheWay = try untrackedPaths(among: added.map(\.path), head: head.tree).map { Mirror.inTheWay(names[$0]!) }
-            let affected = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath)) {
+            let affected = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath), target: fetched?.tree) {
                 deleted.contains($0)
             } + inTheWay
             if !options.force, !affected.isEmpty { throw .localEdits(affected) }
@@ -326,7 +326,7 @@ extension Mirror {
                 let unmerged = try mirrorErrors { try repository.unmergedPaths() }
                 if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
             }
-            let edited = try localEdits(in: head.tree, among: changed) { (path) throws(MirrorError) in
+            let edited = try localEdits(in: head.tree, among: changed, target: targetCommit.tree) { (path) throws(MirrorError) in
                 try mirrorErrors { try repository.treeEntry(at: path, in: targetCommit.tree) } == nil
             }
             if force {
@@ -394,7 +394,7 @@ extension Mirror {
     /// Items (as `collection/id`, or paths outside collections) edited in the working tree among
     /// `paths`, compared with `tree`. A file deleted there that `deletedByTarget` says the run
     /// deletes too is no edit: nothing of the user's is lost (git's checkout takes it as well).
-    func localEdits(in tree: ObjectID, among paths: [String],
+    func localEdits(in tree: ObjectID, among paths: [String], target: ObjectID? = nil,
                     deletedByTarget: (String) throws(MirrorError) -> Bool = { _ in false }) throws(MirrorError) -> [String] {
         guard !paths.isEmpty else { return [] }
         let wanted = Set(paths)
@@ -406,12 +406,19 @@ extension Mirror {
         var edited: [String] = []
         for delta in deltas where wanted.contains(delta.path) && seen.insert(delta.path).inserted {
             if delta.status == .deleted, try deletedByTarget(delta.path) { continue }
+            // Edited into the very version the run writes (`git reset --soft`, a copy by hand): the
+            // checkout leaves it, and nothing is lost. (A file new to the target is still in the
+            // way of libgit2's checkout: named by the untracked check.)
+            if delta.status == .modified, try holdsVersion(delta.path, of: target) { continue }
+            // A file `tree` lacks (staged as new): the untracked check names it as in the way.
+            if delta.status == .added { continue }
             edited.append(delta.path)
         }
         // Edited files git is told not to look at (assume-unchanged, skip-worktree), which the
         // diff does not see either: the checkout would write over them.
         for path in try mirrorErrors({ try repository.hiddenEdits(among: paths, comparedWith: tree) })
         where seen.insert(path).inserted {
+            if try holdsVersion(path, of: target) { continue }
             edited.append(path)
         }
         return try describe(paths: edited, in: tree)

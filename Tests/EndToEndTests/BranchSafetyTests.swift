@@ -778,4 +778,34 @@ struct BranchSafetyTests {
             #expect(Self.contents(mirror + "/items/i3.json").contains("\"v\": 2"))
         }
     }
+
+    /// After `git reset --soft HEAD~1` the working tree already holds the snapshot a sync writes:
+    /// an item edited into the very version the sync writes is no local change to refuse (the
+    /// sync and its dry run refused it, and the manifest). A new item's file, staged, is still in
+    /// the way of the checkout: named once, as such (it was named twice, as a path and an item).
+    @Test func aFileAlreadyHoldingWhatTheSyncWritesIsNoLocalChange() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            let synced = try await Self.rev("HEAD", in: mirror)
+            #expect(try await CLI.run("/usr/bin/git", ["reset", "-q", "--soft", "HEAD~1"], in: mirror).status == 0)
+            let plan = try await CLI.tidemark(["sync", "--dry-run"], in: mirror)
+            #expect(plan.status == 0 && plan.stdout.contains("Would apply: 1 changed"), "\(plan.stdout) \(plan.stderr)")
+            let sync = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0, "\(sync.stderr)")
+            #expect(try await Self.rev("HEAD^{tree}", in: mirror) == (try await Self.rev("\(synced)^{tree}", in: mirror)))
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+
+            try writeItem(upstream, "i1", lastModified: "2021-07-01T00:00:00Z", extra: #", "v": 3"#)
+            try writeItem(upstream, "n1", lastModified: "2021-07-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["reset", "-q", "--soft", "HEAD~1"], in: mirror).status == 0)
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("overwritten by sync:\n\titems/n1 (untracked file in the way)\nCopy"),
+                        "\(arguments): \(refused.stderr)")
+            }
+        }
+    }
 }
