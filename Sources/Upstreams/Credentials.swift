@@ -31,7 +31,8 @@ public enum Credential: Sendable, Equatable {
 /// Options (any one):
 /// - `tokenEnv=VAR`: a bearer token read from the environment variable `VAR`.
 /// - `tokenCommand=CMD`: a bearer token printed by `/bin/sh -c CMD` (trimmed stdout), like a git
-///   credential helper. Fails after `commandTimeout` seconds (default 10).
+///   credential helper. Fails after `commandTimeout` seconds (default 60: time to answer a
+///   pinentry or password manager prompt).
 /// - `basicEnv=USER_VAR:PASS_VAR`: HTTP Basic credentials from two environment variables.
 public final class Credentials: @unchecked Sendable {
     enum Source: Equatable {
@@ -56,7 +57,7 @@ public final class Credentials: @unchecked Sendable {
     ///   `tokenEnv` is not a variable name or `basicEnv` not `USER_VAR:PASS_VAR`.
     public init(
         options: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment,
-        commandTimeout: Double = 10
+        commandTimeout: Double = 60
     ) throws {
         let given = ["tokenEnv", "tokenCommand", "basicEnv"].filter { options[$0] != nil }
         guard given.count <= 1 else {

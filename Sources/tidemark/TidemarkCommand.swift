@@ -27,8 +27,17 @@ struct TidemarkCommand: AsyncParsableCommand {
         subcommands: [Clone.self, Fetch.self, Status.self, DiffCommand.self, Sync.self, Log.self, Rollback.self, Config.self, Watch.self]
     )
 
-    @Option(name: .customShort("C"), help: ArgumentHelp("Run as if tidemark was started in <path>.", valueName: "path"))
-    var directory: String?
+    @Option(name: .customShort("C"), help: ArgumentHelp("Run as if tidemark was started in <path>; several are taken in turn, "
+                                                        + "each relative to the one before, as git takes them.", valueName: "path"))
+    var directories: [String] = []
+
+    /// Where `-C` options lead, or nil without any: each relative to the one before (an empty
+    /// one changes nothing), as `git -C a -C b` means `a/b`.
+    var directory: String? {
+        directories.reduce(nil as String?) { current, next in
+            next.isEmpty ? current : next.hasPrefix("/") || current == nil ? next : current! + "/" + next
+        }
+    }
 
     /// Parses the command line, runs the command, and exits like git does.
     static func runMain() async {

@@ -110,6 +110,10 @@ struct WalkthroughTests {
                 #expect(gone.status == 128 && gone.stderr == "fatal: cannot change to 'gone': No such file or directory\n")
             }
             #expect(!FileManager.default.fileExists(atPath: root + "/gone"))
+            // Several -C in turn, each relative to the one before, as git takes them.
+            let parent = (root as NSString).deletingLastPathComponent
+            let chained = try await CLI.tidemark(["-C", parent, "-C", (root as NSString).lastPathComponent, "-C", "", "-C", "gone", "status"], in: "/")
+            #expect(chained.status == 128 && chained.stderr == "fatal: cannot change to '\(root)/gone': No such file or directory\n", "\(chained.stderr)")
         }
     }
 

@@ -99,7 +99,7 @@ final class CloneInterruption: @unchecked Sendable {
             // A worker that recreated the folder meanwhile.
             if fileManager.fileExists(atPath: destination) { empty(destination, removingItToo: true) }
         }
-        writeStandardError("\ninterrupted: removed '\(destination)'\n")
+        writeStandardError("\ninterrupted: \(existed ? "emptied" : "removed") '\(destination)'\n")
         end(by: number)
     }
 
