@@ -460,6 +460,7 @@ extension Mirror {
     func ownCommits(head: Commit, undoneBy target: ObjectID?) throws(MirrorError) -> (commits: [String], paths: [String]) {
         var own: [Commit] = []
         var snapshotTree: ObjectID?
+        var snapshotsByTree: [ObjectID: [Commit]]?
         var next: Commit? = head
         while let commit = next, own.count < 1000 {
             if let written = upstreamTree(of: commit) {
@@ -474,9 +475,7 @@ extension Mirror {
                     snapshotTree = written
                     break
                 }
-            } else if try upstreamSnapshotTrees().contains(commit.tree) {
-                // A snapshot reworded (`git commit --amend -m`) or cherry-picked without its
-                // trailers: its tree is one tidemark wrote, and holds nothing of the user's.
+            } else if try isCopyOfSnapshot(commit, snapshotsByTree: &snapshotsByTree) {
                 snapshotTree = commit.tree
                 break
             } else {
@@ -501,20 +500,36 @@ extension Mirror {
         return (own.map { "\($0.id.short()) \($0.summary)" }, paths)
     }
 
-    /// The trees tidemark wrote for the snapshots the upstream-tracking ref pointed to (its
-    /// reflog, since a fetch builds on HEAD, not on the ref's last snapshot) and the last 100
-    /// along its first parents.
-    func upstreamSnapshotTrees() throws(MirrorError) -> Set<ObjectID> {
-        var trees = Set<ObjectID>()
-        let logged = ((try? repository.reflog(Mirror.upstreamRef)) ?? []).prefix(100).compactMap { try? repository.commit($0.id) }
-        for commit in logged { if let written = upstreamTree(of: commit) { trees.insert(written) } }
+    /// Whether `commit`, no snapshot by its message, replaced one the upstream-tracking ref
+    /// pointed to, keeping its parents and the tree tidemark wrote: a snapshot reworded (`git
+    /// commit --amend -m`, `git rebase -i`), holding nothing of the user's. (A revert of a sync
+    /// holds an older snapshot's tree too, on other parents: it is the user's.)
+    /// `snapshotsByTree` is filled on the first call.
+    func isCopyOfSnapshot(_ commit: Commit, snapshotsByTree: inout [ObjectID: [Commit]]?) throws(MirrorError) -> Bool {
+        if snapshotsByTree == nil { snapshotsByTree = try upstreamSnapshotsByTree() }
+        return snapshotsByTree?[commit.tree]?.contains { $0.id != commit.id && $0.parents == commit.parents } == true
+    }
+
+    /// The snapshots the upstream-tracking ref pointed to (its last 100 reflog entries, since a
+    /// fetch builds on HEAD rather than on the ref's last snapshot, and the last 100 along its
+    /// first parents), by the tree tidemark wrote for each.
+    func upstreamSnapshotsByTree() throws(MirrorError) -> [ObjectID: [Commit]] {
+        var byTree: [ObjectID: [Commit]] = [:]
+        func note(_ commit: Commit) {
+            if let written = upstreamTree(of: commit), byTree[written]?.contains(where: { $0.id == commit.id }) != true {
+                byTree[written, default: []].append(commit)
+            }
+        }
+        for entry in ((try? repository.reflog(Mirror.upstreamRef)) ?? []).prefix(100) {
+            if let commit = try? repository.commit(entry.id) { note(commit) }
+        }
         var next = try upstreamCommit()
         for _ in 0..<100 {
             guard let commit = next else { break }
-            if let written = upstreamTree(of: commit) { trees.insert(written) }
+            note(commit)
             next = (try? firstParent(of: commit)) ?? nil
         }
-        return trees
+        return byTree
     }
 
     /// The tree of upstream's content in `commit` when it is a snapshot: the one its

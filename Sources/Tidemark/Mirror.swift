@@ -162,8 +162,7 @@ public actor Mirror {
         try mirrorErrors { try repository.resolveReference("HEAD").map { try repository.commit($0) } }
     }
 
-    /// The commit of the upstream-tracking ref, nil before the first fetch.
-    /// The upstream-tracking snapshot: `refs/tidemark/upstream`, or a newer snapshot on the
+    /// The upstream-tracking snapshot (nil before the first fetch): `refs/tidemark/upstream`, or a newer snapshot on the
     /// branch that descends from it (``newerSnapshotOnHead(than:)``).
     func upstreamCommit() throws(MirrorError) -> Commit? {
         let tracked = try trackedUpstreamCommit()

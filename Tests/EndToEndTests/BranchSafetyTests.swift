@@ -726,6 +726,13 @@ struct BranchSafetyTests {
                     "\(synced.stdout) \(synced.stderr)")
             #expect(try await Self.rev("HEAD~1", in: mirror) == reworded)
             #expect(Self.contents(mirror + "/items/i1.json").contains("\"v\": 2"))
+            // A revert of a sync holds the tree of the snapshot below it: still the user's.
+            #expect(try await CLI.run("/usr/bin/git", git + ["revert", "--no-edit", "HEAD"], in: mirror).status == 0)
+            try writeItem(upstream, "i3", lastModified: "2021-08-01T00:00:00Z", extra: #", "v": 4"#)
+            let refused = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(refused.status == 1 && refused.stderr.contains("commits of your own") && refused.stderr.contains("Revert"),
+                    "\(refused.stdout) \(refused.stderr)")
+            #expect(try await CLI.run("/usr/bin/git", ["reset", "-q", "--hard", "HEAD~1"], in: mirror).status == 0)
 
             #expect(try await CLI.run("/usr/bin/git", git + ["checkout", "-q", "-b", "first", "HEAD~2"], in: mirror).status == 0)
             #expect(try await CLI.run("/usr/bin/git", git + ["commit", "-q", "--amend", "-m", "First"], in: mirror).status == 0)
