@@ -136,7 +136,9 @@ public struct RestUpstream: Upstream {
             guard case .array(let rows) = found else {
                 throw UpstreamError.malformedListing(
                     collection: collection,
-                    reason: "value at itemsPath '\(itemsPath.isEmpty ? "/" : itemsPath)' is \(found.typeName), not an array")
+                    reason: itemsPath.isEmpty
+                        ? "the response is \(found.typeName), not an array of items: set itemsPath to the JSON pointer of the array (as /data/items)"
+                        : "value at itemsPath '\(itemsPath)' is \(found.typeName), not an array")
             }
             let progressed = try accumulator.add(page: rows.enumerated().map { index, row in
                 try listedItem(row, position: received + index, collection: collection)

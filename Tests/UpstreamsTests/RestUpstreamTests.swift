@@ -244,6 +244,13 @@ import TidemarkFixtures
                 let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
                 guard case .malformedListing? = error else { Issue.record("\(String(describing: error))"); return }
             }
+            // A page that is an object, with no itemsPath: the message says which option to set
+            // (it named itemsPath '/', a pointer to the key "", not the whole page).
+            try await using(try upstream(server, path: "/rest/envelope?limit=10")) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                guard case .malformedListing("items", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(reason == "the response is an object, not an array of items: set itemsPath to the JSON pointer of the array (as /data/items)")
+            }
         }
     }
 
