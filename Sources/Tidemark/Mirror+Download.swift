@@ -135,8 +135,12 @@ extension Mirror {
 
     /// Downloads bodies with at most `jobs` requests at once, canonicalises, hashes and
     /// compresses them in parallel and adds them to `batch`. Failures are collected, not thrown.
+    ///
+    /// - Parameter base: the tree the cached versions are in, whose body of an item the server
+    ///   answered 304 Not Modified for must not be dated before the listed version (a stale cache
+    ///   in front of the item's URL answered it).
     func download(_ downloads: [(item: ListedItem, path: String, old: ManifestEntry?)], collection: String,
-                  from upstream: any Upstream, jobs: Int,
+                  from upstream: any Upstream, jobs: Int, base: ObjectID?,
                   into batch: ObjectBatch) async -> DownloadOutcome {
         var outcome = DownloadOutcome()
         guard !downloads.isEmpty else { return outcome }
@@ -184,6 +188,13 @@ extension Mirror {
                 case .success(nil):
                     guard let old else {
                         outcome.failures.append("\(collection)/\(Quoting.display(item.id)): server answered 304 for an item not in the cache")
+                        continue
+                    }
+                    if let base, let blob = try? repository.treeEntry(at: "\(collection)/\(old.path)", in: base)?.id,
+                       let cached = try? repository.readBlob(blob), let served = upstream.version(ofBody: cached), served < item.lastModified {
+                        outcome.failures.append("\(collection)/\(Quoting.display(item.id)): server answered 304 Not Modified, but the "
+                                                + "cached body is dated \(served.raw), before the listed version \(item.lastModified.raw), "
+                                                + "from a cache in front of it maybe; asked for again next run")
                         continue
                     }
                     outcome.notModified += 1

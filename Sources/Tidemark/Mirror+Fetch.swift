@@ -160,7 +160,7 @@ extension Mirror {
                 repository.prefetchWorkingTree(plan.downloads.compactMap { $0.old.map { "\(collection)/\($0.path)" } })
             }
             let outcome = await download(plan.downloads, collection: collection, from: upstream,
-                                         jobs: options.jobs ?? settings.jobs, into: batch)
+                                         jobs: options.jobs ?? settings.jobs, base: base?.tree, into: batch)
             crashPoint("after-downloads")
             for stored in outcome.stored {
                 guard let blob = stored.blob else { continue }

@@ -213,6 +213,8 @@ public struct DocuSignUpstream: Upstream {
                                               requireObject: true, versionField: "lastModified")
     }
 
+    public func version(ofBody body: Data) -> Timestamp? { bodyVersion(of: body, field: "lastModified") }
+
     /// Whether the template `id` still exists (a 404 says it does not).
     private func exists(_ id: ItemID) async throws -> Bool {
         try await session.answers(URLSafety.appending(["templates", id.description], to: base))

@@ -110,6 +110,25 @@ func listedVersion(
     return timestamp
 }
 
+/// The date a JSON body gives itself in `field` (a key, or a JSON pointer): nil when it has none
+/// that parses. A body dated before its listed version is stale.
+func bodyVersion(of body: JSONValue, field: String) -> Timestamp? {
+    let value: JSONValue?
+    if field.hasPrefix("/") {
+        value = body.at(pointer: field)
+    } else if case .object(let fields) = body {
+        value = fields[field]
+    } else {
+        value = nil
+    }
+    return value?.stringValue.flatMap(Timestamp.init)
+}
+
+/// ``bodyVersion(of:field:)`` of a body's bytes.
+func bodyVersion(of data: Data, field: String) -> Timestamp? {
+    (try? JSONValue.parse(data)).flatMap { bodyVersion(of: $0, field: field) }
+}
+
 /// Parses a JSON response body or throws `malformedListing` naming the URL.
 func parseListingBody(_ result: HTTPResult, collection: String) throws -> JSONValue {
     do {

@@ -210,6 +210,8 @@ public struct RestUpstream: Upstream {
                                               requireObject: false, versionField: modifiedField)
     }
 
+    public func version(ofBody body: Data) -> Timestamp? { bodyVersion(of: body, field: modifiedField) }
+
     private func firstPage(_ base: URL) -> URL {
         switch paging {
         case .page: return URLSafety.setting([("page", "1"), ("per_page", String(pageSize))], in: base)

@@ -136,6 +136,10 @@ public protocol Upstream: Sendable {
     /// Downloads one item's body. `cachedETag` is the ETag stored for the cached copy, for a
     /// conditional request.
     func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody
+    /// The version a body gives itself (its own `lastModified`-like field), nil when it gives
+    /// none or the adapter does not read one: a cached body dated before a newer listed version,
+    /// which a server answered 304 Not Modified for, is stale.
+    func version(ofBody body: Data) -> Timestamp?
     /// HTTP traffic so far (zero for adapters that make no requests).
     var statistics: HTTPStatistics { get }
     /// Releases connections. Call once when done with the upstream; it cannot be used afterwards.
@@ -143,6 +147,7 @@ public protocol Upstream: Sendable {
 }
 
 extension Upstream {
+    public func version(ofBody body: Data) -> Timestamp? { nil }
     public var statistics: HTTPStatistics { HTTPStatistics() }
     public func shutdown() async {}
 }

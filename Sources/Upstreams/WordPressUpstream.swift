@@ -99,6 +99,8 @@ public struct WordPressUpstream: Upstream {
                                               cachedValidator: cachedETag, requireObject: true, versionField: "modified_gmt")
     }
 
+    public func version(ofBody body: Data) -> Timestamp? { bodyVersion(of: body, field: "modified_gmt") }
+
     /// The URL of the post `id` of `collection`, in the context the credentials allow (`edit`
     /// with them: drafts and private posts answer too), with `query` added.
     private func postURL(_ id: ItemID, in collection: String, query: [(String, String)] = []) async throws -> URL {

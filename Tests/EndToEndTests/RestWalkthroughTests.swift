@@ -196,6 +196,36 @@ struct RestWalkthroughTests {
         }
     }
 
+    /// A cache in front of the item URL that answers the conditional request for a changed item
+    /// with 304 Not Modified, though the cached body is dated before the listed version: the item
+    /// fails (the listed version was recorded with the old body, never downloaded again), and the
+    /// next fetch gets it.
+    @Test func a304ForABodyOlderThanTheListedVersionFailsTheItem() async throws {
+        let server = try await FixtureServer.start(items: 5, seed: 3, token: Self.token)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let run = Transcript(environment: ["REST_TOKEN": Self.token])
+            let clone = try await run.tidemark(
+                ["clone", "rest:\(server.baseURL)/rest/items", "m", "--token-env", "REST_TOKEN",
+                 "--option", "itemURL=\(server.baseURL)/rest/items/{id}"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            let mirror = root + "/m"
+            let id = server.ids(.rest)[0]
+            try await admin(server, "rest/modify?id=\(id)")
+            try await admin(server, "fault?status=304&prefix=/rest/items/\(id)&count=1&replace=")
+            let stale = try await run.tidemark(["sync"], in: mirror)
+            #expect(stale.status == 128 && stale.stderr.contains("items/\(id): server answered 304 Not Modified, but the cached body is dated"),
+                    "\(stale.stdout) \(stale.stderr)")
+            let sync = try await run.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0 && sync.stdout.contains("1 changed"), "\(sync.stdout) \(sync.stderr)")
+            let body = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: mirror + "/items/\(id).json"))) as? [String: Any]
+            let upstream = try #require(try await CLI.run("/usr/bin/curl", ["-sS", "-H", "Authorization: Bearer \(Self.token)",
+                                                                              "\(server.baseURL)/rest/items/\(id)"], in: root).stdout.data(using: .utf8))
+            let current = try JSONSerialization.jsonObject(with: upstream) as? [String: Any]
+            #expect(body?["lastModified"] as? String == current?["lastModified"] as? String)
+        }
+    }
+
     /// `page`/`per_page` paging with `sinceParam`: after the first fetch the listing asks only for
     /// items changed since the watermark (minus the overlap). Such a listing cannot show
     /// deletions, so a deleted item stays until a full listing.

@@ -378,15 +378,12 @@ extension HTTPSession {
         case .failure(let error):
             throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "body is not valid JSON: \(error)")
         }
-        let fields: JSONObject?
-        if case .object(let members) = value { fields = members } else { fields = nil }
-        if requireObject, fields == nil {
+        if requireObject, case .object = value {} else if requireObject {
             throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "body is not a JSON object")
         }
         // A body older than the listing says (a cache or replica in front of the item URL that
         // lags): stored under the listed version, it would never be downloaded again.
-        if let served = (versionField.hasPrefix("/") ? value.at(pointer: versionField) : fields?[versionField])?
-            .stringValue.flatMap(Timestamp.init), served < item.lastModified {
+        if let served = bodyVersion(of: value, field: versionField), served < item.lastModified {
             throw UpstreamError.malformedItem(
                 collection: collection, item: item.id.description,
                 reason: "\(URLSafety.redact(url)) served an older version (\(versionField) \(served.raw)) than the listing "
