@@ -175,16 +175,22 @@ public actor Mirror {
     }
 
     /// The newest snapshot on HEAD's first-parent line (below commits of the user's own) when it
-    /// descends from `tracked` and is a fetch's or a sync's, as tidemark wrote it (not amended,
-    /// not a rollback): snapshots another clone of the mirror made, brought in by `git pull`.
+    /// is a fetch's or a sync's, as tidemark wrote it (not amended, not a rollback), and newer
+    /// than `tracked`: it descends from it, or (a sibling: this clone fetched meanwhile, or `git
+    /// pull --rebase` dropped its own snapshot) its listing was taken later and `tracked` does not
+    /// already hold it. Snapshots another clone of the mirror made, brought in by `git pull`:
     /// `refs/tidemark/upstream` is this repository's own and stays behind them, and taken as
     /// upstream it would have a sync put their items back to older versions. Nil otherwise.
     func newerSnapshotOnHead(than tracked: Commit?) throws(MirrorError) -> Commit? {
         guard let tracked, var commit = try headCommit(), commit.id != tracked.id else { return nil }
         for _ in 0..<1000 {
             if let message = SnapshotMessage.parse(commit.message) {
-                guard message.restores == nil, Mirror.upstreamTree(of: commit, message: message) == commit.tree,
-                      try mirrorErrors({ try repository.isDescendant(commit.id, of: tracked.id) }) else { return nil }
+                guard message.restores == nil, Mirror.upstreamTree(of: commit, message: message) == commit.tree else { return nil }
+                if try mirrorErrors({ try repository.isDescendant(commit.id, of: tracked.id) }) { return commit }
+                guard let listed = message.listedAt.flatMap(Timestamp.init),
+                      let trackedListed = SnapshotMessage.parse(tracked.message)?.listedAt.flatMap(Timestamp.init),
+                      listed > trackedListed,
+                      try !mirrorErrors({ try repository.isDescendant(tracked.id, of: commit.id) }) else { return nil }
                 return commit
             }
             // A shallow clone's history may end before a snapshot: nothing newer then.

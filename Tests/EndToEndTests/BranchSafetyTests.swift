@@ -703,6 +703,23 @@ struct BranchSafetyTests {
             #expect(watermark.contains("2021-07-01T00:00:00Z"), "\(watermark)")
             #expect(Self.contents(copy + "/items/i1.json").contains("\"v\": 2"))
             try await CLI.expectClean(copy)
+
+            // A clone that fetched meanwhile: its fetched snapshot and the pulled one are siblings.
+            // The pulled one, listed later, is upstream's (it was called behind, and reverted).
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["clone", "-q", "m", "d"], in: root).status == 0)
+            let other = root + "/d"
+            #expect(try await CLI.run("/usr/bin/git", ["config", "tidemark.upstream", "dir:" + upstream], in: other).status == 0)
+            try writeItem(upstream, "i3", lastModified: "2021-08-01T00:00:00Z", extra: #", "v": 4"#)
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: other).status == 0)
+            try await Task.sleep(nanoseconds: 1_100_000_000)  // listed a second later
+            try writeItem(upstream, "i2", lastModified: "2021-09-01T00:00:00Z", extra: #", "v": 5"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["pull", "-q", "--ff-only"], in: other).status == 0)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: other).stdout == "")
+            let caughtUp = try await CLI.tidemark(["sync", "--offline"], in: other)
+            #expect(caughtUp.status == 0 && caughtUp.stdout.contains("Already up to date"), "\(caughtUp.stdout)")
+            #expect(Self.contents(other + "/items/i2.json").contains("\"v\": 5") && Self.contents(other + "/items/i3.json").contains("\"v\": 4"))
         }
     }
 
