@@ -160,6 +160,7 @@ extension Mirror {
         var deleted = Set<String>()
         var added: [(path: String, name: String)] = []
         var changedCollections: [String] = []
+        var planned: [String: ObjectID] = [:]
         for collection in settings.collections {
             let headTable = try manifestTable(collection, blob: try manifestBlob(collection, in: head?.tree))
             let cached = try manifestTable(collection, blob: try manifestBlob(collection, in: base?.tree))
@@ -177,8 +178,16 @@ extension Mirror {
             counting.allowMassDelete = true
             let changes = try plan(collection: collection, listing: listing, base: headTable,
                                    cachedFrom: cached, options: counting)
+            let sinceFetch = Set(fetchPlan.downloads.map { "\(collection)/\($0.path)" })
             for (item, path, old) in changes.downloads {
                 let file = "\(collection)/\(path)"
+                // The blob the sync writes there, when known without downloading: the body the
+                // listing carries, or the fetched snapshot's for an item unchanged since.
+                if let body = item.body, let canonical = try? CanonicalJSON.canonicalize(body) {
+                    planned[file] = ObjectID.hashBlob(canonical)
+                } else if !sinceFetch.contains(file), let fetched {
+                    planned[file] = try mirrorErrors { try repository.treeEntry(at: file, in: fetched.tree)?.id }
+                }
                 guard old != nil else {
                     counts.added += 1
                     added.append((file, "\(collection)/\(Quoting.display(item.id))"))
@@ -199,6 +208,11 @@ extension Mirror {
             paths += gone
             deleted.formUnion(gone)
             if !changes.downloads.isEmpty || !changes.deletions.isEmpty { changedCollections.append(collection) }
+            // Nothing changed since the fetch: the sync writes the fetched snapshot's manifest.
+            if fetchPlan.downloads.isEmpty, fetchPlan.deletions.isEmpty, let fetched {
+                let manifest = Mirror.manifestPath(collection)
+                planned[manifest] = try mirrorErrors { try repository.treeEntry(at: manifest, in: fetched.tree)?.id }
+            }
         }
         // Collections no longer configured leave the snapshot, as the fetch would drop them (it
         // refuses to unless allowed), and a sync deletes what HEAD holds of them.
@@ -223,7 +237,8 @@ extension Mirror {
             }
             let names = Dictionary(added.map { ($0.path, $0.name) }, uniquingKeysWith: { a, _ in a })
             let inTheWay = try untrackedPaths(among: added.map(\.path), head: head.tree).map { Mirror.inTheWay(names[$0]!) }
-            let affected = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath), target: fetched?.tree) {
+            let affected = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath),
+                                          targetBlob: { planned[$0] }) {
                 deleted.contains($0)
             } + inTheWay
             if !options.force, !affected.isEmpty { throw .localEdits(affected) }
@@ -326,7 +341,9 @@ extension Mirror {
                 let unmerged = try mirrorErrors { try repository.unmergedPaths() }
                 if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
             }
-            let edited = try localEdits(in: head.tree, among: changed, target: targetCommit.tree) { (path) throws(MirrorError) in
+            let edited = try localEdits(in: head.tree, among: changed, targetBlob: { (path) throws(MirrorError) in
+                try mirrorErrors { try repository.treeEntry(at: path, in: targetCommit.tree)?.id }
+            }) { (path) throws(MirrorError) in
                 try mirrorErrors { try repository.treeEntry(at: path, in: targetCommit.tree) } == nil
             }
             if force {
@@ -394,7 +411,8 @@ extension Mirror {
     /// Items (as `collection/id`, or paths outside collections) edited in the working tree among
     /// `paths`, compared with `tree`. A file deleted there that `deletedByTarget` says the run
     /// deletes too is no edit: nothing of the user's is lost (git's checkout takes it as well).
-    func localEdits(in tree: ObjectID, among paths: [String], target: ObjectID? = nil,
+    func localEdits(in tree: ObjectID, among paths: [String],
+                    targetBlob: (String) throws(MirrorError) -> ObjectID? = { _ in nil },
                     deletedByTarget: (String) throws(MirrorError) -> Bool = { _ in false }) throws(MirrorError) -> [String] {
         guard !paths.isEmpty else { return [] }
         let wanted = Set(paths)
@@ -409,7 +427,7 @@ extension Mirror {
             // Edited into the very version the run writes (`git reset --soft`, a copy by hand): the
             // checkout leaves it, and nothing is lost. (A file new to the target is still in the
             // way of libgit2's checkout: named by the untracked check.)
-            if delta.status == .modified, try holdsVersion(delta.path, of: target) { continue }
+            if delta.status == .modified, holds(try targetBlob(delta.path), at: delta.path) { continue }
             // A file `tree` lacks (staged as new): the untracked check names it as in the way.
             if delta.status == .added { continue }
             edited.append(delta.path)
@@ -418,7 +436,7 @@ extension Mirror {
         // diff does not see either: the checkout would write over them.
         for path in try mirrorErrors({ try repository.hiddenEdits(among: paths, comparedWith: tree) })
         where seen.insert(path).inserted {
-            if try holdsVersion(path, of: target) { continue }
+            if holds(try targetBlob(path), at: path) { continue }
             edited.append(path)
         }
         return try describe(paths: edited, in: tree)

@@ -307,13 +307,13 @@ public actor Mirror {
         return found
     }
 
-    /// Whether the working tree's file at `path` is a regular file holding `tree`'s blob there.
-    func holdsVersion(_ path: String, of tree: ObjectID?) throws(MirrorError) -> Bool {
-        guard let tree, let entry = try mirrorErrors({ try repository.treeEntry(at: path, in: tree) }), !entry.isTree else { return false }
+    /// Whether the working tree's file at `path` is a regular file holding `blob`.
+    func holds(_ blob: ObjectID?, at path: String) -> Bool {
+        guard let blob else { return false }
         var info = stat()
         guard lstat(workingTree + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
               let data = FileManager.default.contents(atPath: workingTree + path) else { return false }
-        return ObjectID.hashBlob(data) == entry.id
+        return ObjectID.hashBlob(data) == blob
     }
 
     /// The paths of every file below `folder` in `tree`.

@@ -830,6 +830,24 @@ struct BranchSafetyTests {
                 #expect(refused.status == 1 && refused.stderr.contains("overwritten by sync:\n\titems/n1 (untracked file in the way)\nCopy"),
                         "\(arguments): \(refused.stderr)")
             }
+
+            // The dry run judges by what the sync writes, known from the listing's bodies, not by
+            // the last fetched snapshot: a file copied by hand from upstream passes both; a file
+            // holding the fetched version after upstream moved on is refused by both.
+            #expect(try await CLI.run("/usr/bin/git", ["reset", "-q", "--hard", "tidemark/upstream"], in: mirror).status == 0)
+            try writeItem(upstream, "i2", lastModified: "2021-08-01T00:00:00Z", extra: #", "v": 4"#)
+            let canonical = "{\n  \"id\": \"i2\",\n  \"lastModified\": \"2021-08-01T00:00:00Z\",\n  \"name\": \"Template i2\",\n  \"v\": 4\n}\n"
+            try Data(canonical.utf8).write(to: URL(fileURLWithPath: mirror + "/items/i2.json"))
+            let copied = try await CLI.tidemark(["sync", "--dry-run"], in: mirror)
+            #expect(copied.status == 0 && !copied.stdout.contains("overwrite"), "\(copied.stdout) \(copied.stderr)")
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["checkout", "tidemark/upstream", "--", "items/i2.json"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["reset", "-q"], in: mirror).status == 0)
+            try writeItem(upstream, "i2", lastModified: "2021-09-01T00:00:00Z", extra: #", "v": 5"#)
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("overwritten by sync:\n\titems/i2\n"), "\(arguments): \(refused.stderr)")
+            }
         }
     }
 }
