@@ -23,6 +23,7 @@ extension Mirror {
         defer { withExtendedLifetime(lock) {} }
         let branch = try checkedOutBranch()
         try recoverInterruptedSync(force: force)
+        try catchUpUpstreamRef()
         guard let head = try headCommit() else { throw .unknownRevision("HEAD") }
         let targetID = try resolve(revision)
         let target = try mirrorErrors { try repository.commit(targetID) }

@@ -93,12 +93,12 @@ extension Mirror {
     public func sync(_ options: SyncOptions = SyncOptions()) async throws(MirrorError) -> SyncReport {
         try Mirror.checkJobs(options.fetch.jobs)
         // Fresh: both the last sync and the fetch it applied are recent (a sync --offline applies
-        // an older fetch, and a fetch alone leaves the working tree behind), and no fetched
-        // snapshot waits to be applied.
+        // an older fetch, and a fetch alone leaves the working tree behind), no fetched snapshot
+        // waits to be applied, and the last fetch got every item.
         let activity = lastActivity()
         if let seconds = options.ifStaleSeconds, let synced = activity.sync, let fetched = activity.fetch,
            case let last = min(synced, fetched), Date().timeIntervalSince(last) < seconds, max(synced, fetched).timeIntervalSinceNow <= 60,
-           try upstreamCommit()?.tree == headCommit()?.tree {
+           try upstreamCommit()?.tree == headCommit()?.tree, readState(Mirror.fetchFailuresState) == nil {
             let tip = try headCommit()?.id
             return SyncReport(outcome: .fresh(lastSync: last), fetch: nil, counts: ChangeCounts(), paths: [],
                               previous: tip, current: tip, plannedDownloads: 0)
@@ -109,7 +109,7 @@ extension Mirror {
         if options.dryRun {
             // A dry run changes nothing: a sync a killed run left is reported, not finished.
             finishedInterruptedSync = nil
-            var report = try await planSync(options)
+            var report = options.offline ? try planOfflineSync(options) : try await planSync(options)
             report.interruptedSync = try pendingInterruptedSync()
             return report
         }
@@ -130,6 +130,29 @@ extension Mirror {
         var report = try apply(force: options.force, after: fetchReport)
         report.fetch = fetchReport
         report.finishedInterrupted = finishedInterruptedSync
+        return report
+    }
+
+    /// A dry run of `sync --offline`: what applying the last fetched snapshot would change and
+    /// refuse, without contacting upstream (as the sync does not).
+    func planOfflineSync(_ options: SyncOptions) throws(MirrorError) -> SyncReport {
+        if let journal = readState("sync-journal"), let (old, target, _) = try unfinishedSync(journal) {
+            _ = try unfinishedCheckout(from: old, to: target, force: options.force)
+        }
+        guard let upstream = try upstreamCommit() else { throw .unknownRevision(Mirror.upstreamRef) }
+        let head = try headCommit()
+        guard let head, head.tree != upstream.tree else {
+            return SyncReport(outcome: .planned, fetch: nil, counts: try changes(from: head?.tree, to: upstream.tree),
+                              paths: [], previous: head?.id, current: nil, plannedDownloads: 0)
+        }
+        let undone = try ownChangesUndone(head: head, by: upstream.tree, force: options.force, branch: try checkedOutBranch())
+        let paths = try mirrorErrors { try repository.diffTrees(head.tree, upstream.tree).deltas.map(\.path) }
+        let overwritten = try changesInTheWay(from: head.tree, to: upstream.tree, among: paths, force: options.force, untracked: .always)
+        var report = SyncReport(outcome: .planned, fetch: nil, counts: try changes(from: head.tree, to: upstream.tree),
+                                paths: paths.filter { !$0.hasPrefix(Mirror.metadataFolder + "/") }, previous: head.id,
+                                current: nil, plannedDownloads: 0)
+        report.undoneOwnPaths = undone
+        report.overwrittenEdits = overwritten
         return report
     }
 
@@ -336,28 +359,40 @@ extension Mirror {
         }
         overwrittenEdits = []
         if let head {
-            // libgit2's checkout refuses to start over a conflict: named as such, before the rest.
-            if !force {
-                let unmerged = try mirrorErrors { try repository.unmergedPaths() }
-                if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
-            }
-            let edited = try localEdits(in: head.tree, among: changed, targetBlob: { (path) throws(MirrorError) in
-                try mirrorErrors { try repository.treeEntry(at: path, in: targetCommit.tree)?.id }
-            }) { (path) throws(MirrorError) in
-                try mirrorErrors { try repository.treeEntry(at: path, in: targetCommit.tree) } == nil
-            }
-            if force {
-                // Written over without a question: said afterwards, as a refusal would name them.
-                overwrittenEdits = edited + (try untrackedInTheWay(of: changed, head: head.tree, target: targetCommit.tree))
-            } else {
-                // All at once: the untracked files in the way too, which the checkout would meet next.
-                if !edited.isEmpty { throw .localEdits(edited + (try untrackedInTheWay(of: changed, head: head.tree, target: targetCommit.tree))) }
-                crashPoint("after-local-edits")
-            }
+            // Without force the untracked files in the way are looked for only after an edit (the
+            // checkout meets them anyway, and refuses them by name); with it, to be named.
+            overwrittenEdits = try changesInTheWay(from: head.tree, to: targetCommit.tree, among: changed, force: force,
+                                                   untracked: force ? .always : .afterAnEdit)
+            if !force { crashPoint("after-local-edits") }
         }
         return try withIndexLockHeld { () throws(MirrorError) in
             try checkOutAndMove(branch, from: head, to: targetCommit, force: force, reflog: reflog, changed: changed)
         }
+    }
+
+    /// When ``changesInTheWay(from:to:among:force:untracked:)`` looks for untracked files in the way.
+    enum UntrackedCheck { case always, afterAnEdit }
+
+    /// What a move from the tree `head` to `target` writes over among the paths `changed`: local
+    /// edits (not those already holding the target's version, nor files deleted that the target
+    /// deletes too), then untracked files in the way. Without `force` these are refused
+    /// (``MirrorError/localEdits(_:by:)``), after unmerged files (``MirrorError/unmergedFiles(_:by:)``),
+    /// which libgit2's checkout cannot start over; with it they are returned, to be named.
+    func changesInTheWay(from head: ObjectID, to target: ObjectID, among changed: [String], force: Bool,
+                         untracked: UntrackedCheck) throws(MirrorError) -> [String] {
+        if !force {
+            let unmerged = try mirrorErrors { try repository.unmergedPaths() }
+            if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
+        }
+        let edited = try localEdits(in: head, among: changed, targetBlob: { (path) throws(MirrorError) in
+            try mirrorErrors { try repository.treeEntry(at: path, in: target)?.id }
+        }) { (path) throws(MirrorError) in
+            try mirrorErrors { try repository.treeEntry(at: path, in: target) } == nil
+        }
+        let found = untracked == .always || !edited.isEmpty
+            ? edited + (try untrackedInTheWay(of: changed, head: head, target: target)) : edited
+        if !force, !found.isEmpty { throw .localEdits(found) }
+        return found
     }
 
     /// The part of ``moveBranch(_:from:to:force:reflog:changed:)`` that holds the index lock:
@@ -493,7 +528,7 @@ extension Mirror {
                     snapshotTree = written
                     break
                 }
-            } else if try isCopyOfSnapshot(commit, snapshotsByTree: &snapshotsByTree) {
+            } else if try copiedSnapshot(commit, snapshotsByTree: &snapshotsByTree) != nil {
                 snapshotTree = commit.tree
                 break
             } else {
@@ -518,30 +553,34 @@ extension Mirror {
         return (own.map { "\($0.id.short()) \($0.summary)" }, paths)
     }
 
-    /// Whether `commit`, no snapshot by its message, replaced one the upstream-tracking ref
-    /// pointed to, keeping its parents and the tree tidemark wrote: a snapshot reworded (`git
-    /// commit --amend -m`, `git rebase -i`), holding nothing of the user's. (A revert of a sync
-    /// holds an older snapshot's tree too, on other parents: it is the user's.)
-    /// `snapshotsByTree` is filled on the first call.
-    func isCopyOfSnapshot(_ commit: Commit, snapshotsByTree: inout [ObjectID: [Commit]]?) throws(MirrorError) -> Bool {
-        if snapshotsByTree == nil { snapshotsByTree = try upstreamSnapshotsByTree() }
-        return snapshotsByTree?[commit.tree]?.contains { $0.id != commit.id && $0.parents == commit.parents } == true
+    /// The snapshot `commit`, no snapshot by its message, replaced, keeping its parents and the
+    /// tree tidemark wrote: `commit` is that snapshot reworded (`git commit --amend -m`, `git
+    /// rebase -i`), holding nothing of the user's. (A revert of a sync holds an older snapshot's
+    /// tree too, on other parents: it is the user's.) Nil when there is none among the snapshots
+    /// the upstream-tracking ref or the branch pointed to. `snapshotsByTree` is filled once.
+    func copiedSnapshot(_ commit: Commit, snapshotsByTree: inout [ObjectID: [Commit]]?) throws(MirrorError) -> Commit? {
+        if snapshotsByTree == nil { snapshotsByTree = try recentSnapshotsByTree() }
+        return snapshotsByTree?[commit.tree]?.first { $0.id != commit.id && $0.parents == commit.parents }
     }
 
-    /// The snapshots the upstream-tracking ref pointed to (its last 100 reflog entries, since a
-    /// fetch builds on HEAD rather than on the ref's last snapshot, and the last 100 along its
-    /// first parents), by the tree tidemark wrote for each.
-    func upstreamSnapshotsByTree() throws(MirrorError) -> [ObjectID: [Commit]] {
+    /// The snapshots the upstream-tracking ref and the branch pointed to (their last 100 reflog
+    /// entries: a fetch builds on HEAD rather than on the ref's last snapshot, and a `git pull`
+    /// moves only the branch) and the last 100 along the ref's first parents, by the tree
+    /// tidemark wrote for each.
+    func recentSnapshotsByTree() throws(MirrorError) -> [ObjectID: [Commit]] {
         var byTree: [ObjectID: [Commit]] = [:]
         func note(_ commit: Commit) {
             if let written = upstreamTree(of: commit), byTree[written]?.contains(where: { $0.id == commit.id }) != true {
                 byTree[written, default: []].append(commit)
             }
         }
-        for entry in ((try? repository.reflog(Mirror.upstreamRef)) ?? []).prefix(100) {
-            if let commit = try? repository.commit(entry.id) { note(commit) }
+        let branch = (try? repository.headBranch()) ?? nil
+        for name in [Mirror.upstreamRef] + (branch.map { [$0] } ?? []) {
+            for entry in ((try? repository.reflog(name)) ?? []).prefix(100) {
+                if let commit = try? repository.commit(entry.id) { note(commit) }
+            }
         }
-        var next = try upstreamCommit()
+        var next = try trackedUpstreamCommit()
         for _ in 0..<100 {
             guard let commit = next else { break }
             note(commit)

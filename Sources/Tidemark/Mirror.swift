@@ -174,18 +174,25 @@ public actor Mirror {
         try mirrorErrors { try repository.resolveReference(Mirror.upstreamRef).map { try repository.commit($0) } }
     }
 
-    /// The newest snapshot on HEAD's first-parent line (below commits of the user's own) when it
-    /// is a fetch's or a sync's, as tidemark wrote it (not amended, not a rollback), and newer
-    /// than `tracked`: it descends from it, or (a sibling: this clone fetched meanwhile, or `git
-    /// pull --rebase` dropped its own snapshot) its listing was taken later and `tracked` does not
-    /// already hold it. Snapshots another clone of the mirror made, brought in by `git pull`:
-    /// `refs/tidemark/upstream` is this repository's own and stays behind them, and taken as
-    /// upstream it would have a sync put their items back to older versions. Nil otherwise.
+    /// The newest snapshot of this upstream and these collections on HEAD's first-parent line, as
+    /// tidemark wrote it (a fetch's or a sync's, or one only reworded since), passing over commits
+    /// of the user's own, rollbacks and amended snapshots, when it is newer than `tracked`: it descends from it, or
+    /// (a sibling: this clone fetched meanwhile, or `git pull --rebase` dropped its own snapshot)
+    /// its listing was taken later and `tracked` does not already hold it. Snapshots another
+    /// clone of the mirror made, brought in by `git pull`: `refs/tidemark/upstream` is this
+    /// repository's own and stays behind them, and taken as upstream it would have a sync put
+    /// their items back to older versions. Nil otherwise.
     func newerSnapshotOnHead(than tracked: Commit?) throws(MirrorError) -> Commit? {
         guard let tracked, var commit = try headCommit(), commit.id != tracked.id else { return nil }
+        var snapshotsByTree: [ObjectID: [Commit]]?
         for _ in 0..<1000 {
-            if let message = SnapshotMessage.parse(commit.message) {
-                guard message.restores == nil, Mirror.upstreamTree(of: commit, message: message) == commit.tree else { return nil }
+            var message = SnapshotMessage.parse(commit.message)
+            if message == nil, let original = try copiedSnapshot(commit, snapshotsByTree: &snapshotsByTree) {
+                message = SnapshotMessage.parse(original.message)
+            }
+            if let message, message.restores == nil, message.upstream == settings.upstream,
+               Set(message.collections.map(\.name)) == Set(settings.collections),
+               Mirror.upstreamTree(of: commit, message: message) == commit.tree {
                 if try mirrorErrors({ try repository.isDescendant(commit.id, of: tracked.id) }) { return commit }
                 guard let listed = message.listedAt.flatMap(Timestamp.init),
                       let trackedListed = SnapshotMessage.parse(tracked.message)?.listedAt.flatMap(Timestamp.init),

@@ -661,6 +661,9 @@ struct BranchSafetyTests {
             #expect(try await CLI.tidemark(["status", "--exit-code"], in: root + "/m", environment: env).status == 1)
             let json = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["status", "--json"], in: root + "/m", environment: env).stdout.utf8)) as? [String: Any]
             #expect(json?["clean"] as? Bool == false && (json?["fetchFailures"] as? [String])?.count == 1)
+            // Nor is the cache fresh for --if-stale meanwhile: the sync runs, and fails again.
+            let stale = try await CLI.tidemark(["sync", "--if-stale", "1h"], in: root + "/m", environment: env)
+            #expect(stale.status == 128 && !stale.stdout.contains("Cache is fresh"), "\(stale.stdout)")
             server.clearFaults()
             #expect(try await CLI.tidemark(["sync", "-q"], in: root + "/m", environment: env).status == 0)
             #expect(try await CLI.tidemark(["status", "--exit-code"], in: root + "/m", environment: env).status == 0)
@@ -720,6 +723,25 @@ struct BranchSafetyTests {
             let caughtUp = try await CLI.tidemark(["sync", "--offline"], in: other)
             #expect(caughtUp.status == 0 && caughtUp.stdout.contains("Already up to date"), "\(caughtUp.stdout)")
             #expect(Self.contents(other + "/items/i2.json").contains("\"v\": 5") && Self.contents(other + "/items/i3.json").contains("\"v\": 4"))
+
+            // The pulled snapshot only reworded is still upstream's, for status, the dry run and
+            // the sync alike (they disagreed: a commit of the user's, and "up to date").
+            let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
+            #expect(try await CLI.run("/usr/bin/git", git + ["commit", "-q", "--amend", "-m", "Pulled"], in: other).status == 0)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: other).stdout == "")
+            let reworded = try await CLI.tidemark(["sync", "--offline", "--dry-run"], in: other)
+            #expect(reworded.status == 0 && reworded.stdout.contains("no changes"), "\(reworded.stdout) \(reworded.stderr)")
+            // A rollback after the pull: status says what is behind upstream again (it said up to
+            // date, the snapshot before the pull standing for upstream), as the offline dry run
+            // and sync do; the dry run plans the last fetch, without listing upstream.
+            #expect(try await CLI.tidemark(["rollback", "-q", "HEAD~1"], in: other).status == 0)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: other).stdout == "M  items/i2\nM  items/i3\n")
+            let plan = try await CLI.tidemark(["sync", "--offline", "--dry-run"], in: other)
+            #expect(plan.status == 0 && plan.stdout.contains("Would apply: 2 changed") && plan.stdout.contains("\titems/i2.json\n")
+                    && !plan.stdout.contains("manifest"), "\(plan.stdout) \(plan.stderr)")
+            let applied = try await CLI.tidemark(["sync", "--offline"], in: other)
+            #expect(applied.status == 0 && applied.stdout.contains("2 changed"), "\(applied.stdout) \(applied.stderr)")
+            #expect(Self.contents(other + "/items/i2.json").contains("\"v\": 5"))
         }
     }
 

@@ -432,7 +432,8 @@ struct CrashTests {
             _ = FileManager.default.createFile(atPath: handler, contents: nil)
             let result = await clone.finished()
             #expect(result.signalled && result.status == SIGINT, "\(result.status) \(result.stderr)")
-            #expect(result.stderr.contains("interrupted: removed") && !result.stderr.contains("fatal:"), "\(result.stderr)")
+            #expect(result.stderr.contains(existed ? "interrupted: emptied" : "interrupted: removed") && !result.stderr.contains("fatal:"),
+                    "\(result.stderr)")
             if existed {
                 #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/m") == [])
             } else {
