@@ -421,11 +421,16 @@ extension Mirror {
 
     /// How the items of every collection differ between two trees.
     func changes(from old: ObjectID?, to new: ObjectID) throws(MirrorError) -> ChangeCounts {
-        var counts = ChangeCounts()
-        for collection in try comparedCollections(from: old) {
+        try changesByCollection(from: old, to: new).values.reduce(ChangeCounts(), +)
+    }
+
+    /// ``changes(from:to:)`` for each collection either tree holds or the settings name.
+    func changesByCollection(from old: ObjectID?, to new: ObjectID) throws(MirrorError) -> [String: ChangeCounts] {
+        var counts: [String: ChangeCounts] = [:]
+        for collection in try comparedCollections(from: old, to: new) {
             let changes = try manifestChanges(collection, from: try manifestBlob(collection, in: old),
                                               to: try manifestBlob(collection, in: new))
-            counts = counts + ChangeCounts(try contentChanges(changes, in: collection, from: old, to: new))
+            counts[collection] = ChangeCounts(try contentChanges(changes, in: collection, from: old, to: new))
         }
         return counts
     }

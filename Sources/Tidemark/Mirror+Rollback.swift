@@ -38,17 +38,20 @@ extension Mirror {
         if !hard {
             // A manifest committed corrupt (the snapshot rolled back from, typically) leaves the
             // counts unknown: the rollback still goes ahead, as `--hard` would.
-            let counts: ChangeCounts
+            // By collection: one the restored snapshot holds and the branch's does not (dropped
+            // since) counts its items as new.
+            let byCollection: [String: ChangeCounts]
             do {
-                counts = try changes(from: head.tree, to: target.tree)
+                byCollection = try changesByCollection(from: head.tree, to: target.tree)
             } catch .corruptManifest {
-                counts = ChangeCounts()
+                byCollection = [:]
             }
+            let counts = byCollection.values.reduce(ChangeCounts(), +)
             var message = try snapshotMessage(restoring: target)
                 ?? SnapshotMessage(verb: "Rollback", upstream: settings.upstream, collections: [], counts: counts, items: 0)
             message.verb = "Rollback"
             message.counts = counts
-            message.perCollection = [:]
+            message.perCollection = byCollection
             message.listedAt = nil
             message.restores = targetID.hex
             var text = message.render()

@@ -277,9 +277,12 @@ public actor Mirror {
     }
 
     /// The collections whose changes between two trees count: the configured ones, and those
-    /// `old` holds that the settings no longer name (all their items are deleted).
-    func comparedCollections(from old: ObjectID?) throws(MirrorError) -> [String] {
-        settings.collections + (try unconfiguredCollections(in: old))
+    /// `old` holds that the settings no longer name (all their items are deleted), or `new` does
+    /// (a rollback to a snapshot that held them brings their items back).
+    func comparedCollections(from old: ObjectID?, to new: ObjectID? = nil) throws(MirrorError) -> [String] {
+        var names = settings.collections + (try unconfiguredCollections(in: old))
+        for name in try unconfiguredCollections(in: new) where !names.contains(name) { names.append(name) }
+        return names
     }
 
     /// Collections no longer configured, as a fetch from `base` over `head` meets them:
@@ -289,8 +292,10 @@ public actor Mirror {
     func droppedCollections(base: ObjectID?, head: ObjectID?, allowed: Bool) throws(MirrorError)
         -> (fromBase: [String], all: [String]) {
         let fromBase = try unconfiguredCollections(in: base)
-        if !allowed, let base, let name = fromBase.first {
-            throw .droppedCollection(name, items: try filePaths(under: name, in: base).count)
+        if !allowed, let base, !fromBase.isEmpty {
+            var counts: [Int] = []
+            for name in fromBase { counts.append(try filePaths(under: name, in: base).count) }
+            throw .droppedCollection(fromBase, items: counts)
         }
         return (fromBase, Set(fromBase + (try unconfiguredCollections(in: head))).sorted())
     }

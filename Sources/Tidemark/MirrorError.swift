@@ -49,7 +49,7 @@ public enum MirrorError: Error, CustomStringConvertible {
     case massDeletion(collection: String, deleting: Int, of: Int)
     /// A collection the snapshot holds is no longer configured: dropping it deletes all its
     /// items, which `--allow-mass-delete` allows.
-    case droppedCollection(String, items: Int)
+    case droppedCollection([String], items: [Int])
     /// A stored manifest is corrupt.
     case corruptManifest(collection: String, reason: String)
     /// An item id or collection name cannot be stored safely.
@@ -124,10 +124,16 @@ public enum MirrorError: Error, CustomStringConvertible {
                 + "\nRevert them ('git revert'), or run with --force to \(force)."
         case .massDeletion(let collection, let deleting, let total):
             return "refusing to delete \(deleting) of \(total) items of '\(collection)' (upstream listing empty or more than half missing); if upstream really lost them, run again with --allow-mass-delete"
-        case .droppedCollection(let collection, let items):
-            return "collection '\(collection)' (\(items) files) is in the snapshot but no longer in tidemark.collection: "
-                + "run again with --allow-mass-delete to remove its files from the snapshot (the history keeps them), "
-                + "or mirror it again with: git config --add tidemark.collection \(collection)"
+        case .droppedCollection(let collections, let items):
+            // Every one named: adding back only the first, while tidemark.collection is unset,
+            // would make it the only one, and the next run refuse for the others.
+            let named = zip(collections, items).map { "'\($0)' (\($1) file\($1 == 1 ? "" : "s"))" }
+            let one = collections.count == 1
+            return "collection\(one ? "" : "s") \(named.count == 2 ? named.joined(separator: " and ") : named.joined(separator: ", ")) "
+                + "\(one ? "is" : "are") in the snapshot but no longer in tidemark.collection: "
+                + "run again with --allow-mass-delete to remove \(one ? "its" : "their") files from the snapshot (the history keeps them), "
+                + "or mirror \(one ? "it" : "them") again with: "
+                + collections.map { "git config --add tidemark.collection \($0)" }.joined(separator: " && ")
         case .corruptManifest(let collection, let reason): return "manifest of '\(collection)' is corrupt: \(reason)"
         case .unsafeName(let message): return message
         case .unknownRevision(let revision): return "unknown revision '\(revision)'"

@@ -116,6 +116,34 @@ struct ConfigTests {
         }
     }
 
+    /// Every collection a fetch would drop is named, with the commands that keep them all (only
+    /// the first was, and adding it back while tidemark.collection was unset made it the only
+    /// one); a rollback to a snapshot that held a dropped collection counts its items as new (it
+    /// recorded "no changes").
+    @Test func everyDroppedCollectionIsNamedAndARollbackCountsTheirItems() async throws {
+        try await withScratch { root in
+            for folder in ["posts", "pages"] {
+                try FileManager.default.createDirectory(atPath: "\(root)/up/\(folder)", withIntermediateDirectories: true)
+                for index in 1...2 { try writeItem("\(root)/up/\(folder)", "\(folder)\(index)", lastModified: "2024-01-01T00:00:00Z") }
+            }
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m", "--collection", "posts", "--collection", "pages"], in: root).status == 0)
+            let mirror = root + "/m"
+            try await CLI.git(["config", "--unset-all", "tidemark.collection"], in: mirror)
+            let refused = try await CLI.tidemark(["fetch"], in: mirror)
+            #expect(refused.status == 1 && refused.stderr.contains(
+                "collections 'pages' (2 files) and 'posts' (2 files) are in the snapshot but no longer in tidemark.collection")
+                && refused.stderr.contains("git config --add tidemark.collection pages && git config --add tidemark.collection posts"),
+                "\(refused.stderr)")
+            try await CLI.git(["config", "--add", "tidemark.collection", "posts"], in: mirror)
+            #expect(try await CLI.tidemark(["sync", "-q", "--allow-mass-delete"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["rollback", "-q", "HEAD~1"], in: mirror).status == 0)
+            let log = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["log", "-n1", "--json"], in: mirror).stdout.utf8))
+            let snapshot = (log as? [[String: Any]])?.first
+            #expect(snapshot?["new"] as? Int == 2 && snapshot?["deleted"] as? Int == 0, "\(String(describing: snapshot))")
+            #expect(try await CLI.git(["log", "-1", "--format=%B"], in: mirror).contains("pages: 0 changed, 2 new, 0 deleted"))
+        }
+    }
+
     /// Settings changed with git config after the clone, as users (and a `git clone` of a mirror)
     /// leave them: no collection means the kind's default, a relative folder is the mirror's,
     /// git's boolean words work for fanout, and a value clone would refuse fails the fetch.
