@@ -82,9 +82,9 @@ extension Mirror {
         for item in items {
             let parts = item.split(separator: "/", maxSplits: 1).map(String.init)
             var found = false
-            if parts.count == 2, settings.collections.contains(parts[0]) {
+            if parts.count == 2, CollectionName.isValid(parts[0]) {
                 for tree in trees {
-                    if let entry = try manifest(parts[0], in: tree).entry(for: ItemID(parts[1])) {
+                    if let entry = try collectionManifest(parts[0], in: tree).entry(for: ItemID(parts[1])) {
                         paths.append("\(parts[0])/\(entry.path)")
                         found = true
                         break

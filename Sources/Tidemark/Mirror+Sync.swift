@@ -687,9 +687,9 @@ extension Mirror {
         var byPath: [String: [String: ItemID]] = [:]
         for path in paths {
             let parts = path.split(separator: "/", maxSplits: 1).map(String.init)
-            guard parts.count == 2, settings.collections.contains(parts[0]) else { names.append(path); continue }
+            guard parts.count == 2, CollectionName.isValid(parts[0]) else { names.append(path); continue }
             if byPath[parts[0]] == nil {
-                byPath[parts[0]] = Dictionary(try manifest(parts[0], in: tree).entries.map { ($0.path, $0.id) },
+                byPath[parts[0]] = Dictionary(try collectionManifest(parts[0], in: tree).entries.map { ($0.path, $0.id) },
                                               uniquingKeysWith: { a, _ in a })
             }
             if let id = byPath[parts[0]]?[parts[1]] {

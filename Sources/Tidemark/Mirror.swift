@@ -231,6 +231,14 @@ public actor Mirror {
         return try manifest(collection, blob: blob)
     }
 
+    /// ``manifest(_:in:)`` of a configured collection, or of one `tree` holds that the settings
+    /// no longer name (dropped since, its snapshots still hold it); empty for a folder that is
+    /// no collection, and for an unconfigured one whose manifest does not parse.
+    func collectionManifest(_ collection: String, in tree: ObjectID?) throws(MirrorError) -> Manifest {
+        if settings.collections.contains(collection) { return try manifest(collection, in: tree) }
+        return (try? manifest(collection, in: tree)) ?? Manifest()
+    }
+
     /// A parsed manifest, kept for the rest of this operation: a sync reads the same manifests
     /// (HEAD's, the upstream snapshot's) several times, and each is 100k lines on large mirrors.
     func manifest(_ collection: String, blob: ObjectID) throws(MirrorError) -> Manifest {

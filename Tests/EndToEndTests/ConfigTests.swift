@@ -136,6 +136,10 @@ struct ConfigTests {
                 "\(refused.stderr)")
             try await CLI.git(["config", "--add", "tidemark.collection", "posts"], in: mirror)
             #expect(try await CLI.tidemark(["sync", "-q", "--allow-mass-delete"], in: mirror).status == 0)
+            // The dropped collection's items are still items to diff (they matched nothing, exit 0).
+            let diff = try await CLI.tidemark(["diff", "--exit-code", "--name-status", "HEAD~1", "HEAD", "--", "pages/pages1"], in: mirror)
+            #expect(diff.status == 1 && diff.stdout == "D\tpages/pages1.json\n", "\(diff.stdout)")
+            #expect(try await CLI.tidemark(["diff", "--json", "HEAD~1", "HEAD"], in: mirror).stdout.contains("\"item\" : \"pages/pages2\""))
             #expect(try await CLI.tidemark(["rollback", "-q", "HEAD~1"], in: mirror).status == 0)
             let log = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["log", "-n1", "--json"], in: mirror).stdout.utf8))
             let snapshot = (log as? [[String: Any]])?.first
