@@ -51,6 +51,33 @@ extension Mirror {
         return problems
     }
 
+    /// The adapter options set (other than credentials) that the adapter refuses, each with its
+    /// message: the adapter is made with each alone (and the credential options), as a fetch
+    /// would make it, and shut down again; nothing is requested. None when it cannot be made
+    /// without them either (an upstream folder gone): that is no option's problem.
+    func adapterOptionProblems(skipping skipped: Set<String>) async -> [String: String] {
+        let credentials: Set<String> = ["tokenEnv", "tokenCommand", "basicEnv"]
+        var base = settings.upstreamConfiguration
+        base.options = base.options.filter { credentials.contains($0.key) && !skipped.contains($0.key) }
+        func refusal(_ configuration: UpstreamConfiguration) async -> String? {
+            do {
+                let upstream = try UpstreamFactory.make(configuration)
+                await upstream.shutdown()
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        guard await refusal(base) == nil else { return [:] }
+        var problems: [String: String] = [:]
+        for (key, value) in settings.options where !credentials.contains(key) {
+            var alone = base
+            alone.options[key] = value
+            problems[key] = await refusal(alone)
+        }
+        return problems
+    }
+
     /// The collection an upstream kind mirrors when none is configured.
     static func defaultCollection(kind: String) -> String? {
         ["dir": "items", "docusign": "templates", "wordpress": "posts", "rest": "items"][kind]
@@ -65,7 +92,7 @@ extension Mirror {
     ///     print(setting.key, setting.value ?? "")
     /// }
     /// ```
-    public func effectiveSettings() throws(MirrorError) -> [EffectiveSetting] {
+    public func effectiveSettings() async throws(MirrorError) -> [EffectiveSetting] {
         func isSet(_ key: String) throws(MirrorError) -> Bool {
             try mirrorErrors { try repository.configString("tidemark.\(key)") != nil }
         }
@@ -94,8 +121,11 @@ extension Mirror {
             result[index].problem = problem
         }
         let credentialProblems = Mirror.credentialProblems(settings.options)
+        let optionProblems = await adapterOptionProblems(skipping: Set(credentialProblems.keys))
         for option in MirrorSettings.adapterOptions {
-            if let problem = credentialProblems[option.key] {
+            if let problem = optionProblems[option.key], let value = settings.options[option.key] {
+                result.append(EffectiveSetting(key: "tidemark.\(option.key)", value: value, isDefault: false, problem: problem))
+            } else if let problem = credentialProblems[option.key] {
                 // Not shown: a value that is no variable name may be the token itself.
                 result.append(EffectiveSetting(key: "tidemark.\(option.key)", value: nil, isDefault: false, problem: problem))
             } else if let value = settings.options[option.key] {

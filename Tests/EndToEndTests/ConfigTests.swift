@@ -45,6 +45,7 @@ struct ConfigTests {
             #expect(human.contains("tidemark.jobs = 4\n") && human.contains("tidemark.overlap = 60 (default)\n"))
             #expect(human.contains("tidemark.refreshInterval (unset)\n") && !human.contains(token))
             #expect(try await CLI.tidemark(["config", "jobs"], in: mirror).stdout == "4\n")
+            #expect(try await CLI.tidemark(["config", "TIDEMARK.JOBS"], in: mirror).stdout == "4\n")  // as git: any case
             let unset = try await CLI.tidemark(["config", "tidemark.refreshInterval"], in: mirror)
             #expect(unset.status == 1 && unset.stdout.isEmpty && unset.stderr.isEmpty, "set, not read: as git config, silent")
             let otherKind = try await CLI.tidemark(["config", "sinceParam"], in: mirror)
@@ -102,6 +103,16 @@ struct ConfigTests {
             #expect(shown.status == 0 && shown.stdout.contains("tidemark.jobs = 0 (not usable: config tidemark.jobs must be"), "\(shown.stdout)")
             #expect(try await settings(mirror)["tidemark.jobs"]?.value == "0")
             #expect(try await CLI.tidemark(["fetch", "--jobs", "2"], in: mirror, environment: env).status == 0)
+
+            // An adapter option the adapter refuses is marked too (it was listed as usable).
+            try await CLI.git(["config", "tidemark.maxAttempts", "0"], in: mirror)
+            let attempts = try await CLI.tidemark(["config"], in: mirror)
+            #expect(attempts.stdout.contains("tidemark.maxAttempts = 0 (not usable: option maxAttempts must be a whole number from 1 to 20"),
+                    "\(attempts.stdout)")
+            let attemptsJSON = try await CLI.tidemark(["config", "--json"], in: mirror).stdout
+            #expect(attemptsJSON.contains("\"problem\" : \"option maxAttempts must be a whole number from 1 to 20, got '0'\""), "\(attemptsJSON)")
+            #expect(!attemptsJSON.contains("\"problem\" : \"option pageSize"), "pageSize 5 is usable: \(attemptsJSON)")
+            try await CLI.git(["config", "--unset", "tidemark.maxAttempts"], in: mirror)
 
             try await CLI.git(["config", "tidemark.refreshInterval", "5x"], in: mirror)
             #expect(try await CLI.tidemark(["config"], in: mirror).stdout.contains(

@@ -34,7 +34,8 @@ extension TidemarkCommand {
             let mirror = try root.openMirror()
             var settings = try await engine { () async throws(MirrorError) in try await mirror.effectiveSettings() }
             if let key {
-                let full = key.hasPrefix("tidemark.") ? key : "tidemark." + key
+                // git's section names ignore case: `TIDEMARK.JOBS` is `tidemark.jobs`.
+                let full = key.lowercased().hasPrefix("tidemark.") ? "tidemark." + key.dropFirst("tidemark.".count) : "tidemark." + key
                 let all = settings
                 settings = settings.filter { $0.key.lowercased() == full.lowercased() }
                 // A key tidemark never reads is most likely a typo: say so (still exit 1, and
