@@ -232,6 +232,10 @@ struct WalkthroughTests {
             #expect(diff.status == 128 && diff.stderr.contains("run 'tidemark fetch'"), "\(diff.stderr)")
             #expect(try await CLI.tidemark(["-C", "m", "fetch", "-q"], in: root).status == 0)
             #expect(try await CLI.tidemark(["-C", "m", "diff", "--exit-code"], in: root).status == 0)
+            // --quiet as git's: nothing printed, exit 1 on differences (it printed the patch, exit 0).
+            let quiet = try await CLI.tidemark(["-C", "m", "diff", "--quiet", "HEAD~1", "HEAD"], in: root)
+            #expect(quiet.status == 1 && quiet.stdout.isEmpty, "\(quiet.stdout)")
+            #expect(try await CLI.tidemark(["-C", "m", "diff", "-q"], in: root).status == 0)
         }
     }
 

@@ -58,10 +58,11 @@ extension TidemarkCommand {
             }
             if json {
                 emitJSON(DiffJSON(result))
-            } else {
+            } else if !output.quiet {
                 emit(format == .patch && output.useColor ? Self.colored(patch: result.text, output) : result.text)
             }
-            if exitCode && !result.entries.isEmpty { throw CommandFailure.silent(1) }
+            // As git's `diff --quiet`: nothing printed, and the exit status tells.
+            if (exitCode || output.quiet) && !result.entries.isEmpty { throw CommandFailure.silent(1) }
         }
 
         /// `patch` coloured as `git diff --color` colours one: each file's header lines bold, the
