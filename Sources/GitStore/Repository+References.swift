@@ -1,4 +1,5 @@
 import CLibGit2
+import Foundation
 
 extension Repository {
     /// The commit a reference points to (following symbolic refs), or nil when it does not exist
@@ -38,6 +39,25 @@ extension Repository {
         }
         if let reference { git_reference_free(reference) }
         try check(rc, "updating \(name)")
+        appendToExistingReflog(name, old: expected, new: target, message: message)
+    }
+
+    /// With `core.logAllRefUpdates` false, libgit2 writes no reflog entry, where git still appends
+    /// to a reflog that exists (so `main@{1}` names the tip before a sync): the entry is appended
+    /// here then. Best effort: a failure leaves the reflog as it was.
+    private func appendToExistingReflog(_ name: String, old: ObjectID?, new: ObjectID, message: String) {
+        guard let setting = try? configString("core.logAllRefUpdates"),
+              ["false", "no", "off", "0"].contains(setting.lowercased()),
+              FileManager.default.fileExists(atPath: gitDirectory + "logs/" + name) else { return }
+        var signature: UnsafeMutablePointer<git_signature>?
+        if git_signature_default(&signature, pointer) != 0 { _ = git_signature_now(&signature, "unknown", "unknown") }
+        guard let signature else { return }
+        defer { git_signature_free(signature) }
+        var log: OpaquePointer?
+        guard git_reflog_read(&log, pointer, name) == 0, let log else { return }
+        defer { git_reflog_free(log) }
+        var id = new.raw
+        if git_reflog_append(log, &id, signature, message) == 0 { _ = git_reflog_write(log) }
     }
 
     /// True when `name` is a valid reference name (`git check-ref-format`).

@@ -57,6 +57,23 @@ struct ReferenceTests {
         }
     }
 
+    /// With `core.logAllRefUpdates` false, a reflog that exists is appended to, as git appends to
+    /// it (libgit2 wrote nothing, so `main@{1}` missed the tip before a sync); none is created.
+    @Test func anExistingReflogIsAppendedToWhenLogAllRefUpdatesIsFalse() async throws {
+        try await withScratch { path in
+            let created = try Repository.create(at: path + "/repo")
+            let (one, two) = try twoCommits(created)
+            try created.updateReference("refs/heads/main", to: one, expected: nil, message: "create")
+            _ = try git(["config", "core.logAllRefUpdates", "false"], in: path + "/repo")
+            let repository = try Repository.open(at: path + "/repo", search: false)
+            try repository.updateReference("refs/heads/main", to: two, expected: one, message: "advance")
+            #expect(try repository.reflog("refs/heads/main").map(\.message) == ["advance", "create"])
+            #expect(try git(["rev-parse", "main@{1}"], in: path + "/repo").hasPrefix(one.hex))
+            try repository.updateReference("refs/heads/other", to: two, expected: nil, message: "new")
+            #expect(!FileManager.default.fileExists(atPath: path + "/repo/.git/logs/refs/heads/other"))
+        }
+    }
+
     @Test func referenceNamesAreValidated() {
         #expect(Repository.isValidReferenceName("refs/tidemark/upstream"))
         #expect(!Repository.isValidReferenceName("refs/tidemark/../x"))
