@@ -175,7 +175,6 @@ extension Mirror {
         // The plan's tree is not built: the last fetched snapshot stands in for it, so a change
         // of the user's own that upstream made too (an item both deleted) is not one undone.
         let fetched = try upstreamCommit()
-        let undone = try ownChangesUndone(head: head, by: fetched?.tree, force: options.force, branch: try checkedOutBranch())
         let base = fetched ?? head
         var counts = ChangeCounts()
         var downloads = 0
@@ -248,6 +247,18 @@ extension Mirror {
             deleted.formUnion(gone)
             if !gone.isEmpty { changedCollections.append(name) }
         }
+        // Commits of the user's own that the sync would undo: against the fetched snapshot and what
+        // the listing changes since (the manifests of the collections that change, the items it
+        // writes, and those it deletes that HEAD still holds: one the user deleted too is no undo).
+        var changing = Set(changedCollections.map(Mirror.manifestPath))
+        for path in paths where !deleted.contains(path) { changing.insert(path) }
+        if let head {
+            for path in deleted where try mirrorErrors({ try repository.treeEntry(at: path, in: head.tree) }) != nil {
+                changing.insert(path)
+            }
+        }
+        let undone = try ownChangesUndone(head: head, by: fetched?.tree, alsoChanging: changing,
+                                          force: options.force, branch: try checkedOutBranch())
         // What the sync would refuse, refused here too: the plan of a run that cannot happen
         // would mislead (a script checking with --dry-run first). Not while a killed run's sync
         // is unfinished: the files it wrote differ from HEAD, and the sync finishes it first.
@@ -490,8 +501,9 @@ extension Mirror {
     /// tidemark snapshot and the commits made since the last one (first parents) change paths
     /// that a tree `undoneBy` sets back (a dry run passes the last fetched snapshot's); any path
     /// they change when `undoneBy` is nil. A snapshot tip (the usual case) costs one message parse.
-    func checkOwnCommits(head: Commit, undoneBy target: ObjectID?, branch: String, by command: String = "sync") throws(MirrorError) {
-        let (commits, paths) = try ownCommits(head: head, undoneBy: target)
+    func checkOwnCommits(head: Commit, undoneBy target: ObjectID?, alsoChanging more: Set<String> = [], branch: String,
+                         by command: String = "sync") throws(MirrorError) {
+        let (commits, paths) = try ownCommits(head: head, undoneBy: target, alsoChanging: more)
         guard !paths.isEmpty else { return }
         throw .ownCommits(branch: Mirror.shortBranchName(branch), commits: commits,
                           items: (try? describe(paths: paths, in: head.tree)) ?? paths, by: command)
@@ -499,18 +511,24 @@ extension Mirror {
 
     /// The paths of commits of the user's own that `target` sets back, which `--force` undoes;
     /// without it, refuses them (``checkOwnCommits(head:undoneBy:branch:by:)``).
-    func ownChangesUndone(head: Commit?, by target: ObjectID?, force: Bool, branch: String) throws(MirrorError) -> [String] {
+    ///
+    /// - Parameter more: paths the run changes besides those where `target` differs from HEAD (a
+    ///   dry run's: what its listing changes, which the last fetched snapshot standing in for the
+    ///   target does not hold).
+    func ownChangesUndone(head: Commit?, by target: ObjectID?, alsoChanging more: Set<String> = [], force: Bool,
+                          branch: String) throws(MirrorError) -> [String] {
         guard let head else { return [] }
         guard force else {
-            try checkOwnCommits(head: head, undoneBy: target, branch: branch)
+            try checkOwnCommits(head: head, undoneBy: target, alsoChanging: more, branch: branch)
             return []
         }
-        return try ownCommits(head: head, undoneBy: target).paths
+        return try ownCommits(head: head, undoneBy: target, alsoChanging: more).paths
     }
 
     /// The commits ``checkOwnCommits(head:undoneBy:branch:by:)`` refuses (`short-id subject`) and the
     /// paths they change that `target` sets back; both empty when there are none.
-    func ownCommits(head: Commit, undoneBy target: ObjectID?) throws(MirrorError) -> (commits: [String], paths: [String]) {
+    func ownCommits(head: Commit, undoneBy target: ObjectID?, alsoChanging more: Set<String> = []) throws(MirrorError)
+        -> (commits: [String], paths: [String]) {
         var own: [Commit] = []
         var snapshotTree: ObjectID?
         var snapshotsByTree: [ObjectID: [Commit]]?
@@ -546,7 +564,7 @@ extension Mirror {
                               + "then run the command again")
         }
         if let target {
-            let undone = Set(try mirrorErrors { try repository.diffTrees(head.tree, target).deltas.map(\.path) })
+            let undone = Set(try mirrorErrors { try repository.diffTrees(head.tree, target).deltas.map(\.path) }).union(more)
             paths = paths.filter(undone.contains)
         }
         guard !paths.isEmpty else { return ([], []) }

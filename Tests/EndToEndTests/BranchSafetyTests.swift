@@ -872,4 +872,26 @@ struct BranchSafetyTests {
             }
         }
     }
+
+    /// A revert of a rollback is a commit of the user's that restores the manifest of the
+    /// snapshot before it; the next sync, whose listing changes that manifest again, undoes it.
+    /// The dry run refuses it as the sync does (it compared with the last fetched snapshot only,
+    /// whose manifest the revert matches, and printed a plan the sync refused).
+    @Test func theDryRunCountsTheManifestsItsListingChangesAgainstCommitsOfYourOwn() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
+            try writeItem(upstream, "i2", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["rollback", "-q", "HEAD~1"], in: mirror).status == 0)
+            let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
+            #expect(try await CLI.run("/usr/bin/git", git + ["revert", "--no-edit", "HEAD"], in: mirror).status == 0)
+            try writeItem(upstream, "i1", lastModified: "2021-07-01T00:00:00Z", extra: #", "v": 3"#)
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("commits of your own"), "\(arguments): \(refused.stdout) \(refused.stderr)")
+            }
+            let forced = try await CLI.tidemark(["sync", "--dry-run", "--force"], in: mirror)
+            #expect(forced.status == 0 && forced.stdout.contains("undo your own commits"), "\(forced.stdout)")
+        }
+    }
 }
