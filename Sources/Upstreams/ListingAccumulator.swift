@@ -160,6 +160,30 @@ extension Listing {
     }
 }
 
+/// `first`, an incremental listing (changes since the watermark) over several pages, read a
+/// second time: an item deleted upstream while its pages were read shifts the rows after it, so
+/// a changed one at a page boundary can go unlisted, and the watermark would then pass it for
+/// good. Items either reading lists are kept; one only the second lists, or listed at two
+/// versions, marks the listing as changed while paged (the watermark stays).
+func confirmingIncremental(_ first: ListingPass, again: () async throws -> ListingPass) async throws -> ListingPass {
+    guard first.pages > 1 else { return first }
+    let second = try await again()
+    var versions = [ItemID: Timestamp](minimumCapacity: first.items.count)
+    for item in first.items { versions[item.id] = item.lastModified }
+    var items = first.items
+    var changed = first.changedWhilePaging || second.changedWhilePaging
+    for item in second.items {
+        if let version = versions[item.id] {
+            if version.raw != item.lastModified.raw, version != item.lastModified { changed = true }
+        } else {
+            items.append(item)
+            changed = true
+        }
+    }
+    return ListingPass(items: items, complete: false, changedWhilePaging: changed,
+                       pages: first.pages + second.pages, upstreamTime: first.upstreamTime ?? second.upstreamTime)
+}
+
 /// `first`, once the deletions it implies are confirmed: when it is a complete listing over
 /// several pages that leaves cached items out (a complete listing deletes those).
 ///

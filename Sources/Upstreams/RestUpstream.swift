@@ -101,12 +101,15 @@ public struct RestUpstream: Upstream {
             incremental = true
         }
         // Paging gives no total to check: the deletions a listing over several pages implies
-        // are confirmed (``confirmingDeletions(_:cached:collection:exists:again:)``).
-        let pass = try await confirmingDeletions(try await listPages(from: base, collection: collection, incremental: incremental),
-                                                 cached: cached, collection: collection,
-                                                 exists: itemURL == nil ? nil : { id in try await exists(id) }) {
-            try await listPages(from: base, collection: collection, incremental: incremental)
-        }
+        // are confirmed (``confirmingDeletions(_:cached:collection:exists:again:)``), and an
+        // incremental one is read twice (``confirmingIncremental(_:again:)``).
+        let first = try await listPages(from: base, collection: collection, incremental: incremental)
+        let pass = incremental
+            ? try await confirmingIncremental(first) { try await listPages(from: base, collection: collection, incremental: true) }
+            : try await confirmingDeletions(first, cached: cached, collection: collection,
+                                            exists: itemURL == nil ? nil : { id in try await exists(id) }) {
+                try await listPages(from: base, collection: collection, incremental: incremental)
+            }
         return Listing(pass, requests: session.statistics.requests - before)
     }
 
@@ -152,7 +155,8 @@ public struct RestUpstream: Upstream {
                 throw UpstreamError.malformedListing(
                     collection: collection,
                     reason: "page \(pageNumber) repeats the items of earlier pages: "
-                        + "does the server support paging=\(paging == .page ? "page" : "offset")?")
+                        + "does the server support paging=\(paging == .page ? "page" : "offset")? (Or items changed upstream while "
+                        + "the pages were read, shifting them: then the next run gets through.)")
             }
             switch paging {
             case .none:
