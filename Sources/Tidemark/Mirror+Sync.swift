@@ -216,10 +216,10 @@ extension Mirror {
                     paths.append(file)
                     continue
                 }
-                // A new version with the same body (a body the listing carries) changes the
-                // manifest, not the file: the sync neither counts it, writes it nor checks it.
-                if let head, let body = item.body, let canonical = try? CanonicalJSON.canonicalize(body),
-                   try mirrorErrors({ try repository.treeEntry(at: file, in: head.tree) })?.id == ObjectID.hashBlob(canonical) {
+                // A new version with the same body (one the listing carries, or the fetched one)
+                // changes the manifest, not the file: the sync neither counts it, writes it nor
+                // checks it.
+                if let head, let blob = planned[file], try mirrorErrors({ try repository.treeEntry(at: file, in: head.tree) })?.id == blob {
                     continue
                 }
                 counts.changed += 1

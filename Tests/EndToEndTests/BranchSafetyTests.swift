@@ -894,4 +894,22 @@ struct BranchSafetyTests {
             #expect(forced.status == 0 && forced.stdout.contains("undo your own commits"), "\(forced.stdout)")
         }
     }
+
+    /// An item upstream touched (a new version, the same bytes) and fetched, edited locally: the
+    /// sync does not write its file, so neither it nor its dry run refuses the edit (the dry run
+    /// did, the body being known only from the fetched snapshot).
+    @Test func aFetchedNewVersionWithTheSameBodyIsNoChangeToTheDryRun() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
+            var later = [timespec(tv_sec: time(nil) + 5, tv_nsec: 0), timespec(tv_sec: time(nil) + 5, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, upstream + "/i1.json", &later, 0) == 0)
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
+            try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let result = try await CLI.tidemark(arguments, in: mirror)
+                #expect(result.status == 0, "\(arguments): \(result.stdout) \(result.stderr)")
+            }
+            #expect(Self.contents(mirror + "/items/i1.json") == "{\"mine\": 1}\n")
+        }
+    }
 }
