@@ -272,9 +272,7 @@ extension Mirror {
             let names = Dictionary(added.map { ($0.path, $0.name) }, uniquingKeysWith: { a, _ in a })
             let inTheWay = try untrackedPaths(among: added.map(\.path), head: head.tree).map { Mirror.inTheWay(names[$0]!) }
             let affected = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath),
-                                          targetBlob: { planned[$0] }) {
-                deleted.contains($0)
-            } + inTheWay
+                                          targetBlob: { planned[$0] }, deletedByTarget: { deleted.contains($0) }) + inTheWay
             if !options.force, !affected.isEmpty { throw .localEdits(affected) }
             overwritten = affected
         }
@@ -395,12 +393,16 @@ extension Mirror {
             let unmerged = try mirrorErrors { try repository.unmergedPaths() }
             if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
         }
+        // Files already holding the target's version, or staged as new (after `git reset --soft`):
+        // the untracked files in the way are looked for before the checkout meets them, which
+        // would have put those files back to HEAD's version on its way out.
+        var unusual = false
         let edited = try localEdits(in: head, among: changed, targetBlob: { (path) throws(MirrorError) in
             try mirrorErrors { try repository.treeEntry(at: path, in: target)?.id }
-        }) { (path) throws(MirrorError) in
+        }, holdingTarget: { _ in unusual = true }, deletedByTarget: { (path) throws(MirrorError) in
             try mirrorErrors { try repository.treeEntry(at: path, in: target) } == nil
-        }
-        let found = untracked == .always || !edited.isEmpty
+        })
+        let found = untracked == .always || !edited.isEmpty || unusual
             ? edited + (try untrackedInTheWay(of: changed, head: head, target: target)) : edited
         if !force, !found.isEmpty { throw .localEdits(found) }
         return found
@@ -459,6 +461,7 @@ extension Mirror {
     /// deletes too is no edit: nothing of the user's is lost (git's checkout takes it as well).
     func localEdits(in tree: ObjectID, among paths: [String],
                     targetBlob: (String) throws(MirrorError) -> ObjectID? = { _ in nil },
+                    holdingTarget: (String) -> Void = { _ in },
                     deletedByTarget: (String) throws(MirrorError) -> Bool = { _ in false }) throws(MirrorError) -> [String] {
         guard !paths.isEmpty else { return [] }
         let wanted = Set(paths)
@@ -473,9 +476,15 @@ extension Mirror {
             // Edited into the very version the run writes (`git reset --soft`, a copy by hand): the
             // checkout leaves it, and nothing is lost. (A file new to the target is still in the
             // way of libgit2's checkout: named by the untracked check.)
-            if delta.status == .modified, holds(try targetBlob(delta.path), at: delta.path) { continue }
+            if delta.status == .modified, holds(try targetBlob(delta.path), at: delta.path) {
+                holdingTarget(delta.path)
+                continue
+            }
             // A file `tree` lacks (staged as new): the untracked check names it as in the way.
-            if delta.status == .added { continue }
+            if delta.status == .added {
+                holdingTarget(delta.path)
+                continue
+            }
             edited.append(delta.path)
         }
         // Edited files git is told not to look at (assume-unchanged, skip-worktree), which the

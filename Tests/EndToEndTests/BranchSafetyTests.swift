@@ -847,11 +847,16 @@ struct BranchSafetyTests {
             try writeItem(upstream, "n1", lastModified: "2021-07-01T00:00:00Z")
             #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
             #expect(try await CLI.run("/usr/bin/git", ["reset", "-q", "--soft", "HEAD~1"], in: mirror).status == 0)
+            let staged = try await CLI.git(["status", "--porcelain"], in: mirror)
+            let manifest = FileManager.default.contents(atPath: mirror + "/.tidemark/items.manifest")
             for arguments in [["sync", "--dry-run"], ["sync"]] {
                 let refused = try await CLI.tidemark(arguments, in: mirror)
                 #expect(refused.status == 1 && refused.stderr.contains("overwritten by sync:\n\titems/n1 (untracked file in the way)\nCopy"),
                         "\(arguments): \(refused.stderr)")
             }
+            // Refused before the checkout, which put the staged manifest back to HEAD's on its way out.
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == staged)
+            #expect(FileManager.default.contents(atPath: mirror + "/.tidemark/items.manifest") == manifest)
 
             // The dry run judges by what the sync writes, known from the listing's bodies, not by
             // the last fetched snapshot: a file copied by hand from upstream passes both; a file
