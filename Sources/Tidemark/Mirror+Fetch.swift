@@ -101,7 +101,10 @@ extension Mirror {
         crashPoint("fetch-start")
         let head = try headCommit()
         let previous = try upstreamCommit()
-        let base = previous ?? head
+        // Never fetched (a `git clone` of a mirror): the last snapshot on the branch, below any
+        // commits of the user's own, which would otherwise pass for upstream's content.
+        var base = previous
+        if base == nil { base = try lastSnapshot(from: head) ?? head }
         let baseMessage = base.flatMap { SnapshotMessage.parse($0.message) }
         // When this fetch started: its snapshot's Tidemark-Listed-At, and the latest watermark
         // any of its collections may get.

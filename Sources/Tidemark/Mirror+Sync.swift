@@ -175,7 +175,8 @@ extension Mirror {
         // The plan's tree is not built: the last fetched snapshot stands in for it, so a change
         // of the user's own that upstream made too (an item both deleted) is not one undone.
         let fetched = try upstreamCommit()
-        let base = fetched ?? head
+        var base = fetched
+        if base == nil { base = try lastSnapshot(from: head) ?? head }
         var counts = ChangeCounts()
         var downloads = 0
         var paths: [String] = []

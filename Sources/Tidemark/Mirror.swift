@@ -207,6 +207,22 @@ public actor Mirror {
         return nil
     }
 
+    /// The newest snapshot on `head`'s first-parent line whose tree is the one tidemark wrote (or
+    /// a snapshot only reworded since): what upstream held, below the commits of the user's own.
+    func lastSnapshot(from head: Commit?) throws(MirrorError) -> Commit? {
+        guard var commit = head else { return nil }
+        var snapshotsByTree: [ObjectID: [Commit]]?
+        for _ in 0..<1000 {
+            if let written = upstreamTree(of: commit), written == commit.tree { return commit }
+            if SnapshotMessage.parse(commit.message) == nil, try copiedSnapshot(commit, snapshotsByTree: &snapshotsByTree) != nil {
+                return commit
+            }
+            guard let parent = (try? firstParent(of: commit)) ?? nil else { return nil }
+            commit = parent
+        }
+        return nil
+    }
+
     /// Moves `refs/tidemark/upstream` forward to ``newerSnapshotOnHead(than:)`` when there is
     /// one, before a fetch or sync builds on it (under the run lock).
     func catchUpUpstreamRef() throws(MirrorError) {

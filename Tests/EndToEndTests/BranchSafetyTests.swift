@@ -917,4 +917,30 @@ struct BranchSafetyTests {
             #expect(Self.contents(mirror + "/items/i1.json") == "{\"mine\": 1}\n")
         }
     }
+
+    /// A `git clone` of a mirror that never fetched, with a commit of the user's on top: the
+    /// first fetch builds on the last snapshot, not on that commit, so the sync refuses it by
+    /// name (the commit's edits passed for upstream's content: the sync went through, the mirror
+    /// differing from upstream, with status clean).
+    @Test func theFirstFetchOfAGitCloneDoesNotTakeCommitsOfYourOwnForUpstreams() async throws {
+        try await withScratch { root in
+            let (upstream, _) = try await CrashTests.cloned(3, in: root)
+            #expect(try await CLI.run("/usr/bin/git", ["clone", "-q", "m", "c"], in: root).status == 0)
+            let copy = root + "/c"
+            #expect(try await CLI.run("/usr/bin/git", ["config", "tidemark.upstream", "dir:" + upstream], in: copy).status == 0)
+            try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: copy + "/items/i1.json"))
+            let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
+            #expect(try await CLI.run("/usr/bin/git", git + ["commit", "-q", "-am", "Mine"], in: copy).status == 0)
+            try writeItem(upstream, "i2", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let refused = try await CLI.tidemark(arguments, in: copy)
+                #expect(refused.status == 1 && refused.stderr.contains("Mine") && refused.stderr.contains("\titems/i1\n"),
+                        "\(arguments): \(refused.stdout) \(refused.stderr)")
+            }
+            #expect(try await CLI.tidemark(["sync", "-q", "--force"], in: copy).status == 0)
+            #expect(!Self.contents(copy + "/items/i1.json").contains("mine"))
+            #expect(Self.contents(copy + "/items/i2.json").contains("\"v\": 2"))
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: copy).stdout == "")
+        }
+    }
 }
