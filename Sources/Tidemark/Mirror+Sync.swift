@@ -136,11 +136,14 @@ extension Mirror {
     /// A dry run of `sync --offline`: what applying the last fetched snapshot would change and
     /// refuse, without contacting upstream (as the sync does not).
     func planOfflineSync(_ options: SyncOptions) throws(MirrorError) -> SyncReport {
+        // The sync first finishes a sync a killed run left (refusing what that would write
+        // over), then applies the last fetch to the branch as that leaves it.
+        var head = try headCommit()
         if let journal = readState("sync-journal"), let (old, target, _) = try unfinishedSync(journal) {
             _ = try unfinishedCheckout(from: old, to: target, force: options.force)
+            head = target
         }
         guard let upstream = try upstreamCommit() else { throw .unknownRevision(Mirror.upstreamRef) }
-        let head = try headCommit()
         guard let head, head.tree != upstream.tree else {
             return SyncReport(outcome: .planned, fetch: nil, counts: try changes(from: head?.tree, to: upstream.tree),
                               paths: [], previous: head?.id, current: nil, plannedDownloads: 0)
