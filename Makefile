@@ -3,7 +3,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BIN := .build/debug
 
-.PHONY: deps build release test demo demo-dir completions man bench bench-smoke bench-tools fuzz fuzz-smoke clean
+.PHONY: deps build release test demo demo-dir completions man bench bench-smoke bench-tools fuzz fuzz-smoke soak clean
 FUZZ_SECONDS ?= 60
 
 ## deps: install libgit2-dev, libdeflate-dev and pkg-config when pkg-config cannot find them
@@ -82,6 +82,17 @@ fuzz:
 ## fuzz-smoke: each fuzz target for 15 s (run by .ci/run)
 fuzz-smoke:
 	FUZZ_SECONDS=15 bash Scripts/fuzz.sh
+
+## soak: the randomized consistency soak (Scripts/soak.py) on the release build, SOAK_SEEDS seeds
+## (default 20) of SOAK_STEPS random steps (default 250; about 15 s a seed); fails on a violation
+SOAK_SEEDS ?= 20
+SOAK_STEPS ?= 250
+soak: deps release
+	@failed=0; for seed in $$(seq 1 $(SOAK_SEEDS)); do \
+	  rm -f /tmp/tidemark-soak/s$$seed-*.sh; \
+	  python3 Scripts/soak.py $$seed $(SOAK_STEPS) /tmp/tidemark-soak/s$$seed | tail -1; \
+	  ls /tmp/tidemark-soak/s$$seed-*.sh >/dev/null 2>&1 && failed=1; \
+	done; exit $$failed
 
 clean:
 	rm -rf .build
