@@ -168,6 +168,15 @@ extension Listing {
 func confirmingIncremental(_ first: ListingPass, again: () async throws -> ListingPass) async throws -> ListingPass {
     guard first.pages > 1 else { return first }
     let second = try await again()
+    let both = merged(first, second)
+    return ListingPass(items: both.items, complete: false, changedWhilePaging: both.changed || both.added,
+                       pages: first.pages + second.pages, upstreamTime: first.upstreamTime ?? second.upstreamTime)
+}
+
+/// Two readings of one listing taken together: the first's items, then those only the second
+/// lists (`added`); `changed` when either reading saw items change while paged, or an item has
+/// another version in the second (upstream changed it meanwhile).
+private func merged(_ first: ListingPass, _ second: ListingPass) -> (items: [ListedItem], changed: Bool, added: Bool) {
     var versions = [ItemID: Timestamp](minimumCapacity: first.items.count)
     for item in first.items { versions[item.id] = item.lastModified }
     var items = first.items
@@ -177,11 +186,9 @@ func confirmingIncremental(_ first: ListingPass, again: () async throws -> Listi
             if version.raw != item.lastModified.raw, version != item.lastModified { changed = true }
         } else {
             items.append(item)
-            changed = true
         }
     }
-    return ListingPass(items: items, complete: false, changedWhilePaging: changed,
-                       pages: first.pages + second.pages, upstreamTime: first.upstreamTime ?? second.upstreamTime)
+    return (items, changed, items.count > first.items.count)
 }
 
 /// `first`, once the deletions it implies are confirmed: when it is a complete listing over
@@ -214,19 +221,8 @@ func confirmingDeletions(_ first: ListingPass, cached: some CachedVersions, coll
         if !answers { return first }
     }
     let second = try await again()
-    var versions = [ItemID: Timestamp](minimumCapacity: first.items.count)
-    for item in first.items { versions[item.id] = item.lastModified }
-    var items = first.items
-    var changed = first.changedWhilePaging || second.changedWhilePaging
-    for item in second.items {
-        if let version = versions[item.id] {
-            // Another version of an item the first reading listed: upstream changed meanwhile.
-            if version.raw != item.lastModified.raw, version != item.lastModified { changed = true }
-        } else {
-            items.append(item)
-        }
-    }
+    let both = merged(first, second)
     // Upstream's time when the first reading started: what either reading missed changed later.
-    return ListingPass(items: items, complete: second.complete && !changed, changedWhilePaging: changed,
+    return ListingPass(items: both.items, complete: second.complete && !both.changed, changedWhilePaging: both.changed,
                        pages: first.pages + second.pages, upstreamTime: first.upstreamTime ?? second.upstreamTime)
 }
