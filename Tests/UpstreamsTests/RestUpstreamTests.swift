@@ -61,7 +61,9 @@ import TidemarkFixtures
                 let before = Date()
                 let listing = try await rest.list(collection: "items", since: nil, cached: .none)
                 let time = try #require(listing.upstreamTime)
-                #expect(time.date >= before.addingTimeInterval(-2) && time.date <= Date(), "\(time.raw)")
+                // The server's clock, to the second, from a date cache it refreshes every second
+                // (late on a loaded machine): now, give or take, not the items' 2018 dates.
+                #expect(time.date >= before.addingTimeInterval(-60) && time.date <= Date().addingTimeInterval(2), "\(time.raw)")
                 #expect(listing.requests == 4)
             }
         }
