@@ -102,9 +102,10 @@ extension Mirror {
         let head = try headCommit()
         let previous = try upstreamCommit()
         // Never fetched (a `git clone` of a mirror): the last snapshot on the branch, below any
-        // commits of the user's own, which would otherwise pass for upstream's content.
+        // commits of the user's own, which would otherwise pass for upstream's content; none
+        // when the branch holds no snapshot (every item is then listed as new).
         var base = previous
-        if base == nil { base = try lastSnapshot(from: head) ?? head }
+        if base == nil { base = try lastSnapshot(from: head) }
         let baseMessage = base.flatMap { SnapshotMessage.parse($0.message) }
         // When this fetch started: its snapshot's Tidemark-Listed-At, and the latest watermark
         // any of its collections may get.

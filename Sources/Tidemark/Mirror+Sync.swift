@@ -179,7 +179,7 @@ extension Mirror {
         // of the user's own that upstream made too (an item both deleted) is not one undone.
         let fetched = try upstreamCommit()
         var base = fetched
-        if base == nil { base = try lastSnapshot(from: head) ?? head }
+        if base == nil { base = try lastSnapshot(from: head) }
         var counts = ChangeCounts()
         var downloads = 0
         var paths: [String] = []
