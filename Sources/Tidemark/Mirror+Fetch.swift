@@ -100,7 +100,8 @@ extension Mirror {
     func fetchLocked(_ options: FetchOptions, from upstream: any Upstream) async throws(MirrorError) -> FetchReport {
         crashPoint("fetch-start")
         let head = try headCommit()
-        let previous = try upstreamCommit()
+        // Moved up to any newer snapshot on the branch by its callers (``catchUpUpstreamRef()``).
+        let previous = try trackedUpstreamCommit()
         // Never fetched (a `git clone` of a mirror): the last snapshot on the branch, below any
         // commits of the user's own, which would otherwise pass for upstream's content; none
         // when the branch holds no snapshot (every item is then listed as new).

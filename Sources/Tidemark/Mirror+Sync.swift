@@ -267,18 +267,16 @@ extension Mirror {
         // would mislead (a script checking with --dry-run first). Not while a killed run's sync
         // is unfinished: the files it wrote differ from HEAD, and the sync finishes it first.
         // With --force, what it would write over instead, said before it does.
+        // The target's blobs are those the listing gives (`planned`), its new items named as listed.
         var overwritten: [String] = []
         if let head, !changedCollections.isEmpty, unfinished == nil {
-            if !options.force {
-                let unmerged = try mirrorErrors { try repository.unmergedPaths() }
-                if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
-            }
             let names = Dictionary(added.map { ($0.path, $0.name) }, uniquingKeysWith: { a, _ in a })
-            let inTheWay = try untrackedPaths(among: added.map(\.path), head: head.tree).map { Mirror.inTheWay(names[$0]!) }
-            let affected = try localEdits(in: head.tree, among: paths + changedCollections.map(Mirror.manifestPath),
-                                          targetBlob: { planned[$0] }, deletedByTarget: { deleted.contains($0) }) + inTheWay
-            if !options.force, !affected.isEmpty { throw .localEdits(affected) }
-            overwritten = affected
+            overwritten = try changesInTheWay(
+                from: head.tree, among: paths + changedCollections.map(Mirror.manifestPath), force: options.force, untracked: .always,
+                targetBlob: { planned[$0] }, deletedByTarget: { deleted.contains($0) },
+                inTheWay: { () throws(MirrorError) in
+                    try untrackedPaths(among: added.map(\.path), head: head.tree).map { Mirror.inTheWay(names[$0]!) }
+                })
         }
         var report = SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: Array(Set(paths + undone)).sorted(),
                                 previous: head?.id, current: nil, plannedDownloads: downloads,
@@ -293,7 +291,8 @@ extension Mirror {
     /// - Parameter fetch: the fetch this run just made, whose comparisons are reused when HEAD
     ///   and the upstream-tracking ref are still where that fetch left them.
     func apply(force: Bool, after fetch: FetchReport? = nil) throws(MirrorError) -> SyncReport {
-        guard let upstream = try upstreamCommit() else {
+        // The sync moved the ref up to any newer snapshot on the branch (``catchUpUpstreamRef()``).
+        guard let upstream = try trackedUpstreamCommit() else {
             throw .unknownRevision(Mirror.upstreamRef)
         }
         let head = try headCommit()
@@ -393,6 +392,23 @@ extension Mirror {
     /// which libgit2's checkout cannot start over; with it they are returned, to be named.
     func changesInTheWay(from head: ObjectID, to target: ObjectID, among changed: [String], force: Bool,
                          untracked: UntrackedCheck) throws(MirrorError) -> [String] {
+        try changesInTheWay(from: head, among: changed, force: force, untracked: untracked,
+                            targetBlob: { (path) throws(MirrorError) in
+                                try mirrorErrors { try repository.treeEntry(at: path, in: target)?.id }
+                            },
+                            deletedByTarget: { (path) throws(MirrorError) in
+                                try mirrorErrors { try repository.treeEntry(at: path, in: target) } == nil
+                            },
+                            inTheWay: { () throws(MirrorError) in try untrackedInTheWay(of: changed, head: head, target: target) })
+    }
+
+    /// ``changesInTheWay(from:to:among:force:untracked:)`` with the target given by what it holds
+    /// at each path (`targetBlob`, nil when not known: a dry run's item to download) and the
+    /// untracked files in its way, named for a refusal (`inTheWay`).
+    func changesInTheWay(from head: ObjectID, among changed: [String], force: Bool, untracked: UntrackedCheck,
+                         targetBlob: (String) throws(MirrorError) -> ObjectID?,
+                         deletedByTarget: (String) throws(MirrorError) -> Bool,
+                         inTheWay: () throws(MirrorError) -> [String]) throws(MirrorError) -> [String] {
         if !force {
             let unmerged = try mirrorErrors { try repository.unmergedPaths() }
             if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
@@ -401,13 +417,9 @@ extension Mirror {
         // the untracked files in the way are looked for before the checkout meets them, which
         // would have put those files back to HEAD's version on its way out.
         var unusual = false
-        let edited = try localEdits(in: head, among: changed, targetBlob: { (path) throws(MirrorError) in
-            try mirrorErrors { try repository.treeEntry(at: path, in: target)?.id }
-        }, holdingTarget: { _ in unusual = true }, deletedByTarget: { (path) throws(MirrorError) in
-            try mirrorErrors { try repository.treeEntry(at: path, in: target) } == nil
-        })
-        let found = untracked == .always || !edited.isEmpty || unusual
-            ? edited + (try untrackedInTheWay(of: changed, head: head, target: target)) : edited
+        let edited = try localEdits(in: head, among: changed, targetBlob: targetBlob, holdingTarget: { _ in unusual = true },
+                                    deletedByTarget: deletedByTarget)
+        let found = untracked == .always || !edited.isEmpty || unusual ? edited + (try inTheWay()) : edited
         if !force, !found.isEmpty { throw .localEdits(found) }
         return found
     }

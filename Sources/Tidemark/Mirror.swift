@@ -186,13 +186,8 @@ public actor Mirror {
         guard let tracked, var commit = try headCommit(), commit.id != tracked.id else { return nil }
         var snapshotsByTree: [ObjectID: [Commit]]?
         for _ in 0..<1000 {
-            var message = SnapshotMessage.parse(commit.message)
-            if message == nil, let original = try copiedSnapshot(commit, snapshotsByTree: &snapshotsByTree) {
-                message = SnapshotMessage.parse(original.message)
-            }
-            if let message, message.restores == nil, message.upstream == settings.upstream,
-               Set(message.collections.map(\.name)) == Set(settings.collections),
-               Mirror.upstreamTree(of: commit, message: message) == commit.tree {
+            if let message = try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree), message.restores == nil,
+               message.upstream == settings.upstream, Set(message.collections.map(\.name)) == Set(settings.collections) {
                 if try mirrorErrors({ try repository.isDescendant(commit.id, of: tracked.id) }) { return commit }
                 guard let listed = message.listedAt.flatMap(Timestamp.init),
                       let trackedListed = SnapshotMessage.parse(tracked.message)?.listedAt.flatMap(Timestamp.init),
@@ -213,14 +208,22 @@ public actor Mirror {
         guard var commit = head else { return nil }
         var snapshotsByTree: [ObjectID: [Commit]]?
         for _ in 0..<1000 {
-            if let written = upstreamTree(of: commit), written == commit.tree { return commit }
-            if SnapshotMessage.parse(commit.message) == nil, try copiedSnapshot(commit, snapshotsByTree: &snapshotsByTree) != nil {
-                return commit
-            }
+            if try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree) != nil { return commit }
             guard let parent = (try? firstParent(of: commit)) ?? nil else { return nil }
             commit = parent
         }
         return nil
+    }
+
+    /// The message of `commit` when it is a snapshot whose tree is the one tidemark wrote: its
+    /// own, or (a snapshot only reworded since, ``copiedSnapshot(_:snapshotsByTree:)``) the one
+    /// it replaced. Nil for a commit of the user's and an amended snapshot. `snapshotsByTree` is
+    /// filled on the first commit that needs it.
+    func writtenSnapshotMessage(_ commit: Commit, snapshotsByTree: inout [ObjectID: [Commit]]?) throws(MirrorError) -> SnapshotMessage? {
+        if let message = SnapshotMessage.parse(commit.message) {
+            return Mirror.upstreamTree(of: commit, message: message) == commit.tree ? message : nil
+        }
+        return try copiedSnapshot(commit, snapshotsByTree: &snapshotsByTree).flatMap { SnapshotMessage.parse($0.message) }
     }
 
     /// Moves `refs/tidemark/upstream` forward to ``newerSnapshotOnHead(than:)`` when there is
