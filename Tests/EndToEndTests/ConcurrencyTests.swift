@@ -13,6 +13,18 @@ struct ConcurrencyTests {
         return root + "/m"
     }
 
+    /// A sync of ``mirrorBehindUpstream(_:)`` paused at `step` (`TIDEMARK_PAUSE_AT`), with the
+    /// branch's tip before it and the file whose creation lets it go on.
+    static func syncPaused(at step: String, in root: String) async throws
+        -> (mirror: String, before: String, sync: CLI.Child, go: String) {
+        let mirror = try await mirrorBehindUpstream(root)
+        let before = try await rev("HEAD", in: mirror)
+        let go = root + "/go"
+        let sync = try CLI.spawnTidemark(["sync"], in: mirror, environment: ["TIDEMARK_PAUSE_AT": step, "TIDEMARK_PAUSE_FILE": go])
+        #expect(await CLI.waitForFile(go + ".reached"))
+        return (mirror, before, sync, go)
+    }
+
     static func rev(_ name: String, in mirror: String) async throws -> String {
         try await CLI.git(["rev-parse", name], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -178,11 +190,7 @@ struct ConcurrencyTests {
     @Test(arguments: ["after-journal", "after-checkout"])
     func aCommitWhileASyncHoldsTheIndexFailsAndTheSyncCompletes(_ step: String) async throws {
         try await withScratch { root in
-            let mirror = try await Self.mirrorBehindUpstream(root)
-            let before = try await Self.rev("HEAD", in: mirror)
-            let go = root + "/go"
-            let sync = try CLI.spawnTidemark(["sync"], in: mirror, environment: ["TIDEMARK_PAUSE_AT": step, "TIDEMARK_PAUSE_FILE": go])
-            #expect(await CLI.waitForFile(go + ".reached"))
+            let (mirror, before, sync, go) = try await Self.syncPaused(at: step, in: root)
             // status beside the running sync says so (not that a killed run left it).
             let status = try await CLI.tidemark(["status"], in: mirror)
             #expect(status.stdout.contains("A sync is running (pid \(sync.pid), ") && !status.stdout.contains("interrupted"),
@@ -216,11 +224,7 @@ struct ConcurrencyTests {
     @Test(arguments: [("after-journal", SIGTERM), ("after-checkout", SIGINT)])
     func aSyncInterruptedWhileItHoldsTheIndexLockRemovesIt(_ step: String, _ signal: Int32) async throws {
         try await withScratch { root in
-            let mirror = try await Self.mirrorBehindUpstream(root)
-            let before = try await Self.rev("HEAD", in: mirror)
-            let go = root + "/go"
-            let sync = try CLI.spawnTidemark(["sync"], in: mirror, environment: ["TIDEMARK_PAUSE_AT": step, "TIDEMARK_PAUSE_FILE": go])
-            #expect(await CLI.waitForFile(go + ".reached"))
+            let (mirror, before, sync, _) = try await Self.syncPaused(at: step, in: root)
             #expect(FileManager.default.fileExists(atPath: mirror + "/.git/index.lock"))
             #expect(kill(sync.pid, signal) == 0)
             let ended = await sync.finished()
