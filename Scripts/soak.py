@@ -202,14 +202,17 @@ def snapshot_edits(repo):
     st = git_status(repo)
     if st is None:
         return None
-    journal = os.path.exists(repo + "/.git/tidemark/sync-journal")
+    journal = read_bytes(repo + "/.git/tidemark/sync-journal")
+    # the snapshot a killed sync was checking out (the journal's second field)
+    target = journal.split()[1].decode() if journal and len(journal.split()) == 3 else None
     snap = {}
     for p, code in st.items():
         b = read_bytes(os.path.join(repo, p))
-        if journal and b is not None:
-            # a file a killed sync wrote is no user edit
-            rc, out, _ = run(["git", "cat-file", "-p", "refs/tidemark/upstream:" + p], cwd=repo)
-            if rc == 0 and out.encode() == b:
+        if target and b is not None:
+            # A file a killed sync wrote is no user edit: whole, or torn (written in place over a
+            # longer one and killed before the cut: the new bytes, then the old file's tail).
+            rc, out, _ = run(["git", "cat-file", "-p", target + ":" + p], cwd=repo)
+            if rc == 0 and b.startswith(out.encode()):
                 continue
         snap[p] = (code, b)
     return snap

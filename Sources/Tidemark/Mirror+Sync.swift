@@ -169,12 +169,14 @@ extension Mirror {
     func planSync(_ options: SyncOptions, from upstream: any Upstream) async throws(MirrorError) -> SyncReport {
         let requestsBefore = upstream.statistics.requests
         // The sync first finishes a sync a killed run left, refusing what that would write over;
-        // so does its plan.
+        // so does its plan, which then starts where that leaves the branch (a killed `--force`
+        // run has already replaced commits of the user's own: they are not refused again).
         let unfinished = try readState("sync-journal").map { (journal) throws(MirrorError) in try unfinishedSync(journal) } ?? nil
+        var head = try headCommit()
         if let (old, target, _) = unfinished {
             _ = try unfinishedCheckout(from: old, to: target, force: options.force)
+            head = target
         }
-        let head = try headCommit()
         // The plan's tree is not built: the last fetched snapshot stands in for it, so a change
         // of the user's own that upstream made too (an item both deleted) is not one undone.
         let fetched = try upstreamCommit()

@@ -96,6 +96,30 @@ struct CrashTests {
         }
     }
 
+    /// A killed `sync --force` over a commit of the user's own, finished by a plain sync: that
+    /// run completes what `--force` began, and its dry run says it would, instead of refusing
+    /// the commit the killed run has already replaced.
+    @Test(arguments: ["after-journal", "after-checkout"])
+    func aKilledForcedSyncIsPlannedAsTheRunFinishesIt(_ step: String) async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await Self.cloned(3, in: root)
+            try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+            try await CLI.git(["-c", "user.name=Test", "-c", "user.email=test@example.com", "commit", "-q", "-a", "-m", "my work"], in: mirror)
+            try writeItem(upstream, "i2", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            let refused = try await CLI.tidemark(["sync", "--dry-run"], in: mirror)
+            #expect(refused.status == 1 && refused.stderr.contains("commits of your own"), "\(refused.stderr)")
+            let killed = try await CLI.tidemark(["sync", "--force"], in: mirror, environment: ["TIDEMARK_CRASH_AT": step])
+            #expect(killed.signalled, "\(step): \(killed.stderr)")
+            let dry = try await CLI.tidemark(["sync", "--dry-run"], in: mirror)
+            #expect(dry.status == 0, "\(step): \(dry.stderr)")
+            #expect(dry.stdout.contains("An interrupted run left a sync unfinished (main "), "\(step): \(dry.stdout)")
+            let sync = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0 && sync.stderr.contains("Finished the sync an interrupted run had left"), "\(step): \(sync.stderr)")
+            #expect(try await CLI.git(["show", "HEAD:items/i1.json"], in: mirror).contains("\"mine\"") == false)
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// Finishing a killed sync updates the index entries of what it changed alone: work the user
     /// staged stays staged, and the files the killed run had already written (here, written by
     /// hand as it would have) get their stat data, so `git diff-files` has nothing to check.
