@@ -64,6 +64,18 @@ extension Repository {
         return try check(git_graph_descendant_of(pointer, &commit, &base), "git_graph_descendant_of") == 1
     }
 
+    /// The best common ancestor of `one` and `other` (`git merge-base`), or nil when they share
+    /// no history.
+    public func mergeBase(_ one: ObjectID, _ other: ObjectID) throws(GitError) -> ObjectID? {
+        var base = git_oid()
+        var first = one.raw
+        var second = other.raw
+        let rc = git_merge_base(&base, pointer, &first, &second)
+        if rc == GIT_ENOTFOUND.rawValue { return nil }
+        try check(rc, "git_merge_base")
+        return ObjectID(base)
+    }
+
     /// Writes a commit object (no ref is moved) and returns its id.
     public func createCommit(tree: ObjectID, parents: [ObjectID], message: String,
                              author: Signature, committer: Signature? = nil) throws(GitError) -> ObjectID {

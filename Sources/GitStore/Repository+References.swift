@@ -96,15 +96,36 @@ extension Repository {
     /// The commits from `start` along first parents, newest first, at most `limit`. In a shallow
     /// clone the walk ends at its boundary (a commit `shallow` lists, whose parents are not
     /// there), as `git log` ends; libgit2's revision walk fails there.
-    public func firstParentHistory(from start: ObjectID, limit: Int? = nil) throws(GitError) -> [ObjectID] {
-        let boundary = Set((leadingBytes(of: gitDirectory + "shallow", limit: 1 << 24).map { String(decoding: $0, as: UTF8.self) } ?? "")
-            .split(whereSeparator: \.isNewline).compactMap { ObjectID(hex: String($0)) })
+    ///
+    /// With `hiding`, the walk stops at the first commit reachable from any of those (`git log
+    /// --first-parent hidden..start`).
+    public func firstParentHistory(from start: ObjectID, limit: Int? = nil,
+                                   hiding: [ObjectID] = []) throws(GitError) -> [ObjectID] {
+        let boundary = shallowBoundary()
+        let hidden = try reachable(from: hiding, boundary: boundary)
         var result: [ObjectID] = []
         var next: ObjectID? = start
-        while let id = next, limit.map({ result.count < $0 }) ?? true {
+        while let id = next, !hidden.contains(id), limit.map({ result.count < $0 }) ?? true {
             result.append(id)
             next = boundary.contains(id) ? nil : try commit(id).parents.first
         }
         return result
+    }
+
+    /// Every commit reachable from `starts` through all parents, up to a shallow clone's boundary.
+    private func reachable(from starts: [ObjectID], boundary: Set<ObjectID>) throws(GitError) -> Set<ObjectID> {
+        var seen = Set<ObjectID>()
+        var pending = starts
+        while let id = pending.popLast() {
+            guard seen.insert(id).inserted, !boundary.contains(id) else { continue }
+            pending += try commit(id).parents
+        }
+        return seen
+    }
+
+    /// The commits a shallow clone has without their parents (`.git/shallow`); none otherwise.
+    private func shallowBoundary() -> Set<ObjectID> {
+        Set((leadingBytes(of: gitDirectory + "shallow", limit: 1 << 24).map { String(decoding: $0, as: UTF8.self) } ?? "")
+            .split(whereSeparator: \.isNewline).compactMap { ObjectID(hex: String($0)) })
     }
 }

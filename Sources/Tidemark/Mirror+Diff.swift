@@ -33,12 +33,29 @@ extension Mirror {
     ///
     /// - No revision: HEAD against the upstream-tracking ref (what a sync would change).
     /// - One revision: that revision against the working tree (`git diff <rev>`).
-    /// - Two revisions: the first against the second.
+    /// - Two revisions, or a range `A..B`: the first against the second.
+    /// - A range `A...B`: their merge base against B (what B changed since they parted).
     /// - Parameter items: limits the diff to these items (`collection/id`) or paths.
     public func diff(_ revisions: [String], items: [String] = [], format: DiffFormat = .patch) throws(MirrorError) -> DiffResult {
         guard revisions.count <= 2 else { throw .invalidArgument("diff takes at most two revisions") }
-        let names = revisions.isEmpty ? ["HEAD", "upstream"] : revisions
-        let old = try resolve(names[0])
+        var names = revisions.isEmpty ? ["HEAD", "upstream"] : revisions
+        var old: ObjectID
+        if names.count == 1, let range = RevisionRange(names[0]) {
+            names = [range.from, range.to]
+            old = try resolve(range.from)
+            if range.fromMergeBase {
+                let to = try resolve(range.to)
+                guard let base = try mirrorErrors({ try repository.mergeBase(old, to) }) else {
+                    throw .invalidArgument("'\(range.from)' and '\(range.to)' share no history: \(revisions[0]) has no merge base")
+                }
+                old = base
+            }
+        } else {
+            if let range = names.first(where: { RevisionRange($0) != nil }) {
+                throw .invalidArgument("'\(range)' is a range: give it alone, or two revisions without '..'")
+            }
+            old = try resolve(names[0])
+        }
         let oldTree = try mirrorErrors { try repository.commit(old).tree }
         var newTree: ObjectID?
         if names.count == 2 {

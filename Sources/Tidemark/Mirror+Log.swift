@@ -26,9 +26,18 @@ public struct SnapshotInfo: Sendable, Codable, Equatable {
 
 extension Mirror {
     /// Snapshots reachable from `revision` (default HEAD) along first parents, newest first.
+    /// A range `A..B` gives those reachable from B and not from A (`HEAD..upstream`: what a
+    /// sync would apply).
     public func log(from revision: String? = nil, limit: Int? = nil) throws(MirrorError) -> [SnapshotInfo] {
         let start: ObjectID
-        if let revision {
+        var hiding: [ObjectID] = []
+        if let revision, let range = RevisionRange(revision) {
+            guard !range.fromMergeBase else {
+                throw .invalidArgument("log takes a range A..B; '\(revision)' (A...B) is for diff")
+            }
+            start = try resolve(range.to)
+            hiding = [try resolve(range.from)]
+        } else if let revision {
             start = try resolve(revision)
         } else {
             guard let head = try headCommit() else { return [] }
@@ -39,7 +48,7 @@ extension Mirror {
         let upstreamTip = try mirrorErrors { try repository.resolveReference(Mirror.upstreamRef) }
         let branchName = Mirror.shortBranchName(branch)
         return try mirrorErrors {
-            try repository.firstParentHistory(from: start, limit: limit).map { id in
+            try repository.firstParentHistory(from: start, limit: limit, hiding: hiding).map { id in
                 let commit = try repository.commit(id)
                 let message = SnapshotMessage.parse(commit.message)
                 var refs: [String] = []

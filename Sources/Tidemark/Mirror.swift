@@ -405,14 +405,18 @@ public actor Mirror {
         return try ManifestLoad.table(of: blob, in: repository, copy: manifestCopy(collection), collection: collection)
     }
 
-    /// Resolves a revision; `upstream` names the upstream-tracking ref.
+    /// Resolves a revision to a commit; `upstream` names the upstream-tracking ref, alone or
+    /// followed by git's suffixes (`upstream~1`, `upstream^2`, `upstream@{1}`).
     func resolve(_ revision: String) throws(MirrorError) -> ObjectID {
-        let spec = revision == "upstream" ? Mirror.upstreamRef : revision
+        var spec = revision
+        let suffix = revision.dropFirst("upstream".count)
+        let namesUpstream = revision.hasPrefix("upstream") && (suffix.first.map { "~^@".contains($0) } ?? true)
+        if namesUpstream { spec = Mirror.upstreamRef + suffix }
         do {
             return try repository.revparse(spec)
         } catch {
-            if revision == "upstream" {
-                throw .invalidArgument("unknown revision 'upstream': there is no upstream-tracking snapshot "
+            if namesUpstream, (try? repository.resolveReference(Mirror.upstreamRef)) ?? nil == nil {
+                throw .invalidArgument("unknown revision '\(revision)': there is no upstream-tracking snapshot "
                                        + "(\(Mirror.upstreamRef)) yet; run 'tidemark fetch'")
             }
             throw .unknownRevision(revision)

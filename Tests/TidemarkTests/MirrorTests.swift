@@ -414,4 +414,53 @@ struct MirrorTests {
             }
         }
     }
+
+    /// Revisions as git takes them: `upstream` with suffixes, `A..B` for log and diff, `A...B`
+    /// for diff (from the merge base).
+    @Test func revisionRangesAndUpstreamSuffixes() async throws {
+        try await withScratch { path in
+            let upstream = seeded(3)
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            upstream.put(ItemID("item-1"), "2024-02-01T00:00:00Z")
+            _ = try await mirror.fetch()
+            upstream.put(ItemID("item-2"), "2024-02-02T00:00:00Z")
+            _ = try await mirror.fetch()
+            // A fetch builds on HEAD: the tracked ref is one snapshot ahead; its reflog holds the
+            // fetch before.
+            let fetched = try await mirror.log(from: "upstream")
+            #expect(fetched.count == 2)
+            #expect(try await mirror.log(from: "HEAD..upstream").map(\.commit) == [fetched[0].commit])
+            #expect(try await mirror.log(from: "..upstream").map(\.commit) == [fetched[0].commit])
+            #expect(try await mirror.log(from: "upstream..").isEmpty)
+            #expect(try await mirror.log(from: "upstream~1").first?.commit == fetched[1].commit)
+            #expect(try await mirror.log(from: "upstream^").first?.commit == fetched[1].commit)
+            // What the last fetch brought; then all that is fetched, from the merge base (HEAD).
+            #expect(try await mirror.diff(["upstream@{1}..upstream"]).entries.compactMap(\.item) == ["items/item-2"])
+            #expect(try await mirror.diff(["upstream@{1}", "upstream"]).entries.compactMap(\.item) == ["items/item-2"])
+            #expect(try await mirror.diff(["HEAD...upstream"]).entries.compactMap(\.item).sorted() == ["items/item-1", "items/item-2"])
+            // A commit of the user's after a fetch: `upstream...HEAD` is that commit's change alone,
+            // `upstream..HEAD` also takes back what the fetch brought.
+            _ = try await mirror.sync()
+            upstream.put(ItemID("item-0"), "2024-02-03T00:00:00Z")
+            _ = try await mirror.fetch()
+            try Data("{}\n".utf8).write(to: URL(fileURLWithPath: path + "/m/notes.json"))
+            try git(["add", "notes.json"], in: path + "/m")
+            try git(["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "notes"], in: path + "/m")
+            let mine = try await mirror.diff(["upstream...HEAD"]).entries.map(\.path)
+            #expect(mine == ["notes.json"])
+            let both = try await mirror.diff(["upstream..HEAD"]).entries.map(\.path)
+            #expect(both.filter { !$0.hasPrefix(".tidemark/") } == ["items/item-0.json", "notes.json"])
+            let log = try await mirror.log(from: "upstream..HEAD").map(\.summary)
+            #expect(log == ["notes"])
+            await #expect { _ = try await mirror.log(from: "HEAD...upstream") } throws: {
+                String(describing: $0).contains("A..B")
+            }
+            await #expect { _ = try await mirror.diff(["HEAD..upstream", "HEAD"]) } throws: {
+                String(describing: $0).contains("'HEAD..upstream' is a range")
+            }
+            await #expect { _ = try await mirror.log(from: "upstreams") } throws: {
+                String(describing: $0) == "unknown revision 'upstreams'"
+            }
+        }
+    }
 }

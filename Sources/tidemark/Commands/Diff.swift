@@ -13,9 +13,12 @@ extension TidemarkCommand {
                   tidemark diff                   HEAD against upstream (what sync would do)
                   tidemark diff <rev>             <rev> against the working tree
                   tidemark diff <rev> <rev>       the first against the second
+                  tidemark diff <rev>..<rev>      the same
+                  tidemark diff <rev>...<rev>     their merge base against the second
 
-                The name upstream means refs/tidemark/upstream; any git revision works
-                (HEAD~2, main@{1}). Limit to items with: -- templates/<id> ...
+                The name upstream means refs/tidemark/upstream (also upstream~1,
+                upstream@{1}); any git revision works (HEAD~2, main@{1}). Limit to items
+                with: -- templates/<id> ...
 
                 Examples:
                   tidemark diff

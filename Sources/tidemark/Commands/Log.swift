@@ -16,12 +16,13 @@ extension TidemarkCommand {
                   tidemark log
                   tidemark log -3
                   tidemark log upstream --json
+                  tidemark log HEAD..upstream     snapshots fetched, not yet synced
                 """)
 
         @ParentCommand var root: TidemarkCommand
         @OptionGroup var output: OutputOptions
 
-        @Argument(help: "Start from this revision (default: HEAD; 'upstream' for the upstream-tracking ref).")
+        @Argument(help: "Start from this revision (default: HEAD; 'upstream' for the upstream-tracking ref), or show a range A..B.")
         var revision: String?
 
         @Option(name: [.customShort("n", allowingJoined: true), .long],
