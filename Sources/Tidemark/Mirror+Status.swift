@@ -10,8 +10,10 @@ public struct ItemStatus: Sendable, Equatable {
     }
     /// The local side: the working tree against HEAD. `untracked`: an item new upstream whose
     /// file the working tree already has, untracked (a sync refuses to overwrite it).
+    /// `unmerged`: a conflict git left (a merge, `git stash pop`); a sync and a rollback refuse
+    /// to run until it is resolved.
     public enum Local: Character, Sendable {
-        case unchanged = " ", modified = "M", deleted = "D", untracked = "?"
+        case unchanged = " ", modified = "M", deleted = "D", untracked = "?", unmerged = "U"
     }
     public var collection: String
     public var id: ItemID
@@ -130,23 +132,28 @@ extension Mirror {
             } catch {
                 throw .git(error as? GitError ?? GitError(code: .generic, message: "\(error)", operation: "status"))
             }
-            for delta in deltas {
-                let local: ItemStatus.Local = delta.status == .deleted ? .deleted : .modified
-                guard let (collection, id) = try item(at: delta.path, in: head.tree) else {
+            // A conflict is listed as such, and also when the file matches HEAD again.
+            let unmerged = try mirrorErrors { try repository.unmergedPaths() }
+            let listed = Set(deltas.map(\.path))
+            let changes = deltas.map { ($0.path, $0.status == .deleted) } + unmerged.filter { !listed.contains($0) }.map { ($0, false) }
+            let conflicted = Set(unmerged)
+            for (path, deleted) in changes {
+                let local: ItemStatus.Local = conflicted.contains(path) ? .unmerged : deleted ? .deleted : .modified
+                guard let (collection, id) = try item(at: path, in: head.tree) else {
                     // The file of an item new upstream, in the index already (written by a
                     // killed sync, or added by the user): the item's line, edited locally.
-                    if let (collection, id) = newItem(at: delta.path) {
+                    if let (collection, id) = newItem(at: path) {
                         ordered[collection]?[id]?.local = local
                         continue
                     }
-                    others.append(PathStatus(path: delta.path, local: local))
+                    others.append(PathStatus(path: path, local: local))
                     continue
                 }
                 if ordered[collection]?[id] != nil {
                     ordered[collection]?[id]?.local = local
                 } else {
                     ordered[collection, default: [:]][id] = ItemStatus(
-                        collection: collection, id: id, path: delta.path, upstream: .unchanged, local: local)
+                        collection: collection, id: id, path: path, upstream: .unchanged, local: local)
                 }
             }
         }

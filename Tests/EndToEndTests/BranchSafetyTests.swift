@@ -780,13 +780,20 @@ struct BranchSafetyTests {
             let status = try await CLI.tidemark(["status"], in: root + "/c")
             #expect(status.status == 0 && status.stdout.contains("never fetched") && !status.stdout.contains("of your own")
                     && !status.stdout.contains("Behind upstream"), "\(status.stdout)")
+            // Nothing fetched to apply offline: said so, with what to run.
+            for arguments in [["sync", "--offline"], ["sync", "--offline", "--dry-run"]] {
+                let offline = try await CLI.tidemark(arguments, in: root + "/c")
+                #expect(offline.status == 128 && offline.stderr == "fatal: nothing to apply offline: there is no upstream-tracking snapshot "
+                        + "(refs/tidemark/upstream) yet; run 'tidemark fetch'\n", "\(arguments): \(offline.stderr)")
+            }
         }
     }
 
     /// An item marked assume-unchanged or skip-worktree and edited, and an unmerged file (a
     /// conflict `git stash pop` left): the dry run refuses as the sync does (it printed a plan,
     /// exit 0, that the sync then refused), the conflict named as one (it was called a local
-    /// change that the sync would overwrite, though the sync did not change that item).
+    /// change that the sync would overwrite, though the sync did not change that item). Status
+    /// shows the conflict as one.
     @Test func theDryRunRefusesHiddenEditsAndConflictsAsTheSyncDoes() async throws {
         try await withScratch { root in
             let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
@@ -814,6 +821,15 @@ struct BranchSafetyTests {
             _ = try await CLI.run("/usr/bin/git", git + ["stash", "pop", "-q"], in: mirror)
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror).hasPrefix("UU items/i2.json"))
             try writeItem(upstream, "i3", lastModified: "2021-05-01T00:00:00Z", extra: #", "v": 2"#)
+            // Status calls the conflict one, which a sync refuses (it was an ordinary local edit).
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == " U items/i2\nM  items/i3\n")
+            let status = try await CLI.tidemark(["status"], in: mirror).stdout
+            #expect(status.contains("Unmerged (a conflict git left; sync and rollback refuse until it is resolved")
+                    && status.contains("\tboth modified: items/i2\n") && !status.contains("Edited locally"), "\(status)")
+            let json = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.utf8)) as? [String: Any]
+            let locals = (json?["items"] as? [[String: Any]])?.map { "\($0["id"]!) \($0["local"]!)" }
+            #expect(locals == ["i2 unmerged", "i3 unchanged"], "\(String(describing: locals))")
             for arguments in [["sync", "--dry-run"], ["sync"]] {
                 let refused = try await CLI.tidemark(arguments, in: mirror)
                 #expect(refused.status == 1 && refused.stderr.contains("you have unmerged files") && refused.stderr.contains("\titems/i2.json\n"),

@@ -55,11 +55,11 @@ struct StatusJSON: Encodable {
         items = report.items.map { item in
             Item(collection: item.collection, id: item.id.description, path: item.path,
                  upstream: ["M": "changed", "A": "new", "D": "deleted"][item.upstream.rawValue] ?? "unchanged",
-                 local: ["M": "modified", "D": "deleted", "?": "untracked"][item.local.rawValue] ?? "unchanged")
+                 local: ["M": "modified", "D": "deleted", "?": "untracked", "U": "unmerged"][item.local.rawValue] ?? "unchanged")
         }
         interruptedSync = report.interruptedSync.map(InterruptedSyncJSON.init)
         otherPaths = report.otherPaths.isEmpty ? nil : report.otherPaths.map {
-            OtherPath(path: $0.path, local: ["M": "modified", "D": "deleted"][$0.local.rawValue] ?? "unchanged",
+            OtherPath(path: $0.path, local: ["M": "modified", "D": "deleted", "U": "unmerged"][$0.local.rawValue] ?? "unchanged",
                       upstream: ["M": "changed", "A": "new", "D": "deleted"][$0.upstream.rawValue] ?? "unchanged")
         }
     }

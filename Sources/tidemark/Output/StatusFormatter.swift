@@ -77,8 +77,16 @@ enum StatusFormatter {
                 }
             }
         }
-        let localItems = report.items.filter { $0.local != .unchanged }
-        let localOthers = report.otherPaths.filter { $0.local != .unchanged }
+        let unmergedItems = report.items.filter { $0.local == .unmerged }
+        let unmergedOthers = report.otherPaths.filter { $0.local == .unmerged }
+        if !unmergedItems.isEmpty || !unmergedOthers.isEmpty {
+            out += "\nUnmerged (a conflict git left; sync and rollback refuse until it is resolved: edit the file, then 'git add' it):\n"
+            for name in unmergedItems.map(StatusFormatter.quotedName) + unmergedOthers.map({ Quoting.cQuoted(Array($0.path.utf8)) }) {
+                out += "\t" + output.red("both modified: " + name) + "\n"
+            }
+        }
+        let localItems = report.items.filter { $0.local != .unchanged && $0.local != .unmerged }
+        let localOthers = report.otherPaths.filter { $0.local != .unchanged && $0.local != .unmerged }
         if !localItems.isEmpty || !localOthers.isEmpty {
             out += "\nEdited locally (a sync keeps these; it refuses to overwrite one changed upstream without --force):\n"
             for item in localItems {
