@@ -143,7 +143,7 @@ extension Mirror {
             _ = try unfinishedCheckout(from: old, to: target, force: options.force)
             head = target
         }
-        guard let upstream = try upstreamCommit() else { throw .unknownRevision(Mirror.upstreamRef) }
+        guard let upstream = try upstreamCommit() else { throw .nothingFetched("nothing to apply offline") }
         guard let head, head.tree != upstream.tree else {
             return SyncReport(outcome: .planned, fetch: nil, counts: try changes(from: head?.tree, to: upstream.tree),
                               paths: [], previous: head?.id, current: nil, plannedDownloads: 0)
@@ -294,9 +294,7 @@ extension Mirror {
     ///   and the upstream-tracking ref are still where that fetch left them.
     func apply(force: Bool, after fetch: FetchReport? = nil) throws(MirrorError) -> SyncReport {
         // The sync moved the ref up to any newer snapshot on the branch (``catchUpUpstreamRef()``).
-        guard let upstream = try trackedUpstreamCommit() else {
-            throw .unknownRevision(Mirror.upstreamRef)
-        }
+        guard let upstream = try trackedUpstreamCommit() else { throw .nothingFetched("nothing to apply offline") }
         let head = try headCommit()
         let branch = try checkedOutBranch()
         if head?.tree == upstream.tree {

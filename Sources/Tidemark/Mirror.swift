@@ -416,8 +416,7 @@ public actor Mirror {
             return try repository.revparse(spec)
         } catch {
             if namesUpstream, (try? repository.resolveReference(Mirror.upstreamRef)) ?? nil == nil {
-                throw .invalidArgument("unknown revision '\(revision)': there is no upstream-tracking snapshot "
-                                       + "(\(Mirror.upstreamRef)) yet; run 'tidemark fetch'")
+                throw .nothingFetched("unknown revision '\(revision)'")
             }
             throw .unknownRevision(revision)
         }

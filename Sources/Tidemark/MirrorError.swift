@@ -64,6 +64,12 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// its journal stays, so the next `sync`, `fetch` or `rollback` finishes that update first.
     case workingTreeUnfinished(GitError)
 
+    /// `refs/tidemark/upstream` does not exist (a `git clone` of a mirror, never fetched):
+    /// `what` needs a fetched snapshot.
+    static func nothingFetched(_ what: String) -> MirrorError {
+        .invalidArgument("\(what): there is no upstream-tracking snapshot (\(Mirror.upstreamRef)) yet; run 'tidemark fetch'")
+    }
+
     public var description: String {
         switch self {
         case .notAMirror(let path, false): return "not a tidemark mirror (or any parent up to /): \(path)"
@@ -112,7 +118,8 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "\(report.failures.count) item(s) could not be downloaded; the rest is stored and the next fetch retries them:\n"
                 + MirrorError.list(report.failures, limit: 20)
         case .cloneIncomplete(let report):
-            return "\(report.failures.count) item(s) could not be downloaded, so the clone was removed; run it again:\n"
+            return "\(report.failures.count) item(s) could not be downloaded, so the clone was removed; run it again "
+                + "(once upstream serves them whole, for an item it serves malformed):\n"
                 + MirrorError.list(report.failures, limit: 20)
         case .detachedHead(let commit):
             return "HEAD is detached at \(commit.short()); tidemark moves the branch a mirror has checked out. Check it out again ('git switch main') and run the command again"

@@ -229,6 +229,7 @@ extension UpstreamError {
         case .unreachable(let m): return .unreachable(clean(m))
         case .http(let s, let u, let m): return .http(status: s, url: clean(u), message: clean(m))
         case .duplicateID(let c, let i): return .duplicateID(collection: c, item: clean(i))
+        case .duplicateFile(let c, let i): return .duplicateFile(collection: c, item: clean(i))
         case .credentials(let m): return .credentials(clean(m))
         }
     }

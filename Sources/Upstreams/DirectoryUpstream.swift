@@ -157,7 +157,7 @@ public struct DirectoryUpstream: Upstream {
 
     /// The error for an id that two files give, naming both.
     static func duplicate(_ id: ItemID, _ path: String, _ other: String, collection: String) -> UpstreamError {
-        .duplicateID(collection: collection, item: "\(CQuoting.quoted(id)) (\(CQuoting.quoted(path)) and \(CQuoting.quoted(other)))")
+        .duplicateFile(collection: collection, item: "\(CQuoting.quoted(id)) (\(CQuoting.quoted(path)) and \(CQuoting.quoted(other)))")
     }
 
     /// A changed file's bytes and the version they give.

@@ -14,6 +14,9 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The same id was listed twice with different versions on one listing page, or with the same
     /// version and different contents.
     case duplicateID(collection: String, item: String)
+    /// Two files of a `dir` upstream give the same id (the same name in two subfolders);
+    /// `item` names the id and both files.
+    case duplicateFile(collection: String, item: String)
     /// The credentials could not be obtained.
     case credentials(String)
 
@@ -26,6 +29,9 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case .http(0, let u, let m): return "request to \(u) failed\(m.isEmpty ? "" : ": \(m)")"
         case .http(let s, let u, let m): return "HTTP \(s) from \(u)\(m.isEmpty ? "" : ": \(m)")"
         case .duplicateID(let c, let i): return "\(c)/\(i): listed twice (is the id field unique?)"
+        case .duplicateFile(let c, let i):
+            return "\(c)/\(i): two files give this id (a dir upstream's id is the file name without .json, "
+                + "in whichever subfolder); rename or remove one"
         case .credentials(let m): return m
         }
     }

@@ -27,7 +27,7 @@ struct TidemarkCommand: AsyncParsableCommand {
         subcommands: [Clone.self, Fetch.self, Status.self, DiffCommand.self, Sync.self, Log.self, Rollback.self, Config.self, Watch.self]
     )
 
-    @Option(name: .customShort("C"), help: ArgumentHelp("Run as if tidemark was started in <path>; several are taken in turn, "
+    @Option(name: .customShort("C", allowingJoined: true), help: ArgumentHelp("Run as if tidemark was started in <path>; several are taken in turn, "
                                                         + "each relative to the one before, as git takes them.", valueName: "path"))
     var directories: [String] = []
 
@@ -45,7 +45,12 @@ struct TidemarkCommand: AsyncParsableCommand {
         // (progress, -v) is closed, whichever thread writes; stdout's end is handled in `emit`.
         signal(SIGPIPE, SIG_IGN)
         do {
-            var command = try parseAsRoot(countingLikeGitLog(defaultingIfStale(Array(CommandLine.arguments.dropFirst()))))
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            if let topic = unknownHelpTopic(arguments) {
+                let names = configuration.subcommands.map { $0._commandName }
+                throw ValidationError("'\(topic)' is not a tidemark command; the commands are: \(names.joined(separator: ", "))")
+            }
+            var command = try parseAsRoot(countingLikeGitLog(defaultingIfStale(arguments)))
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -84,12 +89,28 @@ struct TidemarkCommand: AsyncParsableCommand {
         return result
     }
 
-    /// `log -<number>` means `log -n <number>`, as in git.
-    static func countingLikeGitLog(_ arguments: [String]) -> [String] {
+    /// Where the command name is in `arguments`: after the root options (`-C <path>` and flags).
+    static func commandIndex(_ arguments: [String]) -> Int {
         var index = 0
         while index < arguments.count, arguments[index].hasPrefix("-"), arguments[index] != "--" {
             index += arguments[index] == "-C" ? 2 : 1
         }
+        return index
+    }
+
+    /// The name in `tidemark help <name>` when it is no command (argument-parser prints the
+    /// general help for it, and exits 0, as if it were asked for).
+    static func unknownHelpTopic(_ arguments: [String]) -> String? {
+        let index = commandIndex(arguments)
+        guard index + 1 < arguments.count, arguments[index] == "help" else { return nil }
+        let topic = arguments[index + 1]
+        let names = configuration.subcommands.map { $0._commandName } + ["help"]
+        return topic.hasPrefix("-") || names.contains(topic) ? nil : topic
+    }
+
+    /// `log -<number>` means `log -n <number>`, as in git.
+    static func countingLikeGitLog(_ arguments: [String]) -> [String] {
+        let index = commandIndex(arguments)
         guard index < arguments.count, arguments[index] == "log" else { return arguments }
         var result = Array(arguments[...index])
         for (offset, argument) in arguments[(index + 1)...].enumerated() {

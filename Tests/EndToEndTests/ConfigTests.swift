@@ -89,6 +89,9 @@ struct ConfigTests {
                 #expect(outputs[0].stdout.contains("tidemark.tokenEnv (value not shown) (not usable: its value looks like a token"),
                         "\(outputs[0].stdout)")
                 #expect(outputs.allSatisfy { !$0.stdout.contains(pastedName) && !$0.stderr.contains(pastedName) })
+                // Asked for alone, it says why instead of nothing (exit 1 as for an unset key).
+                #expect(outputs[2].status == 1 && outputs[2].stderr.contains("tidemark.tokenEnv is set (value not shown), but not usable: its value looks like a token"),
+                        "\(outputs[2].stderr)")
             }
             try await CLI.git(["config", "tidemark.tokenEnv", "TIDEMARK_TEST_TOKEN"], in: mirror)
 
@@ -175,6 +178,8 @@ struct ConfigTests {
             try writeItem(upstream, "b", lastModified: "2024-01-02T00:00:00Z")
             #expect(try await CLI.tidemark(["-C", "m", "fetch", "-q"], in: root).status == 0)
             #expect(try await CLI.tidemark(["-C", "m", "status", "--porcelain"], in: root).stdout == "A  items/b\n")
+            // `-Cm` is `-C m` (it was read as the short flags -C, -m: or -h, help, exit 0).
+            #expect(try await CLI.tidemark(["-Cm", "status", "--porcelain"], in: root).stdout == "A  items/b\n")
             #expect(try await settings(mirror)["tidemark.collection"].map { ($0.value, $0.isDefault) }! == ("items", true))
 
             // A relative folder, from -C and from a subfolder.

@@ -18,6 +18,15 @@ struct HelpTests {
         #expect(help.stdout.contains("USAGE: tidemark \(command)"))
     }
 
+    /// `help` of a name that is no command is a usage error naming the commands (it printed the
+    /// general help and exited 0).
+    @Test func helpOfAnUnknownCommandIsAUsageError() async throws {
+        let help = try await CLI.tidemark(["help", "nosuch"], in: NSTemporaryDirectory())
+        #expect(help.status == 129 && help.stdout.isEmpty, "\(help.stdout)")
+        #expect(help.stderr.hasPrefix("error: 'nosuch' is not a tidemark command; the commands are: clone, fetch, status, diff, sync"),
+                "\(help.stderr)")
+    }
+
     @Test(arguments: ["bash", "zsh", "fish"])
     func completionScriptGenerates(_ shell: String) async throws {
         let script = try await CLI.tidemark(["--generate-completion-script", shell], in: NSTemporaryDirectory())

@@ -65,6 +65,11 @@ struct SecretsCanaryTests {
             #expect(wrong.status == 128 && wrong.stderr.contains("401"), "\(wrong.stderr)")
             let missing = try await run(["sync"], in: mirror, environment: [:])
             #expect(missing.status == 128)
+            #expect(!wrong.stderr.contains("no credentials are configured"), "\(wrong.stderr)")
+            // None configured at all: the 401 says how to give them.
+            let anonymous = try await run(["clone", spec, "anonymous"], in: root, environment: [:])
+            #expect(anonymous.status == 128 && anonymous.stderr.contains("401")
+                    && anonymous.stderr.contains("no credentials are configured: give --token-env VAR"), "\(anonymous.stderr)")
             server.inject(FixtureFault(body: .malformed, count: 1))
             #expect(try await run(["sync"], in: mirror).status == 128)
             let badCommand = try await run(["clone", spec, "d", "--token-command", "echo \(Self.wrongCanary); exit 3"],

@@ -150,9 +150,11 @@ struct DirectoryUpstreamTests {
                 do {
                     _ = try await upstream.list(collection: "items", since: nil, cached: versions)
                     Issue.record("a repeated id was accepted")
-                } catch UpstreamError.duplicateID(let collection, let item) {
+                } catch UpstreamError.duplicateFile(let collection, let item) {
                     #expect(collection == "items")
                     #expect(item == "same (\(path)/up/a/same.json and \(path)/up/b/same.json)")
+                    #expect(UpstreamError.duplicateFile(collection: collection, item: item).description.hasSuffix(
+                        "two files give this id (a dir upstream's id is the file name without .json, in whichever subfolder); rename or remove one"))
                 }
             }
         }
@@ -175,7 +177,7 @@ struct DirectoryUpstreamTests {
             try write("{}", to: "\(path)/up/\(evil).json")
             try write("{}", to: "\(path)/up/a/\(evil).json")
             await #expect { _ = try await upstream.list(collection: "items", since: nil, cached: .none) } throws: {
-                guard let error = $0 as? UpstreamError, case .duplicateID = error else { return false }
+                guard let error = $0 as? UpstreamError, case .duplicateFile = error else { return false }
                 let text = error.description
                 return text.hasPrefix("items/\(quoted) (") && text.contains(#"/up/evil\n\033[31mRED\033[0m.json""#)
                     && !text.unicodeScalars.contains { $0.value < 32 }

@@ -161,7 +161,12 @@ public final class HTTPSession: Sendable {
                 }
                 let shown = CQuoting.quoted(credentials.redact(response.status.reasonPhrase)) + result.shownErrorCode(redacting: credentials)
                 guard status == 429 || (500..<600).contains(status) else {
-                    throw UpstreamError.http(status: status, url: shownURL, message: shown)
+                    // Refused for want of credentials that were never given: say how to give them.
+                    let hint = (status == 401 || status == 403) && !credentials.isConfigured
+                        ? "; no credentials are configured: give --token-env VAR, --token-command CMD or --basic-env USER_VAR:PASS_VAR "
+                            + "to clone (git config tidemark.tokenEnv VAR, ... in a mirror)"
+                        : ""
+                    throw UpstreamError.http(status: status, url: shownURL, message: shown + hint)
                 }
                 failure = shown
                 if let value = result.header("Retry-After") {

@@ -51,6 +51,10 @@ extension TidemarkCommand {
                 }
                 if !json {
                     let values = settings.compactMap(\.value)
+                    // Set, but hidden (it may be a secret) and not usable: say why, not nothing.
+                    if values.isEmpty, let hidden = settings.first(where: { $0.problem != nil }) {
+                        throw CommandFailure.refused("\(hidden.key) is set (value not shown), but not usable: \(hidden.problem!)")
+                    }
                     guard !values.isEmpty else { throw CommandFailure.silent(1) }
                     emit(values.map { $0 + "\n" }.joined())
                     return

@@ -31,7 +31,7 @@ extension TidemarkCommand {
         @Option(help: ArgumentHelp("Do nothing when the last sync is younger than this (alone: tidemark.refreshInterval).", valueName: "duration"))
         var ifStale: String?
 
-        @Flag(help: "Overwrite local edits.")
+        @Flag(help: "Overwrite local edits, and replace commits of your own that the sync would undo (the history keeps them).")
         var force = false
 
         @Flag(help: "Do not contact upstream; apply what the last fetch stored.")
