@@ -35,8 +35,12 @@ extension Mirror {
     /// - One revision: that revision against the working tree (`git diff <rev>`).
     /// - Two revisions, or a range `A..B`: the first against the second.
     /// - A range `A...B`: their merge base against B (what B changed since they parted).
-    /// - Parameter items: limits the diff to these items (`collection/id`) or paths.
-    public func diff(_ revisions: [String], items: [String] = [], format: DiffFormat = .patch) throws(MirrorError) -> DiffResult {
+    /// - Parameters:
+    ///   - items: limits the diff to these items (`collection/id`) or paths.
+    ///   - folder: the folder those paths are relative to, as git takes them from the current
+    ///     folder (a path starting `:/` is from the working tree's root); nil for the root.
+    public func diff(_ revisions: [String], items: [String] = [], relativeTo folder: String? = nil,
+                     format: DiffFormat = .patch) throws(MirrorError) -> DiffResult {
         guard revisions.count <= 2 else { throw .invalidArgument("diff takes at most two revisions") }
         var names = revisions.isEmpty ? ["HEAD", "upstream"] : revisions
         var old: ObjectID
@@ -62,7 +66,7 @@ extension Mirror {
             let new = try resolve(names[1])
             newTree = try mirrorErrors { try repository.commit(new).tree }
         }
-        let paths = try itemPaths(items, trees: [oldTree, newTree].compactMap { $0 })
+        let paths = try itemPaths(items, trees: [oldTree, newTree].compactMap { $0 }, relativeTo: folder)
         return try mirrorErrors {
             let diff: Diff
             if let newTree {
@@ -94,7 +98,8 @@ extension Mirror {
 
     /// Paths for item names (`collection/id`), looked up in the manifests of `trees`; other
     /// names are taken as paths.
-    func itemPaths(_ items: [String], trees: [ObjectID]) throws(MirrorError) -> [String] {
+    func itemPaths(_ items: [String], trees: [ObjectID], relativeTo folder: String? = nil) throws(MirrorError) -> [String] {
+        let prefix = folder.map(pathInWorkingTree) ?? []
         var paths: [String] = []
         for item in items {
             let parts = item.split(separator: "/", maxSplits: 1).map(String.init)
@@ -108,8 +113,34 @@ extension Mirror {
                     }
                 }
             }
-            if !found { paths.append(item) }
+            if !found { paths.append(try Mirror.joined(item, under: prefix)) }
         }
-        return paths
+        // `.` at the top (or `:/`) limits nothing.
+        return paths.contains("") ? [] : paths
+    }
+
+    /// The parts of `folder`'s path inside the working tree (none for its root, or for a folder
+    /// outside it).
+    nonisolated func pathInWorkingTree(_ folder: String) -> [Substring] {
+        guard let real = realpath(folder, nil), let root = realpath(workingTree, nil) else { return [] }
+        defer { free(real); free(root) }
+        let inside = String(cString: real), top = String(cString: root)
+        guard inside.hasPrefix(top + "/") else { return [] }
+        return inside.dropFirst(top.count + 1).split(separator: "/")
+    }
+
+    /// `path` given in the folder `prefix` names (git's `.` and `..` resolved; `:/path` is from
+    /// the root), as a path from the working tree's root.
+    static func joined(_ path: String, under prefix: [Substring]) throws(MirrorError) -> String {
+        var parts = path.hasPrefix(":/") ? [] : prefix
+        for part in (path.hasPrefix(":/") ? path.dropFirst(2) : Substring(path)).split(separator: "/") where part != "." {
+            if part == ".." {
+                guard !parts.isEmpty else { throw .invalidArgument("'\(path)' is outside the mirror") }
+                parts.removeLast()
+            } else {
+                parts.append(part)
+            }
+        }
+        return parts.joined(separator: "/")
     }
 }

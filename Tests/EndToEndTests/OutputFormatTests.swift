@@ -151,4 +151,29 @@ struct DocumentedOutputTests {
             #expect(colored.replacingOccurrences(of: "\u{1B}\\[[0-9;]*m", with: "", options: .regularExpression) == plain)
         }
     }
+
+    /// `diff -- <path>` takes paths from the current folder, as git does (`:/` from the top);
+    /// item names (`collection/id`) work from anywhere.
+    @Test func diffPathsAreTakenFromTheCurrentFolder() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(3, in: root)
+            for id in ["i1", "i2"] { try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/\(id).json")) }
+            let items = mirror + "/items"
+            for (arguments, directory, shown) in [
+                (["--", "i1.json"], items, "M\titems/i1.json\n"),
+                (["--", "."], items, "M\titems/i1.json\nM\titems/i2.json\n"),
+                (["--", ":/items/i2.json"], items, "M\titems/i2.json\n"),
+                (["--", "items/i2"], items, "M\titems/i2.json\n"),
+                (["--", "../items/./i2.json"], items, "M\titems/i2.json\n"),
+                (["--", "items/i1.json"], mirror, "M\titems/i1.json\n"),
+            ] {
+                let diff = try await CLI.tidemark(["diff", "--name-status", "HEAD"] + arguments, in: directory)
+                #expect(diff.status == 0 && diff.stdout == shown, "\(arguments) in \(directory): \(diff.stdout) \(diff.stderr)")
+            }
+            let viaC = try await CLI.tidemark(["-C", "m/items", "diff", "--name-status", "HEAD", "--", "i2.json"], in: root)
+            #expect(viaC.stdout == "M\titems/i2.json\n", "\(viaC.stdout) \(viaC.stderr)")
+            let outside = try await CLI.tidemark(["diff", "HEAD", "--", "../../x"], in: items)
+            #expect(outside.status == 128 && outside.stderr == "fatal: '../../x' is outside the mirror\n", "\(outside.stderr)")
+        }
+    }
 }

@@ -49,7 +49,7 @@ extension TidemarkCommand {
         @Argument(help: "The new side (default: upstream when no revision is given, else the working tree).")
         var to: String?
 
-        @Argument(parsing: .postTerminator, help: "After --: items (<collection>/<id>) or paths to limit the diff to.")
+        @Argument(parsing: .postTerminator, help: "After --: items (<collection>/<id>) or paths (from the current folder; :/<path> from the top) to limit the diff to.")
         var items: [String] = []
 
         func run() async throws {
@@ -57,7 +57,7 @@ extension TidemarkCommand {
             let format: DiffFormat = stat ? .stat : nameStatus ? .nameStatus : .patch
             let mirror = try root.openMirror()
             let result = try await engine { () async throws(MirrorError) in
-                try await mirror.diff(revisions, items: items, format: format)
+                try await mirror.diff(revisions, items: items, relativeTo: root.path("."), format: format)
             }
             if json {
                 emitJSON(DiffJSON(result))
