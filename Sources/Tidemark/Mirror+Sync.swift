@@ -417,7 +417,7 @@ extension Mirror {
         // the untracked files in the way are looked for before the checkout meets them, which
         // would have put those files back to HEAD's version on its way out.
         var unusual = false
-        let edited = try localEdits(in: head, among: changed, targetBlob: targetBlob, holdingTarget: { _ in unusual = true },
+        let edited = try localEdits(in: head, among: changed, targetBlob: targetBlob, passedOver: { unusual = true },
                                     deletedByTarget: deletedByTarget)
         let found = untracked == .always || !edited.isEmpty || unusual ? edited + (try inTheWay()) : edited
         if !force, !found.isEmpty { throw .localEdits(found) }
@@ -475,9 +475,11 @@ extension Mirror {
     /// Items (as `collection/id`, or paths outside collections) edited in the working tree among
     /// `paths`, compared with `tree`. A file deleted there that `deletedByTarget` says the run
     /// deletes too is no edit: nothing of the user's is lost (git's checkout takes it as well).
+    /// `passedOver` is called for each changed file that is no edit because it already holds
+    /// what the run writes, or is staged as new (then in the way, which the caller looks for).
     func localEdits(in tree: ObjectID, among paths: [String],
                     targetBlob: (String) throws(MirrorError) -> ObjectID? = { _ in nil },
-                    holdingTarget: (String) -> Void = { _ in },
+                    passedOver: () -> Void = {},
                     deletedByTarget: (String) throws(MirrorError) -> Bool = { _ in false }) throws(MirrorError) -> [String] {
         guard !paths.isEmpty else { return [] }
         let wanted = Set(paths)
@@ -493,12 +495,12 @@ extension Mirror {
             // checkout leaves it, and nothing is lost. (A file new to the target is still in the
             // way of libgit2's checkout: named by the untracked check.)
             if delta.status == .modified, holds(try targetBlob(delta.path), at: delta.path) {
-                holdingTarget(delta.path)
+                passedOver()
                 continue
             }
             // A file `tree` lacks (staged as new): the untracked check names it as in the way.
             if delta.status == .added {
-                holdingTarget(delta.path)
+                passedOver()
                 continue
             }
             edited.append(delta.path)
@@ -744,14 +746,14 @@ extension Mirror {
         return names
     }
 
-    /// True when the working tree file at `path` has exactly the contents `tree` gives it (or is
-    /// absent where `tree`, or no tree, has no file).
+    /// True when the working tree file at `path` is a regular file with exactly the contents
+    /// `tree` gives it (or nothing is there where `tree`, or no tree, has no file).
     func workingTreeMatches(_ path: String, in tree: ObjectID?) throws(MirrorError) -> Bool {
-        let entry = try tree.flatMap { (tree) throws(MirrorError) in try mirrorErrors { try repository.treeEntry(at: path, in: tree) } }
-        let data = FileManager.default.contents(atPath: workingTree + path)
-        guard let entry else { return data == nil }
-        guard let data else { return false }
-        return ObjectID.hashBlob(data) == entry.id
+        guard let entry = try tree.flatMap({ (tree) throws(MirrorError) in try mirrorErrors { try repository.treeEntry(at: path, in: tree) } }) else {
+            var info = stat()
+            return lstat(workingTree + path, &info) != 0
+        }
+        return holds(entry.id, at: path)
     }
 
     /// True when the working-tree file at `path` holds what a write of its contents in `tree`,
