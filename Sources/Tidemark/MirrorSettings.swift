@@ -166,8 +166,9 @@ public struct MirrorSettings: Sendable, Equatable {
             try repository.setConfig("tidemark.fanout", fanout.map { $0 ? "true" : "false" } ?? "auto")
             if let refreshInterval { try repository.setConfig("tidemark.refreshInterval", refreshInterval) }
             for key in options.keys.sorted() { try repository.setConfig("tidemark.\(key)", options[key]!) }
-            // Reflogs for refs/tidemark/* too (core.logAllRefUpdates=true covers only branches).
-            try repository.setConfig("core.logAllRefUpdates", "always")
+            // refs/tidemark/* keep reflogs without core.logAllRefUpdates=always (each update makes
+            // sure of its log): `always` would give tags reflogs too, which `git gc` then reports
+            // as errors for an annotated tag.
         }
     }
 

@@ -283,4 +283,21 @@ struct WalkthroughTests {
             $0.split(separator: "|")[0].trimmingCharacters(in: .whitespaces)
         }
     }
+    /// A clone leaves `core.logAllRefUpdates` to git's default (it set `always`, which gives an
+    /// annotated tag a reflog that `git gc` then reports as errors); refs/tidemark/upstream
+    /// keeps its reflog all the same.
+    @Test func gitGcStaysQuietWithAnAnnotatedTagOnASnapshot() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["config", "core.logAllRefUpdates"], in: mirror).stdout != "always\n")
+            let reflog = try await CLI.git(["reflog", "--format=%gs", "refs/tidemark/upstream"], in: mirror)
+            #expect(reflog.components(separatedBy: "\n").filter { $0.hasPrefix("tidemark fetch") }.count == 2, "\(reflog)")
+            #expect(try await CLI.run("/usr/bin/git", ["-c", "user.name=t", "-c", "user.email=t@t", "tag", "-a", "v1", "-m", "v1"],
+                                      in: mirror).status == 0)
+            let gc = try await CLI.run("/usr/bin/git", ["gc", "-q"], in: mirror)
+            #expect(gc.status == 0 && gc.stderr.isEmpty, "\(gc.stderr)")
+        }
+    }
 }
