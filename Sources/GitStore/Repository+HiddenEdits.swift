@@ -58,3 +58,27 @@ extension Repository {
             || entry.flags_extended & UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue) != 0
     }
 }
+
+extension Repository {
+    /// The git operation left unfinished in this repository (`merge`, `revert`, `cherry-pick`,
+    /// `rebase`, `am`, `bisect`: what `MERGE_HEAD` and its kin record), or nil when none is.
+    public func operationInProgress() -> String? {
+        switch git_repository_state(pointer) {
+        case Int32(GIT_REPOSITORY_STATE_MERGE.rawValue): return "merge"
+        case Int32(GIT_REPOSITORY_STATE_REVERT.rawValue), Int32(GIT_REPOSITORY_STATE_REVERT_SEQUENCE.rawValue): return "revert"
+        case Int32(GIT_REPOSITORY_STATE_CHERRYPICK.rawValue), Int32(GIT_REPOSITORY_STATE_CHERRYPICK_SEQUENCE.rawValue): return "cherry-pick"
+        case Int32(GIT_REPOSITORY_STATE_BISECT.rawValue): return "bisect"
+        case Int32(GIT_REPOSITORY_STATE_REBASE.rawValue), Int32(GIT_REPOSITORY_STATE_REBASE_INTERACTIVE.rawValue),
+             Int32(GIT_REPOSITORY_STATE_REBASE_MERGE.rawValue): return "rebase"
+        case Int32(GIT_REPOSITORY_STATE_APPLY_MAILBOX.rawValue), Int32(GIT_REPOSITORY_STATE_APPLY_MAILBOX_OR_REBASE.rawValue): return "am"
+        default: return nil
+        }
+    }
+
+    /// Ends a merge, revert or cherry-pick left unfinished as `git reset --hard` ends it: removes
+    /// `MERGE_HEAD`, `MERGE_MSG`, `MERGE_MODE`, `REVERT_HEAD`, `CHERRY_PICK_HEAD` and the
+    /// sequencer's state (`git_repository_state_cleanup`).
+    public func endOperationInProgress() throws(GitError) {
+        try check(git_repository_state_cleanup(pointer), "git_repository_state_cleanup")
+    }
+}

@@ -69,6 +69,8 @@ extension Mirror {
             throw .localEdits(items, by: "rollback")
         } catch .unmergedFiles(let paths, _) {
             throw .unmergedFiles(paths, by: "rollback")
+        } catch .operationInProgress(let operation, _) {
+            throw .operationInProgress(operation, by: "rollback")
         }
         return RollbackReport(restored: targetID, previous: head.id, current: newTip, paths: paths)
     }

@@ -55,9 +55,14 @@ public struct StatusReport: Sendable {
     /// The items the last fetch could not download (`collection/id: reason`), which the upstream
     /// snapshot therefore holds at an older version, or not at all; empty once a fetch got all.
     public var fetchFailures: [String] = []
+    /// A git operation left unfinished (`merge`, `revert`, `cherry-pick`, ...), which a sync and
+    /// a rollback refuse to run under without `--force`.
+    public var operationInProgress: String?
 
     /// True when nothing differs on either side and the last fetch got every item.
-    public var isClean: Bool { items.isEmpty && otherPaths.isEmpty && ownCommits.isEmpty && fetchFailures.isEmpty }
+    public var isClean: Bool {
+        items.isEmpty && otherPaths.isEmpty && ownCommits.isEmpty && fetchFailures.isEmpty && operationInProgress == nil
+    }
     /// Counts of the upstream side: what a sync would apply.
     public var behind: ChangeCounts {
         var counts = ChangeCounts()
@@ -204,6 +209,7 @@ extension Mirror {
                                   interruptedSync: try pendingInterruptedSync())
         report.ownCommits = ownCommits
         report.fetchFailures = readState(Mirror.fetchFailuresState).map { $0.split(separator: "\n").map(String.init) } ?? []
+        report.operationInProgress = repository.operationInProgress()
         return report
     }
 

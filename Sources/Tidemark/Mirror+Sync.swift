@@ -377,9 +377,16 @@ extension Mirror {
                                                    untracked: force ? .always : .afterAnEdit)
             if !force { crashPoint("after-local-edits") }
         }
-        return try withIndexLockHeld { () throws(MirrorError) in
+        let operation = repository.operationInProgress()
+        let moved = try withIndexLockHeld { () throws(MirrorError) in
             try checkOutAndMove(branch, from: head, to: targetCommit, force: force, reflog: reflog, changed: changed)
         }
+        // Forced over a merge, revert or cherry-pick: ended as `git reset --hard` ends one (its
+        // conflicts are gone; a `git commit` must not record it on top of the snapshot).
+        if force, let operation, ["merge", "revert", "cherry-pick"].contains(operation) {
+            try mirrorErrors { try repository.endOperationInProgress() }
+        }
+        return moved
     }
 
     /// When ``changesInTheWay(from:to:among:force:untracked:)`` looks for untracked files in the way.
@@ -412,6 +419,9 @@ extension Mirror {
         if !force {
             let unmerged = try mirrorErrors { try repository.unmergedPaths() }
             if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
+            // As `git pull` does not start while one is unfinished (the next `git commit` would
+            // record the merge on top of the snapshot).
+            if let operation = repository.operationInProgress() { throw .operationInProgress(operation) }
         }
         // Files already holding the target's version, or staged as new (after `git reset --soft`):
         // the untracked files in the way are looked for before the checkout meets them, which

@@ -35,6 +35,9 @@ public enum MirrorError: Error, CustomStringConvertible {
     case localEdits([String], by: String = "sync")
     /// The index has unmerged entries (a conflict git left): a checkout cannot start.
     case unmergedFiles([String], by: String = "sync")
+    /// A git merge, revert, cherry-pick, rebase, `am` or bisect is unfinished (`MERGE_HEAD` and
+    /// its kin); `--force` ends a merge, revert or cherry-pick as `git reset --hard` does.
+    case operationInProgress(String, by: String = "sync")
     /// Some items could not be downloaded; what did download is stored on the upstream-tracking ref.
     /// The report is the fetch's, its `failures` naming those items.
     case incompleteFetch(FetchReport)
@@ -114,6 +117,15 @@ public enum MirrorError: Error, CustomStringConvertible {
                 + "the working tree:\n" + MirrorError.list(paths, limit: 20)
                 + "\nResolve them (edit the file, then 'git add' it; or 'git checkout HEAD -- <file>' to drop your side), "
                 + "or run with --force to have the items it changes overwritten."
+        case .operationInProgress(let operation, let command):
+            let finish: String
+            switch operation {
+            case "merge": finish = "finish it ('git commit') or abort it ('git merge --abort'), or run with --force to end it as 'git reset --hard' does"
+            case "revert", "cherry-pick":
+                finish = "finish it ('git \(operation) --continue') or abort it ('git \(operation) --abort'), or run with --force to end it as 'git reset --hard' does"
+            default: finish = "finish or abort it ('git \(operation) --abort') first"
+            }
+            return "a \(operation) is in progress, so \(command) cannot move the branch: \(finish)"
         case .incompleteFetch(let report):
             return "\(report.failures.count) item(s) could not be downloaded; the rest is stored and the next fetch retries them:\n"
                 + MirrorError.list(report.failures, limit: 20)

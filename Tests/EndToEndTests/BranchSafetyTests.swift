@@ -841,6 +841,44 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A merge left unfinished (its conflict resolved and staged, not committed): a sync, its dry
+    /// run and a rollback refuse as `git pull` does; `--force` ends the merge as `git reset --hard`
+    /// does (MERGE_HEAD stayed, and the next `git commit` recorded the dropped branch as merged).
+    @Test func anUnfinishedMergeIsRefusedAndForceEndsIt() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
+            #expect(try await CLI.run("/usr/bin/git", ["switch", "-q", "-c", "side"], in: mirror).status == 0)
+            try Data("{\"side\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i2.json"))
+            #expect(try await CLI.run("/usr/bin/git", git + ["commit", "-q", "-a", "-m", "side"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["switch", "-q", "main"], in: mirror).status == 0)
+            try writeItem(upstream, "i2", lastModified: "2021-05-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            _ = try await CLI.run("/usr/bin/git", git + ["merge", "-q", "side"], in: mirror)
+            try Data("{\"resolved\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i2.json"))
+            #expect(try await CLI.run("/usr/bin/git", ["add", "items/i2.json"], in: mirror).status == 0)
+            try writeItem(upstream, "i3", lastModified: "2021-05-02T00:00:00Z", extra: #", "v": 2"#)
+            for arguments in [["sync", "--dry-run"], ["sync"], ["rollback", "HEAD~1"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("a merge is in progress, so \(arguments[0]) cannot move the branch: "
+                        + "finish it ('git commit') or abort it ('git merge --abort')"), "\(arguments): \(refused.stderr)")
+            }
+            #expect(FileManager.default.fileExists(atPath: mirror + "/.git/MERGE_HEAD"))
+            let status = try await CLI.tidemark(["status", "--exit-code"], in: mirror)
+            #expect(status.status == 1 && status.stdout.contains("You have an unfinished merge ('git merge --abort' ends it)"), "\(status.stdout)")
+            #expect(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.contains("\"operationInProgress\" : \"merge\""))
+            let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
+            #expect(forced.status == 0, "\(forced.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/MERGE_HEAD")
+                    && !FileManager.default.fileExists(atPath: mirror + "/.git/MERGE_MSG"))
+            // The resolution, staged, stays (the sync changed i3 only); no longer part of a merge.
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "M  items/i2.json\n")
+            #expect(try await CLI.run("/usr/bin/git", ["checkout", "-q", "HEAD", "--", "items/i2.json"], in: mirror).status == 0)
+            // The branch's change was not recorded as merged: merging it again meets it again.
+            #expect(try await CLI.run("/usr/bin/git", git + ["merge", "-q", "side"], in: mirror).status != 0)
+        }
+    }
+
     /// After `git reset --soft HEAD~1` the working tree already holds the snapshot a sync writes:
     /// an item edited into the very version the sync writes is no local change to refuse (the
     /// sync and its dry run refused it, and the manifest). A new item's file, staged, is still in

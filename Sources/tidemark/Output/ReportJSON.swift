@@ -34,6 +34,7 @@ struct StatusJSON: Encodable {
     var ownCommits: [String]?
     var otherPaths: [OtherPath]?
     var fetchFailures: [String]?
+    var operationInProgress: String?
 
     struct OtherPath: Encodable {
         var path: String
@@ -45,6 +46,7 @@ struct StatusJSON: Encodable {
         branch = report.branch
         ownCommits = report.ownCommits.isEmpty ? nil : report.ownCommits
         fetchFailures = report.fetchFailures.isEmpty ? nil : report.fetchFailures
+        operationInProgress = report.operationInProgress
         head = report.head?.hex
         upstream = report.upstream?.hex
         lastFetch = report.lastFetch.map { Timestamp(date: $0).raw }

@@ -39,6 +39,9 @@ enum StatusFormatter {
         guard report.head != nil else {
             return out + "\nNo snapshots yet (run 'tidemark sync').\n"
         }
+        if let operation = report.operationInProgress {
+            out += "You have an unfinished \(operation) ('git \(operation) --abort' ends it); a sync refuses to run until it is finished\n"
+        }
         if !report.ownCommits.isEmpty {
             out += "Your branch has \(report.ownCommits.count) commit(s) of your own that a sync would undo:\n"
                 + report.ownCommits.prefix(10).map { "\t\($0)\n" }.joined()
