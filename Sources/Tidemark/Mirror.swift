@@ -182,24 +182,52 @@ public actor Mirror {
     /// clone of the mirror made, brought in by `git pull`: `refs/tidemark/upstream` is this
     /// repository's own and stays behind them, and taken as upstream it would have a sync put
     /// their items back to older versions. Nil otherwise.
+    ///
+    /// A merge on that line (`git pull` of clones that both synced) is looked through too: the
+    /// newest such snapshot on the first-parent lines of its other parents counts, when newer
+    /// than the one its first parent leads to.
     func newerSnapshotOnHead(than tracked: Commit?) throws(MirrorError) -> Commit? {
-        guard let tracked, var commit = try headCommit(), commit.id != tracked.id else { return nil }
+        guard let tracked, let head = try headCommit(), head.id != tracked.id else { return nil }
         var snapshotsByTree: [ObjectID: [Commit]]?
-        for _ in 0..<1000 {
-            if let message = try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree), message.restores == nil,
-               message.upstream == settings.upstream, Set(message.collections.map(\.name)) == Set(settings.collections) {
-                if try mirrorErrors({ try repository.isDescendant(commit.id, of: tracked.id) }) { return commit }
-                guard let listed = message.listedAt.flatMap(Timestamp.init),
-                      let trackedListed = SnapshotMessage.parse(tracked.message)?.listedAt.flatMap(Timestamp.init),
-                      listed > trackedListed,
-                      try !mirrorErrors({ try repository.isDescendant(tracked.id, of: commit.id) }) else { return nil }
-                return commit
+        var budget = 1000
+        // The first snapshot of this upstream down `start`'s first-parent line (nil when the line
+        // reaches `tracked` or ends first), with the merges met above it.
+        func firstSnapshot(from start: Commit) throws(MirrorError) -> (snapshot: (Commit, SnapshotMessage)?, merges: [Commit]) {
+            var commit = start
+            var merges: [Commit] = []
+            while budget > 0, commit.id != tracked.id {
+                budget -= 1
+                if let message = try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree), message.restores == nil,
+                   message.upstream == settings.upstream, Set(message.collections.map(\.name)) == Set(settings.collections) {
+                    return ((commit, message), merges)
+                }
+                if commit.parents.count > 1 { merges.append(commit) }
+                // A shallow clone's history may end before a snapshot: nothing newer then.
+                guard let parent = (try? firstParent(of: commit)) ?? nil else { break }
+                commit = parent
             }
-            // A shallow clone's history may end before a snapshot: nothing newer then.
-            guard let parent = (try? firstParent(of: commit)) ?? nil, parent.id != tracked.id else { return nil }
-            commit = parent
+            return (nil, merges)
         }
-        return nil
+        // Newer than `tracked`: descends from it, or a sibling listed later that it does not hold.
+        func isNewer(_ commit: Commit, _ message: SnapshotMessage, than other: Commit) throws(MirrorError) -> Bool {
+            if try mirrorErrors({ try repository.isDescendant(commit.id, of: other.id) }) { return true }
+            guard let listed = message.listedAt.flatMap(Timestamp.init),
+                  let otherListed = SnapshotMessage.parse(other.message)?.listedAt.flatMap(Timestamp.init) else { return false }
+            guard listed > otherListed else { return false }
+            return try !mirrorErrors { try repository.isDescendant(other.id, of: commit.id) }
+        }
+        let (found, merges) = try firstSnapshot(from: head)
+        var best: Commit?
+        if let (commit, message) = found, try isNewer(commit, message, than: tracked) { best = commit }
+        for merge in merges {
+            for parent in merge.parents.dropFirst() {
+                let side = try mirrorErrors { try repository.commit(parent) }
+                guard let (commit, message) = try firstSnapshot(from: side).snapshot,
+                      try isNewer(commit, message, than: best ?? tracked) else { continue }
+                best = commit
+            }
+        }
+        return best
     }
 
     /// The newest snapshot on `head`'s first-parent line whose tree is the one tidemark wrote (or

@@ -841,6 +841,37 @@ struct BranchSafetyTests {
         }
     }
 
+    /// Two clones that both synced, and a `git pull` that merges (not a fast-forward): the other
+    /// clone's snapshot, listed later, is upstream's through the merge too. It was a commit of
+    /// the user's own: status called items behind, the sync refused, and `--force` put an item
+    /// back to its older version.
+    @Test func aPullThatMergesANewerSnapshotTakesItAsUpstreams() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(20, in: root)
+            let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
+            #expect(try await CLI.run("/usr/bin/git", ["clone", "-q", "m", "b"], in: root).status == 0)
+            let other = root + "/b"
+            #expect(try await CLI.run("/usr/bin/git", ["config", "tidemark.upstream", "dir:" + upstream], in: other).status == 0)
+            try writeItem(upstream, "i2", lastModified: "2021-07-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            try await Task.sleep(nanoseconds: 1_100_000_000)  // listed a second later
+            try writeItem(upstream, "i18", lastModified: "2021-07-02T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: other).status == 0)
+            let newer = try await Self.rev("HEAD", in: other)
+            // Items far apart: the manifests merge without a conflict.
+            #expect(try await CLI.run("/usr/bin/git", git + ["pull", "-q", "--no-rebase", "--no-edit", "../b", "main"], in: mirror).status == 0)
+            #expect(try await CLI.git(["rev-list", "--count", "--merges", "HEAD"], in: mirror) == "1\n")
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            for arguments in [["sync", "--offline", "--dry-run"], ["sync", "--offline"], ["sync", "--offline", "--force"]] {
+                let synced = try await CLI.tidemark(arguments, in: mirror)
+                #expect(synced.status == 0 && synced.stdout.contains("no changes") || synced.stdout.contains("Already up to date"),
+                        "\(arguments): \(synced.stdout) \(synced.stderr)")
+            }
+            #expect(Self.contents(mirror + "/items/i18.json").contains("\"v\": 2") && Self.contents(mirror + "/items/i2.json").contains("\"v\": 2"))
+            #expect(try await Self.rev("refs/tidemark/upstream^{tree}", in: mirror) == (try await Self.rev("\(newer)^{tree}", in: other)))
+        }
+    }
+
     /// A merge left unfinished (its conflict resolved and staged, not committed): a sync, its dry
     /// run and a rollback refuse as `git pull` does; `--force` ends the merge as `git reset --hard`
     /// does (MERGE_HEAD stayed, and the next `git commit` recorded the dropped branch as merged).
