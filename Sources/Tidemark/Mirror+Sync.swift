@@ -298,7 +298,9 @@ extension Mirror {
         let head = try headCommit()
         let branch = try checkedOutBranch()
         if head?.tree == upstream.tree {
-            if head?.id != upstream.id, let head {
+            // A snapshot with the same tree stands for upstream from now on; a commit of the user's
+            // (a merge that took a pulled snapshot whole) does not: it carries no watermarks.
+            if head?.id != upstream.id, let head, try writtenSnapshotMessage(head) != nil {
                 try updateRef(Mirror.upstreamRef, to: head.id, expected: upstream.id, message: "tidemark sync: up to date")
             }
             try writeState("last-sync", Timestamp(date: Date()).raw + "\n")

@@ -247,6 +247,11 @@ public actor Mirror {
     /// own, or (a snapshot only reworded since, ``copiedSnapshot(_:snapshotsByTree:)``) the one
     /// it replaced. Nil for a commit of the user's and an amended snapshot. `snapshotsByTree` is
     /// filled on the first commit that needs it.
+    func writtenSnapshotMessage(_ commit: Commit) throws(MirrorError) -> SnapshotMessage? {
+        var snapshotsByTree: [ObjectID: [Commit]]?
+        return try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree)
+    }
+
     func writtenSnapshotMessage(_ commit: Commit, snapshotsByTree: inout [ObjectID: [Commit]]?) throws(MirrorError) -> SnapshotMessage? {
         if let message = SnapshotMessage.parse(commit.message) {
             return Mirror.upstreamTree(of: commit, message: message) == commit.tree ? message : nil

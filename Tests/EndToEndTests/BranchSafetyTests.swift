@@ -872,6 +872,31 @@ struct BranchSafetyTests {
         }
     }
 
+    /// History rewritten with `git filter-branch ... -- --all`, refs/tidemark/upstream included,
+    /// dropping an item's file: the next fetch does not trust the rewritten snapshot's manifest
+    /// (which still lists the item) and downloads everything again; the rewritten commits are the
+    /// user's own, refused, and `--force` brings the item back. It was missing for good.
+    @Test func aRewrittenUpstreamRefIsNotTrusted() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(5, in: root)
+            let rewrite = try await CLI.run("/usr/bin/git", ["filter-branch", "--index-filter", "git rm -q --cached --ignore-unmatch items/i1.json",
+                                                             "--", "--all"], in: mirror, environment: ["FILTER_BRANCH_SQUELCH_WARNING": "1"])
+            #expect(rewrite.status == 0, "\(rewrite.stderr)")
+            try writeItem(upstream, "i3", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            let fetch = try await CLI.tidemark(["fetch", "--json"], in: mirror)
+            let report = try JSONSerialization.jsonObject(with: Data(fetch.stdout.utf8)) as? [String: Any]
+            #expect(report?["downloaded"] as? Int == 5, "\(fetch.stdout) \(fetch.stderr)")
+            #expect(try await CLI.git(["ls-tree", "--name-only", "refs/tidemark/upstream", "items/"], in: mirror).contains("items/i1.json"))
+            let status = try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout
+            #expect(status.contains("items/i1\n") && status.contains("M  items/i3\n"), "\(status)")
+            let refused = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(refused.status == 1 && refused.stderr.contains("commits of your own"), "\(refused.stderr)")
+            #expect(try await CLI.tidemark(["sync", "-q", "--force"], in: mirror).status == 0)
+            #expect(FileManager.default.fileExists(atPath: mirror + "/items/i1.json"))
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+        }
+    }
+
     /// A merge left unfinished (its conflict resolved and staged, not committed): a sync, its dry
     /// run and a rollback refuse as `git pull` does; `--force` ends the merge as `git reset --hard`
     /// does (MERGE_HEAD stayed, and the next `git commit` recorded the dropped branch as merged).
