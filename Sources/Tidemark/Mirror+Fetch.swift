@@ -76,6 +76,8 @@ extension Mirror {
     /// - Throws: ``MirrorError/incompleteFetch(_:)`` after storing what did download when some
     ///   items failed (the watermark then stays where it was).
     public func fetch(_ options: FetchOptions = FetchOptions()) async throws(MirrorError) -> FetchReport {
+        await takeTurn()
+        defer { endTurn() }
         let lock = try lock()
         defer { withExtendedLifetime(lock) {} }
         try recoverInterruptedSync()

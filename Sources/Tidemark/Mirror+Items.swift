@@ -16,7 +16,9 @@ extension Mirror {
     /// The items the current snapshot holds, sorted by collection and id (empty before the
     /// first sync). Reads the manifests only, never the item files.
     /// - Parameter collection: only this collection; nil: every configured collection.
+    /// - Throws: ``MirrorError/invalidArgument(_:)`` for a collection the mirror does not have.
     public func cachedItems(in collection: String? = nil) throws(MirrorError) -> [CachedItem] {
+        if let collection { try checkCollection(collection) }
         let tree = try headCommit()?.tree
         var items: [CachedItem] = []
         for name in settings.collections where collection == nil || collection == name {
@@ -36,12 +38,20 @@ extension Mirror {
     /// }
     /// ```
     public func cachedContents(of id: ItemID, in collection: String) throws(MirrorError) -> Data? {
+        try checkCollection(collection)
         guard let tree = try headCommit()?.tree else { return nil }
         guard let entry = try manifest(collection, in: tree).entry(for: id) else { return nil }
         return try mirrorErrors {
             guard let blob = try repository.treeEntry(at: "\(collection)/\(entry.path)", in: tree)?.id else { return nil }
             return try repository.readBlob(blob)
         }
+    }
+
+    /// Refuses a collection the settings do not name (an item of it would otherwise just be
+    /// missing, whatever was asked for).
+    private func checkCollection(_ collection: String) throws(MirrorError) {
+        guard !settings.collections.contains(collection) else { return }
+        throw .invalidArgument("this mirror has no collection '\(collection)'; it has: \(settings.collections.joined(separator: ", "))")
     }
 
     /// ``cachedContents(of:in:)`` for an id given as text.

@@ -4,9 +4,10 @@ import Upstreams
 
 /// Options of `sync`.
 public struct SyncOptions: Sendable {
-    /// Print the plan; change nothing (the fetch's listing requests are still made).
+    /// Plan only: the report says what a sync would change (``SyncReport/Outcome/planned``), and
+    /// nothing changes (upstream is still listed, unless `offline`).
     public var dryRun = false
-    /// Do nothing when the last successful sync is younger than this many seconds.
+    /// Do nothing when the last successful sync is younger than this many seconds (not negative).
     public var ifStaleSeconds: Double?
     /// Overwrite local edits.
     public var force = false
@@ -92,6 +93,9 @@ extension Mirror {
     /// `options.force`.
     public func sync(_ options: SyncOptions = SyncOptions()) async throws(MirrorError) -> SyncReport {
         try Mirror.checkJobs(options.fetch.jobs)
+        if let seconds = options.ifStaleSeconds, !(seconds >= 0) {
+            throw .invalidArgument("ifStaleSeconds must be 0 or more, not \(seconds)")
+        }
         // Fresh: both the last sync and the fetch it applied are recent (a sync --offline applies
         // an older fetch, and a fetch alone leaves the working tree behind), no fetched snapshot
         // waits to be applied, and the last fetch got every item.
@@ -103,6 +107,8 @@ extension Mirror {
             return SyncReport(outcome: .fresh(lastSync: last), fetch: nil, counts: ChangeCounts(), paths: [],
                               previous: tip, current: tip, plannedDownloads: 0)
         }
+        await takeTurn()
+        defer { endTurn() }
         let lock = try lock()
         defer { withExtendedLifetime(lock) {} }
         _ = try checkedOutBranch()

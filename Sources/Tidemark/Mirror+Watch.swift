@@ -30,9 +30,13 @@ extension Mirror {
     /// readable: inotify on the folder, answering fetches on `.git/tidemark/watch.sock` which
     /// names changed since their last run. One per mirror.
     ///
+    /// It holds this handle until it stops (the handle's other calls wait): run it on a handle
+    /// of its own (``open(at:upstream:)``), and fetch and sync through another, as the CLI's
+    /// `tidemark watch` and `tidemark sync` are two processes.
+    ///
     /// - Throws: when the upstream is not a folder, another watcher runs, or the folder cannot be
     ///   watched (or goes away while watched).
-    public func watch(stop: Int32, ready: (WatchStarted) -> Void) throws(MirrorError) {
+    public func watch(stop: Int32, ready: @Sendable (WatchStarted) -> Void) throws(MirrorError) {
         #if os(Linux)
         guard settings.upstreamConfiguration.kind == "dir", let upstream = try makeUpstream() as? DirectoryUpstream else {
             throw .invalidArgument("watch: only a dir upstream can be watched; '\(settings.upstream)' lists its changes itself")

@@ -41,6 +41,10 @@ public actor Mirror {
     public internal(set) var finishedInterruptedSync: InterruptedSync?
     /// The items edited locally that this handle's last forced branch move wrote over or removed.
     var overwrittenEdits: [String] = []
+    /// Whether a `fetch` or `sync` of this handle holds the run lock, and the calls waiting for it
+    /// (``takeTurn()``).
+    private var turnTaken = false
+    private var turnsWaiting: [CheckedContinuation<Void, Never>] = []
 
     init(repository: Repository, settings: MirrorSettings, upstream: (any Upstream)? = nil) {
         // A snapshot a ref points to must be on disk: objects, packs, refs and reflogs are
@@ -54,7 +58,8 @@ public actor Mirror {
     }
 
     /// Opens the mirror containing `path` (searching parent folders, like git).
-    /// - Parameter upstream: an adapter of the app's own to use instead of the configured one.
+    /// - Parameter upstream: an adapter of the app's own to use instead of the configured one; it
+    ///   must mirror the mirror's collections.
     /// - Throws: ``MirrorError/notAMirror(_:isRepository:)`` when there is no mirror there.
     public static func open(at path: String, upstream: (any Upstream)? = nil) throws(MirrorError) -> Mirror {
         let repository: Repository
@@ -71,6 +76,11 @@ public actor Mirror {
             // there would split one mirror's state in two.
             let main = URL(fileURLWithPath: repository.commonDirectory).deletingLastPathComponent().path
             throw .invalidArgument("'\(repository.workdir ?? path)' is a linked worktree (git worktree add); tidemark works in the mirror's own working tree: tidemark -C \(main)")
+        }
+        // Listed for a collection it does not mirror, it would list nothing: every item deleted.
+        if let upstream, let missing = settings.collections.first(where: { !upstream.collections.contains($0) }) {
+            throw .invalidArgument("the upstream given (\(upstream.spec)) has no collection '\(missing)', which the mirror holds "
+                                   + "(its collections: \(settings.collections.joined(separator: ", ")))")
         }
         return Mirror(repository: repository, settings: settings, upstream: upstream)
     }
@@ -528,6 +538,22 @@ public actor Mirror {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
         return String(cString: buffer)
+    }
+
+    /// Waits until no other `fetch` or `sync` of this handle runs: an actor lets a second call in
+    /// while the first awaits the network, and the run lock (held by this very process) would
+    /// refuse it. Pair with ``endTurn()``.
+    func takeTurn() async {
+        guard turnTaken else {
+            turnTaken = true
+            return
+        }
+        await withCheckedContinuation { turnsWaiting.append($0) }
+    }
+
+    /// Lets the next waiting call of ``takeTurn()`` run.
+    func endTurn() {
+        if turnsWaiting.isEmpty { turnTaken = false } else { turnsWaiting.removeFirst().resume() }
     }
 
     /// Takes the run lock (see ``RunLock``), clears what a killed run left, and keeps the packs

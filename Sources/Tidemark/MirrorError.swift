@@ -1,3 +1,4 @@
+import Foundation
 import GitStore
 import Upstreams
 
@@ -82,6 +83,10 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .destinationNotEmpty(let path): return "destination path '\(path)' already exists and is not an empty directory"
         case .invalidArgument(let message): return message
         case .locked(let pid, let path):
+            if let pid, pid == getpid() {
+                return "this process is already running a tidemark command in this mirror (another Mirror handle, or a rollback or "
+                    + "watch while a fetch or sync awaits; lock: \(path)): run them one after another"
+            }
             if let pid { return "another tidemark process (pid \(pid)) is running in this mirror (lock: \(path))" }
             return "another tidemark process is running in this mirror (lock: \(path))"
         case .concurrentUpdate(let ref):

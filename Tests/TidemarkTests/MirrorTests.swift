@@ -379,6 +379,30 @@ struct MirrorTests {
         }
     }
 
+    /// Calls on one handle that take the run lock wait for each other (an actor let the second
+    /// in while the first awaited its listing, and it failed as "another process"); a second
+    /// handle in the same process is told it is this one.
+    @Test func callsOnOneHandleRunOneAfterAnother() async throws {
+        try await withScratch { path in
+            let upstream = seeded(3)
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            upstream.put(ItemID("item-1"), "2024-02-01T00:00:00Z")
+            upstream.listingDelay = 0.3
+            async let fetched = mirror.fetch()
+            async let synced = mirror.sync()
+            let (fetch, sync) = try await (fetched, synced)
+            #expect(fetch.downloaded + (sync.fetch?.downloaded ?? 0) == 1)
+            #expect(try await mirror.status().isClean)
+            let other = try Mirror.open(at: path + "/m", upstream: upstream)
+            async let first = mirror.fetch()
+            try await Task.sleep(nanoseconds: 100_000_000)
+            await #expect { _ = try await other.fetch() } throws: {
+                String(describing: $0).hasPrefix("this process is already running a tidemark command in this mirror")
+            }
+            _ = try await first
+        }
+    }
+
     /// The manifest is read on another thread while the listing starts: one that cannot be parsed
     /// is still the error a fetch reports, naming the collection, and no ref moves (a `dir`
     /// upstream, whose listing asks for the manifest, and one that only looks items up).

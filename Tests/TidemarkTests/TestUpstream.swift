@@ -21,6 +21,8 @@ final class TestUpstream: Upstream, @unchecked Sendable {
     var upstreamTime: Timestamp?
     /// The `since` of the last listing.
     private(set) var lastSince: Timestamp?
+    /// How long each listing waits before answering, in seconds.
+    var listingDelay = 0.0
 
     init(collections: [String] = ["items"]) {
         self.collections = collections
@@ -40,6 +42,7 @@ final class TestUpstream: Upstream, @unchecked Sendable {
     func takeDownloads() -> [ItemID] { lock.withLock { defer { downloads = [] }; return downloads } }
 
     func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
+        if listingDelay > 0 { try await Task.sleep(nanoseconds: UInt64(listingDelay * 1e9)) }
         let stored = lock.withLock {
             lastSince = since
             return store[collection] ?? [:]
