@@ -580,8 +580,11 @@ extension Mirror {
         var next: Commit? = head
         while let commit = next, own.count < 1000 {
             if let written = upstreamTree(of: commit) {
-                if written == commit.tree {
-                    snapshotTree = written
+                // As tidemark wrote it, or snapshots squashed into it.
+                var asWritten = written == commit.tree
+                if !asWritten { asWritten = try copiedSnapshot(commit, snapshotsByTree: &snapshotsByTree) != nil }
+                if asWritten {
+                    snapshotTree = commit.tree
                     break
                 }
                 // A snapshot whose tree is not the one tidemark wrote (amended, or a rollback to
@@ -616,14 +619,23 @@ extension Mirror {
         return (own.map { "\($0.id.short()) \($0.summary)" }, paths)
     }
 
-    /// The snapshot `commit`, no snapshot by its message, replaced, keeping its parents and the
-    /// tree tidemark wrote: `commit` is that snapshot reworded (`git commit --amend -m`, `git
-    /// rebase -i`), holding nothing of the user's. (A revert of a sync holds an older snapshot's
-    /// tree too, on other parents: it is the user's.) Nil when there is none among the snapshots
-    /// the upstream-tracking ref or the branch pointed to. `snapshotsByTree` is filled once.
+    /// The snapshot whose tree, as tidemark wrote it, `commit` (no snapshot by its message, or
+    /// amended) holds: `commit` is that snapshot reworded (`git commit --amend -m`, `git rebase
+    /// -i`: the same parents), or snapshots squashed into it (`fixup` in `git rebase -i`: the
+    /// newest one's tree on the oldest one's parents, a later snapshot than those that `commit`
+    /// does not descend from), holding nothing of the user's. A revert of a sync holds an older
+    /// snapshot's tree: it is the user's. Nil when there is none among the snapshots the upstream-tracking
+    /// ref or the branch pointed to. `snapshotsByTree` is filled once.
     func copiedSnapshot(_ commit: Commit, snapshotsByTree: inout [ObjectID: [Commit]]?) throws(MirrorError) -> Commit? {
         if snapshotsByTree == nil { snapshotsByTree = try recentSnapshotsByTree() }
-        return snapshotsByTree?[commit.tree]?.first { $0.id != commit.id && $0.parents == commit.parents }
+        for snapshot in snapshotsByTree?[commit.tree] ?? [] where snapshot.id != commit.id {
+            if snapshot.parents == commit.parents { return snapshot }
+            // Squashed: a later snapshot on what `commit` was made on, which it does not descend from.
+            guard let base = commit.parents.first,
+                  try mirrorErrors({ try repository.isDescendant(snapshot.id, of: base) }) else { continue }
+            if try !mirrorErrors({ try repository.isDescendant(commit.id, of: snapshot.id) }) { return snapshot }
+        }
+        return nil
     }
 
     /// The snapshots the upstream-tracking ref and the branch pointed to (their last 100 reflog

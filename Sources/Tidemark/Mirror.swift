@@ -254,17 +254,18 @@ public actor Mirror {
     }
 
     /// The message of `commit` when it is a snapshot whose tree is the one tidemark wrote: its
-    /// own, or (a snapshot only reworded since, ``copiedSnapshot(_:snapshotsByTree:)``) the one
-    /// it replaced. Nil for a commit of the user's and an amended snapshot. `snapshotsByTree` is
-    /// filled on the first commit that needs it.
+    /// own, or (a snapshot only reworded since, or snapshots squashed into one,
+    /// ``copiedSnapshot(_:snapshotsByTree:)``) that of the snapshot whose tree it holds. Nil for
+    /// a commit of the user's and an amended snapshot. `snapshotsByTree` is filled on the first
+    /// commit that needs it.
     func writtenSnapshotMessage(_ commit: Commit) throws(MirrorError) -> SnapshotMessage? {
         var snapshotsByTree: [ObjectID: [Commit]]?
         return try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree)
     }
 
     func writtenSnapshotMessage(_ commit: Commit, snapshotsByTree: inout [ObjectID: [Commit]]?) throws(MirrorError) -> SnapshotMessage? {
-        if let message = SnapshotMessage.parse(commit.message) {
-            return Mirror.upstreamTree(of: commit, message: message) == commit.tree ? message : nil
+        if let message = SnapshotMessage.parse(commit.message), Mirror.upstreamTree(of: commit, message: message) == commit.tree {
+            return message
         }
         return try copiedSnapshot(commit, snapshotsByTree: &snapshotsByTree).flatMap { SnapshotMessage.parse($0.message) }
     }

@@ -897,6 +897,33 @@ struct BranchSafetyTests {
         }
     }
 
+    /// Two snapshots squashed into one (`fixup` in `git rebase -i`): the newer one's tree on the
+    /// older one's parents holds nothing of the user's, and the next sync goes ahead (it refused,
+    /// calling the squash's manifest a change of the user's that the sync would undo).
+    @Test func snapshotsSquashedIntoOneAreNoCommitOfTheUsers() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(5, in: root)
+            for index in 2...3 {
+                try writeItem(upstream, "i\(index)", lastModified: "2021-0\(index)-01T00:00:00Z", extra: #", "v": 2"#)
+                #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            }
+            let squash = try await CLI.run("/usr/bin/git", ["-c", "user.name=User", "-c", "user.email=user@example.org", "rebase", "-q", "-i", "HEAD~2"],
+                                           in: mirror, environment: ["GIT_SEQUENCE_EDITOR": "sed -i 2s/^pick/fixup/"])
+            #expect(squash.status == 0, "\(squash.stderr)")
+            #expect(try await CLI.git(["rev-list", "--count", "HEAD"], in: mirror) == "2\n")
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            try writeItem(upstream, "i5", lastModified: "2021-05-01T00:00:00Z", extra: #", "v": 2"#)
+            let synced = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(synced.status == 0 && synced.stdout.contains("1 changed") && !synced.stdout.contains("undid"), "\(synced.stdout) \(synced.stderr)")
+            // A revert of a sync is still the user's (it holds the tree of a snapshot it descends from).
+            #expect(try await CLI.run("/usr/bin/git", ["-c", "user.name=User", "-c", "user.email=user@example.org", "revert", "--no-edit", "HEAD"],
+                                      in: mirror).status == 0)
+            try writeItem(upstream, "i4", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            let refused = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(refused.status == 1 && refused.stderr.contains("commits of your own"), "\(refused.stderr)")
+        }
+    }
+
     /// A merge left unfinished (its conflict resolved and staged, not committed): a sync, its dry
     /// run and a rollback refuse as `git pull` does; `--force` ends the merge as `git reset --hard`
     /// does (MERGE_HEAD stayed, and the next `git commit` recorded the dropped branch as merged).
