@@ -73,6 +73,11 @@ public final class Diff {
     deinit { git_diff_free(pointer) }
 
     /// The changed files, in path order.
+    /// Whether any file is unmerged in the index (a conflict, which libgit2 shows without content).
+    var hasConflicts: Bool {
+        (0..<git_diff_num_deltas(pointer)).contains { git_diff_get_delta(pointer, $0)?.pointee.status == GIT_DELTA_CONFLICTED }
+    }
+
     public var deltas: [DiffDelta] {
         (0..<git_diff_num_deltas(pointer)).compactMap { index in
             guard let delta = git_diff_get_delta(pointer, index) else { return nil }
@@ -172,10 +177,17 @@ extension Repository {
         while true {
             do throws(GitError) {
                 return try withTree(old) { (oldTree) throws(GitError) -> Diff in
-                    try diffOptions(paths: paths) { (options) throws(GitError) -> OpaquePointer in
+                    let diff = try diffOptions(paths: paths) { (options) throws(GitError) -> OpaquePointer in
                         try makeHandle("git_diff_tree_to_workdir_with_index") {
                             git_diff_tree_to_workdir_with_index(&$0, pointer, oldTree, &options)
                         }
+                    }
+                    // An unmerged file is a conflict to libgit2 (no content); `git diff <tree>` shows
+                    // the file as the working tree has it, markers and all: so does the diff of the
+                    // tree against the files alone, which a conflicted index leaves the only one.
+                    guard diff.hasConflicts else { return diff }
+                    return try diffOptions(paths: paths) { (options) throws(GitError) -> OpaquePointer in
+                        try makeHandle("git_diff_tree_to_workdir") { git_diff_tree_to_workdir(&$0, pointer, oldTree, &options) }
                     }
                 }
             } catch where error.isFileChangingUnderTheDiff {

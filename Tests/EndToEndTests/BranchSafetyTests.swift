@@ -830,6 +830,11 @@ struct BranchSafetyTests {
             let json = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.utf8)) as? [String: Any]
             let locals = (json?["items"] as? [[String: Any]])?.map { "\($0["id"]!) \($0["local"]!)" }
             #expect(locals == ["i2 unmerged", "i3 unchanged"], "\(String(describing: locals))")
+            // diff shows the conflicted file as git diff does, markers and all (it was an entry
+            // without content, status X).
+            let conflictDiff = try await CLI.tidemark(["diff", "HEAD", "--", "items/i2.json"], in: mirror).stdout
+            #expect(conflictDiff.contains("+<<<<<<< ") && conflictDiff.contains("+>>>>>>> "), "\(conflictDiff)")
+            #expect(try await CLI.tidemark(["diff", "--name-status", "HEAD"], in: mirror).stdout == "M\titems/i2.json\n")
             for arguments in [["sync", "--dry-run"], ["sync"]] {
                 let refused = try await CLI.tidemark(arguments, in: mirror)
                 #expect(refused.status == 1 && refused.stderr.contains("you have unmerged files") && refused.stderr.contains("\titems/i2.json\n"),
