@@ -134,7 +134,10 @@ extension Repository {
                              _ body: (inout git_diff_options) throws(GitError) -> OpaquePointer) throws(GitError) -> Diff {
         var options = git_diff_options()
         try check(git_diff_options_init(&options, UInt32(GIT_DIFF_OPTIONS_VERSION)), "git_diff_options_init")
-        options.flags = GIT_DIFF_IGNORE_SUBMODULES.rawValue | GIT_DIFF_DISABLE_PATHSPEC_MATCH.rawValue
+        // Paths are taken as they are (files, or folders and all they hold) unless one is a
+        // pattern (`items/3f*`, `*.json`): then all are matched as git matches pathspecs.
+        let patterns = paths.contains { $0.contains { "*?[".contains($0) } }
+        options.flags = GIT_DIFF_IGNORE_SUBMODULES.rawValue | (patterns ? 0 : GIT_DIFF_DISABLE_PATHSPEC_MATCH.rawValue)
         options.context_lines = 3
         let pointer = try withStrArray(paths) { (array) throws(GitError) -> OpaquePointer in
             options.pathspec = array

@@ -152,8 +152,8 @@ struct DocumentedOutputTests {
         }
     }
 
-    /// `diff -- <path>` takes paths from the current folder, as git does (`:/` from the top);
-    /// item names (`collection/id`) work from anywhere.
+    /// `diff -- <path>` takes paths from the current folder, as git does (`:/` from the top), and
+    /// patterns; item names (`collection/id`) work from anywhere.
     @Test func diffPathsAreTakenFromTheCurrentFolder() async throws {
         try await withScratch { root in
             let (_, mirror) = try await CrashTests.cloned(3, in: root)
@@ -166,6 +166,9 @@ struct DocumentedOutputTests {
                 (["--", "items/i2"], items, "M\titems/i2.json\n"),
                 (["--", "../items/./i2.json"], items, "M\titems/i2.json\n"),
                 (["--", "items/i1.json"], mirror, "M\titems/i1.json\n"),
+                // Patterns, as git matches them (they matched nothing).
+                (["--", "*.json"], mirror, "M\titems/i1.json\nM\titems/i2.json\n"),
+                (["--", "i[2]*"], items, "M\titems/i2.json\n"),
             ] {
                 let diff = try await CLI.tidemark(["diff", "--name-status", "HEAD"] + arguments, in: directory)
                 #expect(diff.status == 0 && diff.stdout == shown, "\(arguments) in \(directory): \(diff.stdout) \(diff.stderr)")
