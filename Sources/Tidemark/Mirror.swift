@@ -449,13 +449,29 @@ public actor Mirror {
         return try ManifestLoad.table(of: blob, in: repository, copy: manifestCopy(collection), collection: collection)
     }
 
+    /// A warning for each of `revisions` (ranges included) that names `upstream` while a branch
+    /// or tag of that name exists too: tidemark takes it as its upstream-tracking ref, where git
+    /// would take the branch (git warns of such an ambiguous name too).
+    public func revisionWarnings(_ revisions: [String]) -> [String] {
+        let names = revisions.flatMap { revision in RevisionRange(revision).map { [$0.from, $0.to] } ?? [revision] }
+        guard names.contains(where: Mirror.namesUpstream) else { return [] }
+        return ["refs/heads/upstream", "refs/tags/upstream"].filter { (try? repository.resolveReference($0)) ?? nil != nil }.map {
+            "refname 'upstream' is ambiguous: tidemark takes it as \(Mirror.upstreamRef), not \($0) (name that one \($0.dropFirst(5)))"
+        }
+    }
+
+    /// Whether `revision` starts with the name `upstream`, alone or followed by git's suffixes.
+    static func namesUpstream(_ revision: String) -> Bool {
+        let suffix = revision.dropFirst("upstream".count)
+        return revision.hasPrefix("upstream") && (suffix.first.map { "~^@".contains($0) } ?? true)
+    }
+
     /// Resolves a revision to a commit; `upstream` names the upstream-tracking ref, alone or
     /// followed by git's suffixes (`upstream~1`, `upstream^2`, `upstream@{1}`).
     func resolve(_ revision: String) throws(MirrorError) -> ObjectID {
         var spec = revision
-        let suffix = revision.dropFirst("upstream".count)
-        let namesUpstream = revision.hasPrefix("upstream") && (suffix.first.map { "~^@".contains($0) } ?? true)
-        if namesUpstream { spec = Mirror.upstreamRef + suffix }
+        let namesUpstream = Mirror.namesUpstream(revision)
+        if namesUpstream { spec = Mirror.upstreamRef + revision.dropFirst("upstream".count) }
         do {
             return try repository.revparse(spec)
         } catch {

@@ -485,6 +485,13 @@ struct MirrorTests {
             await #expect { _ = try await mirror.log(from: "upstreams") } throws: {
                 String(describing: $0) == "unknown revision 'upstreams'"
             }
+            // A branch named upstream: the name stays tidemark's, with a warning, as git warns.
+            #expect(await mirror.revisionWarnings(["upstream..HEAD"]).isEmpty)
+            try git(["branch", "upstream", "HEAD~1"], in: path + "/m")
+            #expect(await mirror.revisionWarnings(["upstream..HEAD"]) == ["refname 'upstream' is ambiguous: tidemark takes it as "
+                    + "refs/tidemark/upstream, not refs/heads/upstream (name that one heads/upstream)"])
+            #expect(await mirror.revisionWarnings(["HEAD", "upstreams"]).isEmpty)
+            #expect(try await mirror.log(from: "upstream").first?.commit != (try await mirror.log(from: "heads/upstream").first?.commit))
         }
     }
 }

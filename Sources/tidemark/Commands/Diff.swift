@@ -56,6 +56,7 @@ extension TidemarkCommand {
             let revisions = [from, to].compactMap { $0 }
             let format: DiffFormat = stat ? .stat : nameStatus ? .nameStatus : .patch
             let mirror = try root.openMirror()
+            for warning in await mirror.revisionWarnings(revisions) { writeStandardError("warning: \(warning)\n") }
             let result = try await engine { () async throws(MirrorError) in
                 try await mirror.diff(revisions, items: items, relativeTo: root.path("."), format: format)
             }

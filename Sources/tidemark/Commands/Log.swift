@@ -34,6 +34,7 @@ extension TidemarkCommand {
 
         func run() async throws {
             let mirror = try root.openMirror()
+            for warning in await mirror.revisionWarnings(revision.map { [$0] } ?? []) { writeStandardError("warning: \(warning)\n") }
             let snapshots = try await engine { () async throws(MirrorError) in
                 try await mirror.log(from: revision, limit: maxCount)
             }

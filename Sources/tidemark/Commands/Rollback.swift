@@ -37,6 +37,7 @@ extension TidemarkCommand {
 
         func run() async throws {
             let mirror = try root.openMirror()
+            for warning in await mirror.revisionWarnings([revision]) { writeStandardError("warning: \(warning)\n") }
             let report = try await engine(on: mirror, output) { () async throws(MirrorError) in
                 try await mirror.rollback(to: revision, hard: hard, force: force)
             }
