@@ -17,6 +17,28 @@ public struct Signature: Sendable, Equatable {
         self.offsetMinutes = offsetMinutes
     }
 
+    /// A date as `GIT_AUTHOR_DATE` gives it: git's form (`@1700000000 +0100`, `1700000000 +0100`)
+    /// or ISO 8601 with a zone. Nil for anything else.
+    static func parseDate(_ text: String) -> (time: Int64, offsetMinutes: Int32)? {
+        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: " ")
+        if parts.count == 2, let seconds = Int64(parts[0].hasPrefix("@") ? parts[0].dropFirst() : parts[0]),
+           let zone = parts[1].first, "+-".contains(zone), parts[1].count == 5, let value = Int32(parts[1].dropFirst()) {
+            let minutes = value / 100 * 60 + value % 100
+            return (seconds, zone == "-" ? -minutes : minutes)
+        }
+        guard parts.count == 1 else { return nil }
+        let formatter = ISO8601DateFormatter()
+        guard let date = formatter.date(from: String(parts[0])) else { return nil }
+        // The zone as written: `Z`, or `+hh:mm` / `-hh:mm` at the end.
+        var offset: Int32 = 0
+        let written = String(parts[0])
+        if let sign = written.dropFirst(10).lastIndex(where: { $0 == "+" || $0 == "-" }) {
+            let zone = written[written.index(after: sign)...].split(separator: ":").compactMap { Int32($0) }
+            if zone.count == 2 { offset = (zone[0] * 60 + zone[1]) * (written[sign] == "-" ? -1 : 1) }
+        }
+        return (Int64(date.timeIntervalSince1970), offset)
+    }
+
     init(_ raw: UnsafePointer<git_signature>) {
         name = String(cString: raw.pointee.name)
         email = String(cString: raw.pointee.email)
@@ -118,5 +140,24 @@ extension Repository {
             return Signature(UnsafePointer(raw))
         }
         return Signature(name: fallbackName, email: fallbackEmail)
+    }
+
+    /// Whose name a commit carries.
+    public enum SignatureRole: String, Sendable { case author = "AUTHOR", committer = "COMMITTER" }
+
+    /// ``defaultSignature(fallbackName:fallbackEmail:)`` with git's environment applied for `role`
+    /// as git applies it: `GIT_AUTHOR_NAME`, `GIT_AUTHOR_EMAIL`, `GIT_AUTHOR_DATE` (or the
+    /// `COMMITTER` ones). A date is taken in git's own form (`@1700000000 +0100`, or without `@`)
+    /// or as ISO 8601 (`2024-01-02T03:04:05+01:00`); another is ignored.
+    public func signature(for role: SignatureRole, fallbackName: String, fallbackEmail: String,
+                          environment: [String: String] = ProcessInfo.processInfo.environment) -> Signature {
+        var signature = defaultSignature(fallbackName: fallbackName, fallbackEmail: fallbackEmail)
+        if let name = environment["GIT_\(role.rawValue)_NAME"], !name.isEmpty { signature.name = name }
+        if let email = environment["GIT_\(role.rawValue)_EMAIL"] { signature.email = email }
+        if let date = environment["GIT_\(role.rawValue)_DATE"].flatMap(Signature.parseDate) {
+            signature.time = date.time
+            signature.offsetMinutes = date.offsetMinutes
+        }
+        return signature
     }
 }

@@ -308,7 +308,7 @@ extension Mirror {
                 commitID = try unlessPruned([tree]) { () throws(MirrorError) in
                     try mirrorErrors {
                         try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [],
-                                                    message: message.render(), author: signature())
+                                                    message: message.render(), author: signature(), committer: signature(.committer))
                     }
                 }
             }

@@ -58,7 +58,7 @@ extension Mirror {
             // The subject replaced; the rest (a blank line, the trailers) kept as it is.
             text = "Roll back to \(targetID.short()): \(counts.summary)" + text.drop(while: { $0 != "\n" })
             newTip = try mirrorErrors {
-                try repository.createCommit(tree: target.tree, parents: [head.id], message: text, author: signature())
+                try repository.createCommit(tree: target.tree, parents: [head.id], message: text, author: signature(), committer: signature(.committer))
             }
         }
         let paths: [String]

@@ -334,7 +334,7 @@ extension Mirror {
             message.tree = upstream.tree.hex
             target = try mirrorErrors {
                 try repository.createCommit(tree: upstream.tree, parents: head.map { [$0.id] } ?? [],
-                                            message: message.render(), author: signature())
+                                            message: message.render(), author: signature(), committer: signature(.committer))
             }
         }
         let paths = try moveBranch(branch, from: head, to: target, force: force,

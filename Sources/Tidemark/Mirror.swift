@@ -608,8 +608,11 @@ public actor Mirror {
         }
     }
 
-    func signature() -> Signature {
-        repository.defaultSignature(fallbackName: "tidemark", fallbackEmail: "tidemark@localhost")
+    /// Who a snapshot's commit names, as git would (`user.name`, `user.email`, the `GIT_AUTHOR_*` /
+    /// `GIT_COMMITTER_*` environment), or `tidemark <tidemark@localhost>` where git would refuse
+    /// for want of a name: a sync is the tool's commit.
+    func signature(_ role: Repository.SignatureRole = .author) -> Signature {
+        repository.signature(for: role, fallbackName: "tidemark", fallbackEmail: "tidemark@localhost")
     }
 
     /// Test-only crash and pause points. `TIDEMARK_CRASH_AT=<step>` makes the process kill itself

@@ -300,4 +300,19 @@ struct WalkthroughTests {
             #expect(gc.status == 0 && gc.stderr.isEmpty, "\(gc.stderr)")
         }
     }
+
+    /// A snapshot's commit names whom git would: the GIT_AUTHOR_* and GIT_COMMITTER_* environment
+    /// over user.name and user.email (the environment was ignored).
+    @Test func snapshotsTakeGitsIdentityEnvironment() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            let environment = ["GIT_AUTHOR_NAME": "Ann Author", "GIT_AUTHOR_EMAIL": "ann@example.org", "GIT_AUTHOR_DATE": "@1700000000 +0130",
+                               "GIT_COMMITTER_NAME": "Cy Committer", "GIT_COMMITTER_EMAIL": "cy@example.org",
+                               "GIT_COMMITTER_DATE": "2024-01-02T03:04:05-02:00"]
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror, environment: environment).status == 0)
+            let names = try await CLI.git(["log", "-1", "--date=raw", "--format=%an <%ae> %ad|%cn <%ce> %cd"], in: mirror)
+            #expect(names == "Ann Author <ann@example.org> 1700000000 +0130|Cy Committer <cy@example.org> 1704171845 -0200\n", "\(names)")
+        }
+    }
 }
