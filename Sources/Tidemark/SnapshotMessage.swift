@@ -1,8 +1,12 @@
 /// How many items a snapshot changed against its parent.
 public struct ChangeCounts: Sendable, Equatable, Codable {
     public var changed = 0
+    /// New items (`new` in JSON, as the CLI's `--json` reports say).
     public var added = 0
     public var deleted = 0
+    enum CodingKeys: String, CodingKey {
+        case changed, added = "new", deleted
+    }
     public init(changed: Int = 0, added: Int = 0, deleted: Int = 0) {
         self.changed = changed
         self.added = added

@@ -2,16 +2,6 @@ import Foundation
 import Tidemark
 
 /// `--json` shapes. Field names are documented in Documentation/OutputFormats.md; add, never rename.
-struct CountsJSON: Encodable {
-    var changed: Int
-    var new: Int
-    var deleted: Int
-    init(_ counts: ChangeCounts) {
-        changed = counts.changed
-        new = counts.added
-        deleted = counts.deleted
-    }
-}
 
 struct StatusJSON: Encodable {
     struct Item: Encodable {
@@ -26,7 +16,7 @@ struct StatusJSON: Encodable {
     var upstream: String?
     var lastFetch: String?
     var lastSync: String?
-    var behind: CountsJSON
+    var behind: ChangeCounts
     var locallyModified: Int
     var clean: Bool
     var items: [Item]
@@ -51,7 +41,7 @@ struct StatusJSON: Encodable {
         upstream = report.upstream?.hex
         lastFetch = report.lastFetch.map { Timestamp(date: $0).raw }
         lastSync = report.lastSync.map { Timestamp(date: $0).raw }
-        behind = CountsJSON(report.behind)
+        behind = report.behind
         locallyModified = report.locallyModified
         clean = report.isClean
         items = report.items.map { item in
@@ -74,7 +64,7 @@ struct FetchJSON: Encodable {
         var downloaded: Int
         var notModified: Int
         var listingRequests: Int
-        var behind: CountsJSON
+        var behind: ChangeCounts
         var dropped: Bool?
     }
     var previous: String?
@@ -82,7 +72,7 @@ struct FetchJSON: Encodable {
     var updated: Bool
     var listed: Int
     var downloaded: Int
-    var behind: CountsJSON
+    var behind: ChangeCounts
     var collections: [Collection]
     var failures: [String]
     var requests: Int
@@ -94,10 +84,10 @@ struct FetchJSON: Encodable {
         updated = report.updated
         listed = report.listed
         downloaded = report.downloaded
-        behind = CountsJSON(report.behind)
+        behind = report.behind
         collections = report.collections.map {
             Collection(name: $0.name, listed: $0.listed, downloaded: $0.downloaded, notModified: $0.notModified,
-                       listingRequests: $0.listingRequests, behind: CountsJSON($0.behind), dropped: $0.dropped ? true : nil)
+                       listingRequests: $0.listingRequests, behind: $0.behind, dropped: $0.dropped ? true : nil)
         }
         failures = report.failures
         requests = report.requests
@@ -109,7 +99,7 @@ struct SyncJSON: Encodable {
     var outcome: String
     var previous: String?
     var current: String?
-    var counts: CountsJSON
+    var counts: ChangeCounts
     var paths: [String]
     var undoneOwnPaths: [String]?
     var overwrittenEdits: [String]?
@@ -129,7 +119,7 @@ struct SyncJSON: Encodable {
         }
         previous = report.previous?.hex
         current = report.current?.hex
-        counts = CountsJSON(report.counts)
+        counts = report.counts
         paths = report.paths
         undoneOwnPaths = report.undoneOwnPaths.isEmpty ? nil : report.undoneOwnPaths
         overwrittenEdits = report.overwrittenEdits.isEmpty ? nil : report.overwrittenEdits
