@@ -124,7 +124,7 @@ extension Repository {
     }
 
     /// The commits a shallow clone has without their parents (`.git/shallow`); none otherwise.
-    private func shallowBoundary() -> Set<ObjectID> {
+    public func shallowBoundary() -> Set<ObjectID> {
         Set((leadingBytes(of: gitDirectory + "shallow", limit: 1 << 24).map { String(decoding: $0, as: UTF8.self) } ?? "")
             .split(whereSeparator: \.isNewline).compactMap { ObjectID(hex: String($0)) })
     }

@@ -630,10 +630,11 @@ extension Mirror {
         if snapshotsByTree == nil { snapshotsByTree = try recentSnapshotsByTree() }
         for snapshot in snapshotsByTree?[commit.tree] ?? [] where snapshot.id != commit.id {
             if snapshot.parents == commit.parents { return snapshot }
-            // Squashed: a later snapshot on what `commit` was made on, which it does not descend from.
-            guard let base = commit.parents.first,
-                  try mirrorErrors({ try repository.isDescendant(snapshot.id, of: base) }) else { continue }
-            if try !mirrorErrors({ try repository.isDescendant(commit.id, of: snapshot.id) }) { return snapshot }
+            // Squashed: a later snapshot on what `commit` was made on, which it does not descend
+            // from (not when that cannot be told: a shallow clone lacks the history).
+            guard let base = commit.parents.first, (try? repository.isDescendant(snapshot.id, of: base)) == true,
+                  (try? repository.isDescendant(commit.id, of: snapshot.id)) == false else { continue }
+            return snapshot
         }
         return nil
     }

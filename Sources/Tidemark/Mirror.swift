@@ -161,10 +161,16 @@ public actor Mirror {
     /// The commit the checked-out branch points at; nil before its first snapshot.
     public func branchTip() throws(MirrorError) -> ObjectID? { try headCommit()?.id }
 
-    /// The first parent of `commit`; nil for a root commit.
+    /// The first parent of `commit`; nil for a root commit, and for one at a shallow clone's
+    /// boundary (whose parents it does not have), where history ends as it does for `git log`.
     func firstParent(of commit: Commit) throws(MirrorError) -> Commit? {
         guard let parent = commit.parents.first else { return nil }
-        return try mirrorErrors { try repository.commit(parent) }
+        do {
+            return try repository.commit(parent)
+        } catch {
+            if repository.shallowBoundary().contains(commit.id) { return nil }
+            throw .git(error)
+        }
     }
 
     /// The commit HEAD points to, nil before the first snapshot.
@@ -219,21 +225,24 @@ public actor Mirror {
             return (nil, merges)
         }
         // Newer than `tracked`: descends from it, or a sibling listed later that it does not hold.
-        func isNewer(_ commit: Commit, _ message: SnapshotMessage, than other: Commit) throws(MirrorError) -> Bool {
-            if try mirrorErrors({ try repository.isDescendant(commit.id, of: other.id) }) { return true }
+        // Not when that cannot be told (a shallow clone lacks the history between them).
+        func isNewer(_ commit: Commit, _ message: SnapshotMessage, than other: Commit) -> Bool {
+            guard let descends = try? repository.isDescendant(commit.id, of: other.id) else { return false }
+            if descends { return true }
             guard let listed = message.listedAt.flatMap(Timestamp.init),
-                  let otherListed = SnapshotMessage.parse(other.message)?.listedAt.flatMap(Timestamp.init) else { return false }
-            guard listed > otherListed else { return false }
-            return try !mirrorErrors { try repository.isDescendant(other.id, of: commit.id) }
+                  let otherListed = SnapshotMessage.parse(other.message)?.listedAt.flatMap(Timestamp.init),
+                  listed > otherListed, let held = try? repository.isDescendant(other.id, of: commit.id) else { return false }
+            return !held
         }
         let (found, merges) = try firstSnapshot(from: head)
         var best: Commit?
-        if let (commit, message) = found, try isNewer(commit, message, than: tracked) { best = commit }
+        if let (commit, message) = found, isNewer(commit, message, than: tracked) { best = commit }
         for merge in merges {
+            // A merge's other parents may be beyond a shallow clone's boundary.
             for parent in merge.parents.dropFirst() {
-                let side = try mirrorErrors { try repository.commit(parent) }
-                guard let (commit, message) = try firstSnapshot(from: side).snapshot,
-                      try isNewer(commit, message, than: best ?? tracked) else { continue }
+                guard let side = try? repository.commit(parent),
+                      let (commit, message) = try firstSnapshot(from: side).snapshot,
+                      isNewer(commit, message, than: best ?? tracked) else { continue }
                 best = commit
             }
         }

@@ -874,6 +874,15 @@ struct BranchSafetyTests {
             }
             #expect(Self.contents(mirror + "/items/i18.json").contains("\"v\": 2") && Self.contents(mirror + "/items/i2.json").contains("\"v\": 2"))
             #expect(try await Self.rev("refs/tidemark/upstream^{tree}", in: mirror) == (try await Self.rev("\(newer)^{tree}", in: other)))
+            // A shallow clone whose tip is the merge (its parents beyond the boundary) works on:
+            // every command failed with "object not found".
+            #expect(try await CLI.run("/usr/bin/git", ["clone", "-q", "--depth", "1", "file://" + mirror, "shallow"], in: root).status == 0)
+            let shallow = root + "/shallow"
+            #expect(try await CLI.run("/usr/bin/git", ["config", "tidemark.upstream", "dir:" + upstream], in: shallow).status == 0)
+            for arguments in [["fetch", "-q"], ["status"], ["sync", "--dry-run"], ["log"]] {
+                let result = try await CLI.tidemark(arguments, in: shallow)
+                #expect(result.status != 128, "\(arguments): \(result.stderr)")
+            }
         }
     }
 
