@@ -61,13 +61,13 @@ extension Repository {
 
 extension Repository {
     /// The git operation left unfinished in this repository (`merge`, `revert`, `cherry-pick`,
-    /// `rebase`, `am`, `bisect`: what `MERGE_HEAD` and its kin record), or nil when none is.
+    /// `rebase`, `am`: what `MERGE_HEAD` and its kin record), or nil when none is. A bisect is
+    /// none: it only checks commits out, and `git pull` runs during one.
     public func operationInProgress() -> String? {
         switch git_repository_state(pointer) {
         case Int32(GIT_REPOSITORY_STATE_MERGE.rawValue): return "merge"
         case Int32(GIT_REPOSITORY_STATE_REVERT.rawValue), Int32(GIT_REPOSITORY_STATE_REVERT_SEQUENCE.rawValue): return "revert"
         case Int32(GIT_REPOSITORY_STATE_CHERRYPICK.rawValue), Int32(GIT_REPOSITORY_STATE_CHERRYPICK_SEQUENCE.rawValue): return "cherry-pick"
-        case Int32(GIT_REPOSITORY_STATE_BISECT.rawValue): return "bisect"
         case Int32(GIT_REPOSITORY_STATE_REBASE.rawValue), Int32(GIT_REPOSITORY_STATE_REBASE_INTERACTIVE.rawValue),
              Int32(GIT_REPOSITORY_STATE_REBASE_MERGE.rawValue): return "rebase"
         case Int32(GIT_REPOSITORY_STATE_APPLY_MAILBOX.rawValue), Int32(GIT_REPOSITORY_STATE_APPLY_MAILBOX_OR_REBASE.rawValue): return "am"

@@ -144,6 +144,7 @@ extension Mirror {
     func planOfflineSync(_ options: SyncOptions) throws(MirrorError) -> SyncReport {
         // The sync first finishes a sync a killed run left (refusing what that would write
         // over), then applies the last fetch to the branch as that leaves it.
+        if !options.force { try refuseUnfinishedGitWork() }
         var head = try headCommit()
         if let journal = readState("sync-journal"), let (old, target, _) = try unfinishedSync(journal) {
             _ = try unfinishedCheckout(from: old, to: target, force: options.force)
@@ -177,6 +178,7 @@ extension Mirror {
         // The sync first finishes a sync a killed run left, refusing what that would write over;
         // so does its plan, which then starts where that leaves the branch (a killed `--force`
         // run has already replaced commits of the user's own: they are not refused again).
+        if !options.force { try refuseUnfinishedGitWork() }
         let unfinished = try readState("sync-journal").map { (journal) throws(MirrorError) in try unfinishedSync(journal) } ?? nil
         var head = try headCommit()
         if let (old, target, _) = unfinished {
@@ -304,14 +306,22 @@ extension Mirror {
         let head = try headCommit()
         let branch = try checkedOutBranch()
         if head?.tree == upstream.tree {
+            // Nothing to apply; but as `git pull` does, not during a conflict or an unfinished
+            // merge, which `--force` ends.
+            overwrittenEdits = []
+            if let head {
+                if force { overwrittenEdits = try endGitOperation(at: head.tree) } else { try refuseUnfinishedGitWork() }
+            }
             // A snapshot with the same tree stands for upstream from now on; a commit of the user's
             // (a merge that took a pulled snapshot whole) does not: it carries no watermarks.
             if head?.id != upstream.id, let head, try writtenSnapshotMessage(head) != nil {
                 try updateRef(Mirror.upstreamRef, to: head.id, expected: upstream.id, message: "tidemark sync: up to date")
             }
             try writeState("last-sync", Timestamp(date: Date()).raw + "\n")
-            return SyncReport(outcome: .upToDate, fetch: nil, counts: ChangeCounts(), paths: [],
-                              previous: head?.id, current: head?.id, plannedDownloads: 0)
+            var report = SyncReport(outcome: .upToDate, fetch: nil, counts: ChangeCounts(), paths: [],
+                                    previous: head?.id, current: head?.id, plannedDownloads: 0)
+            report.overwrittenEdits = overwrittenEdits
+            return report
         }
         let undone = try ownChangesUndone(head: head, by: upstream.tree, force: force, branch: branch)
         // Fast-forward when the upstream snapshot sits on the branch tip; else a new snapshot
@@ -385,16 +395,36 @@ extension Mirror {
                                                    untracked: force ? .always : .afterAnEdit)
             if !force { crashPoint("after-local-edits") }
         }
-        let operation = repository.operationInProgress()
         let moved = try withIndexLockHeld { () throws(MirrorError) in
             try checkOutAndMove(branch, from: head, to: targetCommit, force: force, reflog: reflog, changed: changed)
         }
-        // Forced over a merge, revert or cherry-pick: ended as `git reset --hard` ends one (its
-        // conflicts are gone; a `git commit` must not record it on top of the snapshot).
-        if force, let operation, ["merge", "revert", "cherry-pick"].contains(operation) {
+        if force { overwrittenEdits += try endGitOperation(at: targetCommit.tree) }
+        return moved
+    }
+
+    /// Refuses unmerged files (which libgit2's checkout cannot start over), and an unfinished
+    /// merge, revert or cherry-pick, rebase or `am`, as `git pull` does not start under them (the
+    /// next `git commit` would record the merge on top of the snapshot): whatever a sync would
+    /// change, its dry run too. `--force` ends them instead (``endGitOperation(at:)``).
+    func refuseUnfinishedGitWork() throws(MirrorError) {
+        let unmerged = try mirrorErrors { try repository.unmergedPaths() }
+        if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
+        if let operation = repository.operationInProgress() { throw .operationInProgress(operation) }
+    }
+
+    /// Ends a conflict or a merge, revert or cherry-pick git left, as `git reset --hard` ends
+    /// them (a `git commit` must not record such a merge on top of the snapshot): each unmerged
+    /// file gets `tree`'s version, and `MERGE_HEAD` and its kin go. Returns the unmerged files'
+    /// names, which were written over.
+    func endGitOperation(at tree: ObjectID) throws(MirrorError) -> [String] {
+        let unmerged = try mirrorErrors { try repository.unmergedPaths() }
+        if !unmerged.isEmpty {
+            try withIndexLockHeld { () throws(MirrorError) in try checkout(tree, baseline: nil, paths: unmerged, force: true) }
+        }
+        if let operation = repository.operationInProgress(), ["merge", "revert", "cherry-pick"].contains(operation) {
             try mirrorErrors { try repository.endOperationInProgress() }
         }
-        return moved
+        return try describe(paths: unmerged, in: tree)
     }
 
     /// When ``changesInTheWay(from:to:among:force:untracked:)`` looks for untracked files in the way.
@@ -424,13 +454,7 @@ extension Mirror {
                          targetBlob: (String) throws(MirrorError) -> ObjectID?,
                          deletedByTarget: (String) throws(MirrorError) -> Bool,
                          inTheWay: () throws(MirrorError) -> [String]) throws(MirrorError) -> [String] {
-        if !force {
-            let unmerged = try mirrorErrors { try repository.unmergedPaths() }
-            if !unmerged.isEmpty { throw .unmergedFiles(unmerged) }
-            // As `git pull` does not start while one is unfinished (the next `git commit` would
-            // record the merge on top of the snapshot).
-            if let operation = repository.operationInProgress() { throw .operationInProgress(operation) }
-        }
+        if !force { try refuseUnfinishedGitWork() }
         // Files already holding the target's version, or staged as new (after `git reset --soft`):
         // the untracked files in the way are looked for before the checkout meets them, which
         // would have put those files back to HEAD's version on its way out.

@@ -973,6 +973,19 @@ struct BranchSafetyTests {
             #expect(try await CLI.run("/usr/bin/git", ["checkout", "-q", "HEAD", "--", "items/i2.json"], in: mirror).status == 0)
             // The branch's change was not recorded as merged: merging it again meets it again.
             #expect(try await CLI.run("/usr/bin/git", git + ["merge", "-q", "side"], in: mirror).status != 0)
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "UU items/i2.json\n")
+            // With nothing to sync, the conflict is still refused, as git pull refuses it, by the
+            // dry run too; --force ends it as git reset --hard does: no conflict left, no merge
+            // (the unmerged file stayed unmerged, and "Already up to date" exited 0).
+            for arguments in [["sync", "--dry-run"], ["sync"], ["sync", "--offline"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("you have unmerged files"), "\(arguments): \(refused.stderr)")
+            }
+            let ended = try await CLI.tidemark(["sync", "--force"], in: mirror)
+            #expect(ended.status == 0 && ended.stdout.contains("Already up to date")
+                    && ended.stdout.contains("Overwrote your local changes (--force):\n\titems/i2\n"), "\(ended.stdout) \(ended.stderr)")
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/MERGE_HEAD"))
         }
     }
 

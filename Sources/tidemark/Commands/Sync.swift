@@ -84,6 +84,7 @@ extension TidemarkCommand {
                 emit("Cache is fresh (last sync \(relative(last))); nothing to do.\n")
             case .upToDate:
                 emit("Already up to date.\n")
+                tellOverwritten(report)
             case .planned:
                 if let interrupted = report.interruptedSync {
                     emit("An interrupted run left a sync unfinished (\(interrupted.branch) \(interrupted.range)); the sync finishes it first.\n")
@@ -105,10 +106,14 @@ extension TidemarkCommand {
                     : (report.counts.total == 0 ? "no changes upstream" : report.counts.summary)
                         + "; undid your own commits in \(undone) file(s)"
                 emit("Synced: \(summary) (\(report.fetch?.downloaded ?? 0) downloaded)\n")
-                if !report.overwrittenEdits.isEmpty {
-                    emit("Overwrote your local changes (--force):\n" + report.overwrittenEdits.map { "\t\($0)\n" }.joined())
-                }
+                tellOverwritten(report)
             }
+        }
+
+        /// The local changes a forced sync wrote over, named after its summary.
+        private func tellOverwritten(_ report: SyncReport) {
+            guard !report.overwrittenEdits.isEmpty else { return }
+            emit("Overwrote your local changes (--force):\n" + report.overwrittenEdits.map { "\t\($0)\n" }.joined())
         }
     }
 }
