@@ -210,9 +210,10 @@ def snapshot_edits(repo):
         b = read_bytes(os.path.join(repo, p))
         if target and b is not None:
             # A file a killed sync wrote is no user edit: whole, or torn (written in place over a
-            # longer one and killed before the cut: the new bytes, then the old file's tail).
+            # longer one and killed before the cut: the new bytes, then the old file's tail; or
+            # created and killed before all was written: the first bytes alone, or none).
             rc, out, _ = run(["git", "cat-file", "-p", target + ":" + p], cwd=repo)
-            if rc == 0 and b.startswith(out.encode()):
+            if rc == 0 and (b.startswith(out.encode()) or out.encode().startswith(b)):
                 continue
         snap[p] = (code, b)
     return snap
