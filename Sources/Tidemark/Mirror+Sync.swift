@@ -639,8 +639,42 @@ extension Mirror {
             let undone = Set(try mirrorErrors { try repository.diffTrees(head.tree, target).deltas.map(\.path) }).union(more)
             paths = paths.filter(undone.contains)
         }
+        // A merge (`git pull` of another clone of the mirror) brought its other side's snapshot:
+        // a file as that snapshot holds it is upstream's, not the user's.
+        var merged: [ObjectID] = []
+        for merge in own where merge.parents.count > 1 {
+            for parent in merge.parents.dropFirst() {
+                if let snapshot = try snapshotAlongFirstParents(from: parent, snapshotsByTree: &snapshotsByTree) { merged.append(snapshot.tree) }
+            }
+        }
+        if !merged.isEmpty {
+            var kept: [String] = []
+            for path in paths {
+                let blob = try mirrorErrors { try repository.treeEntry(at: path, in: head.tree)?.id }
+                var fromMerge = false
+                for tree in merged where try mirrorErrors({ try repository.treeEntry(at: path, in: tree)?.id }) == blob { fromMerge = true }
+                if !fromMerge { kept.append(path) }
+            }
+            paths = kept
+        }
         guard !paths.isEmpty else { return ([], []) }
         return (own.map { "\($0.id.short()) \($0.summary)" }, paths)
+    }
+
+    /// The first snapshot of this upstream and these collections, as tidemark wrote it, along the
+    /// first parents of `start` (it included; at most 100 commits, none past a shallow clone's
+    /// boundary).
+    func snapshotAlongFirstParents(from start: ObjectID, snapshotsByTree: inout [ObjectID: [Commit]]?) throws(MirrorError) -> Commit? {
+        guard var commit = try? repository.commit(start) else { return nil }
+        for _ in 0..<100 {
+            if let message = try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree), message.restores == nil,
+               message.upstream == settings.upstream, Set(message.collections.map(\.name)) == Set(settings.collections) {
+                return commit
+            }
+            guard let parent = try firstParent(of: commit) else { return nil }
+            commit = parent
+        }
+        return nil
     }
 
     /// The snapshot whose tree, as tidemark wrote it, `commit` (no snapshot by its message, or

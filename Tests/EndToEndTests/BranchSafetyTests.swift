@@ -883,6 +883,12 @@ struct BranchSafetyTests {
                 let result = try await CLI.tidemark(arguments, in: shallow)
                 #expect(result.status != 128, "\(arguments): \(result.stderr)")
             }
+            // Upstream changes again what both sides had changed: the merge holds nothing of the
+            // user's to refuse (it was measured against the first parent's older snapshot).
+            try writeItem(upstream, "i2", lastModified: "2021-08-01T00:00:00Z", extra: #", "v": 3"#)
+            try writeItem(upstream, "i18", lastModified: "2021-08-02T00:00:00Z", extra: #", "v": 3"#)
+            let again = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(again.status == 0 && again.stdout.contains("2 changed") && !again.stdout.contains("undid"), "\(again.stdout) \(again.stderr)")
         }
     }
 
