@@ -102,12 +102,38 @@ extension Repository {
     public func firstParentHistory(from start: ObjectID, limit: Int? = nil,
                                    hiding: [ObjectID] = []) throws(GitError) -> [ObjectID] {
         let boundary = shallowBoundary()
+        if !hiding.isEmpty, boundary.isEmpty { return try revisionWalk(from: start, hiding: hiding, limit: limit) }
         let hidden = try reachable(from: hiding, boundary: boundary)
         var result: [ObjectID] = []
         var next: ObjectID? = start
         while let id = next, !hidden.contains(id), limit.map({ result.count < $0 }) ?? true {
             result.append(id)
             next = boundary.contains(id) ? nil : try commit(id).parents.first
+        }
+        return result
+    }
+
+    /// ``firstParentHistory(from:limit:hiding:)`` by libgit2's revision walk, which reads only
+    /// as far back as the two histories differ (a walk of everything `hiding` reaches read the
+    /// whole history). It fails at a shallow clone's boundary.
+    private func revisionWalk(from start: ObjectID, hiding: [ObjectID], limit: Int?) throws(GitError) -> [ObjectID] {
+        let walk = try makeHandle("git_revwalk_new") { git_revwalk_new(&$0, pointer) }
+        defer { git_revwalk_free(walk) }
+        try check(git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL.rawValue), "git_revwalk_sorting")
+        try check(git_revwalk_simplify_first_parent(walk), "git_revwalk_simplify_first_parent")
+        var first = start.raw
+        try check(git_revwalk_push(walk, &first), "git_revwalk_push")
+        for hidden in hiding {
+            var id = hidden.raw
+            try check(git_revwalk_hide(walk, &id), "git_revwalk_hide")
+        }
+        var result: [ObjectID] = []
+        var id = git_oid()
+        while limit.map({ result.count < $0 }) ?? true {
+            let rc = git_revwalk_next(&id, walk)
+            if rc == GIT_ITEROVER.rawValue { break }
+            try check(rc, "git_revwalk_next")
+            result.append(ObjectID(id))
         }
         return result
     }
