@@ -113,7 +113,7 @@ extension Mirror {
                     }
                 }
             }
-            if !found { paths.append(try Mirror.joined(item, under: prefix)) }
+            if !found { paths.append(item.hasPrefix("/") ? try pathFromRoot(absolute: item) : try Mirror.joined(item, under: prefix)) }
         }
         // `.` at the top (or `:/`) limits nothing.
         return paths.contains("") ? [] : paths
@@ -127,6 +127,19 @@ extension Mirror {
         let inside = String(cString: real), top = String(cString: root)
         guard inside.hasPrefix(top + "/") else { return [] }
         return inside.dropFirst(top.count + 1).split(separator: "/")
+    }
+
+    /// An absolute path inside the working tree, from its root (as git takes one).
+    nonisolated func pathFromRoot(absolute path: String) throws(MirrorError) -> String {
+        var roots = [String(workingTree.dropLast())]
+        if let real = realpath(workingTree, nil) {
+            roots.append(String(cString: real))
+            free(real)
+        }
+        for root in roots where path == root || path.hasPrefix(root + "/") {
+            return try Mirror.joined(String(path.dropFirst(root.count)), under: [])
+        }
+        throw .invalidArgument("'\(path)' is outside the mirror (\(roots[0]))")
     }
 
     /// `path` given in the folder `prefix` names (git's `.` and `..` resolved; `:/path` is from

@@ -464,9 +464,11 @@ public actor Mirror {
     public func revisionWarnings(_ revisions: [String]) -> [String] {
         let names = revisions.flatMap { revision in RevisionRange(revision).map { [$0.from, $0.to] } ?? [revision] }
         guard names.contains(where: Mirror.namesUpstream) else { return [] }
-        return ["refs/heads/upstream", "refs/tags/upstream"].filter { (try? repository.resolveReference($0)) ?? nil != nil }.map {
-            "refname 'upstream' is ambiguous: tidemark takes it as \(Mirror.upstreamRef), not \($0) (name that one \($0.dropFirst(5)))"
-        }
+        return ["refs/heads/upstream", "refs/tags/upstream", "refs/remotes/upstream/HEAD"]
+            .filter { (try? repository.resolveReference($0)) ?? nil != nil }.map {
+                let name = $0.dropFirst("refs/".count).replacingOccurrences(of: "/HEAD", with: "")
+                return "refname 'upstream' is ambiguous: tidemark takes it as \(Mirror.upstreamRef), not \($0) (name that one \(name))"
+            }
     }
 
     /// Whether `revision` starts with the name `upstream`, alone or followed by git's suffixes.

@@ -173,6 +173,8 @@ struct DocumentedOutputTests {
                 let diff = try await CLI.tidemark(["diff", "--name-status", "HEAD"] + arguments, in: directory)
                 #expect(diff.status == 0 && diff.stdout == shown, "\(arguments) in \(directory): \(diff.stdout) \(diff.stderr)")
             }
+            let absolute = try await CLI.tidemark(["diff", "--name-status", "HEAD", "--", items + "/i2.json"], in: items)
+            #expect(absolute.stdout == "M\titems/i2.json\n", "\(absolute.stdout) \(absolute.stderr)")
             let viaC = try await CLI.tidemark(["-C", "m/items", "diff", "--name-status", "HEAD", "--", "i2.json"], in: root)
             #expect(viaC.stdout == "M\titems/i2.json\n", "\(viaC.stdout) \(viaC.stderr)")
             let outside = try await CLI.tidemark(["diff", "HEAD", "--", "../../x"], in: items)
