@@ -73,14 +73,15 @@ extension Repository {
         try check(git_reference_ensure_log(pointer, name), "git_reference_ensure_log \(name)")
     }
 
-    /// The reflog of `name`, newest first: (new id, message).
-    public func reflog(_ name: String) throws(GitError) -> [(id: ObjectID, message: String)] {
+    /// The reflog of `name`, newest first: (new id, message, the id before: nil for a creation).
+    public func reflog(_ name: String) throws(GitError) -> [(id: ObjectID, message: String, previous: ObjectID?)] {
         let log = try makeHandle("git_reflog_read") { git_reflog_read(&$0, pointer, name) }
         defer { git_reflog_free(log) }
-        return (0..<git_reflog_entrycount(log)).compactMap { index in
+        return (0..<git_reflog_entrycount(log)).compactMap { (index) -> (id: ObjectID, message: String, previous: ObjectID?)? in
             guard let entry = git_reflog_entry_byindex(log, index) else { return nil }
             let message = git_reflog_entry_message(entry).map { String(cString: $0) } ?? ""
-            return (ObjectID(git_reflog_entry_id_new(entry)), message)
+            let previous = git_oid_is_zero(git_reflog_entry_id_old(entry)) == 1 ? nil : ObjectID(git_reflog_entry_id_old(entry))
+            return (ObjectID(git_reflog_entry_id_new(entry)), message, previous)
         }
     }
 

@@ -710,8 +710,12 @@ extension Mirror {
         }
         let branch = (try? repository.headBranch()) ?? nil
         for name in [Mirror.upstreamRef] + (branch.map { [$0] } ?? []) {
+            // Where each entry moved the ref from too: after `git reflog expire --expire=now`, the
+            // entry of the fetch since still names the snapshot the ref left.
             for entry in ((try? repository.reflog(name)) ?? []).prefix(100) {
-                if let commit = try? repository.commit(entry.id) { note(commit) }
+                for id in [entry.id] + (entry.previous.map { [$0] } ?? []) {
+                    if let commit = try? repository.commit(id) { note(commit) }
+                }
             }
         }
         var next = try trackedUpstreamCommit()
