@@ -17,26 +17,41 @@ public struct Signature: Sendable, Equatable {
         self.offsetMinutes = offsetMinutes
     }
 
-    /// A date as `GIT_AUTHOR_DATE` gives it: git's form (`@1700000000 +0100`, `1700000000 +0100`)
-    /// or ISO 8601 with a zone. Nil for anything else.
-    static func parseDate(_ text: String) -> (time: Int64, offsetMinutes: Int32)? {
-        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: " ")
-        if parts.count == 2, let seconds = Int64(parts[0].hasPrefix("@") ? parts[0].dropFirst() : parts[0]),
-           let zone = parts[1].first, "+-".contains(zone), parts[1].count == 5, let value = Int32(parts[1].dropFirst()) {
+    /// A date as `GIT_AUTHOR_DATE` gives it, in the forms git reads: its own (`@1700000000
+    /// +0100`, `1700000000 +0100`, `@1700000000`), RFC 2822 (`Thu, 07 Apr 2005 22:13:13 +0200`)
+    /// and ISO 8601 (`2005-04-07T22:13:13+02:00`, `2005-04-07 22:13:13 +0200`, fractions of a
+    /// second dropped; no zone: local time). Nil for anything else.
+    public static func parseDate(_ text: String) -> (time: Int64, offsetMinutes: Int32)? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let parts = trimmed.split(separator: " ")
+        func zone(_ text: Substring) -> Int32? {
+            if text == "Z" { return 0 }
+            let digits = text.dropFirst().filter { $0 != ":" }
+            guard let sign = text.first, "+-".contains(sign), digits.count == 4, let value = Int32(digits) else { return nil }
             let minutes = value / 100 * 60 + value % 100
-            return (seconds, zone == "-" ? -minutes : minutes)
+            return sign == "-" ? -minutes : minutes
         }
-        guard parts.count == 1 else { return nil }
-        let formatter = ISO8601DateFormatter()
-        guard let date = formatter.date(from: String(parts[0])) else { return nil }
-        // The zone as written: `Z`, or `+hh:mm` / `-hh:mm` at the end.
-        var offset: Int32 = 0
-        let written = String(parts[0])
-        if let sign = written.dropFirst(10).lastIndex(where: { $0 == "+" || $0 == "-" }) {
-            let zone = written[written.index(after: sign)...].split(separator: ":").compactMap { Int32($0) }
-            if zone.count == 2 { offset = (zone[0] * 60 + zone[1]) * (written[sign] == "-" ? -1 : 1) }
+        if parts.count <= 2, let seconds = Int64(parts[0].hasPrefix("@") ? parts[0].dropFirst() : parts[0]),
+           parts[0].hasPrefix("@") || parts.count == 2 {
+            guard parts.count == 2 else { return (seconds, 0) }
+            return zone(parts[1]).map { (seconds, $0) }
         }
-        return (Int64(date.timeIntervalSince1970), offset)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        // Fractions of a second go (git keeps whole seconds); the zone is read from the text.
+        let whole = trimmed.replacingOccurrences(of: #"(:\d\d)\.\d+"#, with: "$1", options: .regularExpression)
+        for format in ["EEE, dd MMM yyyy HH:mm:ss Z", "dd MMM yyyy HH:mm:ss Z", "yyyy-MM-dd HH:mm:ss Z", "yyyy-MM-dd'T'HH:mm:ssXXXXX",
+                       "yyyy-MM-dd'T'HH:mm:ssZ", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd'T'HH:mm:ss"] {
+            formatter.dateFormat = format
+            formatter.timeZone = format.contains("Z") || format.contains("X") ? TimeZone(identifier: "UTC") : TimeZone.current
+            guard let date = formatter.date(from: whole) else { continue }
+            var offset = Int32(TimeZone.current.secondsFromGMT(for: date) / 60)
+            if let written = whole.range(of: #"(Z|[+-]\d\d:?\d\d)$"#, options: .regularExpression) {
+                offset = zone(whole[written]) ?? 0
+            }
+            return (Int64(date.timeIntervalSince1970), offset)
+        }
+        return nil
     }
 
     init(_ raw: UnsafePointer<git_signature>) {

@@ -135,4 +135,20 @@ struct RepositoryTests {
             #expect(throws: GitError.self) { try repository.readBlobBytes(ObjectID.hashBlob(Data("absent".utf8)), copyAt: path + "/right") }
         }
     }
+
+    /// `GIT_AUTHOR_DATE` and `GIT_COMMITTER_DATE` in the forms git reads (only git's own and
+    /// ISO 8601 with a zone were; the rest gave the current time).
+    @Test(arguments: [
+        ("@1700000000 +0130", 1_700_000_000, 90), ("1700000000 -0200", 1_700_000_000, -120), ("@1700000000", 1_700_000_000, 0),
+        ("Thu, 07 Apr 2005 22:13:13 +0200", 1_112_904_793, 120), ("2005-04-07T22:13:13+02:00", 1_112_904_793, 120),
+        ("2005-04-07 22:13:13 +0200", 1_112_904_793, 120), ("2005-04-07T22:13:13.123Z", 1_112_911_993, 0),
+    ] as [(String, Int64, Int32)])
+    func identityDatesAreReadAsGitReadsThem(_ text: String, _ time: Int64, _ offset: Int32) {
+        let parsed = Signature.parseDate(text)
+        #expect(parsed?.time == time && parsed?.offsetMinutes == offset, "\(text): \(String(describing: parsed))")
+    }
+
+    @Test func aDateGitWouldNotReadIsNone() {
+        #expect(Signature.parseDate("next tuesday") == nil && Signature.parseDate("1700000000 +01") == nil)
+    }
 }
