@@ -12,12 +12,17 @@ static const int watched[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 static struct sigaction previous[WATCHED];
 static char lock_path[4096], temporary_path[4096], lock_token[256];
 static size_t token_length;
+static volatile sig_atomic_t any_content;
 static volatile sig_atomic_t armed;
 static int installed;
 
 static int lock_is_own(void) {
     int fd = open(lock_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return 0;
+    if (any_content) {
+        close(fd);
+        return 1;
+    }
     char read_back[256];
     ssize_t got = read(fd, read_back, sizeof(read_back));
     close(fd);
@@ -44,6 +49,8 @@ int tidemark_lock_cleanup_arm(const char *lock, const char *token, const char *t
     // Armed twice, the saved actions would be this handler's own, and a signal would loop.
     if (installed) return -1;
     size_t lock_length = strlen(lock), temporary_length = temporary ? strlen(temporary) : 0;
+    any_content = token == NULL;
+    if (any_content) token = "";
     token_length = strlen(token);
     if (lock_length >= sizeof(lock_path) || temporary_length >= sizeof(temporary_path) || token_length >= sizeof(lock_token)) {
         return -1;
@@ -74,3 +81,5 @@ void tidemark_lock_cleanup_disarm(void) {
         if (previous[i].sa_handler != SIG_IGN) sigaction(watched[i], &previous[i], NULL);
     }
 }
+
+void tidemark_lock_cleanup_any(int any) { any_content = any ? 1 : 0; }

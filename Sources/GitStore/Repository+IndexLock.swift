@@ -23,6 +23,9 @@ extension Repository {
         // Armed first: the handler removes the lock only once it holds the token.
         indexLockCleanupArmed = tidemark_lock_cleanup_arm(path, token, gitDirectory + Repository.indexWriteFile) == 0
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        // Created, the file is this handle's even before it holds the token (a signal then left
+        // it behind, empty).
+        if descriptor >= 0, indexLockCleanupArmed { tidemark_lock_cleanup_any(1) }
         guard descriptor >= 0 else {
             let code: GitError.Code = errno == EEXIST ? .locked : .generic
             let reason = String(cString: strerror(errno))
@@ -33,6 +36,7 @@ extension Repository {
         let written = Array(token.utf8).withUnsafeBytes { writeAll(descriptor, $0) }
         let reason = String(cString: strerror(errno))
         close(descriptor)
+        if indexLockCleanupArmed { tidemark_lock_cleanup_any(0) }
         guard written else {
             unlink(path)
             disarmIndexLockCleanup()
@@ -101,6 +105,10 @@ extension Repository {
         let token = heldIndexLock
         if token != nil { releaseIndexLock() }
         defer { if let token { try? holdIndexLock(token: token) } }
+        // Meanwhile the lock libgit2 takes is this process's: a SIGTERM removes it, as ours
+        // (it was left behind).
+        let armed = token != nil && tidemark_lock_cleanup_arm(gitDirectory + "index.lock", nil, nil) == 0
+        defer { if armed { tidemark_lock_cleanup_disarm() } }
         try body()
     }
 

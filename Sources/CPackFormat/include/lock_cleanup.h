@@ -3,10 +3,16 @@
 
 /// While armed, SIGINT, SIGTERM, SIGHUP and SIGQUIT first remove `temporary` and `lock` when the
 /// lock holds `token` (is this process's), then end the process by that signal as they would have: git removes
-/// its lock files the same way. A signal the process ignores stays ignored. Not reentrant: one
-/// lock at a time, armed and disarmed on the same thread. Returns 0, or -1 when it is armed
-/// already or a path or the token is too long to keep (nothing changes then).
+/// its lock files the same way. With a NULL `token`, whatever lock file is there is this
+/// process's (libgit2 writing the index on its behalf). A signal the process ignores stays
+/// ignored. Not reentrant: one lock at a time, armed and disarmed on the same thread. Returns 0,
+/// or -1 when it is armed already or a path or the token is too long to keep (nothing changes then).
 int tidemark_lock_cleanup_arm(const char *lock, const char *token, const char *temporary);
+
+/// While `any` is nonzero, the armed handler takes whatever lock file is there for this
+/// process's, as with a NULL token (from the moment the lock file is created exclusively to the
+/// moment its token is written).
+void tidemark_lock_cleanup_any(int any);
 
 /// Puts the signals' previous actions back (nothing when not armed).
 void tidemark_lock_cleanup_disarm(void);
