@@ -667,8 +667,7 @@ extension Mirror {
     func snapshotAlongFirstParents(from start: ObjectID, snapshotsByTree: inout [ObjectID: [Commit]]?) throws(MirrorError) -> Commit? {
         guard var commit = try? repository.commit(start) else { return nil }
         for _ in 0..<100 {
-            if let message = try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree), message.restores == nil,
-               message.upstream == settings.upstream, Set(message.collections.map(\.name)) == Set(settings.collections) {
+            if let message = try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree), isSnapshotOfThisUpstream(message) {
                 return commit
             }
             guard let parent = try firstParent(of: commit) else { return nil }

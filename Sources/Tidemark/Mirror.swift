@@ -213,8 +213,7 @@ public actor Mirror {
             var merges: [Commit] = []
             while budget > 0, commit.id != tracked.id {
                 budget -= 1
-                if let message = try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree), message.restores == nil,
-                   message.upstream == settings.upstream, Set(message.collections.map(\.name)) == Set(settings.collections) {
+                if let message = try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree), isSnapshotOfThisUpstream(message) {
                     return ((commit, message), merges)
                 }
                 if commit.parents.count > 1 { merges.append(commit) }
@@ -247,6 +246,13 @@ public actor Mirror {
             }
         }
         return best
+    }
+
+    /// Whether `message` is that of a fetch's or sync's snapshot (no rollback) of this mirror's
+    /// upstream and collections.
+    func isSnapshotOfThisUpstream(_ message: SnapshotMessage) -> Bool {
+        message.restores == nil && message.upstream == settings.upstream
+            && Set(message.collections.map(\.name)) == Set(settings.collections)
     }
 
     /// The newest snapshot on `head`'s first-parent line whose tree is the one tidemark wrote (or
@@ -458,9 +464,9 @@ public actor Mirror {
         return try ManifestLoad.table(of: blob, in: repository, copy: manifestCopy(collection), collection: collection)
     }
 
-    /// A warning for each of `revisions` (ranges included) that names `upstream` while a branch
-    /// or tag of that name exists too: tidemark takes it as its upstream-tracking ref, where git
-    /// would take the branch (git warns of such an ambiguous name too).
+    /// Warnings for `revisions` (ranges included) that name `upstream` while a branch, tag or
+    /// remote of that name exists too: tidemark takes it as its upstream-tracking ref, where git
+    /// would take the other (git warns of such an ambiguous name too).
     public func revisionWarnings(_ revisions: [String]) -> [String] {
         let names = revisions.flatMap { revision in RevisionRange(revision).map { [$0.from, $0.to] } ?? [revision] }
         guard names.contains(where: Mirror.namesUpstream) else { return [] }
