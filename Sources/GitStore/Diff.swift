@@ -72,12 +72,24 @@ public final class Diff {
 
     deinit { git_diff_free(pointer) }
 
-    /// The changed files, in path order.
-    /// Whether any file is unmerged in the index (a conflict, which libgit2 shows without content).
-    var hasConflicts: Bool {
-        (0..<git_diff_num_deltas(pointer)).contains { git_diff_get_delta(pointer, $0)?.pointee.status == GIT_DELTA_CONFLICTED }
+    /// The paths of the files unmerged in the index (a conflict, which libgit2 shows without
+    /// content), and of the others.
+    var pathsByConflict: (conflicted: [String], others: [String]) {
+        var conflicted: [String] = [], others: [String] = []
+        for index in 0..<git_diff_num_deltas(pointer) {
+            guard let delta = git_diff_get_delta(pointer, index)?.pointee else { continue }
+            let path = String(cString: (delta.new_file.path ?? delta.old_file.path)!)
+            if delta.status == GIT_DELTA_CONFLICTED { conflicted.append(path) } else { others.append(path) }
+        }
+        return (conflicted, others)
     }
 
+    /// Adds `other`'s files (none of them among this diff's).
+    func merge(_ other: Diff) throws(GitError) {
+        _ = try check(git_diff_merge(pointer, other.pointer), "git_diff_merge")
+    }
+
+    /// The changed files, in path order.
     public var deltas: [DiffDelta] {
         (0..<git_diff_num_deltas(pointer)).compactMap { index in
             guard let delta = git_diff_get_delta(pointer, index) else { return nil }
@@ -186,12 +198,21 @@ extension Repository {
                         }
                     }
                     // An unmerged file is a conflict to libgit2 (no content); `git diff <tree>` shows
-                    // the file as the working tree has it, markers and all: so does the diff of the
-                    // tree against the files alone, which a conflicted index leaves the only one.
-                    guard diff.hasConflicts else { return diff }
-                    return try diffOptions(paths: paths) { (options) throws(GitError) -> OpaquePointer in
+                    // the file as the working tree has it, markers and all: those files are compared
+                    // with the tree alone, the others as before.
+                    let (conflicted, others) = diff.pathsByConflict
+                    guard !conflicted.isEmpty else { return diff }
+                    let onFiles = try diffOptions(paths: conflicted) { (options) throws(GitError) -> OpaquePointer in
                         try makeHandle("git_diff_tree_to_workdir") { git_diff_tree_to_workdir(&$0, pointer, oldTree, &options) }
                     }
+                    guard !others.isEmpty else { return onFiles }
+                    let rest = try diffOptions(paths: others) { (options) throws(GitError) -> OpaquePointer in
+                        try makeHandle("git_diff_tree_to_workdir_with_index") {
+                            git_diff_tree_to_workdir_with_index(&$0, pointer, oldTree, &options)
+                        }
+                    }
+                    try rest.merge(onFiles)
+                    return rest
                 }
             } catch where error.isFileChangingUnderTheDiff {
                 guard retries < 3 else {

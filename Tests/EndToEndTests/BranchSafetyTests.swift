@@ -834,7 +834,14 @@ struct BranchSafetyTests {
             // without content, status X).
             let conflictDiff = try await CLI.tidemark(["diff", "HEAD", "--", "items/i2.json"], in: mirror).stdout
             #expect(conflictDiff.contains("+<<<<<<< ") && conflictDiff.contains("+>>>>>>> "), "\(conflictDiff)")
-            #expect(try await CLI.tidemark(["diff", "--name-status", "HEAD"], in: mirror).stdout == "M\titems/i2.json\n")
+            // With a file staged as new beside it, as git diff shows both.
+            try Data("notes\n".utf8).write(to: URL(fileURLWithPath: mirror + "/notes.txt"))
+            #expect(try await CLI.run("/usr/bin/git", ["add", "notes.txt"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["diff", "--name-status", "HEAD"], in: mirror).stdout == "M\titems/i2.json\nA\tnotes.txt\n")
+            #expect(try await CLI.tidemark(["diff", "--name-status", "HEAD"], in: mirror).stdout
+                    == (try await CLI.git(["diff", "--name-status", "HEAD"], in: mirror)))
+            #expect(try await CLI.run("/usr/bin/git", ["rm", "-q", "--cached", "notes.txt"], in: mirror).status == 0)
+            try FileManager.default.removeItem(atPath: mirror + "/notes.txt")
             for arguments in [["sync", "--dry-run"], ["sync"]] {
                 let refused = try await CLI.tidemark(arguments, in: mirror)
                 #expect(refused.status == 1 && refused.stderr.contains("you have unmerged files") && refused.stderr.contains("\titems/i2.json\n"),
