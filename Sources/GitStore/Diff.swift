@@ -177,6 +177,18 @@ extension Repository {
         }
     }
 
+    /// The paths whose index entries differ from tree `old` (staged changes, `git diff --cached
+    /// <tree>`), unmerged ones included.
+    public func stagedPaths(against old: ObjectID?) throws(GitError) -> [String] {
+        let diff = try withTree(old) { (oldTree) throws(GitError) -> Diff in
+            try diffOptions(paths: []) { (options) throws(GitError) -> OpaquePointer in
+                try makeHandle("git_diff_tree_to_index") { git_diff_tree_to_index(&$0, pointer, oldTree, nil, &options) }
+            }
+        }
+        let (conflicted, others) = diff.pathsByConflict
+        return Array(Set(conflicted + others)).sorted()
+    }
+
     /// The diff from tree `old` to the working tree, using the index as a stat cache
     /// (`git diff <tree>`). Untracked files are not reported. The index is only read: stat data
     /// the diff refreshes is not written back (`GIT_DIFF_UPDATE_INDEX` writes the index libgit2

@@ -76,9 +76,15 @@ extension Repository {
     }
 
     /// Ends a merge, revert or cherry-pick left unfinished as `git reset --hard` ends it: removes
-    /// `MERGE_HEAD`, `MERGE_MSG`, `MERGE_MODE`, `REVERT_HEAD`, `CHERRY_PICK_HEAD` and the
-    /// sequencer's state (`git_repository_state_cleanup`).
+    /// `MERGE_HEAD`, `MERGE_MSG`, `MERGE_MODE`, `MERGE_RR`, `AUTO_MERGE`, `REVERT_HEAD` and
+    /// `CHERRY_PICK_HEAD`. A sequence of picks keeps its `sequencer/` (`git cherry-pick
+    /// --continue` goes on with the next), which `git_repository_state_cleanup` would remove.
     public func endOperationInProgress() throws(GitError) {
-        try check(git_repository_state_cleanup(pointer), "git_repository_state_cleanup")
+        for name in ["MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "MERGE_RR", "AUTO_MERGE", "REVERT_HEAD", "CHERRY_PICK_HEAD"] {
+            guard unlink(gitDirectory + name) == 0 || errno == ENOENT else {
+                throw GitError(code: .generic, message: "cannot remove \(gitDirectory + name): \(String(cString: strerror(errno)))",
+                               operation: "ending the \(name)")
+            }
+        }
     }
 }

@@ -29,6 +29,8 @@ extension Mirror {
         let target = try mirrorErrors { try repository.commit(targetID) }
         // Nothing to restore: no empty commit (as git refuses one), no reset to the same commit.
         if hard ? targetID == head.id : target.tree == head.tree {
+            // Forced, a conflict or unfinished merge still ends, as a sync's does.
+            if force { _ = try endGitOperation(at: head.tree) }
             return RollbackReport(restored: targetID, previous: head.id, current: head.id, paths: [])
         }
         // Commits of the user's own above the last snapshot: refused unless `force`, as a sync

@@ -152,8 +152,10 @@ extension Mirror {
         }
         guard let upstream = try upstreamCommit() else { throw .nothingFetched("nothing to apply offline") }
         guard let head, head.tree != upstream.tree else {
-            return SyncReport(outcome: .planned, fetch: nil, counts: try changes(from: head?.tree, to: upstream.tree),
-                              paths: [], previous: head?.id, current: nil, plannedDownloads: 0)
+            var report = SyncReport(outcome: .planned, fetch: nil, counts: try changes(from: head?.tree, to: upstream.tree),
+                                    paths: [], previous: head?.id, current: nil, plannedDownloads: 0)
+            if let head { report.overwrittenEdits = try forcedGitOperationPaths(options, head: head.tree) }
+            return report
         }
         let undone = try ownChangesUndone(head: head, by: upstream.tree, force: options.force, branch: try checkedOutBranch())
         let paths = try mirrorErrors { try repository.diffTrees(head.tree, upstream.tree).deltas.map(\.path) }
@@ -162,8 +164,15 @@ extension Mirror {
                                 paths: paths.filter { !$0.hasPrefix(Mirror.metadataFolder + "/") }, previous: head.id,
                                 current: nil, plannedDownloads: 0)
         report.undoneOwnPaths = undone
-        report.overwrittenEdits = overwritten
+        report.overwrittenEdits = overwritten + (try forcedGitOperationPaths(options, head: head.tree))
         return report
+    }
+
+    /// With `--force`, the files a plan's sync would write over to end a conflict or unfinished
+    /// merge (``endGitOperation(at:)``), named as HEAD's tree names them; none without.
+    func forcedGitOperationPaths(_ options: SyncOptions, head: ObjectID) throws(MirrorError) -> [String] {
+        guard options.force else { return [] }
+        return try describe(paths: try gitOperationPaths(against: head).paths, in: head)
     }
 
     /// A dry run: lists upstream and compares, but writes nothing (no objects, no refs).
@@ -292,7 +301,7 @@ extension Mirror {
                                 previous: head?.id, current: nil, plannedDownloads: downloads,
                                 listingRequests: upstream.statistics.requests - requestsBefore)
         report.undoneOwnPaths = undone
-        report.overwrittenEdits = overwritten
+        report.overwrittenEdits = overwritten + (try head.map { (head) throws(MirrorError) in try forcedGitOperationPaths(options, head: head.tree) } ?? [])
         return report
     }
 
@@ -413,18 +422,26 @@ extension Mirror {
     }
 
     /// Ends a conflict or a merge, revert or cherry-pick git left, as `git reset --hard` ends
-    /// them (a `git commit` must not record such a merge on top of the snapshot): each unmerged
-    /// file gets `tree`'s version, and `MERGE_HEAD` and its kin go. Returns the unmerged files'
-    /// names, which were written over.
+    /// them (a `git commit` must not record such a merge on top of the snapshot): the files it
+    /// left unmerged, or staged, get `tree`'s version, and `MERGE_HEAD` and its kin go (a sequence
+    /// of picks stays, to go on with). Returns those files' names, which were written over.
     func endGitOperation(at tree: ObjectID) throws(MirrorError) -> [String] {
-        let unmerged = try mirrorErrors { try repository.unmergedPaths() }
-        if !unmerged.isEmpty {
-            try withIndexLockHeld { () throws(MirrorError) in try checkout(tree, baseline: nil, paths: unmerged, force: true) }
+        let (paths, ending) = try gitOperationPaths(against: tree)
+        if !paths.isEmpty {
+            try withIndexLockHeld { () throws(MirrorError) in try checkout(tree, baseline: nil, paths: paths, force: true) }
         }
-        if let operation = repository.operationInProgress(), ["merge", "revert", "cherry-pick"].contains(operation) {
-            try mirrorErrors { try repository.endOperationInProgress() }
-        }
-        return try describe(paths: unmerged, in: tree)
+        if ending { try mirrorErrors { try repository.endOperationInProgress() } }
+        return try describe(paths: paths, in: tree)
+    }
+
+    /// The files ``endGitOperation(at:)`` writes over with `tree`'s version, and whether a merge,
+    /// revert or cherry-pick is to end: what the operation staged is its own (it starts on an
+    /// index equal to HEAD's); a conflict alone (`git stash pop`) leaves the rest of the index,
+    /// staged work, alone.
+    func gitOperationPaths(against tree: ObjectID) throws(MirrorError) -> (paths: [String], ending: Bool) {
+        let ending = repository.operationInProgress().map { ["merge", "revert", "cherry-pick"].contains($0) } ?? false
+        let paths = try mirrorErrors { ending ? try repository.stagedPaths(against: tree) : try repository.unmergedPaths() }
+        return (paths, ending)
     }
 
     /// When ``changesInTheWay(from:to:among:force:untracked:)`` looks for untracked files in the way.

@@ -958,7 +958,8 @@ struct BranchSafetyTests {
 
     /// A merge left unfinished (its conflict resolved and staged, not committed): a sync, its dry
     /// run and a rollback refuse as `git pull` does; `--force` ends the merge as `git reset --hard`
-    /// does (MERGE_HEAD stayed, and the next `git commit` recorded the dropped branch as merged).
+    /// does, what it staged included (MERGE_HEAD stayed, and the next `git commit` recorded the
+    /// dropped branch as merged).
     @Test func anUnfinishedMergeIsRefusedAndForceEndsIt() async throws {
         try await withScratch { root in
             let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
@@ -982,13 +983,16 @@ struct BranchSafetyTests {
             let status = try await CLI.tidemark(["status", "--exit-code"], in: mirror)
             #expect(status.status == 1 && status.stdout.contains("You have an unfinished merge ('git merge --abort' ends it)"), "\(status.stdout)")
             #expect(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.contains("\"operationInProgress\" : \"merge\""))
+            // The dry run names what --force writes over: the merge's staged resolution too.
+            let plan = try await CLI.tidemark(["sync", "--dry-run", "--force"], in: mirror)
+            #expect(plan.status == 0 && plan.stdout.contains("Would overwrite your local changes (--force):\n\titems/i2\n"), "\(plan.stdout)")
             let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
-            #expect(forced.status == 0, "\(forced.stderr)")
+            #expect(forced.status == 0 && forced.stdout.contains("Overwrote your local changes (--force):\n\titems/i2\n"), "\(forced.stdout) \(forced.stderr)")
             #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/MERGE_HEAD")
                     && !FileManager.default.fileExists(atPath: mirror + "/.git/MERGE_MSG"))
-            // The resolution, staged, stays (the sync changed i3 only); no longer part of a merge.
-            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "M  items/i2.json\n")
-            #expect(try await CLI.run("/usr/bin/git", ["checkout", "-q", "HEAD", "--", "items/i2.json"], in: mirror).status == 0)
+            // What the merge staged goes with it, as git reset --hard takes it (it stayed staged,
+            // for the next git commit to record the side branch's change as an ordinary one).
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
             // The branch's change was not recorded as merged: merging it again meets it again.
             #expect(try await CLI.run("/usr/bin/git", git + ["merge", "-q", "side"], in: mirror).status != 0)
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "UU items/i2.json\n")
@@ -1004,6 +1008,21 @@ struct BranchSafetyTests {
                     && ended.stdout.contains("Overwrote your local changes (--force):\n\titems/i2\n"), "\(ended.stdout) \(ended.stderr)")
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
             #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/MERGE_HEAD"))
+            // A sequence of picks stopped by a conflict: --force ends the pick in hand and keeps
+            // the sequence, as git reset --hard does (git cherry-pick --continue goes on with the
+            // next; the whole sequence was dropped).
+            #expect(try await CLI.run("/usr/bin/git", ["switch", "-q", "-c", "picks"], in: mirror).status == 0)
+            for round in 1...2 {
+                try Data("{\"pick\": \(round)}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+                #expect(try await CLI.run("/usr/bin/git", git + ["commit", "-q", "-a", "-m", "pick \(round)"], in: mirror).status == 0)
+            }
+            #expect(try await CLI.run("/usr/bin/git", ["switch", "-q", "main"], in: mirror).status == 0)
+            try Data("{\"mine\": 3}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+            #expect(try await CLI.run("/usr/bin/git", git + ["commit", "-q", "-a", "-m", "mine"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", git + ["cherry-pick", "picks~1", "picks"], in: mirror).status != 0)
+            #expect(try await CLI.tidemark(["sync", "-q", "--force"], in: mirror).status == 0)
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/CHERRY_PICK_HEAD")
+                    && FileManager.default.fileExists(atPath: mirror + "/.git/sequencer"))
         }
     }
 
