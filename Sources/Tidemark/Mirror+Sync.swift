@@ -164,7 +164,7 @@ extension Mirror {
                                 paths: paths.filter { !$0.hasPrefix(Mirror.metadataFolder + "/") }, previous: head.id,
                                 current: nil, plannedDownloads: 0)
         report.undoneOwnPaths = undone
-        report.overwrittenEdits = overwritten + (try forcedGitOperationPaths(options, head: head.tree))
+        report.overwrittenEdits = overwritten + (try forcedGitOperationPaths(options, head: head.tree)).filter { !overwritten.contains($0) }
         return report
     }
 
@@ -301,7 +301,8 @@ extension Mirror {
                                 previous: head?.id, current: nil, plannedDownloads: downloads,
                                 listingRequests: upstream.statistics.requests - requestsBefore)
         report.undoneOwnPaths = undone
-        report.overwrittenEdits = overwritten + (try head.map { (head) throws(MirrorError) in try forcedGitOperationPaths(options, head: head.tree) } ?? [])
+        let ending = try head.map { (head) throws(MirrorError) in try forcedGitOperationPaths(options, head: head.tree) } ?? []
+        report.overwrittenEdits = overwritten + ending.filter { !overwritten.contains($0) }
         return report
     }
 
@@ -407,7 +408,10 @@ extension Mirror {
         let moved = try withIndexLockHeld { () throws(MirrorError) in
             try checkOutAndMove(branch, from: head, to: targetCommit, force: force, reflog: reflog, changed: changed)
         }
-        if force { overwrittenEdits += try endGitOperation(at: targetCommit.tree) }
+        if force {
+            let ended = try endGitOperation(at: targetCommit.tree)
+            overwrittenEdits += ended.filter { !overwrittenEdits.contains($0) }
+        }
         return moved
     }
 
