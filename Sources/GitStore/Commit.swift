@@ -162,8 +162,8 @@ extension Repository {
 
     /// ``defaultSignature(fallbackName:fallbackEmail:)`` with git's environment applied for `role`
     /// as git applies it: `GIT_AUTHOR_NAME`, `GIT_AUTHOR_EMAIL`, `GIT_AUTHOR_DATE` (or the
-    /// `COMMITTER` ones). A date is taken in git's own form (`@1700000000 +0100`, or without `@`)
-    /// or as ISO 8601 (`2024-01-02T03:04:05+01:00`); another is ignored.
+    /// `COMMITTER` ones). A date is read as ``Signature/parseDate(_:)`` reads it; another is
+    /// ignored.
     public func signature(for role: SignatureRole, fallbackName: String, fallbackEmail: String,
                           environment: [String: String] = ProcessInfo.processInfo.environment) -> Signature {
         var signature = defaultSignature(fallbackName: fallbackName, fallbackEmail: fallbackEmail)

@@ -204,25 +204,25 @@ extension Repository {
         while true {
             do throws(GitError) {
                 return try withTree(old) { (oldTree) throws(GitError) -> Diff in
-                    let diff = try diffOptions(paths: paths) { (options) throws(GitError) -> OpaquePointer in
-                        try makeHandle("git_diff_tree_to_workdir_with_index") {
-                            git_diff_tree_to_workdir_with_index(&$0, pointer, oldTree, &options)
+                    func diff(_ paths: [String], withIndex: Bool) throws(GitError) -> Diff {
+                        try diffOptions(paths: paths) { (options) throws(GitError) -> OpaquePointer in
+                            if withIndex {
+                                return try makeHandle("git_diff_tree_to_workdir_with_index") {
+                                    git_diff_tree_to_workdir_with_index(&$0, pointer, oldTree, &options)
+                                }
+                            }
+                            return try makeHandle("git_diff_tree_to_workdir") { git_diff_tree_to_workdir(&$0, pointer, oldTree, &options) }
                         }
                     }
+                    let all = try diff(paths, withIndex: true)
                     // An unmerged file is a conflict to libgit2 (no content); `git diff <tree>` shows
                     // the file as the working tree has it, markers and all: those files are compared
                     // with the tree alone, the others as before.
-                    let (conflicted, others) = diff.pathsByConflict
-                    guard !conflicted.isEmpty else { return diff }
-                    let onFiles = try diffOptions(paths: conflicted) { (options) throws(GitError) -> OpaquePointer in
-                        try makeHandle("git_diff_tree_to_workdir") { git_diff_tree_to_workdir(&$0, pointer, oldTree, &options) }
-                    }
+                    let (conflicted, others) = all.pathsByConflict
+                    guard !conflicted.isEmpty else { return all }
+                    let onFiles = try diff(conflicted, withIndex: false)
                     guard !others.isEmpty else { return onFiles }
-                    let rest = try diffOptions(paths: others) { (options) throws(GitError) -> OpaquePointer in
-                        try makeHandle("git_diff_tree_to_workdir_with_index") {
-                            git_diff_tree_to_workdir_with_index(&$0, pointer, oldTree, &options)
-                        }
-                    }
+                    let rest = try diff(others, withIndex: true)
                     try rest.merge(onFiles)
                     return rest
                 }

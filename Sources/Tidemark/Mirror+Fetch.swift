@@ -104,14 +104,14 @@ extension Mirror {
         let head = try headCommit()
         // Moved up to any newer snapshot on the branch by its callers (``catchUpUpstreamRef()``).
         let previous = try trackedUpstreamCommit()
-        // Never fetched (a `git clone` of a mirror): the last snapshot on the branch, below any
-        // commits of the user's own, which would otherwise pass for upstream's content; none
-        // when the branch holds no snapshot (every item is then listed as new).
         var base = previous
         // A tracked snapshot whose tree is not the one tidemark wrote (the ref rewritten by `git
         // filter-branch --all` or `git filter-repo`) may lack files its manifest lists: the fetch
         // builds on the last snapshot below it that tidemark wrote, or on none (every item new).
         if let tracked = previous, try writtenSnapshotMessage(tracked) == nil { base = try lastSnapshot(from: tracked) }
+        // Never fetched (a `git clone` of a mirror): the last snapshot on the branch, below any
+        // commits of the user's own, which would otherwise pass for upstream's content; none
+        // when the branch holds no snapshot (every item is then listed as new).
         if base == nil { base = try lastSnapshot(from: head) }
         let baseMessage = base.flatMap { SnapshotMessage.parse($0.message) }
         // When this fetch started: its snapshot's Tidemark-Listed-At, and the latest watermark

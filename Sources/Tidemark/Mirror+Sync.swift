@@ -164,8 +164,14 @@ extension Mirror {
                                 paths: paths.filter { !$0.hasPrefix(Mirror.metadataFolder + "/") }, previous: head.id,
                                 current: nil, plannedDownloads: 0)
         report.undoneOwnPaths = undone
-        report.overwrittenEdits = overwritten + (try forcedGitOperationPaths(options, head: head.tree)).filter { !overwritten.contains($0) }
+        report.overwrittenEdits = Mirror.adding(try forcedGitOperationPaths(options, head: head.tree), to: overwritten)
         return report
+    }
+
+    /// `names`, then those of `more` it lacks: one list of what a forced run writes over, a file
+    /// both edited in its way and left by the git operation it ends named once.
+    static func adding(_ more: [String], to names: [String]) -> [String] {
+        names + more.filter { !names.contains($0) }
     }
 
     /// With `--force`, the files a plan's sync would write over to end a conflict or unfinished
@@ -302,7 +308,7 @@ extension Mirror {
                                 listingRequests: upstream.statistics.requests - requestsBefore)
         report.undoneOwnPaths = undone
         let ending = try head.map { (head) throws(MirrorError) in try forcedGitOperationPaths(options, head: head.tree) } ?? []
-        report.overwrittenEdits = overwritten + ending.filter { !overwritten.contains($0) }
+        report.overwrittenEdits = Mirror.adding(ending, to: overwritten)
         return report
     }
 
@@ -399,6 +405,7 @@ extension Mirror {
         }
         overwrittenEdits = []
         if let head {
+            if !force { try refuseUnfinishedGitWork() }
             // Without force the untracked files in the way are looked for only after an edit (the
             // checkout meets them anyway, and refuses them by name); with it, to be named.
             overwrittenEdits = try changesInTheWay(from: head.tree, to: targetCommit.tree, among: changed, force: force,
@@ -408,10 +415,7 @@ extension Mirror {
         let moved = try withIndexLockHeld { () throws(MirrorError) in
             try checkOutAndMove(branch, from: head, to: targetCommit, force: force, reflog: reflog, changed: changed)
         }
-        if force {
-            let ended = try endGitOperation(at: targetCommit.tree)
-            overwrittenEdits += ended.filter { !overwrittenEdits.contains($0) }
-        }
+        if force { overwrittenEdits = Mirror.adding(try endGitOperation(at: targetCommit.tree), to: overwrittenEdits) }
         return moved
     }
 
@@ -454,8 +458,8 @@ extension Mirror {
     /// What a move from the tree `head` to `target` writes over among the paths `changed`: local
     /// edits (not those already holding the target's version, nor files deleted that the target
     /// deletes too), then untracked files in the way. Without `force` these are refused
-    /// (``MirrorError/localEdits(_:by:)``), after unmerged files (``MirrorError/unmergedFiles(_:by:)``),
-    /// which libgit2's checkout cannot start over; with it they are returned, to be named.
+    /// (``MirrorError/localEdits(_:by:)``); with it they are returned, to be named. Its callers
+    /// refuse unmerged files and unfinished git operations first (``refuseUnfinishedGitWork()``).
     func changesInTheWay(from head: ObjectID, to target: ObjectID, among changed: [String], force: Bool,
                          untracked: UntrackedCheck) throws(MirrorError) -> [String] {
         try changesInTheWay(from: head, among: changed, force: force, untracked: untracked,
@@ -475,7 +479,6 @@ extension Mirror {
                          targetBlob: (String) throws(MirrorError) -> ObjectID?,
                          deletedByTarget: (String) throws(MirrorError) -> Bool,
                          inTheWay: () throws(MirrorError) -> [String]) throws(MirrorError) -> [String] {
-        if !force { try refuseUnfinishedGitWork() }
         // Files already holding the target's version, or staged as new (after `git reset --soft`):
         // the untracked files in the way are looked for before the checkout meets them, which
         // would have put those files back to HEAD's version on its way out.
@@ -665,7 +668,12 @@ extension Mirror {
         var merged: [ObjectID] = []
         for merge in own where merge.parents.count > 1 {
             for parent in merge.parents.dropFirst() {
-                if let snapshot = try snapshotAlongFirstParents(from: parent, snapshotsByTree: &snapshotsByTree) { merged.append(snapshot.tree) }
+                var budget = 100
+                if let side = try? repository.commit(parent),
+                   let (snapshot, _) = try firstWrittenSnapshot(along: side, budget: &budget, accept: isSnapshotOfThisUpstream,
+                                                                snapshotsByTree: &snapshotsByTree) {
+                    merged.append(snapshot.tree)
+                }
             }
         }
         if !merged.isEmpty {
@@ -680,21 +688,6 @@ extension Mirror {
         }
         guard !paths.isEmpty else { return ([], []) }
         return (own.map { "\($0.id.short()) \($0.summary)" }, paths)
-    }
-
-    /// The first snapshot of this upstream and these collections, as tidemark wrote it, along the
-    /// first parents of `start` (it included; at most 100 commits, none past a shallow clone's
-    /// boundary).
-    func snapshotAlongFirstParents(from start: ObjectID, snapshotsByTree: inout [ObjectID: [Commit]]?) throws(MirrorError) -> Commit? {
-        guard var commit = try? repository.commit(start) else { return nil }
-        for _ in 0..<100 {
-            if let message = try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree), isSnapshotOfThisUpstream(message) {
-                return commit
-            }
-            guard let parent = try firstParent(of: commit) else { return nil }
-            commit = parent
-        }
-        return nil
     }
 
     /// The snapshot whose tree, as tidemark wrote it, `commit` (no snapshot by its message, or

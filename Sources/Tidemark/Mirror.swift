@@ -206,22 +206,10 @@ public actor Mirror {
         guard let tracked, let head = try headCommit(), head.id != tracked.id else { return nil }
         var snapshotsByTree: [ObjectID: [Commit]]?
         var budget = 1000
-        // The first snapshot of this upstream down `start`'s first-parent line (nil when the line
-        // reaches `tracked` or ends first), with the merges met above it.
-        func firstSnapshot(from start: Commit) throws(MirrorError) -> (snapshot: (Commit, SnapshotMessage)?, merges: [Commit]) {
-            var commit = start
-            var merges: [Commit] = []
-            while budget > 0, commit.id != tracked.id {
-                budget -= 1
-                if let message = try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree), isSnapshotOfThisUpstream(message) {
-                    return ((commit, message), merges)
-                }
-                if commit.parents.count > 1 { merges.append(commit) }
-                // A shallow clone's history may end before a snapshot: nothing newer then.
-                guard let parent = (try? firstParent(of: commit)) ?? nil else { break }
-                commit = parent
-            }
-            return (nil, merges)
+        // The first snapshot of this upstream down a first-parent line, before `tracked`.
+        func firstSnapshot(from start: Commit, passing: (Commit) -> Void = { _ in }) throws(MirrorError) -> (commit: Commit, message: SnapshotMessage)? {
+            try firstWrittenSnapshot(along: start, before: tracked.id, budget: &budget, accept: isSnapshotOfThisUpstream,
+                                     passing: passing, snapshotsByTree: &snapshotsByTree)
         }
         // Newer than `tracked`: descends from it, or a sibling listed later that it does not hold.
         // Not when that cannot be told (a shallow clone lacks the history between them).
@@ -233,14 +221,15 @@ public actor Mirror {
                   listed > otherListed, let held = try? repository.isDescendant(other.id, of: commit.id) else { return false }
             return !held
         }
-        let (found, merges) = try firstSnapshot(from: head)
+        var merges: [Commit] = []
+        let found = try firstSnapshot(from: head) { if $0.parents.count > 1 { merges.append($0) } }
         var best: Commit?
         if let (commit, message) = found, isNewer(commit, message, than: tracked) { best = commit }
         for merge in merges {
             // A merge's other parents may be beyond a shallow clone's boundary.
             for parent in merge.parents.dropFirst() {
                 guard let side = try? repository.commit(parent),
-                      let (commit, message) = try firstSnapshot(from: side).snapshot,
+                      let (commit, message) = try firstSnapshot(from: side),
                       isNewer(commit, message, than: best ?? tracked) else { continue }
                 best = commit
             }
@@ -258,10 +247,27 @@ public actor Mirror {
     /// The newest snapshot on `head`'s first-parent line whose tree is the one tidemark wrote (or
     /// a snapshot only reworded since): what upstream held, below the commits of the user's own.
     func lastSnapshot(from head: Commit?) throws(MirrorError) -> Commit? {
-        guard var commit = head else { return nil }
+        guard let head else { return nil }
+        var budget = 1000
         var snapshotsByTree: [ObjectID: [Commit]]?
-        for _ in 0..<1000 {
-            if try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree) != nil { return commit }
+        return try firstWrittenSnapshot(along: head, budget: &budget, snapshotsByTree: &snapshotsByTree)?.commit
+    }
+
+    /// The first commit down `start`'s first-parent line (`start` included) that is a snapshot
+    /// as tidemark wrote it (``writtenSnapshotMessage(_:snapshotsByTree:)``) whose message
+    /// `accept`s, with that message. Nil when the line ends (a root, a shallow clone's boundary,
+    /// a parent that cannot be read) or reaches `stop` first, or once `budget` commits were
+    /// looked at (each look spends one). `passing` is told each commit passed on the way.
+    func firstWrittenSnapshot(along start: Commit, before stop: ObjectID? = nil, budget: inout Int,
+                              accept: (SnapshotMessage) -> Bool = { _ in true }, passing: (Commit) -> Void = { _ in },
+                              snapshotsByTree: inout [ObjectID: [Commit]]?) throws(MirrorError) -> (commit: Commit, message: SnapshotMessage)? {
+        var commit = start
+        while budget > 0, commit.id != stop {
+            budget -= 1
+            if let message = try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree), accept(message) {
+                return (commit, message)
+            }
+            passing(commit)
             guard let parent = (try? firstParent(of: commit)) ?? nil else { return nil }
             commit = parent
         }

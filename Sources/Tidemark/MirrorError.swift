@@ -36,8 +36,8 @@ public enum MirrorError: Error, CustomStringConvertible {
     case localEdits([String], by: String = "sync")
     /// The index has unmerged entries (a conflict git left): a checkout cannot start.
     case unmergedFiles([String], by: String = "sync")
-    /// A git merge, revert, cherry-pick, rebase, `am` or bisect is unfinished (`MERGE_HEAD` and
-    /// its kin); `--force` ends a merge, revert or cherry-pick as `git reset --hard` does.
+    /// A git merge, revert, cherry-pick, rebase or `am` is unfinished (`MERGE_HEAD` and its kin);
+    /// `--force` ends a merge, revert or cherry-pick as `git reset --hard` does.
     case operationInProgress(String, by: String = "sync")
     /// Some items could not be downloaded; what did download is stored on the upstream-tracking ref.
     /// The report is the fetch's, its `failures` naming those items.

@@ -47,8 +47,7 @@ struct TidemarkCommand: AsyncParsableCommand {
         do {
             let arguments = Array(CommandLine.arguments.dropFirst())
             if let topic = unknownHelpTopic(arguments) {
-                let names = configuration.subcommands.map { $0._commandName }
-                throw ValidationError("'\(topic)' is not a tidemark command; the commands are: \(names.joined(separator: ", "))")
+                throw ValidationError("'\(topic)' is not a tidemark command; the commands are: \(commandNames.joined(separator: ", "))")
             }
             var command = try parseAsRoot(countingLikeGitLog(defaultingIfStale(arguments)))
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -104,9 +103,11 @@ struct TidemarkCommand: AsyncParsableCommand {
         let index = commandIndex(arguments)
         guard index + 1 < arguments.count, arguments[index] == "help" else { return nil }
         let topic = arguments[index + 1]
-        let names = configuration.subcommands.map { $0._commandName } + ["help"]
-        return topic.hasPrefix("-") || names.contains(topic) ? nil : topic
+        return topic.hasPrefix("-") || topic == "help" || commandNames.contains(topic) ? nil : topic
     }
+
+    /// The subcommands' names, as `tidemark help` lists them.
+    static var commandNames: [String] { configuration.subcommands.map { $0._commandName } }
 
     /// `log -<number>` means `log -n <number>`, as in git.
     static func countingLikeGitLog(_ arguments: [String]) -> [String] {
