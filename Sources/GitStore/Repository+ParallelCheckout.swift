@@ -11,7 +11,7 @@ extension Repository {
     ///
     /// libgit2's checkout is single-threaded, and most of its time goes to the file system:
     /// reading the folders that hold the paths and writing each file. Here the paths are split at
-    /// folder boundaries into runs (four per worker), and each worker checks runs out with
+    /// folder boundaries into runs (about two per worker), and each worker checks runs out with
     /// libgit2 on its own handle, each against an in-memory index holding the main index's entries
     /// for those paths (so a worker trusts the same stat data the main index does, and hashes a file
     /// where that index would). Workers leave the index alone; once every group is written, the
@@ -29,8 +29,11 @@ extension Repository {
         let index = try libgit2Index(unlessSpliceable: file)
         defer { if let index { git_index_free(index) } }
         // More runs than workers, taken in turn by whichever worker is free: a run holding a large
-        // file (a manifest) does not hold the others up.
-        let groups = Repository.splitAtFolders(paths.sorted(), parts: workers * 4)
+        // file (a manifest) does not hold the others up. Not many more: libgit2 reads every folder
+        // on a run's paths whole, and a collection's folder of 4,096 fan-out folders takes about
+        // 1.3 ms to read (a 1% sync of 100k items: eight runs of items and the manifest, 75 ms of
+        // checkout; four and the manifest alone, 64 ms; eight and the manifest alone, 69 ms).
+        let groups = Repository.splitAtFolders(paths.sorted(), parts: workers * 2)
         var subsets: [CachedEntries] = []
         if let file {
             // Each run's entries found on all cores (the file is only read).
@@ -258,21 +261,25 @@ extension Repository {
         return true
     }
 
-    /// `paths` (sorted) in at most `parts` runs of about equal size, cut only between folders, so
-    /// no folder is read by two workers.
+    /// `paths` (sorted) in runs of about equal size, cut only between folders, so no folder is
+    /// read by two workers: at most `parts` runs of paths under one top-level folder, and never a
+    /// run across two, so a run of the manifest alone does not read the collection's folder.
     static func splitAtFolders(_ paths: [String], parts: Int) -> [[String]] {
         let target = max(1, (paths.count + parts - 1) / parts)
         var groups: [[String]] = []
         var current: [String] = []
         var currentFolder: Substring?
+        var currentTop: Substring?
         for path in paths {
             let folder = path.lastIndex(of: "/").map { path[..<$0] } ?? ""
-            if current.count >= target, folder != currentFolder {
+            let top = path.firstIndex(of: "/").map { path[..<$0] } ?? ""
+            if !current.isEmpty, top != currentTop || (current.count >= target && folder != currentFolder) {
                 groups.append(current)
                 current = []
             }
             current.append(path)
             currentFolder = folder
+            currentTop = top
         }
         if !current.isEmpty { groups.append(current) }
         return groups

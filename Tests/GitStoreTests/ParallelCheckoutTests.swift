@@ -170,7 +170,9 @@ struct ParallelCheckoutTests {
 
     @Test func groupsAreCutOnlyBetweenFolders() {
         let paths = ["a/1", "a/2", "a/3", "b/1", "c/1", "c/2", "top"]
-        #expect(Repository.splitAtFolders(paths, parts: 2) == [["a/1", "a/2", "a/3", "b/1"], ["c/1", "c/2", "top"]])
+        #expect(Repository.splitAtFolders(paths, parts: 2) == [["a/1", "a/2", "a/3"], ["b/1"], ["c/1", "c/2"], ["top"]])
+        let nested = ["a/x/1", "a/x/2", "a/y/1", "a/y/2", "a/z/1", "b/1"]
+        #expect(Repository.splitAtFolders(nested, parts: 2) == [["a/x/1", "a/x/2", "a/y/1", "a/y/2"], ["a/z/1"], ["b/1"]])
         #expect(Repository.splitAtFolders(paths, parts: 7).allSatisfy { group in
             Set(group.map { $0.split(separator: "/").dropLast().joined() }).count == 1
         })
