@@ -321,7 +321,7 @@ extension Mirror {
         }
         // Which items the last fetch could not download, for status until a fetch gets them all.
         if failures.isEmpty {
-            try writeState("last-fetch", listedAt + "\n")
+            try writeState("last-fetch", listedAt + "\n", durable: false)
             removeState(Mirror.fetchFailuresState)
         } else {
             try writeState(Mirror.fetchFailuresState, failures.map { $0.replacingOccurrences(of: "\n", with: " ") }.joined(separator: "\n") + "\n")

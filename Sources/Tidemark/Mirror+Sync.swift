@@ -333,7 +333,7 @@ extension Mirror {
             if head?.id != upstream.id, let head, try writtenSnapshotMessage(head) != nil {
                 try updateRef(Mirror.upstreamRef, to: head.id, expected: upstream.id, message: "tidemark sync: up to date")
             }
-            try writeState("last-sync", Timestamp(date: Date()).raw + "\n")
+            try writeState("last-sync", Timestamp(date: Date()).raw + "\n", durable: false)
             var report = SyncReport(outcome: .upToDate, fetch: nil, counts: ChangeCounts(), paths: [],
                                     previous: head?.id, current: head?.id, plannedDownloads: 0)
             report.overwrittenEdits = overwrittenEdits
@@ -369,7 +369,7 @@ extension Mirror {
         if target != upstream.id {
             try updateRef(Mirror.upstreamRef, to: target, expected: upstream.id, message: "tidemark sync: rebased on \(branch)")
         }
-        try writeState("last-sync", Timestamp(date: Date()).raw + "\n")
+        try writeState("last-sync", Timestamp(date: Date()).raw + "\n", durable: false)
         var report = SyncReport(outcome: .updated, fetch: nil, counts: counts, paths: paths, previous: head?.id,
                                 current: target, plannedDownloads: 0)
         report.undoneOwnPaths = undone

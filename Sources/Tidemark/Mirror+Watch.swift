@@ -130,7 +130,7 @@ extension Mirror {
         let scanned = watch.answeredAny ? watch.saved?.scanned ?? 0 : Date().timeIntervalSince1970
         let state = WatchState(token: changes.token, commit: commit.description, scanned: scanned, root: changes.root,
                                collections: settings.collections.joined(separator: "\t"))
-        try? writeState(Mirror.watchState, state.text)
+        try? writeState(Mirror.watchState, state.text, durable: false)
     }
 }
 

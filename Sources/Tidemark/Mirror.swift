@@ -47,8 +47,8 @@ public actor Mirror {
     private var turnsWaiting: [CheckedContinuation<Void, Never>] = []
 
     init(repository: Repository, settings: MirrorSettings, upstream: (any Upstream)? = nil) {
-        // A snapshot a ref points to must be on disk: objects, packs, refs and reflogs are
-        // fsynced before being renamed into place (the index is not; it is rebuilt from HEAD).
+        // A snapshot a ref points to must be on disk: objects, packs, refs, reflogs and the
+        // index are fsynced before being renamed into place.
         Library.enableFsync()
         self.repository = repository
         self.settings = settings
@@ -56,6 +56,14 @@ public actor Mirror {
         self.workingTree = repository.workdir ?? repository.gitDirectory
         self.gitDirectory = repository.gitDirectory
     }
+
+    /// Starts the one-time set-up of the git library (libgit2 reads the system's CA certificates,
+    /// about 5 ms) on another thread, for a program to do its own start meanwhile. A program that
+    /// started it calls ``finishPreparing()`` before it exits.
+    public static func prepareInBackground() { Library.initialiseInBackground() }
+
+    /// Waits for the set-up ``prepareInBackground()`` started; at once when none was started.
+    public static func finishPreparing() { Library.finishInitialisation() }
 
     /// Opens the mirror containing `path` (searching parent folders, like git).
     /// - Parameter upstream: an adapter of the app's own to use instead of the configured one; it
@@ -510,8 +518,11 @@ public actor Mirror {
     var stateFolder: String { gitDirectory + "tidemark/" }
 
     /// Replaces a state file durably, like libgit2 writes refs: a temporary file, fsync,
-    /// rename, fsync of the folder (the sync journal must survive a power cut too).
-    func writeState(_ name: String, _ text: String) throws(MirrorError) {
+    /// rename, fsync of the folder (the sync journal must survive a power cut too). With
+    /// `durable` false, without the fsyncs: for what a power cut may set back to the file before,
+    /// or lose, without harm (when the last fetch or sync ran, a watcher's token), not for
+    /// what the next run decides by (the journal, the lock notes). About 0.5 ms each.
+    func writeState(_ name: String, _ text: String, durable: Bool = true) throws(MirrorError) {
         let path = stateFolder + name
         func fail(_ what: String) -> MirrorError {
             .invalidArgument("cannot write \(path): \(what): \(String(cString: strerror(errno)))")
@@ -526,13 +537,14 @@ public actor Mirror {
         guard fd >= 0 else { throw fail("open") }
         let bytes = Array(text.utf8)
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd) == 0
+        let synced = !durable || fsync(fd) == 0
         close(fd)
         guard written == bytes.count, synced, rename(temporary, path) == 0 else {
             let error = fail("write")
             unlink(temporary)
             throw error
         }
+        guard durable else { return }
         let folder = Glibc.open(stateFolder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if folder >= 0 {
             _ = fsync(folder)

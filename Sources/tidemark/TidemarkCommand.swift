@@ -62,14 +62,14 @@ struct TidemarkCommand: AsyncParsableCommand {
             if code == .success {
                 // --help and --version.
                 print(fullMessage(for: error))
-                Foundation.exit(0)
+                exitProcess(0)
             }
-            if error is ExitCode { Foundation.exit(code.rawValue) }
+            if error is ExitCode { exitProcess(code.rawValue) }
             // "error: ..." as git words a usage error (argument-parser says "Error: ...").
             var message = fullMessage(for: error)
             if message.hasPrefix("Error: ") { message = "error: " + message.dropFirst("Error: ".count) }
             writeStandardError(message + "\n")
-            Foundation.exit(129)
+            exitProcess(129)
         }
     }
 
@@ -157,6 +157,13 @@ struct TidemarkCommand: AsyncParsableCommand {
     }
 }
 
+/// Ends the process with `code`, once the git library's set-up begun at the start
+/// (``Entrypoint``) is over: exit handlers must not run while another thread is in it.
+func exitProcess(_ code: Int32) -> Never {
+    Mirror.finishPreparing()
+    Foundation.exit(code)
+}
+
 /// How a command ends when it does not succeed: git's conventions.
 enum CommandFailure: Error {
     /// `fatal: <message>` on stderr, exit 128.
@@ -170,12 +177,12 @@ enum CommandFailure: Error {
         switch self {
         case .fatal(let message):
             writeStandardError("fatal: \(terminalSafe(message))\n")
-            Foundation.exit(128)
+            exitProcess(128)
         case .refused(let message):
             writeStandardError("error: \(terminalSafe(message))\n")
-            Foundation.exit(1)
+            exitProcess(1)
         case .silent(let code):
-            Foundation.exit(code)
+            exitProcess(code)
         }
     }
 

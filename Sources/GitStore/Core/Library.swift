@@ -38,6 +38,24 @@ public enum Library {
     /// Makes sure libgit2 is initialised; every entry point of GitStore calls it.
     static func ensureInitialised() { _ = initialised }
 
+    /// Starts libgit2's initialisation on another thread, for a process to do its own start
+    /// (parsing its arguments) meanwhile: libgit2 reads the system's CA certificates through
+    /// mbedTLS and seeds its random generator then, about 5 ms of one core for every command.
+    /// A process that may exit without using libgit2 calls ``finishInitialisation()`` first:
+    /// exit handlers must not run while another thread is in the middle of that work.
+    public static func initialiseInBackground() {
+        early.withLock { started in
+            if started == nil { started = Background { ensureInitialised() } }
+        }
+    }
+
+    /// Waits for an initialisation ``initialiseInBackground()`` started (at once when none was).
+    public static func finishInitialisation() {
+        early.withLock { $0 }?.value
+    }
+
+    private static let early = Mutex<Background<Void>?>(nil)
+
     /// Turns on fsync of objects, refs and reflogs before their files are renamed into place, so
     /// a snapshot a ref points to is on disk. Off by default in libgit2.
     public static func enableFsync(_ enabled: Bool = true) {

@@ -40,7 +40,7 @@ extension InterruptedSync {
 /// gone (`tidemark log | head -1`), the process ends as a tool killed by SIGPIPE does (141),
 /// silently: the output is only written once the command's work is done.
 func emit(_ text: String) {
-    if !writeAll(1, text), errno == EPIPE { exit(128 + SIGPIPE) }
+    if !writeAll(1, text), errno == EPIPE { exitProcess(128 + SIGPIPE) }
 }
 
 /// `text` with each control character other than a newline or tab (C0, DEL, C1) written as
