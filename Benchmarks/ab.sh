@@ -4,8 +4,9 @@
 # 100000, generated like `make bench`'s into AB_DIR, default Benchmarks/ab-work); then, ROUNDS
 # times (default 8), 1% of the items change upstream and each mirror syncs them, the two taking
 # turns at going first. With AB_WATCH=1 each mirror has its `tidemark watch` running (W2w). Prints
-# each sync's wall time and its steps (TIDEMARK_TRACE_STEPS), then the medians of the wall time and
-# of each step. On this noisy machine, trust a difference only when it holds round after round.
+# each sync's wall time and its steps (TIDEMARK_TRACE_STEPS), then the medians of the wall time, of
+# the CPU time used up to the branch update (steadier than the wall time here), and of each step.
+# On this noisy machine, trust a difference only when it holds round after round.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 OLD-BINARY NEW-BINARY [ROUNDS]" >&2; exit 2; }
 old="$(realpath "$1")"; new="$(realpath "$2")"; rounds="${3:-8}"
@@ -41,9 +42,9 @@ sync_once() {  # side: appends "side wall-ms step-ms..." to ab.tsv
   (cd "$1" && TIDEMARK_TRACE_STEPS=1 "$(binary_of "$1")" sync -q 2> "$work/steps.txt")
   end=$(date +%s%N)
   awk -v side="$1" -v wall=$(( (end - start) / 1000000 )) -v steps="$steps" '
-    / (fetch-start|after-[a-z-]+) / { name = $2; sub(/^after-/, "", name); t[name] = $1 }
+    / (fetch-start|after-[a-z-]+) / { name = $2; sub(/^after-/, "", name); t[name] = $1; cpu = $4; sub(/\)/, "", cpu) }
     END {
-      n = split(steps, names, " "); prev = t["fetch-start"]; line = side "\t" wall
+      n = split(steps, names, " "); prev = t["fetch-start"]; line = side "\t" wall "\t" sprintf("%.0f", cpu * 1000)
       for (i = 1; i <= n; i++) { line = line "\t" ((names[i] in t) ? sprintf("%.0f", (t[names[i]] - prev) * 1000) : "-"); if (names[i] in t) prev = t[names[i]] }
       print line
     }' "$work/steps.txt" >> ab.tsv
@@ -58,5 +59,6 @@ done
 median() { awk -F'\t' -v s="$1" -v f="$2" '$1==s && $f != "-" {print $f}' ab.tsv | sort -n | awk '{a[NR]=$1} END{print (NR ? a[int((NR+1)/2)] : "-")}'; }
 echo "medians (ms)       old (a)  new (b)"
 printf '%-18s %7s  %7s\n' sync "$(median a 2)" "$(median b 2)"
-field=3
+printf '%-18s %7s  %7s\n' "cpu (to branch)" "$(median a 3)" "$(median b 3)"
+field=4
 for step in $steps; do printf '%-18s %7s  %7s\n' "$step" "$(median a $field)" "$(median b $field)"; field=$(( field + 1 )); done
