@@ -627,26 +627,17 @@ extension Mirror {
         var snapshotsByTree: [ObjectID: [Commit]]?
         var next: Commit? = head
         while let commit = next, own.count < 1000 {
-            if let written = upstreamTree(of: commit) {
-                // As tidemark wrote it, or snapshots squashed into it.
-                var asWritten = written == commit.tree
-                if !asWritten { asWritten = try copiedSnapshot(commit, snapshotsByTree: &snapshotsByTree) != nil }
-                if asWritten {
-                    snapshotTree = commit.tree
-                    break
-                }
-                // A snapshot whose tree is not the one tidemark wrote (amended, or a rollback to
-                // a commit of the user's): what differs from that tree is the user's.
-                own.append(commit)
-                if repository.contains(written) {
-                    snapshotTree = written
-                    break
-                }
-            } else if try copiedSnapshot(commit, snapshotsByTree: &snapshotsByTree) != nil {
+            // As tidemark wrote it, reworded, or snapshots squashed into it.
+            if try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree) != nil {
                 snapshotTree = commit.tree
                 break
-            } else {
-                own.append(commit)
+            }
+            own.append(commit)
+            // A snapshot whose tree is not the one tidemark wrote (amended, or a rollback to a
+            // commit of the user's): what differs from that tree is the user's.
+            if let written = upstreamTree(of: commit), repository.contains(written) {
+                snapshotTree = written
+                break
             }
             next = try firstParent(of: commit)
         }

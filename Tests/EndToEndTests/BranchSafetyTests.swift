@@ -15,6 +15,16 @@ struct BranchSafetyTests {
         String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
     }
 
+    /// A `git clone` (with `options`) of `source` into `root/name`, pointed at the `dir` upstream
+    /// `upstream`, as the Guide has a user sync from a clone of a mirror; returns its path.
+    static func gitClone(_ source: String = "m", to name: String, in root: String, upstream: String,
+                         options: [String] = []) async throws -> String {
+        #expect(try await CLI.run("/usr/bin/git", ["clone", "-q"] + options + [source, name], in: root).status == 0)
+        let copy = root + "/" + name
+        #expect(try await CLI.run("/usr/bin/git", ["config", "tidemark.upstream", "dir:" + upstream], in: copy).status == 0)
+        return copy
+    }
+
     @Test func anUntrackedFileInTheWayIsNamedNoJournalIsLeftAndForceOverwritesIt() async throws {
         try await withScratch { root in
             let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
@@ -677,9 +687,7 @@ struct BranchSafetyTests {
     @Test func snapshotsPulledFromAnotherCloneAreNotUndone() async throws {
         try await withScratch { root in
             let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
-            #expect(try await CLI.run("/usr/bin/git", ["clone", "-q", "m", "c"], in: root).status == 0)
-            let copy = root + "/c"
-            #expect(try await CLI.run("/usr/bin/git", ["config", "tidemark.upstream", "dir:" + upstream], in: copy).status == 0)
+            let copy = try await Self.gitClone(to: "c", in: root, upstream: upstream)
             #expect(try await CLI.tidemark(["fetch", "-q"], in: copy).status == 0)
             let tracked = try await Self.rev("tidemark/upstream", in: copy)
             try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
@@ -710,9 +718,7 @@ struct BranchSafetyTests {
             // A clone that fetched meanwhile: its fetched snapshot and the pulled one are siblings.
             // The pulled one, listed later, is upstream's (it was called behind, and reverted).
             #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
-            #expect(try await CLI.run("/usr/bin/git", ["clone", "-q", "m", "d"], in: root).status == 0)
-            let other = root + "/d"
-            #expect(try await CLI.run("/usr/bin/git", ["config", "tidemark.upstream", "dir:" + upstream], in: other).status == 0)
+            let other = try await Self.gitClone(to: "d", in: root, upstream: upstream)
             try writeItem(upstream, "i3", lastModified: "2021-08-01T00:00:00Z", extra: #", "v": 4"#)
             #expect(try await CLI.tidemark(["fetch", "-q"], in: other).status == 0)
             try await Task.sleep(nanoseconds: 1_100_000_000)  // listed a second later
@@ -775,8 +781,7 @@ struct BranchSafetyTests {
 
             #expect(try await CLI.run("/usr/bin/git", git + ["checkout", "-q", "-b", "first", "HEAD~2"], in: mirror).status == 0)
             #expect(try await CLI.run("/usr/bin/git", git + ["commit", "-q", "--amend", "-m", "First"], in: mirror).status == 0)
-            #expect(try await CLI.run("/usr/bin/git", ["clone", "-q", "-b", "first", "m", "c"], in: root).status == 0)
-            #expect(try await CLI.run("/usr/bin/git", ["config", "tidemark.upstream", "dir:" + upstream], in: root + "/c").status == 0)
+            _ = try await Self.gitClone(to: "c", in: root, upstream: upstream, options: ["-b", "first"])
             let status = try await CLI.tidemark(["status"], in: root + "/c")
             #expect(status.status == 0 && status.stdout.contains("never fetched") && !status.stdout.contains("of your own")
                     && !status.stdout.contains("Behind upstream"), "\(status.stdout)")
@@ -861,9 +866,7 @@ struct BranchSafetyTests {
         try await withScratch { root in
             let (upstream, mirror) = try await CrashTests.cloned(20, in: root)
             let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
-            #expect(try await CLI.run("/usr/bin/git", ["clone", "-q", "m", "b"], in: root).status == 0)
-            let other = root + "/b"
-            #expect(try await CLI.run("/usr/bin/git", ["config", "tidemark.upstream", "dir:" + upstream], in: other).status == 0)
+            let other = try await Self.gitClone(to: "b", in: root, upstream: upstream)
             try writeItem(upstream, "i2", lastModified: "2021-07-01T00:00:00Z", extra: #", "v": 2"#)
             #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
             try await Task.sleep(nanoseconds: 1_100_000_000)  // listed a second later
@@ -883,9 +886,8 @@ struct BranchSafetyTests {
             #expect(try await Self.rev("refs/tidemark/upstream^{tree}", in: mirror) == (try await Self.rev("\(newer)^{tree}", in: other)))
             // A shallow clone whose tip is the merge (its parents beyond the boundary) works on:
             // every command failed with "object not found".
-            #expect(try await CLI.run("/usr/bin/git", ["clone", "-q", "--depth", "1", "file://" + mirror, "shallow"], in: root).status == 0)
-            let shallow = root + "/shallow"
-            #expect(try await CLI.run("/usr/bin/git", ["config", "tidemark.upstream", "dir:" + upstream], in: shallow).status == 0)
+            let shallow = try await Self.gitClone("file://" + mirror, to: "shallow", in: root, upstream: upstream,
+                                                  options: ["--depth", "1"])
             for arguments in [["fetch", "-q"], ["status"], ["sync", "--dry-run"], ["log"]] {
                 let result = try await CLI.tidemark(arguments, in: shallow)
                 #expect(result.status != 128, "\(arguments): \(result.stderr)")
@@ -1126,9 +1128,7 @@ struct BranchSafetyTests {
     @Test func theFirstFetchOfAGitCloneDoesNotTakeCommitsOfYourOwnForUpstreams() async throws {
         try await withScratch { root in
             let (upstream, _) = try await CrashTests.cloned(3, in: root)
-            #expect(try await CLI.run("/usr/bin/git", ["clone", "-q", "m", "c"], in: root).status == 0)
-            let copy = root + "/c"
-            #expect(try await CLI.run("/usr/bin/git", ["config", "tidemark.upstream", "dir:" + upstream], in: copy).status == 0)
+            let copy = try await Self.gitClone(to: "c", in: root, upstream: upstream)
             try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: copy + "/items/i1.json"))
             let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
             #expect(try await CLI.run("/usr/bin/git", git + ["commit", "-q", "-am", "Mine"], in: copy).status == 0)
