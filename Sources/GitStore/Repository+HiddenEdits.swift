@@ -37,19 +37,26 @@ extension Repository {
     /// The paths of the index's unmerged entries (a conflict a merge or `git stash pop` left),
     /// each once, in index order. An index tidemark splices has none.
     public func unmergedPaths() throws(GitError) -> [String] {
+        try conflicts().map(\.path)
+    }
+
+    /// The index's unmerged entries (a conflict a merge or `git stash pop` left), each path once
+    /// with which sides it has, in index order. An index tidemark splices has none.
+    public func conflicts() throws(GitError) -> [(path: String, conflict: Conflict)] {
         guard readIndexFile() == nil else { return [] }
         let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
         defer { git_index_free(index) }
         try check(git_index_read(index, 0), "git_index_read")
         guard git_index_has_conflicts(index) != 0 else { return [] }
-        var paths: [String] = []
+        var found: [(path: String, stages: Set<Int>)] = []
         for position in 0..<git_index_entrycount(index) {
-            guard let entry = git_index_get_byindex(index, position), let path = entry.pointee.path,
-                  (entry.pointee.flags >> 12) & 3 != 0 else { continue }
+            guard let entry = git_index_get_byindex(index, position), let path = entry.pointee.path else { continue }
+            let stage = Int((entry.pointee.flags >> 12) & 3)
+            guard stage != 0 else { continue }
             let name = String(cString: path)
-            if paths.last != name { paths.append(name) }
+            if found.last?.path == name { found[found.count - 1].stages.insert(stage) } else { found.append((name, [stage])) }
         }
-        return paths
+        return found.map { ($0.path, Conflict(ancestor: $0.stages.contains(1), ours: $0.stages.contains(2), theirs: $0.stages.contains(3))) }
     }
 
     /// Whether git skips the working-tree file of `entry`: assume-unchanged or skip-worktree.

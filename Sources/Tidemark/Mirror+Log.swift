@@ -27,8 +27,10 @@ public struct SnapshotInfo: Sendable, Codable, Equatable {
 extension Mirror {
     /// Snapshots reachable from `revision` (default HEAD) along first parents, newest first.
     /// A range `A..B` gives those reachable from B and not from A (`HEAD..upstream`: what a
-    /// sync would apply).
+    /// sync would apply). At most `limit` snapshots; all when it is nil or negative (git's
+    /// `log -n -1`).
     public func log(from revision: String? = nil, limit: Int? = nil) throws(MirrorError) -> [SnapshotInfo] {
+        let limit = limit.flatMap { $0 < 0 ? nil : $0 }
         let start: ObjectID
         var hiding: [ObjectID] = []
         if let revision, let range = RevisionRange(revision) {

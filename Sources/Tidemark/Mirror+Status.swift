@@ -21,6 +21,9 @@ public struct ItemStatus: Sendable, Equatable {
     public var path: String
     public var upstream: Upstream
     public var local: Local
+    /// Which sides git's conflict has when `local` is `.unmerged` (`both modified`, `deleted by
+    /// them`, ...), else nil.
+    public var conflict: Conflict? = nil
 }
 
 /// A changed path that is not an item (an edited manifest, a file that no manifest lists): in
@@ -33,6 +36,8 @@ public struct PathStatus: Sendable, Equatable {
     /// What a sync does to it: `.deleted` (not in upstream's snapshot), `.changed`, `.added`
     /// (a file a commit of the user's own removed), or `.unchanged`.
     public var upstream: ItemStatus.Upstream = .unchanged
+    /// Which sides git's conflict has when `local` is `.unmerged`, else nil.
+    public var conflict: Conflict? = nil
 }
 
 /// The result of `status`.
@@ -138,27 +143,31 @@ extension Mirror {
                 throw .git(error as? GitError ?? GitError(code: .generic, message: "\(error)", operation: "status"))
             }
             // A conflict is listed as such, and also when the file matches HEAD again.
-            let unmerged = try mirrorErrors { try repository.unmergedPaths() }
+            let conflicts = try mirrorErrors { try repository.conflicts() }
             let listed = Set(deltas.map(\.path))
-            let changes = deltas.map { ($0.path, $0.status == .deleted) } + unmerged.filter { !listed.contains($0) }.map { ($0, false) }
-            let conflicted = Set(unmerged)
+            let changes = deltas.map { ($0.path, $0.status == .deleted) }
+                + conflicts.map(\.path).filter { !listed.contains($0) }.map { ($0, false) }
+            let conflicted = Dictionary(conflicts, uniquingKeysWith: { first, _ in first })
             for (path, deleted) in changes {
-                let local: ItemStatus.Local = conflicted.contains(path) ? .unmerged : deleted ? .deleted : .modified
+                let conflict = conflicted[path]
+                let local: ItemStatus.Local = conflict != nil ? .unmerged : deleted ? .deleted : .modified
                 guard let (collection, id) = try item(at: path, in: head.tree) else {
                     // The file of an item new upstream, in the index already (written by a
                     // killed sync, or added by the user): the item's line, edited locally.
                     if let (collection, id) = newItem(at: path) {
                         ordered[collection]?[id]?.local = local
+                        ordered[collection]?[id]?.conflict = conflict
                         continue
                     }
-                    others.append(PathStatus(path: path, local: local))
+                    others.append(PathStatus(path: path, local: local, conflict: conflict))
                     continue
                 }
                 if ordered[collection]?[id] != nil {
                     ordered[collection]?[id]?.local = local
+                    ordered[collection]?[id]?.conflict = conflict
                 } else {
                     ordered[collection, default: [:]][id] = ItemStatus(
-                        collection: collection, id: id, path: path, upstream: .unchanged, local: local)
+                        collection: collection, id: id, path: path, upstream: .unchanged, local: local, conflict: conflict)
                 }
             }
         }

@@ -34,6 +34,8 @@ public typealias UpstreamError = Upstreams.UpstreamError
 public typealias HTTPStatistics = Upstreams.HTTPStatistics
 /// An upstream spec (`kind:location`) with its options (``MirrorSettings``).
 public typealias UpstreamConfiguration = Upstreams.UpstreamConfiguration
+/// Which sides a conflict git left has (``ItemStatus/conflict``), named as `git status` names them.
+public typealias Conflict = GitStore.Conflict
 /// A libgit2 failure (``MirrorError/git(_:)``).
 public typealias GitError = GitStore.GitError
 /// A parsed JSON value (``CanonicalJSON``).

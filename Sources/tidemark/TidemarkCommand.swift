@@ -109,7 +109,8 @@ struct TidemarkCommand: AsyncParsableCommand {
     /// The subcommands' names, as `tidemark help` lists them.
     static var commandNames: [String] { configuration.subcommands.map { $0._commandName } }
 
-    /// `log -<number>` means `log -n <number>`, as in git.
+    /// `log -<number>` means `log -n <number>`, as in git, and `-n -1` (a negative count: no
+    /// limit) is a value, not an option.
     static func countingLikeGitLog(_ arguments: [String]) -> [String] {
         let index = commandIndex(arguments)
         guard index < arguments.count, arguments[index] == "log" else { return arguments }
@@ -118,7 +119,11 @@ struct TidemarkCommand: AsyncParsableCommand {
             if argument == "--" { return result + arguments[(index + 1 + offset)...] }
             if argument.count > 1, argument.hasPrefix("-"), argument.dropFirst().allSatisfy(\.isASCII),
                argument.dropFirst().allSatisfy(\.isNumber) {
-                result += ["-n", String(argument.dropFirst())]
+                if result.count > index + 1, ["-n", "--max-count"].contains(result.last) {
+                    result[result.count - 1] = "--max-count=" + argument
+                } else {
+                    result += ["-n", String(argument.dropFirst())]
+                }
             } else {
                 result.append(argument)
             }

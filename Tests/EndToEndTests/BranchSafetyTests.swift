@@ -831,7 +831,7 @@ struct BranchSafetyTests {
             #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == " U items/i2\nM  items/i3\n")
             let status = try await CLI.tidemark(["status"], in: mirror).stdout
             #expect(status.contains("Unmerged (a conflict git left; sync and rollback refuse until it is resolved")
-                    && status.contains("\tboth modified: items/i2\n") && !status.contains("Edited locally"), "\(status)")
+                    && status.contains("\tboth modified:   items/i2\n") && !status.contains("Edited locally"), "\(status)")
             let json = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.utf8)) as? [String: Any]
             let locals = (json?["items"] as? [[String: Any]])?.map { "\($0["id"]!) \($0["local"]!)" }
             #expect(locals == ["i2 unmerged", "i3 unchanged"], "\(String(describing: locals))")
@@ -855,6 +855,57 @@ struct BranchSafetyTests {
             let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
             #expect(forced.status == 0 && forced.stdout.contains("1 changed"), "\(forced.stdout) \(forced.stderr)")
             #expect(Self.contents(mirror + "/items/i3.json").contains("\"v\": 2"))
+        }
+    }
+
+    /// A merge of the user's that leaves conflicts of several kinds: status names each as
+    /// `git status` does (it called every one "both modified"), in its text and its JSON.
+    @Test func statusNamesEachKindOfConflictAsGitDoes() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(3, in: root)
+            let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
+            func run(_ arguments: [String]) async throws {
+                let result = try await CLI.run("/usr/bin/git", git + arguments, in: mirror)
+                #expect(result.status == 0, "git \(arguments): \(result.stderr)")
+            }
+            func write(_ path: String, _ text: String) throws {
+                try Data(text.utf8).write(to: URL(fileURLWithPath: mirror + "/" + path))
+            }
+            // Their side deletes i1, edits i2, adds notes.txt; ours edits i1, deletes i2, adds
+            // notes.txt otherwise, and edits i3 as they do, otherwise.
+            try await run(["checkout", "-q", "-b", "side"])
+            try await run(["rm", "-q", "items/i1.json"])
+            try write("items/i2.json", "{\"theirs\": 2}\n")
+            try write("items/i3.json", "{\"theirs\": 3}\n")
+            try write("notes.txt", "theirs\n")
+            try await run(["add", "-A"])
+            try await run(["commit", "-qm", "theirs"])
+            try await run(["checkout", "-q", "main"])
+            try write("items/i1.json", "{\"ours\": 1}\n")
+            try await run(["rm", "-q", "items/i2.json"])
+            try write("items/i3.json", "{\"ours\": 3}\n")
+            try write("notes.txt", "ours\n")
+            try await run(["add", "-A"])
+            try await run(["commit", "-qm", "ours"])
+            let merge = try await CLI.run("/usr/bin/git", git + ["merge", "-q", "side"], in: mirror)
+            #expect(merge.status == 1, "\(merge.stdout) \(merge.stderr)")
+            let gitStatus = try await CLI.git(["status"], in: mirror)
+            for line in ["deleted by them: items/i1.json", "deleted by us:   items/i2.json", "both modified:   items/i3.json",
+                         "both added:      notes.txt"] {
+                #expect(gitStatus.contains("\t" + line + "\n"), "git: \(line) in \(gitStatus)")
+            }
+            let status = try await CLI.tidemark(["status"], in: mirror).stdout
+            for line in ["deleted by them: items/i1", "deleted by us:   items/i2", "both modified:   items/i3", "both added:      notes.txt"] {
+                #expect(status.contains("\t" + line + "\n"), "\(line) in \(status)")
+            }
+            let json = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.utf8)) as? [String: Any]
+            let items = (json?["items"] as? [[String: Any]])?.map { "\($0["id"]!) \($0["local"]!) \($0["conflict"] ?? "-")" }
+            #expect(items == ["i1 unmerged deleted by them", "i2 unmerged deleted by us", "i3 unmerged both modified"], "\(String(describing: items))")
+            let others = (json?["otherPaths"] as? [[String: Any]])?.map { "\($0["path"]!) \($0["local"]!) \($0["conflict"] ?? "-")" }
+            #expect(others == ["notes.txt unmerged both added"], "\(String(describing: others))")
+            // The porcelain keeps its one letter a side (the user's commit is undone upstream's way).
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout
+                    == "MU items/i1\nMU items/i2\nMU items/i3\nDU notes.txt\n")
         }
     }
 

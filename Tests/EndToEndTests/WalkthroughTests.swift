@@ -204,7 +204,7 @@ struct WalkthroughTests {
         }
     }
 
-    /// `log -3` and `log -n1` count as in git.
+    /// `log -3`, `log -n1` and `log -n -1` count as in git.
     @Test func logCountsLikeGit() async throws {
         try await withScratch { root in
             let upstream = root + "/up"
@@ -226,6 +226,14 @@ struct WalkthroughTests {
             #expect(try await snapshots(["-n1"]) == 1)
             #expect(try await snapshots(["-n", "2"]) == 2)
             #expect(try await snapshots(["--max-count=2", "HEAD~1"]) == 2)
+            // A negative count is no limit, as git's (`-n -1` was "missing value for -n", and
+            // `-n-1` showed nothing); `-n 0` shows nothing.
+            for arguments in [["-n", "-1"], ["-n-1"], ["--max-count", "-1"], ["--max-count=-2"]] {
+                #expect(try await snapshots(arguments) == 4, "\(arguments)")
+                #expect(try await CLI.git(["log", "--oneline"] + arguments, in: root + "/m").split(separator: "\n").count == 4)
+            }
+            let none = try await CLI.tidemark(["-C", "m", "log", "-n", "0"], in: root)
+            #expect(none.status == 0 && none.stdout.isEmpty, "\(none.stdout)")
             // Without the upstream-tracking ref, `diff` says how to get it.
             try await CLI.git(["update-ref", "-d", "refs/tidemark/upstream"], in: root + "/m")
             let diff = try await CLI.tidemark(["-C", "m", "diff"], in: root)

@@ -10,6 +10,8 @@ struct StatusJSON: Encodable {
         var path: String
         var upstream: String
         var local: String
+        /// Only for an unmerged item: which sides git's conflict has (`both modified`, ...).
+        var conflict: String?
     }
     var branch: String
     var head: String?
@@ -30,6 +32,7 @@ struct StatusJSON: Encodable {
         var path: String
         var local: String
         var upstream: String
+        var conflict: String?
     }
 
     init(_ report: StatusReport) {
@@ -47,12 +50,14 @@ struct StatusJSON: Encodable {
         items = report.items.map { item in
             Item(collection: item.collection, id: item.id.description, path: item.path,
                  upstream: ["M": "changed", "A": "new", "D": "deleted"][item.upstream.rawValue] ?? "unchanged",
-                 local: ["M": "modified", "D": "deleted", "?": "untracked", "U": "unmerged"][item.local.rawValue] ?? "unchanged")
+                 local: ["M": "modified", "D": "deleted", "?": "untracked", "U": "unmerged"][item.local.rawValue] ?? "unchanged",
+                 conflict: item.conflict?.label)
         }
         interruptedSync = report.interruptedSync.map(InterruptedSyncJSON.init)
         otherPaths = report.otherPaths.isEmpty ? nil : report.otherPaths.map {
             OtherPath(path: $0.path, local: ["M": "modified", "D": "deleted", "U": "unmerged"][$0.local.rawValue] ?? "unchanged",
-                      upstream: ["M": "changed", "A": "new", "D": "deleted"][$0.upstream.rawValue] ?? "unchanged")
+                      upstream: ["M": "changed", "A": "new", "D": "deleted"][$0.upstream.rawValue] ?? "unchanged",
+                      conflict: $0.conflict?.label)
         }
     }
 }

@@ -84,8 +84,12 @@ enum StatusFormatter {
         let unmergedOthers = report.otherPaths.filter { $0.local == .unmerged }
         if !unmergedItems.isEmpty || !unmergedOthers.isEmpty {
             out += "\nUnmerged (a conflict git left; sync and rollback refuse until it is resolved: edit the file, then 'git add' it):\n"
-            for name in unmergedItems.map(StatusFormatter.quotedName) + unmergedOthers.map({ Quoting.cQuoted(Array($0.path.utf8)) }) {
-                out += "\t" + output.red("both modified: " + name) + "\n"
+            let conflicts = unmergedItems.map { ($0.conflict, StatusFormatter.quotedName($0)) }
+                + unmergedOthers.map { ($0.conflict, Quoting.cQuoted(Array($0.path.utf8))) }
+            for (conflict, name) in conflicts {
+                // Labels padded as git pads them ("deleted by them:" the longest).
+                let label = (conflict ?? .bothModified).label + ":"
+                out += "\t" + output.red(label.padding(toLength: 17, withPad: " ", startingAt: 0) + name) + "\n"
             }
         }
         let localItems = report.items.filter { $0.local != .unchanged && $0.local != .unmerged }
