@@ -142,13 +142,14 @@ public final class Diff {
 }
 
 extension Repository {
-    private func diffOptions(paths: [String],
+    private func diffOptions(paths: [String], literally: Bool = false,
                              _ body: (inout git_diff_options) throws(GitError) -> OpaquePointer) throws(GitError) -> Diff {
         var options = git_diff_options()
         try check(git_diff_options_init(&options, UInt32(GIT_DIFF_OPTIONS_VERSION)), "git_diff_options_init")
         // Paths are taken as they are (files, or folders and all they hold) unless one is a
-        // pattern (`items/3f*`, `*.json`): then all are matched as git matches pathspecs.
-        let patterns = paths.contains { $0.contains { "*?[".contains($0) } }
+        // pattern (`items/3f*`, `*.json`) and they are not to be taken `literally`: then all are
+        // matched as git matches pathspecs.
+        let patterns = !literally && paths.contains { $0.contains { "*?[".contains($0) } }
         options.flags = GIT_DIFF_IGNORE_SUBMODULES.rawValue | (patterns ? 0 : GIT_DIFF_DISABLE_PATHSPEC_MATCH.rawValue)
         options.context_lines = 3
         let pointer = try withStrArray(paths) { (array) throws(GitError) -> OpaquePointer in
@@ -166,11 +167,12 @@ extension Repository {
         return try body(tree)
     }
 
-    /// The diff between two trees (nil: the empty tree), limited to exact `paths` when given.
-    public func diffTrees(_ old: ObjectID?, _ new: ObjectID?, paths: [String] = []) throws(GitError) -> Diff {
+    /// The diff between two trees (nil: the empty tree), limited to `paths` when given (files or
+    /// folders; patterns such as `items/3f*` unless `literally`).
+    public func diffTrees(_ old: ObjectID?, _ new: ObjectID?, paths: [String] = [], literally: Bool = false) throws(GitError) -> Diff {
         try withTree(old) { (oldTree) throws(GitError) -> Diff in
             try withTree(new) { (newTree) throws(GitError) -> Diff in
-                try diffOptions(paths: paths) { (options) throws(GitError) -> OpaquePointer in
+                try diffOptions(paths: paths, literally: literally) { (options) throws(GitError) -> OpaquePointer in
                     try makeHandle("git_diff_tree_to_tree") { git_diff_tree_to_tree(&$0, pointer, oldTree, newTree, &options) }
                 }
             }
@@ -190,7 +192,7 @@ extension Repository {
     }
 
     /// The diff from tree `old` to the working tree, using the index as a stat cache
-    /// (`git diff <tree>`). Untracked files are not reported. The index is only read: stat data
+    /// (`git diff <tree>`), limited to `paths` as ``diffTrees(_:_:paths:literally:)`` limits it. Untracked files are not reported. The index is only read: stat data
     /// the diff refreshes is not written back (`GIT_DIFF_UPDATE_INDEX` writes the index libgit2
     /// read before the diff, under a lock it takes only then, so a sync's index written meanwhile
     /// was replaced by the older one; git takes the lock before it reads).
@@ -199,13 +201,13 @@ extension Repository {
     /// its items beside a `status`, an editor saving by rename) fails the diff: libgit2 reads
     /// fewer bytes than the size it found, or finds no file to open. The diff is then made
     /// again, up to three more times, a moment apart; after that the error says what happened.
-    public func diffTreeToWorkdir(_ old: ObjectID?, paths: [String] = []) throws(GitError) -> Diff {
+    public func diffTreeToWorkdir(_ old: ObjectID?, paths: [String] = [], literally: Bool = false) throws(GitError) -> Diff {
         var retries = 0
         while true {
             do throws(GitError) {
                 return try withTree(old) { (oldTree) throws(GitError) -> Diff in
-                    func diff(_ paths: [String], withIndex: Bool) throws(GitError) -> Diff {
-                        try diffOptions(paths: paths) { (options) throws(GitError) -> OpaquePointer in
+                    func diff(_ paths: [String], withIndex: Bool, literally: Bool = true) throws(GitError) -> Diff {
+                        try diffOptions(paths: paths, literally: literally) { (options) throws(GitError) -> OpaquePointer in
                             if withIndex {
                                 return try makeHandle("git_diff_tree_to_workdir_with_index") {
                                     git_diff_tree_to_workdir_with_index(&$0, pointer, oldTree, &options)
@@ -214,7 +216,7 @@ extension Repository {
                             return try makeHandle("git_diff_tree_to_workdir") { git_diff_tree_to_workdir(&$0, pointer, oldTree, &options) }
                         }
                     }
-                    let all = try diff(paths, withIndex: true)
+                    let all = try diff(paths, withIndex: true, literally: literally)
                     // An unmerged file is a conflict to libgit2 (no content); `git diff <tree>` shows
                     // the file as the working tree has it, markers and all: those files are compared
                     // with the tree alone, the others as before.

@@ -66,13 +66,23 @@ extension Mirror {
             let new = try resolve(names[1])
             newTree = try mirrorErrors { try repository.commit(new).tree }
         }
-        let paths = try itemPaths(items, trees: [oldTree, newTree].compactMap { $0 }, relativeTo: folder)
+        let trees = [oldTree, newTree].compactMap { $0 }
+        let specs = try pathspecs(items, trees: trees, relativeTo: folder)
+        let paths = specs == nil ? try itemPaths(items, trees: trees, relativeTo: folder) : []
         return try mirrorErrors {
-            let diff: Diff
-            if let newTree {
-                diff = try repository.diffTrees(oldTree, newTree, paths: paths)
-            } else {
-                diff = try repository.diffTreeToWorkdir(oldTree, paths: paths)
+            func compare(_ paths: [String], literally: Bool = false) throws(GitError) -> Diff {
+                if let newTree { return try repository.diffTrees(oldTree, newTree, paths: paths, literally: literally) }
+                return try repository.diffTreeToWorkdir(oldTree, paths: paths, literally: literally)
+            }
+            var diff = try compare(paths)
+            if let specs {
+                // Pathspec magic libgit2 does not know: the whole diff's paths are matched here,
+                // then those kept are compared alone.
+                let kept = diff.deltas.map(\.path).filter { Pathspec.keeps($0, specs) }
+                if kept.isEmpty {
+                    return DiffResult(from: names[0], to: names.count == 2 ? names[1] : "working tree", entries: [], text: "")
+                }
+                diff = try compare(kept, literally: true)
             }
             let deltas = diff.deltas
             let counts = try diff.lineCounts()
@@ -94,6 +104,24 @@ extension Mirror {
             }
             return DiffResult(from: names[0], to: names.count == 2 ? names[1] : "working tree", entries: entries, text: text)
         }
+    }
+
+    /// The pathspecs `items` give when one carries magic (`:!items/a*`, `:(glob)...`; see
+    /// ``Pathspec``), the others as paths (item names looked up as ``itemPaths(_:trees:relativeTo:)``
+    /// looks them up); nil when none does, for libgit2 to match.
+    func pathspecs(_ items: [String], trees: [ObjectID], relativeTo folder: String?) throws(MirrorError) -> [Pathspec]? {
+        guard items.contains(where: Pathspec.hasMagic) else { return nil }
+        let prefix = folder.map(pathInWorkingTree) ?? []
+        var specs: [Pathspec] = []
+        for item in items {
+            if Pathspec.hasMagic(item) {
+                specs.append(try Pathspec.parse(item, under: prefix))
+            } else {
+                let paths = try itemPaths([item], trees: trees, relativeTo: folder)
+                specs += paths.isEmpty ? [Pathspec(pattern: "")] : paths.map { Pathspec(pattern: $0) }
+            }
+        }
+        return specs
     }
 
     /// Paths for item names (`collection/id`), looked up in the manifests of `trees`; other

@@ -181,4 +181,36 @@ struct DocumentedOutputTests {
             #expect(outside.status == 128 && outside.stderr == "fatal: '../../x' is outside the mirror\n", "\(outside.stderr)")
         }
     }
+
+    /// Pathspec magic (`:!`, `:(glob)`, `:(icase)`, ...) as git takes it, on the working tree and
+    /// between snapshots, beside item names: it was taken as a file name and matched nothing,
+    /// exit 0, so `diff -- . ':!x'` said nothing changed.
+    @Test func diffTakesPathspecMagicAsGitDoes() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(4, in: root)
+            for id in ["i1", "i2", "i3"] { try writeItem(upstream, id, lastModified: "2022-01-01T00:00:00Z", extra: #", "v": 2"#) }
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            for id in ["i2", "i4"] { try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/\(id).json")) }
+            let items = mirror + "/items"
+            for (revisions, arguments, directory) in [
+                (["HEAD"], [":!items/i2.json"], mirror), (["HEAD"], [".", ":^i4.json"], items), (["HEAD~1", "HEAD"], [":(exclude)*.manifest"], mirror),
+                (["HEAD~1", "HEAD"], [":(glob)*"], mirror), (["HEAD~1", "HEAD"], [":(glob)items/*", ":!items/i1.json"], mirror),
+                (["HEAD~1", "HEAD"], [":(icase)ITEMS/I3.JSON", ":/.tidemark"], items), (["HEAD~1", "HEAD"], [":(glob)**/i[12].json"], items),
+                (["HEAD~1", "HEAD"], [":(literal)i*"], items), (["HEAD~1", "HEAD"], [":/!items"], items),
+            ] {
+                let expected = try await CLI.git(["diff", "--name-status"] + revisions + ["--"] + arguments, in: directory)
+                let diff = try await CLI.tidemark(["diff", "--name-status"] + revisions + ["--"] + arguments, in: directory)
+                #expect(diff.status == 0 && diff.stdout == expected, "\(revisions) \(arguments) in \(directory): \(diff.stdout) \(diff.stderr)")
+            }
+            // Item names stay item names beside magic; nothing kept is an empty diff.
+            let named = try await CLI.tidemark(["diff", "--name-status", "HEAD~1", "HEAD", "--", "items/i1", ":!items/i3.json"], in: mirror)
+            #expect(named.stdout == "M\titems/i1.json\n", "\(named.stdout) \(named.stderr)")
+            let none = try await CLI.tidemark(["diff", "--exit-code", "HEAD~1", "HEAD", "--", ":(glob)*.json"], in: mirror)
+            #expect(none.status == 0 && none.stdout.isEmpty, "\(none.stdout) \(none.stderr)")
+            let patch = try await CLI.tidemark(["diff", "HEAD", "--", ":!items/i4.json"], in: mirror)
+            #expect(patch.stdout == (try await CLI.git(["diff", "HEAD", "--", ":!items/i4.json"], in: mirror)), "\(patch.stdout)")
+            let bad = try await CLI.tidemark(["diff", "HEAD", "--", ":(nope)x"], in: mirror)
+            #expect(bad.status == 128 && bad.stderr == "fatal: invalid pathspec magic 'nope' in ':(nope)x'\n", "\(bad.stderr)")
+        }
+    }
 }
