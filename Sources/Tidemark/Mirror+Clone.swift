@@ -28,10 +28,13 @@ extension Mirror {
     ///   - upstream: an adapter of the app's own; `spec` then only names it in the config.
     ///   - progress: receives progress events (see ``setProgressHandler(_:)``).
     ///   - requestObserver: receives every HTTP request (see ``setRequestObserver(_:)``).
+    ///   - started: called once the spec, the options and the destination are found usable and
+    ///     the destination is claimed, before anything is listed (`Cloning into '...'...`).
     public static func clone(_ spec: String, to destination: String, options: CloneOptions = CloneOptions(),
                              upstream custom: (any Upstream)? = nil,
                              progress: (@Sendable (ProgressEvent) -> Void)? = nil,
-                             requestObserver: HTTPRequestObserver? = nil) async throws(MirrorError) -> (Mirror, SyncReport) {
+                             requestObserver: HTTPRequestObserver? = nil,
+                             started: (@Sendable () -> Void)? = nil) async throws(MirrorError) -> (Mirror, SyncReport) {
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
         let existed = fileManager.fileExists(atPath: destination, isDirectory: &isDirectory)
@@ -65,6 +68,7 @@ extension Mirror {
         // Claimed with one mkdir, so that of two clones into one destination, one fails here
         // before it writes anything, and its cleanup cannot remove the other's mirror.
         try claim(destination, existed: existed)
+        started?()
         do {
             let repository = try mirrorErrors { try Repository.create(at: destination) }
             try settings.save(to: repository)

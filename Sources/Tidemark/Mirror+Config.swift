@@ -65,7 +65,7 @@ extension Mirror {
                 await upstream.shutdown()
                 return nil
             } catch {
-                return "\(error)"
+                return Mirror.namingConfigKey("\(error)")
             }
         }
         guard await refusal(base) == nil else { return [:] }

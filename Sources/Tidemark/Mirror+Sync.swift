@@ -109,7 +109,9 @@ extension Mirror {
         }
         await takeTurn()
         defer { endTurn() }
-        let lock = try lock()
+        // A dry run in a mirror the user cannot write (another user's, a read-only mount) plans
+        // without the run lock: it writes nothing.
+        let lock = options.dryRun && access(gitDirectory, W_OK) != 0 ? nil : try lock()
         defer { withExtendedLifetime(lock) {} }
         _ = try checkedOutBranch()
         if options.dryRun {
@@ -300,7 +302,7 @@ extension Mirror {
                 from: head.tree, among: paths + changedCollections.map(Mirror.manifestPath), force: options.force, untracked: .always,
                 targetBlob: { planned[$0] }, deletedByTarget: { deleted.contains($0) },
                 inTheWay: { () throws(MirrorError) in
-                    try untrackedPaths(among: added.map(\.path), head: head.tree).map { Mirror.inTheWay(names[$0]!) }
+                    try untrackedPaths(among: added.map(\.path), head: head.tree).map { inTheWay(names[$0]!, at: $0) }
                 })
         }
         var report = SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: Array(Set(paths + undone)).sorted(),
@@ -584,11 +586,17 @@ extension Mirror {
     /// ``untrackedPaths(among:head:)``, named as `target`'s items, for a refusal.
     func untrackedInTheWay(of paths: [String], head: ObjectID?, target: ObjectID) throws(MirrorError) -> [String] {
         let found = try untrackedPaths(among: paths, head: head)
-        return ((try? describe(paths: found, in: target)) ?? found).map(Mirror.inTheWay)
+        let names = (try? describe(paths: found, in: target)) ?? found
+        return zip(names, found).map { inTheWay($0, at: $1) }
     }
 
-    /// An item a refusal names as an untracked file where it goes.
-    static func inTheWay(_ item: String) -> String { "\(item) (untracked file in the way)" }
+    /// An item a refusal names as an untracked file where it goes (at `path`), or as a folder
+    /// there, whose files `--force` removes.
+    nonisolated func inTheWay(_ item: String, at path: String) -> String {
+        var info = stat()
+        guard lstat(workingTree + path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return "\(item) (untracked file in the way)" }
+        return "\(item) (untracked folder in the way: --force removes it and its files)"
+    }
 
     /// Throws ``MirrorError/ownCommits(branch:commits:items:by:)`` when the branch tip is not a
     /// tidemark snapshot and the commits made since the last one (first parents) change paths

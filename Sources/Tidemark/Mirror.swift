@@ -128,9 +128,20 @@ public actor Mirror {
             return try UpstreamFactory.make(configuration, settings: HTTPSettings(requestObserver: requestObserver))
         } catch let error as MirrorError {
             throw error
+        } catch UpstreamError.invalidConfiguration(let message) {
+            throw .upstream(.invalidConfiguration(Mirror.namingConfigKey(message)))
         } catch {
             throw .upstream(error as? UpstreamError ?? .invalidConfiguration(String(describing: error)))
         }
+    }
+
+    /// An adapter's message about `option <name>` (as `clone --option` gives it), naming the
+    /// config key a mirror reads it from instead (`config tidemark.timeout must be ...`).
+    static func namingConfigKey(_ message: String) -> String {
+        guard message.hasPrefix("option ") else { return message }
+        let name = message.dropFirst(7).prefix { $0.isLetter || $0.isNumber }
+        guard !name.isEmpty else { return message }
+        return "config tidemark." + name + message.dropFirst(7 + name.count)
     }
 
     /// Sets the receiver of progress events. It is called on the mirror's executor, possibly once

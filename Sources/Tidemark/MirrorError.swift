@@ -114,7 +114,7 @@ public enum MirrorError: Error, CustomStringConvertible {
                 + "mirror's. Move it out of the mirror, then run the command again"
         case .localEdits(let items, let command):
             // Not "commit them": a commit of one's own is refused in turn (``ownCommits``).
-            return "your local changes to the following items would be overwritten by \(command):\n"
+            return "your local changes to the following items or files would be overwritten by \(command):\n"
                 + items.map { "\t\($0)" }.joined(separator: "\n")
                 + "\nCopy them elsewhere and discard them ('git restore <file>'; remove an untracked file), or run with --force to overwrite them."
         case .unmergedFiles(let paths, let command):

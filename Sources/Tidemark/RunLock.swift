@@ -40,7 +40,10 @@ final class RunLock {
         self.path = path
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw .invalidArgument("cannot open lock file '\(path)': \(String(cString: strerror(errno)))")
+            let reason = errno
+            let hint = reason == EACCES || reason == EROFS
+                ? " (the mirror is read-only to you: status, diff, log, config and sync --dry-run only read it)" : ""
+            throw .invalidArgument("cannot open lock file '\(path)': \(String(cString: strerror(reason)))" + hint)
         }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             var buffer = [UInt8](repeating: 0, count: 32)

@@ -124,6 +124,18 @@ public final class Credentials: @unchecked Sendable {
     /// True when some credential option is configured.
     public var isConfigured: Bool { source != .none }
 
+    /// Where the credential comes from, for a message (`from $DOCUSIGN_TOKEN`; a variable name
+    /// that may be a pasted secret is not repeated, nor is a command).
+    var origin: String {
+        func variable(_ name: String) -> String { Credentials.isShownVariableName(name) ? "$" + name : "the variable given" }
+        switch source {
+        case .none: return "(none)"
+        case .tokenEnv(let name): return "from " + variable(name) + " (tokenEnv)"
+        case .tokenCommand: return "from tokenCommand's output"
+        case .basicEnv(let user, let password): return "from " + variable(user) + " and " + variable(password) + " (basicEnv)"
+        }
+    }
+
     /// The credential, obtained once and then cached (a failure is cached too, so a failing
     /// `tokenCommand` runs once, not once per request); nil when none is configured.
     /// - Throws: ``UpstreamError/credentials(_:)`` naming the variable or the failing command

@@ -94,10 +94,10 @@ struct ListingAccumulator {
 
 /// Reads the version field of one listed item.
 func listedVersion(
-    _ value: JSONValue?, collection: String, item: String, field: String
+    _ value: JSONValue?, collection: String, item: String, field: String, missingHint: String = ""
 ) throws -> Timestamp {
     guard let value else {
-        throw UpstreamError.malformedItem(collection: collection, item: item, reason: "field '\(field)' is missing")
+        throw UpstreamError.malformedItem(collection: collection, item: item, reason: "field '\(field)' is missing" + missingHint)
     }
     guard let text = value.stringValue else {
         throw UpstreamError.malformedItem(

@@ -238,17 +238,27 @@ public struct RestUpstream: Upstream {
         case .string(let text)? where !text.isEmpty: id = text
         case let number? where number.exactInteger != nil: id = String(number.exactInteger!)
         case nil:
-            throw UpstreamError.malformedItem(collection: collection, item: "#\(position)", reason: "field '\(idField)' is missing")
+            throw UpstreamError.malformedItem(collection: collection, item: "#\(position)",
+                                              reason: "field '\(idField)' is missing" + Self.fieldHint("idField", fields))
         case let other?:
             throw UpstreamError.malformedItem(
                 collection: collection, item: "#\(position)",
                 reason: "field '\(idField)' is \(other == .string("") ? "empty" : other.typeName + ", not a string or integer")")
         }
         let version = try listedVersion(
-            field(modifiedField, of: fields, whole: value), collection: collection, item: id, field: modifiedField)
+            field(modifiedField, of: fields, whole: value), collection: collection, item: id, field: modifiedField,
+            missingHint: Self.fieldHint("modifiedField", fields))
         if itemURL != nil { return ListedItem(id: ItemID(id), lastModified: version) }
         let body = value.serialized()
         return ListedItem(id: ItemID(id), lastModified: version, etag: RestUpstream.contentTag(body), body: body)
+    }
+
+    /// What to do about a missing field: the option naming it, and the fields the item has.
+    static func fieldHint(_ option: String, _ fields: JSONObject) -> String {
+        let names = fields.members.map { "'" + CQuoting.quoted($0.key) + "'" }
+        let shown = names.prefix(8).joined(separator: ", ") + (names.count > 8 ? ", ..." : "")
+        return " (set --option \(option)=<field or /json/pointer> to the field that holds it"
+            + (names.isEmpty ? "; the item has no fields)" : "; the item has \(shown))")
     }
 
     /// The ETag of an item the listing carries whole: `body-` and 16 hex digits of its bytes'

@@ -209,12 +209,13 @@ public struct WordPressUpstream: Upstream {
     ///    when it answers with the API index (e.g. `/index.php/wp-json/` on PATHINFO permalinks);
     /// 3. else `<site>/?rest_route=` (plain permalinks).
     /// A 4xx, a body that is not the index, or a request failing after its retries moves on to
-    /// the next step.
+    /// the next step; a 401 at `wp-json/` ends the search (the API is there, and refuses the
+    /// credentials, or wants some).
     private func discoverRoot() async throws -> Root {
         if let known = root.value { return known }
         let pretty = URL(string: site.absoluteString + "/wp-json/") ?? site
         var found: Root = .plain(URL(string: site.absoluteString + "/") ?? site)
-        if try await isIndex(pretty) {
+        if try await isIndex(pretty, refusing: [401]) {
             found = .pretty(pretty)
         } else if let advertised = try await advertisedRoot() {
             switch advertised {
@@ -226,12 +227,12 @@ public struct WordPressUpstream: Upstream {
         return found
     }
 
-    /// Whether `url` answers 200 with the REST API index.
-    private func isIndex(_ url: URL) async throws -> Bool {
+    /// Whether `url` answers 200 with the REST API index; an answer in `refusing` is thrown.
+    private func isIndex(_ url: URL, refusing: Set<Int> = []) async throws -> Bool {
         let result: HTTPResult
         do {
-            result = try await session.get(url, acceptStatuses: Set(400..<500))
-        } catch UpstreamError.http {
+            result = try await session.get(url, acceptStatuses: Set(400..<500).subtracting(refusing))
+        } catch UpstreamError.http(let status, _, _) where !refusing.contains(status) {
             return false
         }
         guard result.status == 200, case .object(let index)? = try? JSONValue.parse(result.body) else { return false }

@@ -50,6 +50,11 @@ struct TidemarkCommand: AsyncParsableCommand {
                 throw ValidationError("'\(topic)' is not a tidemark command; the commands are: \(commandNames.joined(separator: ", "))")
             }
             var command = try parseAsRoot(countingLikeGitLog(defaultingIfStale(arguments)))
+            if command is TidemarkCommand {
+                // No command: the help, and exit 1, as `git` alone does (`--help` exits 0).
+                print(helpMessage())
+                exitProcess(1)
+            }
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -60,6 +60,60 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A folder of the user's where a new item's file goes is named as a folder, by the dry run
+    /// and the sync (it was an "untracked file"), and the manifest as a file, not an item.
+    @Test func aFolderInTheWayIsNamedAsOne() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
+            try writeItem(upstream, "i3", lastModified: "2021-06-01T00:00:00Z")
+            try FileManager.default.createDirectory(atPath: mirror + "/items/i3.json", withIntermediateDirectories: true)
+            try Data("precious\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i3.json/notes.txt"))
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains(
+                    "error: your local changes to the following items or files would be overwritten by sync:\n"
+                    + "\titems/i3 (untracked folder in the way: --force removes it and its files)\n"), "\(arguments): \(refused.stderr)")
+            }
+            #expect(Self.contents(mirror + "/items/i3.json/notes.txt") == "precious\n")
+        }
+    }
+
+    /// A mirror the user cannot write (another user's): `sync --dry-run` plans without the run
+    /// lock (it failed on the lock file it could not open), and a sync says why it cannot run.
+    /// As root, run as `nobody`; otherwise with `.git` made read-only.
+    @Test func aReadOnlyMirrorIsPlannedAndItsSyncRefusedWithAReason() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            let asRoot = getuid() == 0
+            var command = [CLI.tidemark]
+            if asRoot {
+                // nobody runs a copy of the binary, trusting the mirror (it belongs to root).
+                try FileManager.default.copyItem(atPath: CLI.tidemark, toPath: root + "/tidemark")
+                try FileManager.default.createDirectory(atPath: root + "/home", withIntermediateDirectories: true)
+                try Data("[safe]\n\tdirectory = \(mirror)\n".utf8).write(to: URL(fileURLWithPath: root + "/home/.gitconfig"))
+                for path in [root, root + "/home", root + "/home/.gitconfig", root + "/tidemark"] {
+                    chmod(path, path.hasSuffix("gitconfig") ? 0o644 : 0o755)
+                }
+                command = ["/usr/sbin/runuser", "-u", "nobody", "--", "/usr/bin/env", "HOME=\(root)/home", root + "/tidemark"]
+            } else {
+                #expect(try await CLI.run("/bin/chmod", ["-R", "a-w", mirror + "/.git"], in: root).status == 0)
+            }
+            let run = { (arguments: [String]) async throws -> CLI.Result in
+                try await CLI.run(command[0], Array(command.dropFirst()) + ["-C", mirror] + arguments, in: root)
+            }
+            let planned = try await run(["sync", "--dry-run"])
+            #expect(planned.status == 0 && planned.stdout.contains("Would apply: 1 changed"), "\(planned.stdout) \(planned.stderr)")
+            let refused = try await run(["sync"])
+            #expect(refused.status == 128 && refused.stderr.contains("Permission denied (the mirror is read-only to you: status, diff, log, "
+                                                                     + "config and sync --dry-run only read it)"), "\(refused.stderr)")
+            #expect(try await run(["status", "--porcelain"]).status == 0)
+            if !asRoot { #expect(try await CLI.run("/bin/chmod", ["-R", "u+w", mirror + "/.git"], in: root).status == 0) }
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// `sync --dry-run` refuses a local edit in the way as the sync does, instead of planning a
     /// run that cannot happen; with `--force` it plans it.
     @Test func aDryRunRefusesWhatTheSyncWouldRefuse() async throws {
@@ -568,7 +622,7 @@ struct BranchSafetyTests {
             // A local edit: the refusal names the rollback.
             try Data("{\"edited\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
             let edited = try await CLI.tidemark(["rollback", "HEAD~1"], in: mirror)
-            #expect(edited.status == 1 && edited.stderr.hasPrefix("error: your local changes to the following items would be overwritten by rollback:\n\titems/i1\n"),
+            #expect(edited.status == 1 && edited.stderr.hasPrefix("error: your local changes to the following items or files would be overwritten by rollback:\n\titems/i1\n"),
                     "\(edited.stderr)")
             try await CLI.git(["checkout", "--", "items/i1.json"], in: mirror)
 

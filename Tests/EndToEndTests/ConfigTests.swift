@@ -50,6 +50,11 @@ struct ConfigTests {
             #expect(unset.status == 1 && unset.stdout.isEmpty && unset.stderr.isEmpty, "set, not read: as git config, silent")
             let otherKind = try await CLI.tidemark(["config", "sinceParam"], in: mirror)
             #expect(otherKind.status == 1 && otherKind.stdout.isEmpty && otherKind.stderr.isEmpty, "a documented key: \(otherKind.stderr)")
+            // `--json` exits as the text form does (it exited 0 with `null`, or with no entry).
+            for (key, status) in [("jobs", 0), ("refreshInterval", 1), ("sinceParam", 1)] {
+                let json = try await CLI.tidemark(["config", key, "--json"], in: mirror)
+                #expect(json.status == status && json.stdout.hasPrefix("{"), "\(key): \(json.status) \(json.stdout) \(json.stderr)")
+            }
             let typo = try await CLI.tidemark(["config", "job"], in: mirror)
             #expect(typo.status == 1 && typo.stdout.isEmpty, "\(typo.stdout)")
             #expect(typo.stderr.hasPrefix("error: tidemark reads no key 'tidemark.job'; it reads: upstream, collection, jobs,"),
@@ -110,11 +115,16 @@ struct ConfigTests {
             // An adapter option the adapter refuses is marked too (it was listed as usable).
             try await CLI.git(["config", "tidemark.maxAttempts", "0"], in: mirror)
             let attempts = try await CLI.tidemark(["config"], in: mirror)
-            #expect(attempts.stdout.contains("tidemark.maxAttempts = 0 (not usable: option maxAttempts must be a whole number from 1 to 20"),
+            #expect(attempts.stdout.contains("tidemark.maxAttempts = 0 (not usable: config tidemark.maxAttempts must be a whole number from 1 to 20"),
                     "\(attempts.stdout)")
             let attemptsJSON = try await CLI.tidemark(["config", "--json"], in: mirror).stdout
-            #expect(attemptsJSON.contains("\"problem\" : \"option maxAttempts must be a whole number from 1 to 20, got '0'\""), "\(attemptsJSON)")
-            #expect(!attemptsJSON.contains("\"problem\" : \"option pageSize"), "pageSize 5 is usable: \(attemptsJSON)")
+            #expect(attemptsJSON.contains("\"problem\" : \"config tidemark.maxAttempts must be a whole number from 1 to 20, got '0'\""), "\(attemptsJSON)")
+            #expect(!attemptsJSON.contains("\"problem\" : \"config tidemark.pageSize"), "pageSize 5 is usable: \(attemptsJSON)")
+            // A fetch names the key as the mirror's config holds it (it said "option maxAttempts",
+            // as `clone --option` gives it).
+            let refusedFetch = try await CLI.tidemark(["fetch", "--jobs", "2"], in: mirror, environment: env)
+            #expect(refusedFetch.status == 128 && refusedFetch.stderr.contains("fatal: config tidemark.maxAttempts must be a whole number from 1 to 20, got '0'"),
+                    "\(refusedFetch.stderr)")
             try await CLI.git(["config", "--unset", "tidemark.maxAttempts"], in: mirror)
 
             try await CLI.git(["config", "tidemark.refreshInterval", "5x"], in: mirror)

@@ -62,7 +62,8 @@ struct SecretsCanaryTests {
 
             // Error paths: a wrong token (401), no token, a failing page, a failing token command.
             let wrong = try await run(["fetch"], in: mirror, environment: ["TIDEMARK_TEST_TOKEN": Self.wrongCanary])
-            #expect(wrong.status == 128 && wrong.stderr.contains("401"), "\(wrong.stderr)")
+            #expect(wrong.status == 128 && wrong.stderr.contains("401")
+                    && wrong.stderr.contains("the credentials from $TIDEMARK_TEST_TOKEN (tokenEnv) were refused"), "\(wrong.stderr)")
             let missing = try await run(["sync"], in: mirror, environment: [:])
             #expect(missing.status == 128)
             #expect(!wrong.stderr.contains("no credentials are configured"), "\(wrong.stderr)")

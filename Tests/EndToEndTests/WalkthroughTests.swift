@@ -99,9 +99,15 @@ struct WalkthroughTests {
             #expect(missing.status == 128 && missing.stderr.contains("nowhere' does not exist"))
             #expect(!FileManager.default.fileExists(atPath: root + "/x"))
             let unknownKind = try await CLI.tidemark(["clone", "ftp:server", "y"], in: root)
-            #expect(unknownKind.status == 128 && unknownKind.stderr.contains("unknown upstream kind 'ftp'"))
+            // Refused before it says it is cloning (it said "Cloning into 'y'..." first).
+            #expect(unknownKind.status == 128 && unknownKind.stderr.hasPrefix("fatal: unknown upstream kind 'ftp'"), "\(unknownKind.stderr)")
+            #expect(!missing.stderr.contains("Cloning into"), "\(missing.stderr)")
             let badDuration = try await CLI.tidemark(["sync", "--if-stale", "soon"], in: root)
             #expect(badDuration.status == 129 && badDuration.stderr.contains("--if-stale"))
+            // No command: the help on stdout and exit 1, as git (it exited 0); --help exits 0.
+            let bare = try await CLI.tidemark([], in: root)
+            #expect(bare.status == 1 && bare.stdout.contains("SUBCOMMANDS:") && bare.stdout.contains("sync"), "\(bare.stdout)")
+            #expect(try await CLI.tidemark(["--help"], in: root).status == 0)
             let help = try await CLI.tidemark(["help", "status"], in: root)
             #expect(help.status == 0 && help.stdout.contains("--porcelain"))
             // -C as git -C: a folder that is not there is named, for every command.
@@ -257,7 +263,7 @@ struct WalkthroughTests {
             try writeItem(upstream, "a", lastModified: "2020-02-01T00:00:00Z")
             let refused = try await CLI.tidemark(["-C", "m", "sync"], in: root)
             #expect(refused.status == 1)
-            #expect(refused.stderr.hasPrefix("error: your local changes to the following items would be overwritten by sync:\n\titems/a\n"))
+            #expect(refused.stderr.hasPrefix("error: your local changes to the following items or files would be overwritten by sync:\n\titems/a\n"))
             #expect(FileManager.default.contents(atPath: root + "/m/items/a.json") == Data("{\"local\": 1}\n".utf8))
             #expect(try await CLI.tidemark(["-C", "m", "status", "--porcelain"], in: root).stdout == "MM items/a\n")
             let dry = try await CLI.tidemark(["-C", "m", "sync", "--dry-run"], in: root)

@@ -101,6 +101,12 @@ struct WordPressWalkthroughTests {
             // Without the credentials' variables the fetch fails, naming the variable, not a secret.
             let bare = try await CLI.tidemark(["fetch"], in: mirror)
             #expect(bare.status == 128 && bare.stderr.contains("WP_"), "\(bare.stderr)")
+            // A wrong password: the REST root's 401 says which credentials were refused (discovery
+            // went on to `?rest_route=` and ended on its 401, with no word about them).
+            let refused = try await CLI.tidemark(["fetch"], in: mirror, environment: ["WP_USER": "editor", "WP_PASS": "wrong password"])
+            #expect(refused.status == 128 && refused.stderr.contains("HTTP 401 from \(server.baseURL)/wp-json/")
+                    && refused.stderr.contains("the credentials from $WP_USER and $WP_PASS (basicEnv) were refused")
+                    && !refused.stderr.contains("rest_route") && !refused.stderr.contains("wrong password"), "\(refused.stderr)")
 
             let basic = Data("editor:\(Self.password)".utf8).base64EncodedString()
             try await expectNoSecrets([Self.password, basic], mirror: mirror, transcript: run)

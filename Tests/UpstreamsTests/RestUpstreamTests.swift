@@ -263,7 +263,15 @@ import TidemarkFixtures
         try await withFixture(items: 3) { server in
             try await using(try upstream(server, options: ["idField": "uuid"])) { rest in
                 let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
-                #expect(error == .malformedItem(collection: "items", item: "#0", reason: "field 'uuid' is missing"))
+                // The option to set, and the fields the item has to choose from.
+                guard case .malformedItem("items", "#0", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(reason.hasPrefix("field 'uuid' is missing (set --option idField=<field or /json/pointer> to the field that holds it; "
+                                         + "the item has ") && reason.contains("'id'") && reason.contains("'lastModified'"), "\(reason)")
+            }
+            try await using(try upstream(server, options: ["modifiedField": "changedAt"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                guard case .malformedItem("items", "item-00001", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(reason.hasPrefix("field 'changedAt' is missing (set --option modifiedField=") && reason.contains("'lastModified'"), "\(reason)")
             }
             try await using(try upstream(server, options: ["modifiedField": "name"])) { rest in
                 let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
@@ -293,7 +301,7 @@ import TidemarkFixtures
             server.inject(FixtureFault(replacementBody: "[" + broken.joined(separator: ",") + "]"))
             try await using(try upstream(server)) { rest in
                 let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
-                #expect(error == .malformedItem(collection: "items", item: "#3", reason: "field 'id' is missing"))
+                #expect(error == .malformedItem(collection: "items", item: "#3", reason: "field 'id' is missing (set --option idField=<field or /json/pointer> to the field that holds it; the item has 'lastModified')"))
             }
         }
         try await withFixture { server in
@@ -302,7 +310,7 @@ import TidemarkFixtures
             server.inject(FixtureFault(queryContains: "page=2&", replacementBody: "[" + page2.joined(separator: ",") + "]"))
             try await using(try upstream(server, options: ["paging": "page", "pageSize": "3"])) { rest in
                 let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
-                #expect(error == .malformedItem(collection: "items", item: "#4", reason: "field 'id' is missing"))
+                #expect(error == .malformedItem(collection: "items", item: "#4", reason: "field 'id' is missing (set --option idField=<field or /json/pointer> to the field that holds it; the item has 'lastModified')"))
             }
         }
     }

@@ -125,9 +125,9 @@ extension TidemarkCommand {
             let target = root.path(destination ?? Clone.defaultDestination(for: upstream))
             let cloneOptions = CloneOptions(collections: collection, options: adapterOptions, jobs: jobs,
                                             fanout: fanout == "auto" ? nil : fanout == "true")
-            if !output.quiet && !json {
-                writeStandardError("Cloning into '\(destination ?? Clone.defaultDestination(for: upstream))'...\n")
-            }
+            let announcement = output.quiet || json ? nil : "Cloning into '\(destination ?? Clone.defaultDestination(for: upstream))'...\n"
+            var started: (@Sendable () -> Void)?
+            if let announcement { started = { writeStandardError(announcement) } }
             let reporter = transfer.reporter(output)
             defer { reporter?.finish() }
             var progress: (@Sendable (ProgressEvent) -> Void)?
@@ -138,9 +138,9 @@ extension TidemarkCommand {
             }
             let interruption = CloneInterruption(destination: target)
             defer { interruption.finish() }
-            let (_, report) = try await engine { [progress, requestObserver] () async throws(MirrorError) in
-                try await Mirror.clone(spec, to: target, options: cloneOptions,
-                                       progress: progress, requestObserver: requestObserver)
+            let (_, report) = try await engine { [progress, requestObserver, started] () async throws(MirrorError) in
+                try await Mirror.clone(spec, to: target, options: cloneOptions, progress: progress, requestObserver: requestObserver,
+                                       started: started)
             }
             interruption.finish()
             reporter?.finish()

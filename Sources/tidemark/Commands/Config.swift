@@ -62,6 +62,9 @@ extension TidemarkCommand {
             }
             if json {
                 emitJSON(ConfigJSON(settings))
+                // As the text form: a key asked for that has no value exits 1 (its entry says
+                // `null`, or there is none for an option of another kind of upstream).
+                if key != nil, settings.allSatisfy({ $0.value == nil }) { throw CommandFailure.silent(1) }
                 return
             }
             for setting in settings {
