@@ -10,9 +10,8 @@ struct Pathspec: Equatable {
     /// Whether `text` carries magic other than `:/` (from the root), which paths resolve alone.
     static func hasMagic(_ text: String) -> Bool {
         guard text.hasPrefix(":") else { return false }
-        let (top, rest) = (try? parseMagic(text)) ?? (false, nil)
-        guard let rest else { return true }
-        return !(top && text == ":/" + rest)
+        guard !text.hasPrefix(":("), case let (top, exclude, rest) = shortMagic(text) else { return true }
+        return exclude || !(top && text == ":/" + rest)
     }
 
     /// Parses `text` given in the folder `prefix` names (git's `.` and `..` resolved).
@@ -39,10 +38,7 @@ struct Pathspec: Equatable {
             }
             rest = String(text[text.index(after: close)...])
         } else if text.hasPrefix(":") {
-            let (isTop, remainder) = try parseMagic(text)
-            top = isTop
-            spec.exclude = text.dropFirst().prefix { "/!^".contains($0) }.contains { $0 != "/" }
-            rest = remainder ?? ""
+            (top, spec.exclude, rest) = shortMagic(text)
         }
         if spec.glob && spec.literal { throw .invalidArgument("'literal' and 'glob' are incompatible (in '\(text)')") }
         spec.pattern = try Mirror.joined(rest, under: top ? [] : prefix)
@@ -51,14 +47,13 @@ struct Pathspec: Equatable {
         return spec
     }
 
-    /// Short magic (`:/`, `:!`, `:^`, ended by a `:` or by any other character): whether it says
-    /// top, and the pattern after it.
-    private static func parseMagic(_ text: String) throws(MirrorError) -> (top: Bool, rest: String?) {
-        guard !text.hasPrefix(":(") else { return (false, nil) }
+    /// Short magic (`:/`, `:!`, `:^`, ended by a `:` or by any other character) of `text`, which
+    /// starts with `:`: whether it says top or exclude, and the pattern after it.
+    private static func shortMagic(_ text: String) -> (top: Bool, exclude: Bool, rest: String) {
         let magic = text.dropFirst().prefix { "/!^".contains($0) }
         var rest = text.dropFirst(1 + magic.count)
         if rest.hasPrefix(":") { rest = rest.dropFirst() }
-        return (magic.contains("/"), String(rest))
+        return (magic.contains("/"), magic.contains { $0 != "/" }, String(rest))
     }
 
     /// Whether `path` (from the root) matches, excluding or not: exactly, as a file inside the
