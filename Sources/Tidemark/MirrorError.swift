@@ -132,10 +132,10 @@ public enum MirrorError: Error, CustomStringConvertible {
             }
             return "a \(operation) is in progress, so \(command) cannot move the branch: \(finish)"
         case .incompleteFetch(let report):
-            return "\(report.failures.count) item(s) could not be downloaded; the rest is stored and the next fetch retries them:\n"
+            return "\(report.failures.count) item\(report.failures.count == 1 ? "" : "s") could not be downloaded; the rest is stored and the next fetch retries them:\n"
                 + MirrorError.list(report.failures, limit: 20)
         case .cloneIncomplete(let report):
-            return "\(report.failures.count) item(s) could not be downloaded, so the clone was removed; run it again "
+            return "\(report.failures.count) item\(report.failures.count == 1 ? "" : "s") could not be downloaded, so the clone was removed; run it again "
                 + "(once upstream serves them whole, for an item it serves malformed):\n"
                 + MirrorError.list(report.failures, limit: 20)
         case .detachedHead(let commit):

@@ -219,7 +219,7 @@ struct ConfigTests {
             try writeItem(upstream, "a", lastModified: "2024-02-01T00:00:00Z", extra: #", "v": 2"#)
             try Data("{oops".utf8).write(to: URL(fileURLWithPath: upstream + "/b.json"))
             let spoiled = try await CLI.tidemark(["fetch"], in: mirror)
-            #expect(spoiled.status == 128 && spoiled.stderr.contains("1 item(s) could not be downloaded")
+            #expect(spoiled.status == 128 && spoiled.stderr.contains("1 item could not be downloaded")
                     && spoiled.stderr.contains("items/b: not valid JSON: expected a string key at byte 1 (in \(upstream)/b.json)"), "\(spoiled.stderr)")
             #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "M  items/a\n")
             try writeItem(upstream, "b", lastModified: "2024-02-02T00:00:00Z")

@@ -88,7 +88,7 @@ struct FaultTests {
                 server.inject(FixtureFault(body: .truncated, pathPrefix: paths[1], count: 100))
                 server.inject(FixtureFault(pathPrefix: paths[2], count: 100, replacementBody: "{\"templateId\": "))
                 failed = Array(changed.prefix(3))
-                named = failed + ["3 item(s) could not be downloaded"]
+                named = failed + ["3 items could not be downloaded"]
             case .failingListingPage:
                 server.inject(FixtureFault(status: 500, count: 100, queryContains: "start_position=20&"))
                 failed = changed

@@ -76,7 +76,7 @@ struct WordPressWalkthroughTests {
             server.resetCounts()
             let failed = try await run.tidemark(["fetch"], in: mirror)
             #expect(failed.status == 128)
-            #expect(failed.stderr.contains("1 item(s) could not be downloaded"), "\(failed.stderr)")
+            #expect(failed.stderr.contains("1 item could not be downloaded"), "\(failed.stderr)")
             #expect(failed.stderr.contains("posts/\(failing): HTTP 503"), "\(failed.stderr)")
             #expect(!failed.stderr.contains("posts/\(stored):"))
             #expect(requestsByPath(server)["/wp-json/wp/v2/posts/\(failing)"] == 2)

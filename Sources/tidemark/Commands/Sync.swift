@@ -89,12 +89,12 @@ extension TidemarkCommand {
                 if let interrupted = report.interruptedSync {
                     emit("An interrupted run left a sync unfinished (\(interrupted.branch) \(interrupted.range)); the sync finishes it first.\n")
                 }
-                let undone = report.undoneOwnPaths.isEmpty ? "" : "; would undo your own commits in \(report.undoneOwnPaths.count) file(s)"
+                let undone = report.undoneOwnPaths.isEmpty ? "" : "; would undo your own commits in \(report.undoneOwnPaths.count) file\(report.undoneOwnPaths.count == 1 ? "" : "s")"
                 emit("Would apply: \(report.counts.summary)\(undone)\n")
                 let undoneOwn = Set(report.undoneOwnPaths)
                 for path in report.paths { emit("\t\(path)\(undoneOwn.contains(path) ? " (your commit's change undone)" : "")\n") }
                 emit("Requests: \(report.listingRequests) to list upstream (made for this plan; the sync makes them again), "
-                     + "plus \(report.plannedDownloads) item download(s).\n")
+                     + "plus \(report.plannedDownloads) item download\(report.plannedDownloads == 1 ? "" : "s").\n")
                 if !report.overwrittenEdits.isEmpty {
                     emit("Would overwrite your local changes (--force):\n" + report.overwrittenEdits.map { "\t\($0)\n" }.joined())
                 }
@@ -104,7 +104,7 @@ extension TidemarkCommand {
                 let undone = report.undoneOwnPaths.count
                 let summary = undone == 0 ? report.counts.summary
                     : (report.counts.total == 0 ? "no changes upstream" : report.counts.summary)
-                        + "; undid your own commits in \(undone) file(s)"
+                        + "; undid your own commits in \(undone) file\(undone == 1 ? "" : "s")"
                 emit("Synced: \(summary) (\(report.fetch?.downloaded ?? 0) downloaded)\n")
                 tellOverwritten(report)
             }

@@ -43,7 +43,7 @@ enum StatusFormatter {
             out += "You have an unfinished \(operation) ('git \(operation) --abort' ends it); a sync refuses to run until it is finished\n"
         }
         if !report.ownCommits.isEmpty {
-            out += "Your branch has \(report.ownCommits.count) commit(s) of your own that a sync would undo:\n"
+            out += "Your branch has \(report.ownCommits.count) commit\(report.ownCommits.count == 1 ? "" : "s") of your own that a sync would undo:\n"
                 + report.ownCommits.prefix(10).map { "\t\($0)\n" }.joined()
                 + "  (revert them, or 'tidemark sync --force' replaces them with upstream's version)\n"
         }
@@ -61,7 +61,7 @@ enum StatusFormatter {
             out += "  (use \"tidemark sync\" to update the cache, \"tidemark diff\" to see the changes)\n"
         }
         if !report.fetchFailures.isEmpty {
-            out += "The last fetch could not download \(report.fetchFailures.count) item(s), which may be behind too; "
+            out += "The last fetch could not download \(report.fetchFailures.count) item\(report.fetchFailures.count == 1 ? "" : "s"), which may be behind too; "
                 + "'tidemark fetch' tries them again:\n"
                 + report.fetchFailures.prefix(10).map { "\t" + output.red($0) + "\n" }.joined()
                 + (report.fetchFailures.count > 10 ? "\t... and \(report.fetchFailures.count - 10) more\n" : "")
