@@ -9,6 +9,21 @@ extension Repository {
     /// expected missing), nor is anything but a regular file (refused elsewhere, never read).
     public func hiddenEdits(among paths: [String], comparedWith tree: ObjectID) throws(GitError) -> [String] {
         guard let workdir, !paths.isEmpty else { return [] }
+        var edited: [String] = []
+        for path in try pathsGitSkips(among: paths) {
+            var info = stat()
+            guard lstat(workdir + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+                  let data = FileManager.default.contents(atPath: workdir + path) else { continue }
+            if try treeEntry(at: path, in: tree)?.id != ObjectID.hashBlob(data) { edited.append(path) }
+        }
+        return edited
+    }
+
+    /// The paths among `paths` whose index entries are marked assume-unchanged or skip-worktree
+    /// (outside a sparse checkout's patterns): git takes their working-tree files as unchanged,
+    /// and `git diff` does not show them. In the order of `paths`.
+    public func pathsGitSkips(among paths: [String]) throws(GitError) -> [String] {
+        guard workdir != nil, !paths.isEmpty else { return [] }
         var marked: [String] = []
         if let file = readIndexFile() {
             for path in paths {
@@ -24,14 +39,7 @@ extension Repository {
                 if let entry = git_index_get_bypath(index, path, 0), Repository.isHidden(entry.pointee) { marked.append(path) }
             }
         }
-        var edited: [String] = []
-        for path in marked {
-            var info = stat()
-            guard lstat(workdir + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-                  let data = FileManager.default.contents(atPath: workdir + path) else { continue }
-            if try treeEntry(at: path, in: tree)?.id != ObjectID.hashBlob(data) { edited.append(path) }
-        }
-        return edited
+        return marked
     }
 
     /// The paths of the index's unmerged entries (a conflict a merge or `git stash pop` left),

@@ -75,10 +75,17 @@ extension Mirror {
                 return try repository.diffTreeToWorkdir(oldTree, paths: paths, literally: literally)
             }
             var diff = try compare(paths)
-            if let specs {
-                // Pathspec magic libgit2 does not know: the whole diff's paths are matched here,
-                // then those kept are compared alone.
-                let kept = diff.deltas.map(\.path).filter { Pathspec.keeps($0, specs) }
+            // Pathspec magic libgit2 does not know is matched here, on the whole diff's paths; and
+            // files git skips in the working tree (skip-worktree, outside a sparse checkout's
+            // patterns, or assume-unchanged) are left out, as `git diff` leaves them (libgit2
+            // showed those missing as deleted). The paths kept are then compared alone.
+            let found = diff.deltas.map(\.path)
+            var kept = specs.map { specs in found.filter { Pathspec.keeps($0, specs) } } ?? found
+            if newTree == nil {
+                let skipped = Set(try repository.pathsGitSkips(among: kept))
+                kept.removeAll { skipped.contains($0) }
+            }
+            if kept.count != found.count {
                 if kept.isEmpty {
                     return DiffResult(from: names[0], to: names.count == 2 ? names[1] : "working tree", entries: [], text: "")
                 }

@@ -156,7 +156,11 @@ extension Mirror {
                 next += 1
                 group.addTask {
                     do {
-                        switch try await upstream.fetch(collection: collection, item: item, cachedETag: cachedETag) {
+                        // A body the listing carried is stored as it is: no download (as `ListedItem.body` says).
+                        let fetched = if let body = item.body { FetchedBody.body(body, etag: item.etag) } else {
+                            try await upstream.fetch(collection: collection, item: item, cachedETag: cachedETag)
+                        }
+                        switch fetched {
                         case .notModified:
                             return (index, .success(nil))
                         case .body(let data, let etag):

@@ -134,7 +134,8 @@ public protocol Upstream: Sendable {
     /// holds the versions the mirror already has, so an adapter can skip work for unchanged items.
     func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing
     /// Downloads one item's body. `cachedETag` is the ETag stored for the cached copy, for a
-    /// conditional request.
+    /// conditional request. Not called for an item listed with its `body`: the engine stores that
+    /// one as listed, with the listed `etag`.
     func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody
     /// The version a body gives itself (its own `lastModified`-like field), nil when it gives
     /// none or the adapter does not read one: a cached body dated before a newer listed version,

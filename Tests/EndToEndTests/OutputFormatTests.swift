@@ -182,6 +182,32 @@ struct DocumentedOutputTests {
         }
     }
 
+    /// Files git skips in the working tree (outside a sparse checkout's patterns, marked
+    /// skip-worktree and removed) are no change to `diff`, as to `git diff` and to `status`: they
+    /// were all listed as deleted, and `--exit-code` exited 1.
+    @Test func diffLeavesOutWhatGitSkipsInTheWorkingTree() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(4, in: root)
+            try await CLI.git(["sparse-checkout", "set", "--no-cone", "/items/i1.json", "/.tidemark/"], in: mirror)
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/items/i2.json"))
+            try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+            for arguments in [["--name-status", "HEAD"], ["--stat", "HEAD"], ["--name-status", "HEAD", "--", ":!items/i1.json"]] {
+                let diff = try await CLI.tidemark(["diff"] + arguments, in: mirror)
+                #expect(diff.stdout == (try await CLI.git(["diff"] + arguments, in: mirror)), "\(arguments): \(diff.stdout)")
+            }
+            #expect(try await CLI.tidemark(["diff", "--name-status", "HEAD"], in: mirror).stdout == "M\titems/i1.json\n")
+            try await CLI.git(["checkout", "--", "items/i1.json"], in: mirror)
+            #expect(try await CLI.tidemark(["diff", "--exit-code", "HEAD"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            try await CLI.git(["sparse-checkout", "disable"], in: mirror)
+            // One file marked by hand and removed: the same.
+            try await CLI.git(["update-index", "--skip-worktree", "items/i3.json"], in: mirror)
+            try FileManager.default.removeItem(atPath: mirror + "/items/i3.json")
+            let marked = try await CLI.tidemark(["diff", "--exit-code", "--name-status", "HEAD"], in: mirror)
+            #expect(marked.status == 0 && marked.stdout.isEmpty, "\(marked.stdout)")
+        }
+    }
+
     /// Pathspec magic (`:!`, `:(glob)`, `:(icase)`, ...) as git takes it, on the working tree and
     /// between snapshots, beside item names: it was taken as a file name and matched nothing,
     /// exit 0, so `diff -- . ':!x'` said nothing changed.

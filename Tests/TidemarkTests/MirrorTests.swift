@@ -29,6 +29,27 @@ struct MirrorTests {
         }
     }
 
+    /// Items listed with their bodies are stored as listed, never downloaded (the engine called
+    /// `fetch` for them anyway, so an adapter trusting ``ListedItem/body`` failed to clone), and
+    /// a dry run plans no download for them, as the sync then makes none.
+    @Test func bodiesTheListingCarriesAreStoredWithoutADownload() async throws {
+        try await withScratch { path in
+            let upstream = seeded(3)
+            upstream.listsBodies = true
+            let (mirror, report) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            #expect(report.counts == ChangeCounts(added: 3) && report.fetch?.downloaded == 3)
+            upstream.put(ItemID("item-1"), "2024-02-01T00:00:00Z", body: #"{"id": "item-1", "listed": true}"#)
+            let plan = try await mirror.sync(SyncOptions(dryRun: true))
+            #expect(plan.plannedDownloads == 0 && plan.counts == ChangeCounts(changed: 1))
+            let synced = try await mirror.sync()
+            #expect(synced.counts == ChangeCounts(changed: 1) && synced.fetch?.failures == [])
+            #expect(upstream.takeDownloads().isEmpty)
+            let stored = try String(contentsOfFile: path + "/m/items/item-1.json", encoding: .utf8)
+            #expect(stored.contains("\"listed\": true"), "\(stored)")
+            try git(["fsck", "--strict"], in: path + "/m")
+        }
+    }
+
     /// A listing in which an item changed while it was paged may have missed another: the
     /// versions it found are stored, but the watermark stays until a listing sees everything.
     @Test func aListingThatChangedWhilePagedHoldsTheWatermark() async throws {

@@ -23,6 +23,9 @@ final class TestUpstream: Upstream, @unchecked Sendable {
     private(set) var lastSince: Timestamp?
     /// How long each listing waits before answering, in seconds.
     var listingDelay = 0.0
+    /// Listings carry each item's body, and `fetch` fails: an adapter that trusts
+    /// ``ListedItem/body`` ("then no download is needed").
+    var listsBodies = false
 
     init(collections: [String] = ["items"]) {
         self.collections = collections
@@ -55,7 +58,8 @@ final class TestUpstream: Upstream, @unchecked Sendable {
             if let position = cached.position(of: id), cached.etag(at: position) == item.lastModified {
                 unchanged.append(position)
             } else {
-                items.append(ListedItem(id: id, lastModified: Timestamp(item.lastModified)!, etag: item.lastModified))
+                items.append(ListedItem(id: id, lastModified: Timestamp(item.lastModified)!, etag: item.lastModified,
+                                        body: listsBodies ? Data(item.body.utf8) : nil))
             }
         }
         var listing = Listing(items: items, isComplete: listingIsComplete, unchanged: unchanged, requests: 1)
@@ -67,6 +71,7 @@ final class TestUpstream: Upstream, @unchecked Sendable {
     func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
         try lock.withLock {
             downloads.append(item.id)
+            if listsBodies { throw UpstreamError.unreachable("listed with its body: no download expected") }
             if failing.contains(item.id) {
                 throw UpstreamError.http(status: 503, url: "test:\(item.id)", message: "injected")
             }
