@@ -42,6 +42,7 @@ extension Mirror {
     public func diff(_ revisions: [String], items: [String] = [], relativeTo folder: String? = nil,
                      format: DiffFormat = .patch) throws(MirrorError) -> DiffResult {
         guard revisions.count <= 2 else { throw .invalidArgument("diff takes at most two revisions") }
+        if items.contains("") { throw .invalidArgument("empty string is not a valid pathspec; use . to match all paths") }
         var names = revisions.isEmpty ? ["HEAD", "upstream"] : revisions
         var old: ObjectID
         if names.count == 1, let range = RevisionRange(names[0]) {
@@ -122,7 +123,12 @@ extension Mirror {
         var specs: [Pathspec] = []
         for item in items {
             if Pathspec.hasMagic(item) {
-                specs.append(try Pathspec.parse(item, under: prefix))
+                var spec = try Pathspec.parse(item, under: prefix)
+                // An item's name under magic (`:!items/a1`) stands for its file, as without.
+                if !spec.glob, !Wildmatch.hasWildcard(spec.pattern) || spec.literal, let path = try itemFilePath(spec.pattern, trees: trees) {
+                    spec.pattern = path
+                }
+                specs.append(spec)
             } else {
                 let paths = try itemPaths([item], trees: trees, relativeTo: folder)
                 specs += paths.isEmpty ? [Pathspec(pattern: "")] : paths.map { Pathspec(pattern: $0) }
@@ -137,21 +143,27 @@ extension Mirror {
         let prefix = folder.map(pathInWorkingTree) ?? []
         var paths: [String] = []
         for item in items {
-            let parts = item.split(separator: "/", maxSplits: 1).map(String.init)
-            var found = false
-            if parts.count == 2, CollectionName.isValid(parts[0]) {
-                for tree in trees {
-                    if let entry = try collectionManifest(parts[0], in: tree).entry(for: ItemID(parts[1])) {
-                        paths.append("\(parts[0])/\(entry.path)")
-                        found = true
-                        break
-                    }
-                }
+            if let path = try itemFilePath(item, trees: trees) {
+                paths.append(path)
+            } else {
+                paths.append(item.hasPrefix("/") ? try pathFromRoot(absolute: item) : try Mirror.joined(item, under: prefix))
             }
-            if !found { paths.append(item.hasPrefix("/") ? try pathFromRoot(absolute: item) : try Mirror.joined(item, under: prefix)) }
         }
         // `.` at the top (or `:/`) limits nothing.
         return paths.contains("") ? [] : paths
+    }
+
+    /// The file of the item `name` (`collection/id`) in the first of `trees` whose manifest
+    /// lists it; nil when none does.
+    func itemFilePath(_ name: String, trees: [ObjectID]) throws(MirrorError) -> String? {
+        let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
+        guard parts.count == 2, CollectionName.isValid(parts[0]) else { return nil }
+        for tree in trees {
+            if let entry = try collectionManifest(parts[0], in: tree).entry(for: ItemID(parts[1])) {
+                return "\(parts[0])/\(entry.path)"
+            }
+        }
+        return nil
     }
 
     /// The parts of `folder`'s path inside the working tree (none for its root, or for a folder

@@ -57,7 +57,8 @@ public struct SyncReport: Sendable {
     public var fetch: FetchReport?
     /// Changes applied (or planned) to the branch.
     public var counts: ChangeCounts
-    /// The paths whose files change in the working tree.
+    /// The paths whose files change in the working tree. A dry run's name the items' files only
+    /// (without `.tidemark/<collection>.manifest`, which the sync's include).
     public var paths: [String]
     public var previous: ObjectID?
     public var current: ObjectID?

@@ -129,7 +129,10 @@ public actor Mirror {
         } catch let error as MirrorError {
             throw error
         } catch UpstreamError.invalidConfiguration(let message) {
-            throw .upstream(.invalidConfiguration(Mirror.namingConfigKey(message)))
+            // A kind tidemark does not know in a mirror: one an app made with an upstream of its own.
+            let hint = message.hasPrefix("unknown upstream kind")
+                ? "; a mirror made by an app with an upstream of its own is opened by that app (Mirror.open(at:upstream:))" : ""
+            throw .upstream(.invalidConfiguration(Mirror.namingConfigKey(message) + hint))
         } catch {
             throw .upstream(error as? UpstreamError ?? .invalidConfiguration(String(describing: error)))
         }
@@ -600,7 +603,7 @@ public actor Mirror {
     static func hostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
-        return String(cString: buffer)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Waits until no other `fetch` or `sync` of this handle runs: an actor lets a second call in

@@ -235,8 +235,16 @@ struct DocumentedOutputTests {
             #expect(none.status == 0 && none.stdout.isEmpty, "\(none.stdout) \(none.stderr)")
             let patch = try await CLI.tidemark(["diff", "HEAD", "--", ":!items/i4.json"], in: mirror)
             #expect(patch.stdout == (try await CLI.git(["diff", "HEAD", "--", ":!items/i4.json"], in: mirror)), "\(patch.stdout)")
+            // An item's name under magic stands for its file (`:!items/i3` left items/i3.json in).
+            let byName = try await CLI.tidemark(["diff", "--name-status", "HEAD~1", "HEAD", "--", "items", ":!items/i3"], in: mirror)
+            #expect(byName.stdout == (try await CLI.git(["diff", "--name-status", "HEAD~1", "HEAD", "--", "items", ":!items/i3.json"], in: mirror)),
+                    "\(byName.stdout)")
+            #expect(byName.stdout.contains("items/i1.json") && !byName.stdout.contains("i3"), "\(byName.stdout)")
             let bad = try await CLI.tidemark(["diff", "HEAD", "--", ":(nope)x"], in: mirror)
             #expect(bad.status == 128 && bad.stderr == "fatal: invalid pathspec magic 'nope' in ':(nope)x'\n", "\(bad.stderr)")
+            // An empty pathspec is refused, as git refuses it (it was the whole diff).
+            let empty = try await CLI.tidemark(["diff", "HEAD", "--", ""], in: mirror)
+            #expect(empty.status == 128 && empty.stderr.contains("empty string is not a valid pathspec"), "\(empty.stderr)")
         }
     }
 }

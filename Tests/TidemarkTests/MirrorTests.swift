@@ -50,6 +50,22 @@ struct MirrorTests {
         }
     }
 
+    /// A mirror an app made with its own upstream, opened without it: the fetch says how it opens
+    /// (it said only "unknown upstream kind 'test'"); the app's `Mirror.open(at:upstream:)` works.
+    @Test func aMirrorOfAnAppsOwnUpstreamSaysHowItOpens() async throws {
+        try await withScratch { path in
+            let upstream = seeded(2)
+            _ = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            do {
+                _ = try await Mirror.open(at: path + "/m").fetch()
+                Issue.record("the fetch had no upstream to list")
+            } catch {
+                #expect("\(error)".contains("unknown upstream kind 'test'") && "\(error)".contains("Mirror.open(at:upstream:)"), "\(error)")
+            }
+            #expect(try await Mirror.open(at: path + "/m", upstream: upstream).fetch().failures.isEmpty)
+        }
+    }
+
     /// A listing in which an item changed while it was paged may have missed another: the
     /// versions it found are stored, but the watermark stays until a listing sees everything.
     @Test func aListingThatChangedWhilePagedHoldsTheWatermark() async throws {
