@@ -154,6 +154,8 @@ extension Mirror {
                         cached: load)
                 }
             } catch {
+                // A cancelled task's listing ends in whatever error the request met.
+                if Task.isCancelled { throw .cancelled }
                 _ = try load.table()  // an unreadable manifest is the error to report
                 throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
             }
@@ -172,6 +174,8 @@ extension Mirror {
             }
             let outcome = await download(plan.downloads, collection: collection, from: upstream,
                                          jobs: options.jobs ?? settings.jobs, base: base?.tree, into: batch)
+            // Cancelled: the downloads it cut short are no failures of upstream's.
+            if Task.isCancelled { throw .cancelled }
             crashPoint("after-downloads")
             for stored in outcome.stored {
                 guard let blob = stored.blob else { continue }

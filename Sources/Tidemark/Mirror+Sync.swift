@@ -222,6 +222,7 @@ extension Mirror {
             do {
                 listing = try await upstream.list(collection: collection, since: nil, cached: cached)
             } catch {
+                if Task.isCancelled { throw .cancelled }
                 throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
             }
             let fetchPlan = try plan(collection: collection, listing: listing, base: cached, options: options.fetch)

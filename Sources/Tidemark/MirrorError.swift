@@ -62,6 +62,9 @@ public enum MirrorError: Error, CustomStringConvertible {
     case unknownRevision(String)
     /// An upstream adapter failed.
     case upstream(UpstreamError)
+    /// The task running the operation was cancelled (`Task.cancel()`): what it wrote is not
+    /// named by any ref, and the mirror is as it was (a clone's destination is removed).
+    case cancelled
     /// A libgit2 operation failed.
     case git(GitError)
     /// Writing the working tree failed partway (a full disk, a file that could not be written):
@@ -162,6 +165,7 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .unsafeName(let message): return message
         case .unknownRevision(let revision): return "unknown revision '\(revision)'"
         case .upstream(let error): return error.description
+        case .cancelled: return "cancelled; the mirror is as it was before the run"
         case .git(let error):
             // libgit2 cannot read a split index (git update-index --split-index, core.splitIndex).
             if error.message.contains("unsupported mandatory extension: 'link'") {

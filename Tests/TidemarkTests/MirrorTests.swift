@@ -66,6 +66,45 @@ struct MirrorTests {
         }
     }
 
+    /// A cancelled task's clone or sync throws ``MirrorError/cancelled`` (it threw an upstream
+    /// error whose text was "CancellationError()"); the clone's destination is removed, and the
+    /// mirror a cancelled sync leaves syncs as before.
+    @Test func cancellingATaskEndsItsRunAsCancelled() async throws {
+        try await withScratch { path in
+            let upstream = seeded(3)
+            upstream.listingDelay = 5
+            let clone = Task { try await Mirror.clone("test:memory", to: path + "/c", upstream: upstream) }
+            try await Task.sleep(nanoseconds: 200_000_000)
+            clone.cancel()
+            do {
+                _ = try await clone.value
+                Issue.record("the clone was not cancelled")
+            } catch {
+                guard case .cancelled? = error as? MirrorError else { Issue.record("\(error)"); return }
+            }
+            #expect(!FileManager.default.fileExists(atPath: path + "/c"))
+
+            upstream.listingDelay = 0
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            let head = try await mirror.log().first?.commit
+            upstream.put(ItemID("item-1"), "2024-03-01T00:00:00Z")
+            upstream.listingDelay = 5
+            let sync = Task { try await mirror.sync() }
+            try await Task.sleep(nanoseconds: 200_000_000)
+            sync.cancel()
+            do {
+                _ = try await sync.value
+                Issue.record("the sync was not cancelled")
+            } catch {
+                #expect("\(error)" == "cancelled; the mirror is as it was before the run")
+            }
+            #expect(try await mirror.log().first?.commit == head)
+            upstream.listingDelay = 0
+            #expect(try await mirror.sync().counts == ChangeCounts(changed: 1))
+            try git(["fsck", "--strict"], in: path + "/m")
+        }
+    }
+
     /// A listing in which an item changed while it was paged may have missed another: the
     /// versions it found are stored, but the watermark stays until a listing sees everything.
     @Test func aListingThatChangedWhilePagedHoldsTheWatermark() async throws {
