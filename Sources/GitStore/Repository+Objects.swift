@@ -54,7 +54,7 @@ extension Repository {
     }
 
     /// The size of blob `id` as the object database records it; nil when it is not a blob there.
-    private func blobSize(_ id: ObjectID) throws(GitError) -> Int? {
+    func blobSize(_ id: ObjectID) throws(GitError) -> Int? {
         var oid = id.raw
         var size = 0
         var type = GIT_OBJECT_INVALID

@@ -72,7 +72,9 @@ extension Mirror {
         let paths = specs == nil ? try itemPaths(items, trees: trees, relativeTo: folder) : []
         return try mirrorErrors {
             func compare(_ paths: [String], literally: Bool = false) throws(GitError) -> Diff {
-                if let newTree { return try repository.diffTrees(oldTree, newTree, paths: paths, literally: literally) }
+                if let newTree {
+                    return try repository.diffTrees(oldTree, newTree, paths: paths, literally: literally, attributesFromIndex: false)
+                }
                 return try repository.diffTreeToWorkdir(oldTree, paths: paths, literally: literally)
             }
             var diff = try compare(paths)
@@ -94,14 +96,18 @@ extension Mirror {
             }
             let deltas = diff.deltas
             let counts = try diff.lineCounts()
-            let described = try describe(paths: deltas.map(\.path), in: newTree ?? oldTree, quoted: false)
-            var fallback: [String] = []
-            if newTree != nil { fallback = try describe(paths: deltas.map(\.path), in: oldTree, quoted: false) }
+            // Items named as the newer side holds them, those it deleted as the older side did
+            // (whose manifest is read only for them).
+            var described = try describe(paths: deltas.map(\.path), in: newTree ?? oldTree, quoted: false)
+            let unnamed = deltas.indices.filter { described[$0] == deltas[$0].path }
+            if newTree != nil, !unnamed.isEmpty {
+                let older = try describe(paths: unnamed.map { deltas[$0].path }, in: oldTree, quoted: false)
+                for (index, name) in zip(unnamed, older) { described[index] = name }
+            }
             let entries = deltas.enumerated().map { index, delta in
-                let item = [described[index], fallback.indices.contains(index) ? fallback[index] : delta.path]
-                    .first { $0 != delta.path }
-                return DiffEntry(status: String(delta.status.letter), path: delta.path, item: item,
-                                 added: counts[index].added, removed: counts[index].removed)
+                DiffEntry(status: String(delta.status.letter), path: delta.path,
+                          item: described[index] != delta.path ? described[index] : nil,
+                          added: counts[index].added, removed: counts[index].removed)
             }
             let text: String
             switch format {

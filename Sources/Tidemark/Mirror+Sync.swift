@@ -834,23 +834,48 @@ extension Mirror {
 
     /// Maps paths of `tree` to `collection/id` names through the manifests; ids C-quoted for a
     /// terminal unless `quoted` is false (JSON carries them as they are).
+    ///
+    /// A file's name gives its id (``ItemPath/decode(_:)``), which the manifest's table confirms
+    /// at that path: a 1,000-file diff of a 100k mirror looks up 1,000 lines instead of parsing
+    /// 100k (500 ms). Only names cut short with a hash are looked for among all entries.
     func describe(paths: [String], in tree: ObjectID, quoted: Bool = true) throws(MirrorError) -> [String] {
         var names: [String] = []
+        var tables: [String: ManifestTable] = [:]
         var byPath: [String: [String: ItemID]] = [:]
         for path in paths {
             let parts = path.split(separator: "/", maxSplits: 1).map(String.init)
             guard parts.count == 2, CollectionName.isValid(parts[0]) else { names.append(path); continue }
-            if byPath[parts[0]] == nil {
-                byPath[parts[0]] = Dictionary(try collectionManifest(parts[0], in: tree).entries.map { ($0.path, $0.id) },
-                                              uniquingKeysWith: { a, _ in a })
+            let (collection, file) = (parts[0], parts[1])
+            var found: ItemID?
+            let stem = file.split(separator: "/").last.map { $0.hasSuffix(".json") ? String($0.dropLast(5)) : "" } ?? ""
+            if let id = ItemPath.decode(stem) {
+                if tables[collection] == nil { tables[collection] = try describingTable(collection, in: tree) }
+                if let table = tables[collection], let position = table.position(of: id), table.entry(at: position).path == file {
+                    found = id
+                }
+            } else {
+                if byPath[collection] == nil {
+                    byPath[collection] = Dictionary(try collectionManifest(collection, in: tree).entries.map { ($0.path, $0.id) },
+                                                    uniquingKeysWith: { a, _ in a })
+                }
+                found = byPath[collection]?[file]
             }
-            if let id = byPath[parts[0]]?[parts[1]] {
-                names.append("\(parts[0])/\(quoted ? Quoting.display(id) : id.description)")
+            if let id = found {
+                names.append("\(collection)/\(quoted ? Quoting.display(id) : id.description)")
             } else {
                 names.append(path)
             }
         }
         return names
+    }
+
+    /// The table of `collection`'s manifest in `tree` for ``describe(paths:in:quoted:)``: as
+    /// ``collectionManifest(_:in:)`` reads it, empty for an unconfigured collection's that does
+    /// not load.
+    private func describingTable(_ collection: String, in tree: ObjectID) throws(MirrorError) -> ManifestTable {
+        let load = { () throws(MirrorError) -> ManifestTable in try self.manifestTable(collection, blob: try self.manifestBlob(collection, in: tree)) }
+        if settings.collections.contains(collection) { return try load() }
+        return (try? load()) ?? ManifestTable()
     }
 
     /// True when the working tree file at `path` is a regular file with exactly the contents

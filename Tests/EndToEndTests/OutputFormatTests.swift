@@ -182,6 +182,26 @@ struct DocumentedOutputTests {
         }
     }
 
+    /// A diff between snapshots honours attributes as git does (`-diff` in `.git/info/attributes`
+    /// and in a `.gitattributes` of the working tree), though it is made without reading the
+    /// index for them.
+    @Test func aDiffBetweenSnapshotsHonoursAttributes() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            for id in ["i1", "i2", "i3"] { try writeItem(upstream, id, lastModified: "2022-01-01T00:00:00Z", extra: #", "v": 2"#) }
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            try Data("items/i1.json -diff\n".utf8).write(to: URL(fileURLWithPath: mirror + "/.git/info/attributes"))
+            try Data("i2.json -diff\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/.gitattributes"))
+            for arguments in [["HEAD~1", "HEAD"], ["--stat", "HEAD~1", "HEAD"]] {
+                let diff = try await CLI.tidemark(["diff"] + arguments, in: mirror)
+                #expect(diff.stdout == (try await CLI.git(["diff"] + arguments, in: mirror)), "\(arguments): \(diff.stdout)")
+            }
+            let patch = try await CLI.tidemark(["diff", "HEAD~1", "HEAD"], in: mirror).stdout
+            #expect(patch.contains("Binary files a/items/i1.json and b/items/i1.json differ")
+                    && patch.contains("Binary files a/items/i2.json and b/items/i2.json differ") && patch.contains("+  \"v\": 2"), "\(patch)")
+        }
+    }
+
     /// Files git skips in the working tree (outside a sparse checkout's patterns, marked
     /// skip-worktree and removed) are no change to `diff`, as to `git diff` and to `status`: they
     /// were all listed as deleted, and `--exit-code` exited 1.
