@@ -139,6 +139,8 @@ extension Mirror {
         var report = try apply(force: options.force, after: fetchReport)
         report.fetch = fetchReport
         report.finishedInterrupted = finishedInterruptedSync
+        // With --force, the edits finishing that sync wrote over are named too.
+        report.overwrittenEdits = Mirror.adding(report.overwrittenEdits, to: finishingOverwrote)
         return report
     }
 
@@ -149,15 +151,16 @@ extension Mirror {
         // over), then applies the last fetch to the branch as that leaves it.
         if !options.force { try refuseUnfinishedGitWork() }
         var head = try headCommit()
+        var finishing: [String] = []
         if let journal = readState("sync-journal"), let (old, target, _) = try unfinishedSync(journal) {
-            _ = try unfinishedCheckout(from: old, to: target, force: options.force)
+            finishing = try unfinishedCheckout(from: old, to: target, force: options.force).overwritten
             head = target
         }
         guard let upstream = try upstreamCommit() else { throw .nothingFetched("nothing to apply offline") }
         guard let head, head.tree != upstream.tree else {
             var report = SyncReport(outcome: .planned, fetch: nil, counts: try changes(from: head?.tree, to: upstream.tree),
                                     paths: [], previous: head?.id, current: nil, plannedDownloads: 0)
-            if let head { report.overwrittenEdits = try forcedGitOperationPaths(options, head: head.tree) }
+            if let head { report.overwrittenEdits = Mirror.adding(try forcedGitOperationPaths(options, head: head.tree), to: finishing) }
             return report
         }
         let undone = try ownChangesUndone(head: head, by: upstream.tree, force: options.force, branch: try checkedOutBranch())
@@ -167,7 +170,8 @@ extension Mirror {
                                 paths: paths.filter { !$0.hasPrefix(Mirror.metadataFolder + "/") }, previous: head.id,
                                 current: nil, plannedDownloads: 0)
         report.undoneOwnPaths = undone
-        report.overwrittenEdits = Mirror.adding(try forcedGitOperationPaths(options, head: head.tree), to: overwritten)
+        report.overwrittenEdits = Mirror.adding(Mirror.adding(try forcedGitOperationPaths(options, head: head.tree), to: overwritten),
+                                                to: finishing)
         return report
     }
 
@@ -199,8 +203,9 @@ extension Mirror {
         if !options.force { try refuseUnfinishedGitWork() }
         let unfinished = try readState("sync-journal").map { (journal) throws(MirrorError) in try unfinishedSync(journal) } ?? nil
         var head = try headCommit()
+        var finishing: [String] = []
         if let (old, target, _) = unfinished {
-            _ = try unfinishedCheckout(from: old, to: target, force: options.force)
+            finishing = try unfinishedCheckout(from: old, to: target, force: options.force).overwritten
             head = target
         }
         // The plan's tree is not built: the last fetched snapshot stands in for it, so a change
@@ -312,7 +317,7 @@ extension Mirror {
                                 listingRequests: upstream.statistics.requests - requestsBefore)
         report.undoneOwnPaths = undone
         let ending = try head.map { (head) throws(MirrorError) in try forcedGitOperationPaths(options, head: head.tree) } ?? []
-        report.overwrittenEdits = Mirror.adding(ending, to: overwritten)
+        report.overwrittenEdits = Mirror.adding(Mirror.adding(ending, to: overwritten), to: finishing)
         return report
     }
 
@@ -942,7 +947,7 @@ extension Mirror {
     /// the old snapshot's contents: any other (an edit, an untracked file in the way) is refused
     /// by name before anything is written, unless `force`, as is a link on the way.
     func unfinishedCheckout(from old: ObjectID?, to target: Commit, force: Bool) throws(MirrorError)
-        -> (oldTree: ObjectID?, changed: [String], remaining: [String], torn: [String]) {
+        -> (oldTree: ObjectID?, changed: [String], remaining: [String], torn: [String], overwritten: [String]) {
         let oldTree = try old.map { id throws(MirrorError) in try mirrorErrors { try repository.commit(id).tree } }
         let changed = try mirrorErrors { try repository.diffTrees(oldTree, target.tree).deltas.map(\.path) }
         var remaining: [String] = []
@@ -953,14 +958,13 @@ extension Mirror {
                 torn.append(path)
             } else {
                 remaining.append(path)
-                if !force, try !workingTreeMatches(path, in: oldTree) { edited.append(path) }
+                if try !workingTreeMatches(path, in: oldTree) { edited.append(path) }
             }
         }
         try checkWritable(remaining + torn)
-        if !edited.isEmpty {
-            throw .localEdits(describe(paths: edited, in: target.tree, orElseIn: oldTree))
-        }
-        return (oldTree, changed, remaining, torn)
+        let named = edited.isEmpty ? [] : describe(paths: edited, in: target.tree, orElseIn: oldTree)
+        if !force, !named.isEmpty { throw .localEdits(named) }
+        return (oldTree, changed, remaining, torn, named)
     }
 
     /// Finishes a sync a crash interrupted: its journal names the old and new snapshot.
@@ -970,13 +974,14 @@ extension Mirror {
     ///   ``MirrorError/localEdits(_:)`` before anything is written).
     func recoverInterruptedSync(force: Bool = false) throws(MirrorError) {
         finishedInterruptedSync = nil
+        finishingOverwrote = []
         guard let journal = readState("sync-journal") else { return }
         guard let (old, targetCommit, branch) = try unfinishedSync(journal) else {
             removeState("sync-journal")
             return
         }
         let target = targetCommit.id
-        let (oldTree, changed, remaining, torn) = try unfinishedCheckout(from: old, to: targetCommit, force: force)
+        let (oldTree, changed, remaining, torn, overwritten) = try unfinishedCheckout(from: old, to: targetCommit, force: force)
         crashPoint("finishing-checked")
         // A copy made to separate a hard-linked file, not yet renamed over it when the run died
         // (its file was not written yet, so it is among these; their folders are no links).
@@ -1007,5 +1012,6 @@ extension Mirror {
         }
         removeState("sync-journal")
         finishedInterruptedSync = InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target)
+        finishingOverwrote = overwritten
     }
 }

@@ -41,6 +41,8 @@ public actor Mirror {
     public internal(set) var finishedInterruptedSync: InterruptedSync?
     /// The items edited locally that this handle's last forced branch move wrote over or removed.
     var overwrittenEdits: [String] = []
+    /// With `--force`, the local edits ``recoverInterruptedSync(force:)`` wrote over (named).
+    var finishingOverwrote: [String] = []
     /// Whether a `fetch` or `sync` of this handle holds the run lock, and the calls waiting for it
     /// (``takeTurn()``).
     private var turnTaken = false

@@ -172,6 +172,29 @@ struct CrashTests {
         return (await finishing.finished(), mirror, edited)
     }
 
+    /// An item edited after a sync was killed, then `sync --force`: finishing the killed sync
+    /// writes over the edit and names it, as a forced sync names what it writes over, and its dry
+    /// run names it first (it was overwritten silently: "Already up to date").
+    @Test func aForcedSyncNamesTheEditsFinishingAKilledSyncWritesOver() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await Self.cloned(4, in: root)
+            try writeItem(upstream, "i2", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"])
+            #expect(killed.signalled, "\(killed.stderr)")
+            try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i2.json"))
+            let refused = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(refused.status == 1 && refused.stderr.contains("\titems/i2\n"), "\(refused.stderr)")
+            for arguments in [["sync", "--force", "--dry-run", "--json"], ["sync", "--force", "--json"]] {
+                let run = try await CLI.tidemark(arguments, in: mirror)
+                let json = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+                #expect(run.status == 0 && json?["overwrittenEdits"] as? [String] == ["items/i2"], "\(arguments): \(run.stdout) \(run.stderr)")
+            }
+            #expect(try String(contentsOfFile: mirror + "/items/i2.json", encoding: .utf8).contains("\"v\": 2"))
+            try await CLI.git(["diff", "--exit-code"], in: mirror)
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// A file the killed run wrote, edited while the run that finishes the sync is at work (after
     /// it found the file holding its new contents), keeps the edit: the finishing run records it
     /// as changed (size 0 in the index, so git compares it) and never cuts it to the blob's size.

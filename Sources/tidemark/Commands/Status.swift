@@ -15,11 +15,12 @@ extension TidemarkCommand {
                   X (upstream side): M changed (upstream, or by a commit of your own a sync
                                      would undo), A new, D deleted upstream, ' ' same
                   Y (local side):    M edited in the working tree, D deleted, ? an untracked
-                                     file where a new item goes, ' ' same
-                Then 'XY <path>' per changed path that is not an item: ' M' an edited
-                manifest, 'D ' a file a commit of your own added, which a sync deletes.
-                Unusual ids are quoted like git quotes paths; -z ends lines with NUL and never
-                quotes.
+                                     file where a new item goes, U unmerged (a conflict
+                                     git left), ' ' same
+                Lines are sorted by collection and id. Then 'XY <path>' per changed path that
+                is not an item: ' M' an edited manifest, 'D ' a file a commit of your own
+                added, which a sync deletes. Unusual ids are quoted like git quotes paths; -z
+                ends lines with NUL and quotes nothing but an id holding a NUL byte.
 
                 Examples:
                   tidemark status
