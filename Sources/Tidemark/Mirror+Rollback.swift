@@ -11,6 +11,9 @@ public struct RollbackReport: Sendable {
     public var current: ObjectID
     /// Files changed in the working tree.
     public var paths: [String]
+    /// With `force`, the local edits it wrote over (and those finishing a sync a killed run had
+    /// left wrote over), named as a refusal names them.
+    public var overwrittenEdits: [String] = []
 }
 
 extension Mirror {
@@ -30,8 +33,9 @@ extension Mirror {
         // Nothing to restore: no empty commit (as git refuses one), no reset to the same commit.
         if hard ? targetID == head.id : target.tree == head.tree {
             // Forced, a conflict or unfinished merge still ends, as a sync's does.
-            if force { _ = try endGitOperation(at: head.tree) }
-            return RollbackReport(restored: targetID, previous: head.id, current: head.id, paths: [])
+            var report = RollbackReport(restored: targetID, previous: head.id, current: head.id, paths: [])
+            if force { report.overwrittenEdits = Mirror.adding(try endGitOperation(at: head.tree), to: finishingOverwrote) }
+            return report
         }
         // Commits of the user's own above the last snapshot: refused unless `force`, as a sync
         // refuses them. A reset drops them from the branch whatever it restores.
@@ -74,7 +78,9 @@ extension Mirror {
         } catch .operationInProgress(let operation, _) {
             throw .operationInProgress(operation, by: "rollback")
         }
-        return RollbackReport(restored: targetID, previous: head.id, current: newTip, paths: paths)
+        var report = RollbackReport(restored: targetID, previous: head.id, current: newTip, paths: paths)
+        if force { report.overwrittenEdits = Mirror.adding(overwrittenEdits, to: finishingOverwrote) }
+        return report
     }
 
     /// The message a rollback to `target` starts from: `target`'s when it is a snapshot, else

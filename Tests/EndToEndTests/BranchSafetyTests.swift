@@ -624,7 +624,15 @@ struct BranchSafetyTests {
             let edited = try await CLI.tidemark(["rollback", "HEAD~1"], in: mirror)
             #expect(edited.status == 1 && edited.stderr.hasPrefix("error: your local changes to the following items or files would be overwritten by rollback:\n\titems/i1\n"),
                     "\(edited.stderr)")
-            try await CLI.git(["checkout", "--", "items/i1.json"], in: mirror)
+            // With --force the edit is written over and named, as a forced sync names it (it
+            // was not); then the rollback is undone the same way.
+            let overwrote = try await CLI.tidemark(["rollback", "HEAD~1", "--force", "--json"], in: mirror)
+            let report = try JSONSerialization.jsonObject(with: Data(overwrote.stdout.utf8)) as? [String: Any]
+            #expect(overwrote.status == 0 && report?["overwrittenEdits"] as? [String] == ["items/i1"], "\(overwrote.stdout) \(overwrote.stderr)")
+            try Data("{\"edited\": 2}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+            let back = try await CLI.tidemark(["rollback", "HEAD~1", "--hard", "--force"], in: mirror)
+            #expect(back.status == 0 && back.stdout.hasSuffix("Overwrote your local changes (--force):\n\titems/i1\n"), "\(back.stdout)")
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
 
             // A commit of the user's own: refused, plain or --hard, and kept.
             try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/mine.json"))

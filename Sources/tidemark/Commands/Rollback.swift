@@ -51,6 +51,7 @@ extension TidemarkCommand {
                     let files = report.paths.count == 1 ? "1 file changed" : "\(report.paths.count) files changed"
                     emit("\(how) snapshot \(report.restored.short()) (\(files)); now at \(report.current.short()).\n")
                 }
+                tellOverwrittenEdits(report.overwrittenEdits)
             }
         }
     }

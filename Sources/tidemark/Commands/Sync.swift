@@ -111,9 +111,12 @@ extension TidemarkCommand {
         }
 
         /// The local changes a forced sync wrote over, named after its summary.
-        private func tellOverwritten(_ report: SyncReport) {
-            guard !report.overwrittenEdits.isEmpty else { return }
-            emit("Overwrote your local changes (--force):\n" + report.overwrittenEdits.map { "\t\($0)\n" }.joined())
-        }
+        private func tellOverwritten(_ report: SyncReport) { tellOverwrittenEdits(report.overwrittenEdits) }
     }
+}
+
+/// The local changes a forced sync or rollback wrote over, named after its summary.
+func tellOverwrittenEdits(_ names: [String]) {
+    guard !names.isEmpty else { return }
+    emit("Overwrote your local changes (--force):\n" + names.map { "\t\($0)\n" }.joined())
 }

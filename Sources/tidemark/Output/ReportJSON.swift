@@ -173,11 +173,13 @@ struct RollbackJSON: Encodable {
     var current: String
     var hard: Bool
     var paths: [String]
+    var overwrittenEdits: [String]?
     init(_ report: RollbackReport, hard: Bool) {
         restored = report.restored.hex
         previous = report.previous.hex
         current = report.current.hex
         self.hard = hard
         paths = report.paths
+        overwrittenEdits = report.overwrittenEdits.isEmpty ? nil : report.overwrittenEdits
     }
 }
