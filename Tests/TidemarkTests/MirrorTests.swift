@@ -70,18 +70,23 @@ struct MirrorTests {
     /// error whose text was "CancellationError()"); the clone's destination is removed, and the
     /// mirror a cancelled sync leaves syncs as before.
     @Test func cancellingATaskEndsItsRunAsCancelled() async throws {
+        /// The error of `operation` run in a task cancelled 0.2 s after it starts.
+        func cancelledError<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> (any Error)? {
+            let task = Task { try await operation() }
+            try await Task.sleep(nanoseconds: 200_000_000)
+            task.cancel()
+            do {
+                _ = try await task.value
+                return nil
+            } catch {
+                return error
+            }
+        }
         try await withScratch { path in
             let upstream = seeded(3)
             upstream.listingDelay = 5
-            let clone = Task { try await Mirror.clone("test:memory", to: path + "/c", upstream: upstream) }
-            try await Task.sleep(nanoseconds: 200_000_000)
-            clone.cancel()
-            do {
-                _ = try await clone.value
-                Issue.record("the clone was not cancelled")
-            } catch {
-                guard case .cancelled? = error as? MirrorError else { Issue.record("\(error)"); return }
-            }
+            let cloneError = try await cancelledError { try await Mirror.clone("test:memory", to: path + "/c", upstream: upstream) }
+            guard case .cancelled? = cloneError as? MirrorError else { Issue.record("\(String(describing: cloneError))"); return }
             #expect(!FileManager.default.fileExists(atPath: path + "/c"))
 
             upstream.listingDelay = 0
@@ -89,15 +94,8 @@ struct MirrorTests {
             let head = try await mirror.log().first?.commit
             upstream.put(ItemID("item-1"), "2024-03-01T00:00:00Z")
             upstream.listingDelay = 5
-            let sync = Task { try await mirror.sync() }
-            try await Task.sleep(nanoseconds: 200_000_000)
-            sync.cancel()
-            do {
-                _ = try await sync.value
-                Issue.record("the sync was not cancelled")
-            } catch {
-                #expect("\(error)" == "cancelled; the mirror is as it was before the run")
-            }
+            let syncError = try await cancelledError { try await mirror.sync() }
+            #expect(syncError.map { "\($0)" } == "cancelled; the mirror is as it was before the run")
             #expect(try await mirror.log().first?.commit == head)
             upstream.listingDelay = 0
             #expect(try await mirror.sync().counts == ChangeCounts(changed: 1))
