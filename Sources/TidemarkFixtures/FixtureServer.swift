@@ -3,6 +3,7 @@ import Hummingbird
 import HTTPTypes
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// A real HTTP server on 127.0.0.1 that emulates the DocuSign templates API, the WordPress REST
 /// API and a generic JSON collection, with admin operations to change data and inject faults.
@@ -18,14 +19,16 @@ public final class FixtureServer: Sendable {
     public let port: Int
     let store: FixtureStore
     private let task: Task<Void, any Error>
+    private let group: ServiceGroup
 
     /// `http://127.0.0.1:<port>`.
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    private init(port: Int, store: FixtureStore, task: Task<Void, any Error>) {
+    private init(port: Int, store: FixtureStore, task: Task<Void, any Error>, group: ServiceGroup) {
         self.port = port
         self.store = store
         self.task = task
+        self.group = group
     }
 
     /// Starts a server on 127.0.0.1.
@@ -52,25 +55,40 @@ public final class FixtureServer: Sendable {
                 continuation.finish()
             },
             logger: { var l = Logger(label: "tidemark-fixture"); l.logLevel = .critical; return l }())
-        let task = Task { try await withTaskExecutorPreference(ThreadPoolExecutor.fixture) { try await app.run() } }
+        // Run in a service group of its own, which stops it by a graceful shutdown: cancelling the
+        // task instead deadlocked now and then in the Swift runtime (a cancellation handler of
+        // swift-async-algorithms' merge taking its lock under the task's status lock, while a
+        // thread holding that lock switched tasks, which with an executor preference takes the
+        // status lock), and the test run hung.
+        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "tidemark-fixture-group")))
+        let task = Task { try await withTaskExecutorPreference(ThreadPoolExecutor.fixture) { try await group.run() } }
         var bound = 0
         for await value in ports {
             bound = value
             break
         }
         guard bound > 0 else {
-            task.cancel()
+            await group.triggerGracefulShutdown()
             _ = await task.result
             throw FixtureError.cannotStart(port: port)
         }
         responder.setOrigin("http://127.0.0.1:\(bound)")
-        return FixtureServer(port: bound, store: store, task: task)
+        return FixtureServer(port: bound, store: store, task: task, group: group)
     }
 
-    /// Stops the server and waits for it to close.
+    /// Stops the server (a graceful shutdown: no new connections, open ones closed once their
+    /// requests are answered) and waits for it to close.
+    /// If that takes more than 5 s (a client keeping a connection open), the task is cancelled.
     public func stop() async {
-        task.cancel()
-        _ = await task.result
+        await group.triggerGracefulShutdown()
+        let ended = EndedFlag()
+        let waiter = Task { [task] in
+            _ = await task.result
+            ended.set()
+        }
+        for _ in 0..<500 where !ended.isSet { try? await Task.sleep(nanoseconds: 10_000_000) }
+        if !ended.isSet { task.cancel() }
+        await waiter.value
     }
 
     /// Waits until the server stops (used by the executable).
@@ -327,4 +345,12 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
         if reply.status == 304 { return Response(status: status, headers: fields) }
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
+}
+
+/// Set once, read from any thread.
+private final class EndedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
 }
