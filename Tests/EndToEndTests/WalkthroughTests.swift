@@ -210,7 +210,7 @@ struct WalkthroughTests {
         }
     }
 
-    /// `log -3`, `log -n1` and `log -n -1` count as in git.
+    /// `log -3`, `log -n1` and `log -n -1` count as in git, and git's range forms select as git's.
     @Test func logCountsLikeGit() async throws {
         try await withScratch { root in
             let upstream = root + "/up"
@@ -240,6 +240,15 @@ struct WalkthroughTests {
             }
             let none = try await CLI.tidemark(["-C", "m", "log", "-n", "0"], in: root)
             #expect(none.status == 0 && none.stdout.isEmpty, "\(none.stdout)")
+            // git's other range forms: ^A B (either order), X^! (X alone), ^A alone (nothing).
+            for arguments in [["^HEAD~2", "HEAD"], ["HEAD", "^HEAD~2"], ["HEAD~1^!"], ["^HEAD~1"], ["HEAD~3^!"]] {
+                let log = try await CLI.tidemark(["-C", "m", "log"] + arguments, in: root)
+                let shown = log.stdout.split(separator: "\n").filter { $0.hasPrefix("snapshot ") }.map { $0.split(separator: " ")[1] }
+                let expected = try await CLI.git(["log", "--format=%H"] + arguments, in: root + "/m").split(separator: "\n")
+                #expect(log.status == 0 && shown == expected, "\(arguments): \(shown) \(expected) \(log.stderr)")
+            }
+            let two = try await CLI.tidemark(["-C", "m", "log", "HEAD", "HEAD~1"], in: root)
+            #expect(two.status == 129 && two.stderr.contains("log takes one revision or one range"), "\(two.stderr)")
             // Without the upstream-tracking ref, `diff` says how to get it.
             try await CLI.git(["update-ref", "-d", "refs/tidemark/upstream"], in: root + "/m")
             let diff = try await CLI.tidemark(["-C", "m", "diff"], in: root)

@@ -22,8 +22,8 @@ extension TidemarkCommand {
         @ParentCommand var root: TidemarkCommand
         @OptionGroup var output: OutputOptions
 
-        @Argument(help: "Start from this revision (default: HEAD; 'upstream' for the upstream-tracking ref), or show a range A..B.")
-        var revision: String?
+        @Argument(help: "Start from this revision (default: HEAD; 'upstream' for the upstream-tracking ref), or show a range: A..B, ^A B, or X^! (X alone).")
+        var revisions: [String] = []
 
         @Option(name: [.customShort("n", allowingJoined: true), .long],
                 help: "Show at most this many snapshots (also -n3 and -3, as in git).")
@@ -34,9 +34,10 @@ extension TidemarkCommand {
 
         func run() async throws {
             let mirror = try root.openMirror()
+            let (revision, limit) = try Self.range(revisions, limit: maxCount)
             for warning in await mirror.revisionWarnings(revision.map { [$0] } ?? []) { writeStandardError("warning: \(warning)\n") }
             let snapshots = try await engine { () async throws(MirrorError) in
-                try await mirror.log(from: revision, limit: maxCount)
+                try await mirror.log(from: revision, limit: limit)
             }
             if json { emitJSON(snapshots); return }
             for snapshot in snapshots {
@@ -48,6 +49,24 @@ extension TidemarkCommand {
                     emit("Watermark: \(mark.name) \(mark.watermark)\n")
                 }
                 emit("\n    \(snapshot.summary)\n\n")
+            }
+        }
+
+        /// The revision (or `A..B` range) and count git's other forms of a range give: `^A B`
+        /// (or `B ^A`) is `A..B`; `X^!` is X alone, without its parents.
+        static func range(_ arguments: [String], limit: Int?) throws -> (revision: String?, limit: Int?) {
+            let excluded = arguments.filter { $0.hasPrefix("^") && $0.count > 1 }
+            let included = arguments.filter { !($0.hasPrefix("^") && $0.count > 1) }
+            switch (excluded.count, included.count) {
+            case (0, 0): return (nil, limit)
+            case (0, 1) where included[0].hasSuffix("^!") && included[0].count > 2:
+                return (String(included[0].dropLast(2)), limit.flatMap { $0 < 0 ? nil : min($0, 1) } ?? 1)
+            case (0, 1): return (included[0], limit)
+            case (1, 1): return (String(excluded[0].dropFirst()) + ".." + included[0], limit)
+            // Only excluded commits: nothing, as git shows.
+            case (1, 0): return (nil, 0)
+            default:
+                throw ValidationError("log takes one revision or one range (A..B, ^A B, X^!), not '\(arguments.joined(separator: " "))'")
             }
         }
     }
