@@ -138,7 +138,7 @@ public final class Diff {
                 if file.flags & GIT_DIFF_FLAG_VALID_SIZE.rawValue != 0 || file.flags & GIT_DIFF_FLAG_EXISTS.rawValue == 0 {
                     return Int(file.size)
                 }
-                return (try? repository.blobSize(ObjectID(file.id))) .flatMap { $0 } ?? Int(file.size)
+                return (try? repository.blobSize(ObjectID(file.id))).flatMap { $0 } ?? Int(file.size)
             }
             return FileLineCounts(added: 0, removed: 0, binarySizes: (size(delta.old_file), size(delta.new_file)))
         }
@@ -213,10 +213,11 @@ extension Repository {
     }
 
     /// The diff from tree `old` to the working tree, using the index as a stat cache
-    /// (`git diff <tree>`), limited to `paths` as ``diffTrees(_:_:paths:literally:)`` limits it. Untracked files are not reported. The index is only read: stat data
-    /// the diff refreshes is not written back (`GIT_DIFF_UPDATE_INDEX` writes the index libgit2
-    /// read before the diff, under a lock it takes only then, so a sync's index written meanwhile
-    /// was replaced by the older one; git takes the lock before it reads).
+    /// (`git diff <tree>`), limited to `paths` as ``diffTrees(_:_:paths:literally:attributesFromIndex:)``
+    /// limits it. Untracked files are not reported. The index is only read: stat data the diff
+    /// refreshes is not written back (`GIT_DIFF_UPDATE_INDEX` writes the index libgit2 read before
+    /// the diff, under a lock it takes only then, so a sync's index written meanwhile was replaced
+    /// by the older one; git takes the lock before it reads).
     ///
     /// A file that another process rewrites or removes while libgit2 hashes it (a sync writing
     /// its items beside a `status`, an editor saving by rename) fails the diff: libgit2 reads
