@@ -174,9 +174,7 @@ public struct DirectoryUpstream: Upstream {
     static func read(_ files: ArraySlice<ListedFile>, collection: String) -> [Result<ReadFile, any Error>] {
         @Sendable func readOne(_ file: ListedFile) -> Result<ReadFile, any Error> {
             Result {
-                guard let data = FileManager.default.contents(atPath: file.path) else {
-                    throw UpstreamError.unreachable("cannot read '\(CQuoting.quoted(file.path))'")
-                }
+                let data = try readListedFile(file.path, collection: collection, id: file.id) { $0.st_dev == file.info.st_dev && $0.st_ino == file.info.st_ino }
                 return ReadFile(data: data, version: try version(of: data, collection: collection, id: file.id,
                                                                  fallback: file.mtime, path: file.path))
             }
@@ -193,11 +191,58 @@ public struct DirectoryUpstream: Upstream {
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
         if let body = item.body { return .body(body, etag: item.etag) }
-        guard let path = item.location, let data = FileManager.default.contents(atPath: path) else {
+        guard let path = item.location, FileManager.default.fileExists(atPath: path) else {
             throw UpstreamError.unreachable("\(collection)/\(CQuoting.quoted(item.id)): no longer in the upstream folder")
+        }
+        // The file listed (its signature is the item's ETag), not whatever took its name since.
+        let data = try DirectoryUpstream.readListedFile(path, collection: collection, id: item.id) {
+            StatSignature($0).description == item.etag
         }
         _ = try DirectoryUpstream.version(of: data, collection: collection, id: item.id, fallback: item.lastModified, path: path)
         return .body(data, etag: item.etag)
+    }
+
+    /// The most an item's file may hold: as much as an HTTP upstream's body may (32 MiB).
+    static let maxFileBytes = 32 << 20
+
+    /// Reads the file at `path` through one open descriptor, when what that descriptor opened is
+    /// a regular file that `isListed` recognises by its `fstat` (the same file the scan found
+    /// inside the upstream folder): a file swapped for a link to one outside, or for another
+    /// file, between the listing and the read, is not read (the next run lists it again). Files
+    /// over ``maxFileBytes`` are refused as their item's error.
+    static func readListedFile(_ path: String, collection: String, id: ItemID,
+                               isListed: (stat) -> Bool) throws -> Data {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            throw UpstreamError.unreachable("cannot read '\(CQuoting.quoted(path))': \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, isListed(info) else {
+            throw UpstreamError.unreachable("'\(CQuoting.quoted(path))' changed while it was being read (it is no longer the "
+                                            + "file listed); the next fetch lists it again")
+        }
+        guard Int(info.st_size) <= maxFileBytes else {
+            throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(id),
+                                              reason: "'\(CQuoting.quoted(path))' holds \(info.st_size) bytes, more than the "
+                                                + "\(maxFileBytes >> 20) MiB an item may hold")
+        }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw UpstreamError.unreachable("cannot read '\(CQuoting.quoted(path))': \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { break }
+            data.append(contentsOf: buffer[0..<count])
+            guard data.count <= maxFileBytes else {
+                throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(id),
+                                                  reason: "'\(CQuoting.quoted(path))' grew past the \(maxFileBytes >> 20) MiB an item may hold")
+            }
+        }
+        return data
     }
 
     /// True for the errors of one item's contents (not JSON, a bad `lastModified`).

@@ -63,6 +63,43 @@ struct DirectoryUpstreamTests {
         }
     }
 
+    /// A listed file swapped, between the listing and the read, for a link to a file outside the
+    /// upstream folder (or for another file) is not read: it was read through the link and its
+    /// outside contents stored. Nor is a file over 32 MiB, which was read whole.
+    @Test func aFileSwappedAfterTheListingIsNotReadThroughALink() async throws {
+        try await withScratch { path in
+            try write(#"{"lastModified": "2024-01-01T00:00:00Z", "n": 1}"#, to: "\(path)/up/a.json")
+            try write(#"{"secret": "OUTSIDE"}"#, to: "\(path)/outside/s.json")
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
+            let listed = try await upstream.list(collection: "items", since: nil, cached: .none).items[0]
+            let withoutBody = ListedItem(id: listed.id, lastModified: listed.lastModified, etag: listed.etag, body: nil,
+                                         location: listed.location)
+            var listedStat = stat()
+            #expect(lstat("\(path)/up/a.json", &listedStat) == 0)
+            let file = DirectoryUpstream.ListedFile(id: listed.id, path: "\(path)/up/a.json", info: listedStat, position: nil)
+            try FileManager.default.removeItem(atPath: "\(path)/up/a.json")
+            try FileManager.default.createSymbolicLink(atPath: "\(path)/up/a.json", withDestinationPath: "../outside/s.json")
+            for attempt in [{ () async throws -> Data in
+                guard case .body(let data, _) = try await upstream.fetch(collection: "items", item: withoutBody, cachedETag: nil) else { return Data() }
+                return data
+            }, { () async throws -> Data in
+                try DirectoryUpstream.read([file][...], collection: "items")[0].get().data
+            }] {
+                await #expect { _ = try await attempt() } throws: { "\($0)".contains("changed while it was being read") }
+            }
+            // A file over 32 MiB: its item's error, naming the file.
+            try FileManager.default.removeItem(atPath: "\(path)/up/a.json")
+            _ = FileManager.default.createFile(atPath: "\(path)/up/big.json", contents: nil)
+            try FileHandle(forWritingAtPath: "\(path)/up/big.json")!.truncate(atOffset: UInt64(DirectoryUpstream.maxFileBytes + 1))
+            let big = try await upstream.list(collection: "items", since: nil, cached: .none).items
+            #expect(big.count == 1 && big[0].body == nil)
+            await #expect { _ = try await upstream.fetch(collection: "items", item: big[0], cachedETag: nil) } throws: { error in
+                guard case UpstreamError.malformedItem(_, _, let reason) = error else { return false }
+                return reason.contains("more than the 32 MiB an item may hold")
+            }
+        }
+    }
+
     @Test func unchangedFilesAreReportedByPositionAndOnlyTheOthersAreRead() async throws {
         try await withScratch { path in
             for (shard, id) in [("a", "one"), ("a", "two"), ("b", "three")] {
