@@ -73,6 +73,25 @@ import Testing
             try URLSafety.specURL(url, kind: "rest", example: "https://h/items")
         }
         #expect(URLSafety.redact(url) == "https://example.org/x?page=2&\(name)=***")
+        // As a path parameter too (it was stored in the config and printed by -v).
+        #expect(throws: UpstreamError.invalidConfiguration(
+            "rest upstream URL must not carry a secret in its path (';\(name)='); "
+                + "use the tokenEnv, tokenCommand or basicEnv option instead")) {
+            try URLSafety.specURL("https://example.org/x;\(name)=\(canary)/items", kind: "rest", example: "https://h/items")
+        }
+    }
+
+    /// A fragment never reaches a server: refused, so that `#access_token=...` is not stored (it
+    /// went into the config, the reflog, each snapshot's trailer and `-v` output).
+    @Test func aFragmentIsRefused() {
+        for url in ["https://example.org/x#access_token=\(canary)", "https://example.org/x#section"] {
+            #expect(throws: UpstreamError.invalidConfiguration(
+                "rest upstream URL must not have a fragment ('#...'): a server never sees it; "
+                    + "credentials go in the tokenEnv, tokenCommand or basicEnv option")) {
+                try URLSafety.specURL(url, kind: "rest", example: "https://h/items")
+            }
+        }
+        #expect(throws: Never.self) { try URLSafety.specURL("https://example.org/x;v=2/items", kind: "rest", example: "https://h/items") }
     }
 
     /// Ordinary names, paging cursors included, are neither refused nor redacted.

@@ -52,7 +52,8 @@ public enum URLSafety {
 
     /// Parses an upstream location given in a spec and refuses URLs that carry credentials.
     /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` for a non-http(s) URL, a URL with
-    ///   `user:pass@`, or a query with a token parameter. The message never repeats the secret.
+    ///   `user:pass@`, a query or path parameter (`;name=`) with a token, or a fragment. The
+    ///   message never repeats the secret.
     public static func specURL(_ text: String, kind: String, example: String) throws -> URL {
         guard !text.isEmpty else {
             throw UpstreamError.invalidConfiguration("\(kind) upstream needs a URL: \(kind):\(example)")
@@ -70,6 +71,19 @@ public enum URLSafety {
             throw UpstreamError.invalidConfiguration(
                 "\(kind) upstream URL must not carry a secret in its query ('\(name)='); "
                     + "use the tokenEnv, tokenCommand or basicEnv option instead")
+        }
+        // Path parameters (`;access_token=...`) carry secrets as a query does.
+        let pathParameters = components.percentEncodedPath.split(separator: "/").flatMap { $0.split(separator: ";").dropFirst() }
+        if let name = pathParameters.map({ String($0.prefix { $0 != "=" }) }).first(where: isSecretParameter) {
+            throw UpstreamError.invalidConfiguration(
+                "\(kind) upstream URL must not carry a secret in its path (';\(name)='); "
+                    + "use the tokenEnv, tokenCommand or basicEnv option instead")
+        }
+        // A fragment never reaches the server; it would only be stored (an `#access_token=` too).
+        if components.fragment != nil {
+            throw UpstreamError.invalidConfiguration(
+                "\(kind) upstream URL must not have a fragment ('#...'): a server never sees it; "
+                    + "credentials go in the tokenEnv, tokenCommand or basicEnv option")
         }
         return url
     }
