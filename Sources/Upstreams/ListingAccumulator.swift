@@ -129,10 +129,12 @@ func bodyVersion(of data: Data, field: String) -> Timestamp? {
     (try? JSONValue.parse(data)).flatMap { bodyVersion(of: $0, field: field) }
 }
 
-/// Parses a JSON response body or throws `malformedListing` naming the URL.
+/// Parses a JSON response body or throws `malformedListing` naming the URL. A duplicate key is
+/// refused, as in a body fetched alone: a listing that carries bodies would otherwise store the
+/// first value (or id) where other clients read the last.
 func parseListingBody(_ result: HTTPResult, collection: String) throws -> JSONValue {
     do {
-        return try JSONValue.parse(result.body)
+        return try JSONValue.parse(result.body, duplicateKeys: .reject)
     } catch {
         throw UpstreamError.malformedListing(
             collection: collection, reason: "response from \(URLSafety.redact(result.url)) is not valid JSON: \(error)")

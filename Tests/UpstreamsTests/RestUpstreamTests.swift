@@ -292,6 +292,22 @@ import TidemarkFixtures
         }
     }
 
+    /// A listing with a duplicate key (in an item it carries whole, or its id twice) is refused,
+    /// as a body fetched alone is: it stored the first value and dropped the second id silently.
+    @Test func aDuplicateKeyInAListingIsRefused() async throws {
+        for body in [#"[{"id": "a", "lastModified": "2024-01-01T00:00:00Z", "x": 1, "x": 2}]"#,
+                     #"[{"id": "b", "id": "c", "lastModified": "2024-01-01T00:00:00Z"}]"#] {
+            try await withFixture { server in
+                server.inject(FixtureFault(replacementBody: body))
+                try await using(try upstream(server)) { rest in
+                    let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                    guard case .malformedListing("items", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                    #expect(reason.contains("is not valid JSON") && reason.contains("duplicate key"), "\(reason)")
+                }
+            }
+        }
+    }
+
     /// A malformed item is named by its position in the listing (from 0), counted over pages.
     @Test func malformedItemsAreNamedByTheirPosition() async throws {
         let rows = (1...5).map { #"{"id": "i\#($0)", "lastModified": "2024-05-01T10:00:0\#($0)Z"}"# }
