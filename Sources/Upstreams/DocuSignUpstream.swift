@@ -115,10 +115,21 @@ public struct DocuSignUpstream: Upstream {
             if url == first, let following = next, let total, parallelPages > 1,
                let start = page.startPosition, page.templates.count == pageSize,
                sameQuery(following, pageURL(start + pageSize)) {
-                let urls = stride(from: start + pageSize, to: total, by: pageSize).map(pageURL)
-                for url in urls { visited.insert(url.absoluteString) }
+                // Made as they are asked for, and ended by the first page that is empty or brings
+                // nothing new: a total upstream overstates (10^15) is no endless list of requests.
+                var urls: [URL] = []
+                let count = (total - start - 1) / pageSize
                 next = nil
-                try await pages(urls, collection: collection) { page in next = try consume(page) }
+                try await pages(count: max(0, count), url: { index in
+                    let url = pageURL(start + pageSize * (index + 1))
+                    urls.append(url)
+                    visited.insert(url.absoluteString)
+                    return url
+                }, collection: collection) { page in
+                    next = try consume(page)
+                    try accumulator.checkAdvancing(to: next)
+                    return next != nil
+                }
                 if let following = next,
                    visited.contains(following.absoluteString) || urls.contains(where: { sameQuery($0, following) }) {
                     next = nil
@@ -179,16 +190,20 @@ public struct DocuSignUpstream: Upstream {
     ///
     /// No more requests are in flight than the rate limits say remain (the burst limit allows
     /// 30 requests in 30 s): at 0, one request at a time goes out and waits for the reset.
-    private func pages(_ urls: [URL], collection: String, consume: (Page) throws -> Void) async throws {
+    /// Reads `count` pages, `url(index)` giving each (asked for in order, as they are launched),
+    /// several at once, and hands them to `consume` in order until it returns false: no page is
+    /// launched after that, and those in flight are left unread.
+    private func pages(count: Int, url: (Int) -> URL, collection: String, consume: (Page) throws -> Bool) async throws {
         try await withThrowingTaskGroup(of: (Int, Page).self) { group in
             var launched = 0, consumed = 0, inFlight = 0
             var arrived: [Int: Page] = [:]
+            var going = true
             func launchWhileAllowed() {
                 let allowed = min(parallelPages, max(1, session.requestBudget ?? parallelPages))
-                while launched < urls.count, launched - consumed < parallelPages, inFlight < allowed {
+                while going, launched < count, launched - consumed < parallelPages, inFlight < allowed {
                     let index = launched
-                    let url = urls[index]
-                    group.addTask { (index, try await self.page(url, collection: collection)) }
+                    let pageURL = url(index)
+                    group.addTask { (index, try await self.page(pageURL, collection: collection)) }
                     launched += 1
                     inFlight += 1
                 }
@@ -196,9 +211,10 @@ public struct DocuSignUpstream: Upstream {
             launchWhileAllowed()
             while let (index, page) = try await group.next() {
                 inFlight -= 1
+                guard going else { continue }
                 arrived[index] = page
-                while let ready = arrived.removeValue(forKey: consumed) {
-                    try consume(ready)
+                while going, let ready = arrived.removeValue(forKey: consumed) {
+                    going = try consume(ready)
                     consumed += 1
                 }
                 launchWhileAllowed()

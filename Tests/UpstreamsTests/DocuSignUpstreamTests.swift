@@ -31,6 +31,31 @@ import TidemarkFixtures
         }
     }
 
+    /// A first page whose `totalSetSize` is absurd (10^15) and whose `nextUri` is the next page's
+    /// own query: the pages after it are asked for as they are launched and end at the first empty
+    /// one. It built 10^13 URLs at full CPU (never sending a request), and with 10^6 made 9,999
+    /// requests for empty pages.
+    @Test func anOverstatedTotalEndsAtTheFirstEmptyPage() async throws {
+        try await withFixture(items: 10, token: canary) { server in
+            let rows = (1...10).map { #"{"templateId":"t-\#($0)","lastModified":"2018-03-26T03:54:40Z"}"# }.joined(separator: ",")
+            for total in ["1000000", "1000000000000000"] {
+                server.resetCounts()
+                server.inject(FixtureFault(queryContains: "start_position=0&", replacementBody:
+                    #"{"resultSetSize":"10","startPosition":"0","totalSetSize":"\#(total)","envelopeTemplates":[\#(rows)],"#
+                    + #""nextUri":"\#(Self.account)/templates?start_position=10&count=10&order_by=modified&order=asc"}"#))
+                let docusign = try DocuSignUpstream(
+                    UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
+                                          options: ["tokenEnv": "DS_TOKEN", "pageSize": "10"], jobs: 4),
+                    settings: fastSettings, environment: ["DS_TOKEN": canary])
+                try await using(docusign) { docusign in
+                    let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
+                    #expect(listing.items.count == 10 && !listing.isComplete, "\(total)")
+                    #expect(server.requests.count <= 1 + 4, "\(total): \(server.requests.count) requests")
+                }
+            }
+        }
+    }
+
     /// Once the first page gives the total, the other pages are requested `jobs` at a time (the
     /// fixture holds each listing request 0.3 s, so the most it answers at once is the number in
     /// flight) and the listing is the same, in the same order, as one made page by page.
