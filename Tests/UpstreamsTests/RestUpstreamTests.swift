@@ -308,6 +308,19 @@ import TidemarkFixtures
         }
     }
 
+    /// A body sent compressed though no encoding was asked for says so (it failed as "not valid
+    /// JSON: unexpected character at byte 0").
+    @Test func aBodySentEncodedSaysSo() async throws {
+        try await withFixture { server in
+            server.inject(FixtureFault(replacementBody: "[]", replacementHeaders: ["Content-Encoding": "gzip"]))
+            try await using(try upstream(server)) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                #expect("\(String(describing: error))".contains("the body came encoded (Content-Encoding: gzip), which tidemark does not ask for"),
+                        "\(String(describing: error))")
+            }
+        }
+    }
+
     /// A malformed item is named by its position in the listing (from 0), counted over pages.
     @Test func malformedItemsAreNamedByTheirPosition() async throws {
         let rows = (1...5).map { #"{"id": "i\#($0)", "lastModified": "2024-05-01T10:00:0\#($0)Z"}"# }

@@ -154,6 +154,13 @@ public final class HTTPSession: Sendable {
                     redirected = true
                     continue
                 }
+                if (200..<300).contains(status), let encoding = result.header("Content-Encoding"),
+                   !["", "identity"].contains(encoding.trimmingCharacters(in: .whitespaces).lowercased()) {
+                    // Asked for without Accept-Encoding: a compressed body would only fail as "not JSON".
+                    throw UpstreamError.http(status: status, url: shownURL,
+                                             message: "the body came encoded (Content-Encoding: \(CQuoting.quoted(encoding))), "
+                                                + "which tidemark does not ask for and cannot read")
+                }
                 if (200..<300).contains(status) || acceptStatuses.contains(status) { return result }
                 if status == 304 {
                     state.update { $0.notModified += 1 }
