@@ -81,17 +81,21 @@ import Testing
         }
     }
 
-    /// A fragment never reaches a server: refused, so that `#access_token=...` is not stored (it
-    /// went into the config, the reflog, each snapshot's trailer and `-v` output).
-    @Test func aFragmentIsRefused() {
-        for url in ["https://example.org/x#access_token=\(canary)", "https://example.org/x#section"] {
-            #expect(throws: UpstreamError.invalidConfiguration(
-                "rest upstream URL must not have a fragment ('#...'): a server never sees it; "
-                    + "credentials go in the tokenEnv, tokenCommand or basicEnv option")) {
-                try URLSafety.specURL(url, kind: "rest", example: "https://h/items")
-            }
+    /// A token in the fragment (which never reaches a server) is refused: `#access_token=...` went
+    /// into the config, the reflog, each snapshot's trailer and `-v` output. Other fragments, and
+    /// ordinary path parameters, are kept.
+    @Test func aTokenInTheFragmentIsRefused() {
+        for url in ["https://example.org/x#access_token=\(canary)", "https://example.org/x#state=1&token=\(canary)"] {
+            #expect(throws: (any Error).self) { try URLSafety.specURL(url, kind: "rest", example: "https://h/items") }
         }
-        #expect(throws: Never.self) { try URLSafety.specURL("https://example.org/x;v=2/items", kind: "rest", example: "https://h/items") }
+        #expect(throws: UpstreamError.invalidConfiguration(
+            "rest upstream URL must not carry a secret in its fragment ('#access_token='): a server never sees it; "
+                + "use the tokenEnv, tokenCommand or basicEnv option instead")) {
+            try URLSafety.specURL("https://example.org/x#access_token=\(canary)", kind: "rest", example: "https://h/items")
+        }
+        for url in ["https://example.org/x;v=2/items", "https://example.org/x#top"] {
+            #expect(throws: Never.self) { try URLSafety.specURL(url, kind: "rest", example: "https://h/items") }
+        }
     }
 
     /// Ordinary names, paging cursors included, are neither refused nor redacted.

@@ -52,7 +52,7 @@ public enum URLSafety {
 
     /// Parses an upstream location given in a spec and refuses URLs that carry credentials.
     /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` for a non-http(s) URL, a URL with
-    ///   `user:pass@`, a query or path parameter (`;name=`) with a token, or a fragment. The
+    ///   `user:pass@`, or a token in a query, a path parameter (`;name=`) or the fragment. The
     ///   message never repeats the secret.
     public static func specURL(_ text: String, kind: String, example: String) throws -> URL {
         guard !text.isEmpty else {
@@ -79,11 +79,14 @@ public enum URLSafety {
                 "\(kind) upstream URL must not carry a secret in its path (';\(name)='); "
                     + "use the tokenEnv, tokenCommand or basicEnv option instead")
         }
-        // A fragment never reaches the server; it would only be stored (an `#access_token=` too).
-        if components.fragment != nil {
+        // A fragment never reaches the server; a token in it (`#access_token=`, as OAuth's
+        // implicit flow returns one) would only be stored.
+        let fragmentNames = (components.fragment ?? "").split(whereSeparator: { $0 == "&" || $0 == ";" })
+            .map { String($0.prefix { $0 != "=" }) }
+        if let name = fragmentNames.first(where: isSecretParameter) {
             throw UpstreamError.invalidConfiguration(
-                "\(kind) upstream URL must not have a fragment ('#...'): a server never sees it; "
-                    + "credentials go in the tokenEnv, tokenCommand or basicEnv option")
+                "\(kind) upstream URL must not carry a secret in its fragment ('#\(name)='): a server never sees it; "
+                    + "use the tokenEnv, tokenCommand or basicEnv option instead")
         }
         return url
     }
