@@ -7,10 +7,10 @@ import TidemarkFixtures
     static let account = "/restapi/v2.1/accounts/8f2c"
 
     func upstream(_ server: FixtureServer, base: String? = nil, settings: HTTPSettings = fastSettings,
-                  token: String? = canary) throws -> DocuSignUpstream {
+                  token: String? = canary, options: [String: String] = [:], jobs: Int = 8) throws -> DocuSignUpstream {
         try DocuSignUpstream(
             UpstreamConfiguration(spec: "docusign:" + (base ?? server.baseURL + Self.account),
-                                  options: token == nil ? [:] : ["tokenEnv": "DS_TOKEN"]),
+                                  options: (token == nil ? [:] : ["tokenEnv": "DS_TOKEN"]).merging(options) { $1 }, jobs: jobs),
             settings: settings, environment: token.map { ["DS_TOKEN": $0] } ?? [:])
     }
 
@@ -43,11 +43,7 @@ import TidemarkFixtures
                 server.inject(FixtureFault(queryContains: "start_position=0&", replacementBody:
                     #"{"resultSetSize":"10","startPosition":"0","totalSetSize":"\#(total)","envelopeTemplates":[\#(rows)],"#
                     + #""nextUri":"\#(Self.account)/templates?start_position=10&count=10&order_by=modified&order=asc"}"#))
-                let docusign = try DocuSignUpstream(
-                    UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
-                                          options: ["tokenEnv": "DS_TOKEN", "pageSize": "10"], jobs: 4),
-                    settings: fastSettings, environment: ["DS_TOKEN": canary])
-                try await using(docusign) { docusign in
+                try await using(try upstream(server, options: ["pageSize": "10"], jobs: 4)) { docusign in
                     let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
                     #expect(listing.items.count == 10 && !listing.isComplete, "\(total)")
                     #expect(server.requests.count <= 1 + 4, "\(total): \(server.requests.count) requests")
