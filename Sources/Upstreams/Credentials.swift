@@ -365,5 +365,6 @@ enum TokenCommand {
 }
 
 func formatSeconds(_ value: Double) -> String {
-    value == value.rounded() ? String(Int(value)) : String(format: "%.3g", value)
+    // Whole numbers as digits, while they fit an Int (a server's 21-digit Retry-After does not).
+    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(format: "%.3g", value)
 }

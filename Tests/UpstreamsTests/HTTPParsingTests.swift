@@ -7,6 +7,10 @@ import Testing
         #expect(HTTPSession.retryAfterSeconds("3", serverDate: nil) == 3)
         #expect(HTTPSession.retryAfterSeconds(" 0 ", serverDate: nil) == 0)
         #expect(HTTPSession.retryAfterSeconds("soon", serverDate: nil) == nil)
+        // Past Int's range: a wait too long to take (it was read as no header, and retried at once).
+        #expect(HTTPSession.retryAfterSeconds("999999999999999999999", serverDate: nil) == 1e21)
+        #expect(HTTPSession.retryAfterSeconds("-5", serverDate: nil) == 0)
+        #expect(formatSeconds(1e21) == "1e+21" && formatSeconds(120) == "120" && formatSeconds(1.5) == "1.5")
     }
 
     @Test func retryAfterHTTPDateAgainstServerDate() {

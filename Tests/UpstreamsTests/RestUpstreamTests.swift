@@ -321,6 +321,19 @@ import TidemarkFixtures
         }
     }
 
+    /// A `Retry-After` past Int's range is a wait too long to take, said at once (it was read as
+    /// no header, and the request retried with backoff).
+    @Test func aRetryAfterPastIntsRangeIsTooLongToWait() async throws {
+        try await withFixture { server in
+            server.inject(FixtureFault(status: 429, replacementBody: "{}", replacementHeaders: ["Retry-After": "999999999999999999999"]))
+            try await using(try upstream(server)) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                #expect("\(String(describing: error))".contains("server asks to retry after 1e+21 s"), "\(String(describing: error))")
+                #expect(server.requests.count == 1)
+            }
+        }
+    }
+
     /// A malformed item is named by its position in the listing (from 0), counted over pages.
     @Test func malformedItemsAreNamedByTheirPosition() async throws {
         let rows = (1...5).map { #"{"id": "i\#($0)", "lastModified": "2024-05-01T10:00:0\#($0)Z"}"# }

@@ -244,6 +244,8 @@ public final class HTTPSession: Sendable {
     static func retryAfterSeconds(_ value: String, serverDate: String?, now localNow: Date = Date()) -> Double? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if let seconds = Int(trimmed) { return Double(max(0, seconds)) }
+        // Digits past Int's range: a wait longer than any run takes (it was read as no header).
+        if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ (48...57).contains($0) }) { return Double(trimmed) }
         guard let date = HTTPDate.parse(trimmed) else { return nil }
         let now = serverDate.flatMap(HTTPDate.parse)?.date ?? localNow
         return max(0, date.date.timeIntervalSince(now))
