@@ -874,13 +874,12 @@ extension Mirror {
         return names
     }
 
-    /// The table of `collection`'s manifest in `tree` for ``describe(paths:in:quoted:)``: as
-    /// ``collectionManifest(_:in:)`` reads it, empty for an unconfigured collection's that does
-    /// not load.
+    /// The table of `collection`'s manifest in `tree` for ``describe(paths:in:quoted:)``, read as
+    /// ``collectionManifest(_:in:)`` reads the manifest.
     private func describingTable(_ collection: String, in tree: ObjectID) throws(MirrorError) -> ManifestTable {
-        let load = { () throws(MirrorError) -> ManifestTable in try self.manifestTable(collection, blob: try self.manifestBlob(collection, in: tree)) }
-        if settings.collections.contains(collection) { return try load() }
-        return (try? load()) ?? ManifestTable()
+        try readingCollection(collection, empty: ManifestTable()) { () throws(MirrorError) in
+            try manifestTable(collection, blob: try manifestBlob(collection, in: tree))
+        }
     }
 
     /// True when the working tree file at `path` is a regular file with exactly the contents

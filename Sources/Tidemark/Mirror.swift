@@ -343,8 +343,14 @@ public actor Mirror {
     /// no longer name (dropped since, its snapshots still hold it); empty for a folder that is
     /// no collection, and for an unconfigured one whose manifest does not parse.
     func collectionManifest(_ collection: String, in tree: ObjectID?) throws(MirrorError) -> Manifest {
-        if settings.collections.contains(collection) { return try manifest(collection, in: tree) }
-        return (try? manifest(collection, in: tree)) ?? Manifest()
+        try readingCollection(collection, empty: Manifest()) { () throws(MirrorError) in try manifest(collection, in: tree) }
+    }
+
+    /// What `read` gives of `collection`'s manifest: its error for a configured collection, else
+    /// (a folder that is no collection, or one dropped since) `empty` when it fails.
+    func readingCollection<T>(_ collection: String, empty: T, _ read: () throws(MirrorError) -> T) throws(MirrorError) -> T {
+        if settings.collections.contains(collection) { return try read() }
+        return (try? read()) ?? empty
     }
 
     /// A parsed manifest, kept for the rest of this operation: a sync reads the same manifests

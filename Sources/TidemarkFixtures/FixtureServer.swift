@@ -81,14 +81,12 @@ public final class FixtureServer: Sendable {
     /// If that takes more than 5 s (a client keeping a connection open), the task is cancelled.
     public func stop() async {
         await group.triggerGracefulShutdown()
-        let ended = EndedFlag()
-        let waiter = Task { [task] in
-            _ = await task.result
-            ended.set()
+        let watchdog = Task { [task] in
+            try await Task.sleep(nanoseconds: 5_000_000_000)
+            task.cancel()
         }
-        for _ in 0..<500 where !ended.isSet { try? await Task.sleep(nanoseconds: 10_000_000) }
-        if !ended.isSet { task.cancel() }
-        await waiter.value
+        _ = await task.result
+        watchdog.cancel()
     }
 
     /// Waits until the server stops (used by the executable).
@@ -345,12 +343,4 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
         if reply.status == 304 { return Response(status: status, headers: fields) }
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
-}
-
-/// Set once, read from any thread.
-private final class EndedFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
 }

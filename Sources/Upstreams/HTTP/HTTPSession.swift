@@ -171,12 +171,12 @@ public final class HTTPSession: Sendable {
                     // Refused for want of credentials that were never given: say how to give them;
                     // refused with those given: say where they came from.
                     var hint = ""
-                    if status == 401 || status == 403 {
-                        hint = credentials.isConfigured
-                            ? (status == 401 ? "; the credentials \(credentials.origin) were refused: check them, or give others "
-                                + "(git config tidemark.tokenEnv, tidemark.tokenCommand or tidemark.basicEnv)" : "")
-                            : "; no credentials are configured: give --token-env VAR, --token-command CMD or --basic-env USER_VAR:PASS_VAR "
-                                + "to clone (git config tidemark.tokenEnv VAR, ... in a mirror)"
+                    if (status == 401 || status == 403) && !credentials.isConfigured {
+                        hint = "; no credentials are configured: give --token-env VAR, --token-command CMD or --basic-env USER_VAR:PASS_VAR "
+                            + "to clone (git config tidemark.tokenEnv VAR, ... in a mirror)"
+                    } else if status == 401 {
+                        hint = "; the credentials \(credentials.origin) were refused: check them, or give others "
+                            + "(git config tidemark.tokenEnv, tidemark.tokenCommand or tidemark.basicEnv)"
                     }
                     throw UpstreamError.http(status: status, url: shownURL, message: shown + hint)
                 }
