@@ -8,17 +8,20 @@
 struct CanonicalCheck {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let maxDepth: Int
+    private var valuesLeft: Int
     private var index = 0
 
-    /// True when `bytes` is one JSON value written canonically, then a newline.
-    static func isCanonical(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Bool {
-        var check = CanonicalCheck(bytes: bytes, maxDepth: maxDepth)
+    /// True when `bytes` is one JSON value written canonically, then a newline, of at most
+    /// `maxValues` values.
+    static func isCanonical(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, maxValues: Int) -> Bool {
+        var check = CanonicalCheck(bytes: bytes, maxDepth: maxDepth, maxValues: maxValues)
         return check.value(depth: 0, indent: 0) && check.index == bytes.count - 1 && bytes[check.index] == 10
     }
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, maxValues: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.valuesLeft = maxValues
     }
 
     private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -38,7 +41,8 @@ struct CanonicalCheck {
     }
 
     private mutating func value(depth: Int, indent: Int) -> Bool {
-        guard depth <= maxDepth, let byte = current else { return false }
+        valuesLeft -= 1
+        guard depth <= maxDepth, valuesLeft >= 0, let byte = current else { return false }
         switch byte {
         case 123: return object(depth: depth, indent: indent)
         case 91: return array(depth: depth, indent: indent)

@@ -164,13 +164,13 @@ extension Mirror {
                         case .notModified:
                             return (index, .success(nil))
                         case .body(let data, let etag):
-                            do {
+                            do throws(JSONParseError) {
                                 let canonical = try CanonicalJSON.canonicalize(data)
                                 return (index, .success((PreparedObject.blob(canonical), etag)))
                             } catch {
                                 return (index, .failure(.malformedItem(
                                     collection: collection, item: Quoting.display(item.id),
-                                    reason: "body is not valid JSON: \(error)")))
+                                    reason: "body is \(error.summary)")))
                             }
                         }
                     } catch let error as UpstreamError {

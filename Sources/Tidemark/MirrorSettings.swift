@@ -42,6 +42,7 @@ public struct MirrorSettings: Sendable, Equatable {
         ("pageSize", ["docusign", "wordpress", "rest"], "100"),
         ("maxAttempts", ["docusign", "wordpress", "rest"], "5"),
         ("timeout", ["docusign", "wordpress", "rest"], "120"),
+        ("maxItems", ["docusign", "wordpress", "rest"], "1000000"),
         ("itemsPath", ["rest"], ""),
         ("idField", ["rest"], "id"),
         ("modifiedField", ["rest"], "lastModified"),

@@ -266,12 +266,14 @@ public struct DirectoryUpstream: Upstream {
         // The parse the stored form gets (numbers kept as written, a key only once), so a file
         // that passes here is stored as it is.
         let object: JSONObject
-        switch Result(catching: { () throws(JSONParseError) in try JSONValue.parse(data, duplicateKeys: .reject) }) {
+        switch Result(catching: { () throws(JSONParseError) in
+            try JSONValue.parse(data, maxValues: JSONValue.maxItemValues, duplicateKeys: .reject)
+        }) {
         case .success(.object(let members)): object = members
         case .success:
             throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(id), reason: "not a JSON object")
         case .failure(let error):
-            throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(id), reason: "not valid JSON: \(error)")
+            throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(id), reason: error.summary)
         }
         guard let value = object["lastModified"] else { return fallback }
         guard case .string(let text) = value else {

@@ -73,7 +73,7 @@ public struct DocuSignUpstream: Upstream {
 
     /// One reading of the listing, every page.
     private func listPass(collection: String) async throws -> ListingPass {
-        var accumulator = ListingAccumulator(collection: collection)
+        var accumulator = ListingAccumulator(collection: collection, maxItems: session.settings.maxListedItems)
         // Page URLs are written as DocuSign writes nextUri: start_position first.
         func pageURL(_ start: Int) -> URL {
             URLSafety.setting(

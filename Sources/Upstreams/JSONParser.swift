@@ -1,15 +1,18 @@
 /// A strict RFC 8259 parser over bytes (``JSONValue/parse(_:maxDepth:duplicateKeys:)``): rejects
 /// trailing data, lone surrogates, invalid UTF-8 and nesting deeper than `maxDepth`; keeps each
-/// number's text unless it is an `Int64` integer.
+/// number's text unless it is an `Int64` integer; stops at `maxValues` values.
 struct JSONParser {
     let bytes: [UInt8]
     let maxDepth: Int
+    let maxValues: Int
     let duplicateKeys: JSONValue.DuplicateKeys
     var index = 0
+    var values = 0
 
-    init(bytes: [UInt8], maxDepth: Int, duplicateKeys: JSONValue.DuplicateKeys) {
+    init(bytes: [UInt8], maxDepth: Int, maxValues: Int, duplicateKeys: JSONValue.DuplicateKeys) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.maxValues = maxValues
         self.duplicateKeys = duplicateKeys
     }
 
@@ -30,8 +33,12 @@ struct JSONParser {
         }
     }
 
+    func limit(_ reason: String) -> JSONParseError { JSONParseError(offset: index, reason: reason, kind: .limit) }
+
     mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
-        guard depth <= maxDepth else { throw fail("nesting deeper than \(maxDepth)") }
+        guard depth <= maxDepth else { throw limit("nesting deeper than \(maxDepth) levels") }
+        values += 1
+        guard values <= maxValues else { throw limit("more than \(maxValues) JSON values") }
         guard index < bytes.count else { throw fail("unexpected end of input") }
         switch bytes[index] {
         case 123: return try parseObject(depth: depth)

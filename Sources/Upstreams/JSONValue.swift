@@ -21,13 +21,23 @@ public indirect enum JSONValue: Sendable, Equatable {
         case keepFirst
     }
 
+    /// The most values a document may hold (``parse(_:maxDepth:maxValues:duplicateKeys:)``'s
+    /// default): a parsed value takes up to about 70 bytes, so a hostile 32 MiB page of `[[],[],…]`
+    /// cannot take gigabytes. A listing page of 100,000 items of 40 fields each fits.
+    public static let maxValues = 4_000_000
+
+    /// The most values one item's body may hold, parsed and stored (about 70 MB at most).
+    public static let maxItemValues = 1_000_000
+
     /// Parses one JSON document (RFC 8259, UTF-8, an optional byte-order mark): nothing may
-    /// follow the value, strings must be valid UTF-8 without lone surrogates, and nesting is
-    /// limited to `maxDepth`.
-    /// - Throws: ``JSONParseError``, with the byte offset where the document went wrong.
-    public static func parse(_ data: Data, maxDepth: Int = 256,
+    /// follow the value, strings must be valid UTF-8 without lone surrogates, nesting is
+    /// limited to `maxDepth` and the number of values (each member, element and scalar) to
+    /// `maxValues`.
+    /// - Throws: ``JSONParseError``, with the byte offset where the document went wrong; a
+    ///   ``JSONParseError/Kind/limit`` one when it is valid but past a limit.
+    public static func parse(_ data: Data, maxDepth: Int = 256, maxValues: Int = JSONValue.maxValues,
                              duplicateKeys: DuplicateKeys = .keepFirst) throws(JSONParseError) -> JSONValue {
-        var parser = JSONParser(bytes: [UInt8](data), maxDepth: maxDepth, duplicateKeys: duplicateKeys)
+        var parser = JSONParser(bytes: [UInt8](data), maxDepth: maxDepth, maxValues: maxValues, duplicateKeys: duplicateKeys)
         return try parser.parseDocument()
     }
 
@@ -136,9 +146,32 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     }
 }
 
-/// Why a document is not valid JSON, with the byte offset where it went wrong.
+/// Why a document is not valid JSON, or is past a limit a parse keeps, with the byte offset
+/// where it went wrong.
 public struct JSONParseError: Error, Equatable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Kind: Sendable, Equatable {
+        /// The document is not valid JSON.
+        case syntax
+        /// The document is valid as far as it was read but past a limit: nesting, number of
+        /// values, or (for a canonical item body) the size of its canonical form.
+        case limit
+    }
+
     public let offset: Int
     public let reason: String
-    public var description: String { "\(reason) at byte \(offset)" }
+    public let kind: Kind
+
+    public init(offset: Int, reason: String, kind: Kind = .syntax) {
+        self.offset = offset
+        self.reason = reason
+        self.kind = kind
+    }
+
+    /// The reason, then where (a limit's reason says it all: where it was passed does not help).
+    public var description: String { kind == .syntax ? "\(reason) at byte \(offset)" : reason }
+
+    /// What is wrong, as an error message says it after "body is": "not valid JSON: ..." or
+    /// "over tidemark's limits: ...".
+    public var summary: String { (kind == .syntax ? "not valid JSON" : "over tidemark's limits") + ": \(self)" }
 }

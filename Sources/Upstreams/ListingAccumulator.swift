@@ -12,6 +12,8 @@ import Foundation
 ///   listed twice (on any pages) with the same version but different bodies.
 struct ListingAccumulator {
     let collection: String
+    /// Most distinct ids the listing may hold (``HTTPSettings/maxListedItems``).
+    let maxItems: Int
     private(set) var items: [ListedItem] = []
     /// Where each id is in `items`.
     private var positions: [ItemID: Int] = [:]
@@ -26,7 +28,10 @@ struct ListingAccumulator {
     /// How many pages in a row may bring nothing new while the server still links a next one.
     static let stalledPagesAllowed = 20
 
-    init(collection: String) { self.collection = collection }
+    init(collection: String, maxItems: Int) {
+        self.collection = collection
+        self.maxItems = maxItems
+    }
 
     /// Records the total a page says the listing holds. One that differs from an earlier page's
     /// means an item was added or deleted while the pages were read, which shifts the rows after
@@ -54,7 +59,8 @@ struct ListingAccumulator {
     /// Adds the items of one listing page, in order. Returns true when the page brought a new id
     /// or a newer version of a known one: a page that did not only repeats earlier pages.
     /// - Throws: ``UpstreamError/duplicateID(collection:item:)`` for an id listed twice on this
-    ///   page with different versions, or twice with the same version and different bodies.
+    ///   page with different versions, or twice with the same version and different bodies;
+    ///   ``UpstreamError/malformedListing(collection:reason:)`` past ``maxItems`` ids.
     @discardableResult
     mutating func add(page: [ListedItem]) throws -> Bool {
         var onThisPage: [ItemID: Timestamp] = [:]
@@ -65,6 +71,12 @@ struct ListingAccumulator {
                     collection: collection, item: "\(item.id) (versions \(other.raw) and \(item.lastModified.raw))")
             }
             guard let position = positions[item.id] else {
+                guard items.count < maxItems else {
+                    throw UpstreamError.malformedListing(
+                        collection: collection,
+                        reason: "it brought over \(maxItems) items, the most a listing may (option maxItems): "
+                            + "upstream's paging may not end, or the collection needs a larger maxItems")
+                }
                 positions[item.id] = items.count
                 items.append(item)
                 progressed = true
@@ -133,11 +145,10 @@ func bodyVersion(of data: Data, field: String) -> Timestamp? {
 /// refused, as in a body fetched alone: a listing that carries bodies would otherwise store the
 /// first value (or id) where other clients read the last.
 func parseListingBody(_ result: HTTPResult, collection: String) throws -> JSONValue {
-    do {
+    do throws(JSONParseError) {
         return try JSONValue.parse(result.body, duplicateKeys: .reject)
     } catch {
-        throw UpstreamError.malformedListing(
-            collection: collection, reason: "response from \(URLSafety.redact(result.url)) is not valid JSON: \(error)")
+        throw UpstreamError.malformedListing(collection: collection, reason: "response from \(URLSafety.redact(result.url)) is \(error.summary)")
     }
 }
 

@@ -115,7 +115,7 @@ public struct RestUpstream: Upstream {
 
     /// Every page of the listing at `base`, in order.
     private func listPages(from base: URL, collection: String, incremental: Bool) async throws -> ListingPass {
-        var accumulator = ListingAccumulator(collection: collection)
+        var accumulator = ListingAccumulator(collection: collection, maxItems: session.settings.maxListedItems)
         var next: URL? = firstPage(base)
         var pageNumber = 1
         // Pages that held rows (the empty one that ends `page` or `offset` paging is not one).

@@ -114,7 +114,7 @@ public struct WordPressUpstream: Upstream {
                      ("_fields", "id,modified_gmt")]
         if let status { query.append(("status", status)) }
         let first = try await endpoint(["wp", "v2", collection], query: query)
-        var accumulator = ListingAccumulator(collection: collection)
+        var accumulator = ListingAccumulator(collection: collection, maxItems: session.settings.maxListedItems)
         var next: URL? = first
         var page = 1
         var total: Int?

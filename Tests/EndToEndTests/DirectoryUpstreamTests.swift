@@ -357,6 +357,32 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// Files past what an item may hold are named and not stored, and the others are fetched: one of a
+    /// million and one values (2 MB, which parsed would take about 70 MB) and one whose canonical
+    /// form would be over 64 MiB (300 KB of numbers nested 250 deep, indented 500 bytes a line).
+    @Test func bodiesPastTheLimitsAreNamedAndNotStored() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            try writeItem(upstream, "a", lastModified: "2021-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            let values = Array(repeating: "0", count: 1_000_000).joined(separator: ",")
+            try writeItem(upstream, "many", lastModified: "2021-01-02T00:00:00Z", extra: ", \"x\": [\(values)]")
+            let deep = String(repeating: "[", count: 250) + Array(repeating: "0", count: 140_000).joined(separator: ",")
+                + String(repeating: "]", count: 250)
+            try writeItem(upstream, "deep", lastModified: "2021-01-02T00:00:00Z", extra: ", \"x\": \(deep)")
+            try writeItem(upstream, "c", lastModified: "2021-01-03T00:00:00Z")
+            let sync = try await CLI.tidemark(["sync"], in: root + "/m")
+            #expect(sync.status == 128)
+            #expect(sync.stderr.contains("items/many: over tidemark's limits: more than 1000000 JSON values (in \(upstream)/many.json)"),
+                    "\(sync.stderr)")
+            #expect(sync.stderr.contains("items/deep: body is over tidemark's limits: its canonical form (indented, as stored) "
+                                         + "would be over the 64 MiB an item may take"), "\(sync.stderr)")
+            // The rest is fetched (and not checked out, as after any sync that did not finish).
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: root + "/m").stdout == "A  items/c\n")
+        }
+    }
+
     /// A listing error names the file quoted like git quotes paths: no control character of its
     /// name reaches the terminal.
     @Test func listingErrorsQuoteControlCharacters() async throws {

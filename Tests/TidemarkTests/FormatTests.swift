@@ -105,6 +105,42 @@ struct FormatTests {
         #expect(throws: CanonicalJSON.ParseError.self) { try CanonicalJSON.canonicalize(Data(deep.utf8)) }
     }
 
+    /// A body whose canonical form would be huge is refused, not written: indenting 500,000
+    /// numbers nested 250 deep would take 250 MB from a 1 MB body. So is one of more values than
+    /// an item may hold, written canonically or not. (Small limits here; the real ones, 64 MiB
+    /// and a million values, are tried end to end.)
+    @Test func bodiesPastTheLimitsAreRefused() throws {
+        func nested(_ depth: Int, _ count: Int) -> Data {
+            Data((String(repeating: "[", count: depth) + Array(repeating: "0", count: count).joined(separator: ",")
+                  + String(repeating: "]", count: depth)).utf8)
+        }
+        func canonicalize(_ data: Data, values: Int = 1_000, bytes: Int = 10_000) throws(JSONParseError) -> Data {
+            try CanonicalJSON.canonicalize(data, maxDepth: 256, maxValues: values, maxBytes: bytes)
+        }
+        // The limit is on the whole form, final newline included.
+        let form = try CanonicalJSON.canonicalize(nested(20, 40))
+        #expect(form.count > 40 * 40)
+        #expect(try canonicalize(nested(20, 40), bytes: form.count) == form)
+        #expect(try canonicalize(form, bytes: form.count) == form)
+        #expect(throws: JSONParseError(offset: nested(20, 40).count,
+                                       reason: "its canonical form (indented, as stored) would be over the 0 MiB an item may take",
+                                       kind: .limit)) {
+            try canonicalize(nested(20, 40), bytes: form.count - 1)
+        }
+        // A form already canonical but too large is rendered, and refused, too.
+        #expect(throws: JSONParseError.self) { try canonicalize(form, bytes: form.count - 1) }
+        // Values: a minified body and a canonical one are refused alike past the limit, and taken at it.
+        let atLimit = try canonicalize(nested(1, 999))
+        #expect(try canonicalize(atLimit) == atLimit)
+        let over = Data(atLimit.dropLast(3) + Array(",\n  0\n]\n".utf8))
+        #expect(try CanonicalJSON.canonicalize(over) == over)
+        for (body, offset) in [(nested(1, 1_000), 1 + 2 * 999), (over, over.count - 4)] {
+            #expect(throws: JSONParseError(offset: offset, reason: "more than 1000 JSON values", kind: .limit)) {
+                try canonicalize(body)
+            }
+        }
+    }
+
     @Test func manifestsRoundTripHostileIds() throws {
         let entries = try hostileIDs.map { bytes in
             ManifestEntry(id: ItemID(bytes: bytes), lastModified: "2018-03-26T03:54:40.4470000Z", etag: "\"e\t1\"",

@@ -31,6 +31,28 @@ import TidemarkFixtures
         }
     }
 
+    /// A listing past `maxItems` ids (``HTTPSettings/maxListedItems``) fails, naming the option;
+    /// one of exactly that many is taken. (A server whose every page brings new ids would
+    /// otherwise be paged, and held, for ever.)
+    @Test func aListingPastMaxItemsIsAnError() async throws {
+        try await withFixture(items: 10, token: canary) { server in
+            for maxItems in [10, 9] {
+                var settings = fastSettings
+                settings.maxListedItems = maxItems
+                try await using(try upstream(server, settings: settings, options: ["pageSize": "3"])) { docusign in
+                    guard maxItems == 9 else {
+                        let listed = try await docusign.list(collection: "templates", since: nil, cached: .none)
+                        #expect(listed.items.count == 10)
+                        return
+                    }
+                    let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
+                    #expect(error == .malformedListing(collection: "templates", reason: "it brought over 9 items, the most a listing "
+                                                       + "may (option maxItems): upstream's paging may not end, or the collection needs a larger maxItems"))
+                }
+            }
+        }
+    }
+
     /// A first page whose `totalSetSize` is absurd (10^15) and whose `nextUri` is the next page's
     /// own query: the pages after it are asked for as they are launched and end at the first empty
     /// one. It built 10^13 URLs at full CPU (never sending a request), and with 10^6 made 9,999

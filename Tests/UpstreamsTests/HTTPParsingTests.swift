@@ -183,6 +183,34 @@ struct JSONValueTests {
         #expect(throws: JSONParseError.self) { try JSONValue.parse(Data((String(repeating: "[", count: 300)).utf8)) }
     }
 
+    /// Nesting and the number of values are bounded, as limits (not as syntax): a hostile body of
+    /// millions of tiny values would otherwise take about 70 bytes of memory a value.
+    @Test func limitsAreNamedAsLimits() throws {
+        let values = "[" + Array(repeating: "[]", count: 9).joined(separator: ",") + "]"  // 10 values
+        #expect(try JSONValue.parse(Data(values.utf8), maxValues: 10) == JSONValue.parse(Data(values.utf8)))
+        #expect(throws: JSONParseError(offset: 25, reason: "more than 9 JSON values", kind: .limit)) {
+            try JSONValue.parse(Data(values.utf8), maxValues: 9)
+        }
+        // Members' values count, keys do not.
+        #expect(throws: JSONParseError(offset: 11, reason: "more than 2 JSON values", kind: .limit)) {
+            try JSONValue.parse(Data(#"{"a":1,"b":2}"#.utf8), maxValues: 2)
+        }
+        let deep = String(repeating: "[", count: 300) + String(repeating: "]", count: 300)
+        #expect(throws: JSONParseError(offset: 257, reason: "nesting deeper than 256 levels", kind: .limit)) {
+            try JSONValue.parse(Data(deep.utf8))
+        }
+        // A limit's message says what was passed; a syntax error's says where.
+        let limit = JSONParseError(offset: 25, reason: "more than 9 JSON values", kind: .limit)
+        #expect(limit.summary == "over tidemark's limits: more than 9 JSON values")
+        #expect(JSONParseError(offset: 2, reason: "expected a string key").summary == "not valid JSON: expected a string key at byte 2")
+        // The default bound holds a page of 100,000 items of 39 fields each, and not 4,000,001 values.
+        #expect(JSONValue.maxValues >= 100_000 * 40)
+        let tooMany = "[" + Array(repeating: "0", count: JSONValue.maxValues).joined(separator: ",") + "]"
+        #expect(throws: JSONParseError(offset: 2 * JSONValue.maxValues - 1, reason: "more than \(JSONValue.maxValues) JSON values", kind: .limit)) {
+            try JSONValue.parse(Data(tooMany.utf8))
+        }
+    }
+
     /// Numbers are written as upstream wrote them.
     @Test func theSerializedFormKeepsNumbersAsWritten() throws {
         let text = #"{"d":12345678901234567890,"a":1.50,"c":1e400,"b":-0,"e":[0.1,7]}"#

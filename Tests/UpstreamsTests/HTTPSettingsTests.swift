@@ -9,11 +9,13 @@ import Testing
         let tuned = try HTTPSettings().applying(["maxAttempts": "2", "timeout": "15"])
         #expect(tuned.maxAttempts == 2)
         #expect(tuned.requestTimeout == 15 && tuned.readTimeout == 15)
-        for (key, value) in [("maxAttempts", "0"), ("maxAttempts", "21"), ("timeout", "soon"), ("timeout", "-1")] {
+        #expect(try defaults.maxListedItems == 1_000_000 && HTTPSettings().applying(["maxItems": "7"]).maxListedItems == 7)
+        for (key, value, max) in [("maxAttempts", "0", 20), ("maxAttempts", "21", 20), ("timeout", "soon", 3600), ("timeout", "-1", 3600),
+                                  ("maxItems", "0", 100_000_000), ("maxItems", "100000001", 100_000_000)] {
             #expect {
                 _ = try HTTPSettings().applying([key: value])
             } throws: { error in
-                (error as? UpstreamError)?.description == "option \(key) must be a whole number from 1 to \(key == "timeout" ? 3600 : 20), got '\(value)'"
+                (error as? UpstreamError)?.description == "option \(key) must be a whole number from 1 to \(max), got '\(value)'"
             }
         }
     }

@@ -10,6 +10,28 @@ import TidemarkFixtures
                          settings: settings, environment: ["REST_TOKEN": canary])
     }
 
+    /// A listing past `maxItems` ids fails, naming the option, paged or not; one of exactly
+    /// that many is taken.
+    @Test(arguments: [["paging": "page", "pageSize": "10"], [:]])
+    func aListingPastMaxItemsIsAnError(_ paging: [String: String]) async throws {
+        try await withFixture(items: 25) { server in
+            for maxItems in [25, 24] {
+                var settings = fastSettings
+                settings.maxListedItems = maxItems
+                try await using(try upstream(server, options: paging, settings: settings)) { rest in
+                    guard maxItems == 24 else {
+                        let listed = try await rest.list(collection: "items", since: nil, cached: .none)
+                        #expect(listed.items.count == 25)
+                        return
+                    }
+                    let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                    guard case .malformedListing("items", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                    #expect(reason.hasPrefix("it brought over 24 items, the most a listing may (option maxItems)"))
+                }
+            }
+        }
+    }
+
     /// The tag mirrors store: FNV-1a 64 of the body (its reference value for "a").
     @Test func contentTagsAreTheBodysFNV1aHash() {
         #expect(RestUpstream.contentTag(Data("a".utf8)) == "body-af63dc4c8601ec8c")

@@ -8,15 +8,36 @@ import TidemarkFixtures
     static let environment = ["WP_USER": "editor", "WP_PASS": canary]
 
     func upstream(_ server: FixtureServer, collections: [String] = [], authenticated: Bool = false,
-                  options: [String: String] = [:]) throws -> WordPressUpstream {
+                  options: [String: String] = [:], settings: HTTPSettings = fastSettings) throws -> WordPressUpstream {
         var all = options
         if authenticated { all["basicEnv"] = "WP_USER:WP_PASS" }
         return try WordPressUpstream(
             UpstreamConfiguration(spec: "wordpress:" + server.baseURL + "/", collections: collections, options: all),
-            settings: fastSettings, environment: Self.environment)
+            settings: settings, environment: Self.environment)
     }
 
     static let visible: Set<String> = ["publish", "future", "draft", "pending", "private"]
+
+    /// A listing past `maxItems` ids fails, naming the option; one of exactly that many is taken.
+    @Test func aListingPastMaxItemsIsAnError() async throws {
+        try await withFixture(items: 12) { server in
+            let posts = try await using(try upstream(server)) { try await $0.list(collection: "posts", since: nil, cached: .none) }.items.count
+            for maxItems in [posts, posts - 1] {
+                var settings = fastSettings
+                settings.maxListedItems = maxItems
+                try await using(try upstream(server, options: ["pageSize": "2"], settings: settings)) { wordpress in
+                    guard maxItems < posts else {
+                        let listed = try await wordpress.list(collection: "posts", since: nil, cached: .none)
+                        #expect(listed.items.count == posts)
+                        return
+                    }
+                    let error = await upstreamError { _ = try await wordpress.list(collection: "posts", since: nil, cached: .none) }
+                    guard case .malformedListing("posts", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                    #expect(reason.hasPrefix("it brought over \(maxItems) items, the most a listing may (option maxItems)"))
+                }
+            }
+        }
+    }
 
     /// A post trashed while the pages are read shifts the later ones back, so one is never
     /// listed: `X-WP-Total` differs between the pages, and the listing is not complete (nothing

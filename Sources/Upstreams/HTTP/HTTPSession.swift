@@ -392,10 +392,10 @@ extension HTTPSession {
         let result = try await get(url, validator: HTTPResult.conditional(cachedValidator, listedVersion: item.lastModified))
         if result.status == 304 { return .notModified }
         let value: JSONValue
-        switch Result(catching: { () throws(JSONParseError) in try JSONValue.parse(result.body) }) {
+        switch Result(catching: { () throws(JSONParseError) in try JSONValue.parse(result.body, maxValues: JSONValue.maxItemValues) }) {
         case .success(let parsed): value = parsed
         case .failure(let error):
-            throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "body is not valid JSON: \(error)")
+            throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "body is \(error.summary)")
         }
         if requireObject, case .object = value {} else if requireObject {
             throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "body is not a JSON object")

@@ -10,6 +10,9 @@ public struct HTTPSettings: Sendable {
     public var maxBodyBytes: Int
     /// Attempts per request, including the first (at least 1).
     public var maxAttempts: Int
+    /// Most items one listing of a collection may bring: past it, the listing fails. Paging that
+    /// brings new ids page after page would otherwise go on (and take memory) for ever.
+    public var maxListedItems: Int
     /// First retry delay, in seconds; doubled at each attempt, with jitter.
     public var baseDelay: Double
     /// Largest computed backoff delay, in seconds.
@@ -24,7 +27,7 @@ public struct HTTPSettings: Sendable {
 
     public init(
         connectTimeout: Double = 10, readTimeout: Double = 30, requestTimeout: Double = 120,
-        maxBodyBytes: Int = 32 << 20, maxAttempts: Int = 5, baseDelay: Double = 0.5,
+        maxBodyBytes: Int = 32 << 20, maxAttempts: Int = 5, maxListedItems: Int = 1_000_000, baseDelay: Double = 0.5,
         maxDelay: Double = 30, maxRetryAfter: Double = 60, clock: any HTTPClock = SystemHTTPClock(),
         requestObserver: HTTPRequestObserver? = nil
     ) {
@@ -33,6 +36,7 @@ public struct HTTPSettings: Sendable {
         self.requestTimeout = requestTimeout
         self.maxBodyBytes = maxBodyBytes
         self.maxAttempts = max(1, maxAttempts)
+        self.maxListedItems = maxListedItems
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
         self.maxRetryAfter = maxRetryAfter
@@ -40,14 +44,15 @@ public struct HTTPSettings: Sendable {
         self.requestObserver = requestObserver
     }
 
-    /// These settings with the upstream options `maxAttempts` (1-20) and `timeout` (seconds allowed
-    /// for one request, 1-3600) applied.
+    /// These settings with the upstream options `maxAttempts` (1-20), `timeout` (seconds allowed
+    /// for one request, 1-3600) and `maxItems` (``maxListedItems``, 1-100,000,000) applied.
     /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` naming the option when a value is out of range.
     public func applying(_ options: [String: String]) throws -> HTTPSettings {
         var settings = self
         settings.maxAttempts = try positiveOption(options, "maxAttempts", default: maxAttempts, max: 20)
         settings.requestTimeout = Double(try positiveOption(options, "timeout", default: Int(requestTimeout), max: 3600))
         settings.readTimeout = min(readTimeout, settings.requestTimeout)
+        settings.maxListedItems = try positiveOption(options, "maxItems", default: maxListedItems, max: 100_000_000)
         return settings
     }
 
