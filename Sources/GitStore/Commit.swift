@@ -113,6 +113,19 @@ extension Repository {
         return ObjectID(base)
     }
 
+    /// Every best common ancestor of `one` and `other` (`git merge-base --all`: more than one
+    /// after criss-cross merges); empty when they share no history.
+    public func mergeBases(_ one: ObjectID, _ other: ObjectID) throws(GitError) -> [ObjectID] {
+        var bases = git_oidarray()
+        var first = one.raw
+        var second = other.raw
+        let rc = git_merge_bases(&bases, pointer, &first, &second)
+        if rc == GIT_ENOTFOUND.rawValue { return [] }
+        try check(rc, "git_merge_bases")
+        defer { git_oidarray_dispose(&bases) }
+        return (0..<bases.count).map { ObjectID(bases.ids[$0]) }
+    }
+
     /// Writes a commit object (no ref is moved) and returns its id.
     public func createCommit(tree: ObjectID, parents: [ObjectID], message: String,
                              author: Signature, committer: Signature? = nil) throws(GitError) -> ObjectID {

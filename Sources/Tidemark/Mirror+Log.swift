@@ -27,31 +27,37 @@ public struct SnapshotInfo: Sendable, Codable, Equatable {
 extension Mirror {
     /// Snapshots reachable from `revision` (default HEAD) along first parents, newest first.
     /// A range `A..B` gives those reachable from B and not from A (`HEAD..upstream`: what a
-    /// sync would apply). At most `limit` snapshots; all when it is nil or negative (git's
-    /// `log -n -1`).
+    /// sync would apply); `A...B` those reachable from either and not from both (each side's
+    /// own snapshots since they parted, newest first, as `git log A...B` lists them). At most
+    /// `limit` snapshots; all when it is nil or negative (git's `log -n -1`).
     public func log(from revision: String? = nil, limit: Int? = nil) throws(MirrorError) -> [SnapshotInfo] {
         let limit = limit.flatMap { $0 < 0 ? nil : $0 }
-        let start: ObjectID
+        var starts: [ObjectID]
         var hiding: [ObjectID] = []
         if let revision, let range = RevisionRange(revision) {
-            guard !range.fromMergeBase else {
-                throw .invalidArgument("log takes a range A..B; '\(revision)' (A...B) is for diff")
+            let from = try resolve(range.from), to = try resolve(range.to)
+            if range.fromMergeBase {
+                starts = [from, to]
+                hiding = try mirrorErrors { try repository.mergeBases(from, to) }
+            } else {
+                starts = [to]
+                hiding = [from]
             }
-            start = try resolve(range.to)
-            hiding = [try resolve(range.from)]
         } else if let revision {
-            start = try resolve(revision)
+            starts = [try resolve(revision)]
         } else {
             guard let head = try headCommit() else { return [] }
-            start = head.id
+            starts = [head.id]
         }
         let branch = try branch()
         let branchTip = try mirrorErrors { try repository.resolveReference(branch) }
         let upstreamTip = try mirrorErrors { try repository.resolveReference(Mirror.upstreamRef) }
         let branchName = Mirror.shortBranchName(branch)
         return try mirrorErrors {
-            try repository.firstParentHistory(from: start, limit: limit, hiding: hiding).map { id in
-                let commit = try repository.commit(id)
+            let sides = try starts.map { start in
+                try repository.firstParentHistory(from: start, limit: limit, hiding: hiding).map { (id: $0, commit: try repository.commit($0)) }
+            }
+            return Mirror.newestFirst(sides, limit: limit).map { id, commit in
                 let message = SnapshotMessage.parse(commit.message)
                 var refs: [String] = []
                 if id == branchTip { refs.append(branchName) }
@@ -66,4 +72,30 @@ extension Mirror {
             }
         }
     }
+
+    /// Histories merged as git's log walks them: the newest commit of any side next, and among
+    /// equal times the one waiting longest (git's queue), which interleaves the sides of
+    /// `A...B` snapshot by snapshot when they were made in the same second.
+    static func newestFirst(_ sides: [[(id: ObjectID, commit: Commit)]], limit: Int?) -> [(id: ObjectID, commit: Commit)] {
+        guard sides.count > 1 else { return sides.first ?? [] }
+        var next = [Int](repeating: 0, count: sides.count)
+        var waitingSince = Array(sides.indices)
+        var clock = sides.count
+        var merged: [(id: ObjectID, commit: Commit)] = []
+        var seen = Set<ObjectID>()
+        while limit.map({ merged.count < $0 }) ?? true {
+            let candidates = sides.indices.filter { next[$0] < sides[$0].count }
+            guard let side = candidates.max(by: { a, b in
+                let (timeA, timeB) = (sides[a][next[a]].commit.committer.time, sides[b][next[b]].commit.committer.time)
+                return timeA != timeB ? timeA < timeB : waitingSince[a] > waitingSince[b]
+            }) else { break }
+            let entry = sides[side][next[side]]
+            if seen.insert(entry.id).inserted { merged.append(entry) }
+            next[side] += 1
+            waitingSince[side] = clock
+            clock += 1
+        }
+        return merged
+    }
 }
+

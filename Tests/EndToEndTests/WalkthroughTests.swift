@@ -247,6 +247,26 @@ struct WalkthroughTests {
                 let expected = try await CLI.git(["log", "--format=%H"] + arguments, in: root + "/m").split(separator: "\n")
                 #expect(log.status == 0 && shown == expected, "\(arguments): \(shown) \(expected) \(log.stderr)")
             }
+            // A...B: either side's commits since they parted, in git's order, also when commits of
+            // both sides share a second (git then takes them in turn).
+            try await CLI.git(["branch", "side", "HEAD~2"], in: root + "/m")
+            for (index, second) in ["00", "00", "05", "05", "09"].enumerated() {
+                for branch in ["side", "main"] where index < 4 || branch == "side" {
+                    let date = "2030-01-01T00:00:\(second)Z"
+                    let commit = try await CLI.run("/usr/bin/git", ["-c", "user.name=u", "-c", "user.email=u@e", "commit-tree", "-m", "\(branch) \(index)",
+                                                                   "-p", branch, "\(branch)^{tree}"], in: root + "/m",
+                                                   environment: ["GIT_COMMITTER_DATE": date, "GIT_AUTHOR_DATE": date])
+                    try await CLI.git(["update-ref", "refs/heads/\(branch)", commit.stdout.trimmingCharacters(in: .whitespacesAndNewlines)], in: root + "/m")
+                }
+            }
+            for arguments in [["main...side"], ["side...main"], ["-n3", "main...side"], ["side...side"], ["HEAD~2...side"]] {
+                let log = try await CLI.tidemark(["-C", "m", "log"] + arguments, in: root)
+                let shown = log.stdout.split(separator: "\n").filter { $0.hasPrefix("snapshot ") }.map { $0.split(separator: " ")[1] }
+                let expected = try await CLI.git(["log", "--first-parent", "--format=%H"] + arguments, in: root + "/m").split(separator: "\n")
+                #expect(log.status == 0 && shown == expected && (arguments == ["side...side"]) == shown.isEmpty,
+                        "\(arguments): \(shown) \(expected) \(log.stderr)")
+            }
+            try await CLI.git(["reset", "-q", "--hard", "HEAD~4"], in: root + "/m")
             let two = try await CLI.tidemark(["-C", "m", "log", "HEAD", "HEAD~1"], in: root)
             #expect(two.status == 129 && two.stderr.contains("log takes one revision or one range"), "\(two.stderr)")
             // Without the upstream-tracking ref, `diff` says how to get it.

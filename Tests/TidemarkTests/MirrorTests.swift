@@ -550,9 +550,14 @@ struct MirrorTests {
             #expect(both.filter { !$0.hasPrefix(".tidemark/") } == ["items/item-0.json", "notes.json"])
             let log = try await mirror.log(from: "upstream..HEAD").map(\.summary)
             #expect(log == ["notes"])
-            await #expect { _ = try await mirror.log(from: "HEAD...upstream") } throws: {
-                String(describing: $0).contains("A..B")
+            // Either side's snapshots since they parted, newest first, as git lists them.
+            for (range, gitRange) in [("HEAD...upstream", "HEAD...tidemark/upstream"), ("upstream...HEAD", "tidemark/upstream...HEAD")] {
+                let either = try await mirror.log(from: range).map(\.commit)
+                let gitEither = try git(["log", "--first-parent", "--format=%H", gitRange], in: path + "/m")
+                #expect(either.count == 2 && either == gitEither.split(separator: "\n").map(String.init), "\(either) \(gitEither)")
+                #expect(try await mirror.log(from: range, limit: 1).map(\.commit) == [either[0]])
             }
+            #expect(try await mirror.log(from: "HEAD...HEAD").isEmpty)
             await #expect { _ = try await mirror.diff(["HEAD..upstream", "HEAD"]) } throws: {
                 String(describing: $0).contains("'HEAD..upstream' is a range")
             }

@@ -17,12 +17,13 @@ extension TidemarkCommand {
                   tidemark log -3
                   tidemark log upstream --json
                   tidemark log HEAD..upstream     snapshots fetched, not yet synced
+                  tidemark log HEAD...upstream    each side's snapshots since they parted
                 """)
 
         @ParentCommand var root: TidemarkCommand
         @OptionGroup var output: OutputOptions
 
-        @Argument(help: "Start from this revision (default: HEAD; 'upstream' for the upstream-tracking ref), or show a range: A..B, ^A B, or X^! (X alone).")
+        @Argument(help: "Start from this revision (default: HEAD; 'upstream' for the upstream-tracking ref), or show a range: A..B, A...B (either side, not both), ^A B, or X^! (X alone).")
         var revisions: [String] = []
 
         @Option(name: [.customShort("n", allowingJoined: true), .long],
@@ -66,7 +67,7 @@ extension TidemarkCommand {
             // Only excluded commits: nothing, as git shows.
             case (1, 0): return (nil, 0)
             default:
-                throw ValidationError("log takes one revision or one range (A..B, ^A B, X^!), not '\(arguments.joined(separator: " "))'")
+                throw ValidationError("log takes one revision or one range (A..B, A...B, ^A B, X^!), not '\(arguments.joined(separator: " "))'")
             }
         }
     }
