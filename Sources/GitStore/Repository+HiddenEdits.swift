@@ -42,6 +42,19 @@ extension Repository {
         return marked
     }
 
+    /// The blobs the index stages (stage 0) at each of `paths` that it has an entry for.
+    public func stagedBlobs(at paths: [String]) throws(GitError) -> [String: ObjectID] {
+        guard !paths.isEmpty else { return [:] }
+        let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
+        defer { git_index_free(index) }
+        try check(git_index_read(index, 0), "git_index_read")
+        var staged: [String: ObjectID] = [:]
+        for path in paths {
+            if let entry = git_index_get_bypath(index, path, 0) { staged[path] = ObjectID(entry.pointee.id) }
+        }
+        return staged
+    }
+
     /// The paths of the index's unmerged entries (a conflict a merge or `git stash pop` left),
     /// each once, in index order. An index tidemark splices has none.
     public func unmergedPaths() throws(GitError) -> [String] {

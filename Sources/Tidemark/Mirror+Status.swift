@@ -237,9 +237,10 @@ extension Mirror {
                     statuses[mine.id] = ItemStatus(collection: collection, id: mine.id, path: "\(collection)/\(mine.path)",
                                                    upstream: .changed, local: .unchanged)
                 case (nil, let theirs?):
-                    // A file already at its path is in the way of the sync.
+                    // A file already at its path is in the way of the sync, unless it holds what the sync writes.
                     let path = "\(collection)/\(theirs.path)"
-                    let inTheWay = try !untrackedPaths(among: [path], head: head?.tree).isEmpty
+                    let inTheWay = try !untrackedPaths(among: [path], head: head?.tree,
+                                                       targetBlob: upstream.map { targetBlob(in: $0.tree) } ?? { _ in nil }).isEmpty
                     statuses[theirs.id] = ItemStatus(collection: collection, id: theirs.id, path: path, upstream: .added,
                                                      local: inTheWay ? .untracked : .unchanged)
                 case (let mine?, nil):

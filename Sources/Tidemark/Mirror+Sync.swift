@@ -309,7 +309,7 @@ extension Mirror {
                 from: head.tree, among: paths + changedCollections.map(Mirror.manifestPath), force: options.force, untracked: .always,
                 targetBlob: { planned[$0] }, deletedByTarget: { deleted.contains($0) },
                 inTheWay: { () throws(MirrorError) in
-                    try untrackedPaths(among: added.map(\.path), head: head.tree).map { inTheWay(names[$0]!, at: $0) }
+                    try untrackedPaths(among: added.map(\.path), head: head.tree, targetBlob: { planned[$0] }).map { inTheWay(names[$0]!, at: $0) }
                 })
         }
         var report = SyncReport(outcome: .planned, fetch: nil, counts: counts, paths: Array(Set(paths + undone)).sorted(),
@@ -472,9 +472,7 @@ extension Mirror {
     func changesInTheWay(from head: ObjectID, to target: ObjectID, among changed: [String], force: Bool,
                          untracked: UntrackedCheck) throws(MirrorError) -> [String] {
         try changesInTheWay(from: head, among: changed, force: force, untracked: untracked,
-                            targetBlob: { (path) throws(MirrorError) in
-                                try mirrorErrors { try repository.treeEntry(at: path, in: target)?.id }
-                            },
+                            targetBlob: targetBlob(in: target),
                             deletedByTarget: { (path) throws(MirrorError) in
                                 try mirrorErrors { try repository.treeEntry(at: path, in: target) } == nil
                             },
@@ -506,8 +504,17 @@ extension Mirror {
         let target = targetCommit.id
         try writeState("sync-journal", "\(head?.id.hex ?? "none") \(target.hex) \(branch)\n")
         crashPoint("after-journal")
-        do {
-            try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)
+        do throws(MirrorError) {
+            do throws(MirrorError) {
+                try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)
+            } catch .localEdits(let conflicts, let command) {
+                // Files staged as new that hold what the sync writes (after `git reset --soft`):
+                // removed, they are written as any other.
+                guard try removeAlreadyWritten(among: changed, head: head?.tree, target: targetCommit.tree) else {
+                    throw .localEdits(conflicts, by: command)
+                }
+                try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)
+            }
         } catch .localEdits(let conflicts, _) {
             // A safe checkout that meets a file in the way writes nothing (what a parallel one
             // wrote is put back): the sync did not start, so no journal is left for the next run.
@@ -592,9 +599,25 @@ extension Mirror {
 
     /// ``untrackedPaths(among:head:)``, named as `target`'s items, for a refusal.
     func untrackedInTheWay(of paths: [String], head: ObjectID?, target: ObjectID) throws(MirrorError) -> [String] {
-        let found = try untrackedPaths(among: paths, head: head)
+        let found = try untrackedPaths(among: paths, head: head, targetBlob: targetBlob(in: target))
         let names = (try? describe(paths: found, in: target)) ?? found
         return zip(names, found).map { inTheWay($0, at: $1) }
+    }
+
+    /// The blob `tree` holds at a path, nil when it holds none there.
+    func targetBlob(in tree: ObjectID) -> (String) throws(MirrorError) -> ObjectID? {
+        { [repository] (path) throws(MirrorError) in try mirrorErrors { try repository.treeEntry(at: path, in: tree)?.id } }
+    }
+
+    /// Removes the files in the way of a checkout of `target` among `paths` that already hold
+    /// what it writes there (``alreadyWritten(_:targetBlob:)``), which libgit2's safe checkout
+    /// takes for conflicts however the index stages them; the checkout writes the same bytes
+    /// back (or, after a kill, the next run finishes the sync from its journal). False when
+    /// there was none. (One that cannot be removed stays in the checkout's way, named by it.)
+    func removeAlreadyWritten(among paths: [String], head: ObjectID?, target: ObjectID) throws(MirrorError) -> Bool {
+        let written = try alreadyWritten(try untrackedPaths(among: paths, head: head), targetBlob: targetBlob(in: target))
+        for path in written { unlink(workingTree + path) }
+        return !written.isEmpty
     }
 
     /// An item a refusal names as an untracked file where it goes (at `path`), or as a folder

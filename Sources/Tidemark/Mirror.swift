@@ -429,8 +429,11 @@ public actor Mirror {
     }
 
     /// Paths among `paths` that `head` does not hold but the working tree has a file (or folder)
-    /// at: untracked files a checkout would have to overwrite.
-    func untrackedPaths(among paths: [String], head: ObjectID?) throws(MirrorError) -> [String] {
+    /// at: untracked files a checkout would have to overwrite. Not those already holding what
+    /// `targetBlob` says the checkout writes there and that the index stages as that or not at
+    /// all (``alreadyWritten(_:targetBlob:)``).
+    func untrackedPaths(among paths: [String], head: ObjectID?,
+                        targetBlob: (String) throws(MirrorError) -> ObjectID? = { _ in nil }) throws(MirrorError) -> [String] {
         var found: [String] = []
         for path in paths {
             var info = stat()
@@ -438,7 +441,24 @@ public actor Mirror {
             if let head, try mirrorErrors({ try repository.treeEntry(at: path, in: head) }) != nil { continue }
             found.append(path)
         }
-        return found
+        let written = try alreadyWritten(found, targetBlob: targetBlob)
+        return found.filter { !written.contains($0) }
+    }
+
+    /// Those of `paths` (files in a checkout's way) that hold, as regular files, the blob
+    /// `targetBlob` gives, and that the index stages as that blob or not at all: the files a
+    /// `git reset --soft` over a sync that added them leaves staged, or a copy made by hand.
+    /// Nothing is lost when the checkout writes them (``removeAlreadyWritten(among:head:target:)``).
+    func alreadyWritten(_ paths: [String], targetBlob: (String) throws(MirrorError) -> ObjectID?) throws(MirrorError) -> Set<String> {
+        var holding: [String] = []
+        for path in paths where holds(try targetBlob(path), at: path) { holding.append(path) }
+        let staged = try mirrorErrors { try repository.stagedBlobs(at: holding) }
+        var written = Set<String>()
+        for path in holding {
+            let target = try targetBlob(path)
+            if staged[path] == nil || staged[path] == target { written.insert(path) }
+        }
+        return written
     }
 
     /// Whether the working tree's file at `path` is a regular file holding `blob`.

@@ -1143,8 +1143,10 @@ struct BranchSafetyTests {
 
     /// After `git reset --soft HEAD~1` the working tree already holds the snapshot a sync writes:
     /// an item edited into the very version the sync writes is no local change to refuse (the
-    /// sync and its dry run refused it, and the manifest). A new item's file, staged, is still in
-    /// the way of the checkout: named once, as such (it was named twice, as a path and an item).
+    /// sync and its dry run refused it, and the manifest), nor is a new item's file staged as
+    /// what the sync writes (it was refused as an untracked file in the way: libgit2's checkout
+    /// conflicts on it, so it is removed and written again). Staged or edited as anything else, it
+    /// is in the way: named once, as such (it was named twice, as a path and an item).
     @Test func aFileAlreadyHoldingWhatTheSyncWritesIsNoLocalChange() async throws {
         try await withScratch { root in
             let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
@@ -1162,17 +1164,43 @@ struct BranchSafetyTests {
             try writeItem(upstream, "i1", lastModified: "2021-07-01T00:00:00Z", extra: #", "v": 3"#)
             try writeItem(upstream, "n1", lastModified: "2021-07-01T00:00:00Z")
             #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            let added = try await Self.rev("HEAD", in: mirror)
             #expect(try await CLI.run("/usr/bin/git", ["reset", "-q", "--soft", "HEAD~1"], in: mirror).status == 0)
-            let staged = try await CLI.git(["status", "--porcelain"], in: mirror)
-            let manifest = FileManager.default.contents(atPath: mirror + "/.tidemark/items.manifest")
-            for arguments in [["sync", "--dry-run"], ["sync"]] {
-                let refused = try await CLI.tidemark(arguments, in: mirror)
-                #expect(refused.status == 1 && refused.stderr.contains("overwritten by sync:\n\titems/n1 (untracked file in the way)\nCopy"),
-                        "\(arguments): \(refused.stderr)")
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "MM items/i1\nAM items/n1\n M .tidemark/items.manifest\n")
+            let planAdded = try await CLI.tidemark(["sync", "--dry-run"], in: mirror)
+            #expect(planAdded.status == 0 && planAdded.stdout.contains("Would apply: 1 changed, 1 new"), "\(planAdded.stdout) \(planAdded.stderr)")
+            let syncAdded = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(syncAdded.status == 0 && syncAdded.stdout.contains("Synced: 1 changed, 1 new"), "\(syncAdded.stdout) \(syncAdded.stderr)")
+            #expect(try await Self.rev("HEAD^{tree}", in: mirror) == (try await Self.rev("\(added)^{tree}", in: mirror)))
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            try await CLI.expectClean(mirror)
+
+            // The new item's file staged, or edited, as anything but what the sync writes: in the way.
+            #expect(try await CLI.run("/usr/bin/git", ["reset", "-q", "--soft", "HEAD~1"], in: mirror).status == 0)
+            let written = try #require(FileManager.default.contents(atPath: mirror + "/items/n1.json"))
+            for stagedOther in [false, true] {
+                try Data("mine\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/n1.json"))
+                if stagedOther {
+                    #expect(try await CLI.run("/usr/bin/git", ["add", "items/n1.json"], in: mirror).status == 0)
+                    try written.write(to: URL(fileURLWithPath: mirror + "/items/n1.json"))
+                }
+                let staged = try await CLI.git(["status", "--porcelain"], in: mirror)
+                let manifest = FileManager.default.contents(atPath: mirror + "/.tidemark/items.manifest")
+                for arguments in [["sync", "--dry-run"], ["sync"]] {
+                    let refused = try await CLI.tidemark(arguments, in: mirror)
+                    #expect(refused.status == 1 && refused.stderr.contains("overwritten by sync:\n\titems/n1 (untracked file in the way)\nCopy"),
+                            "\(arguments): \(refused.stderr)")
+                }
+                // Refused before the checkout, which put the staged manifest back to HEAD's on its way out.
+                #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == staged)
+                #expect(FileManager.default.contents(atPath: mirror + "/.tidemark/items.manifest") == manifest)
             }
-            // Refused before the checkout, which put the staged manifest back to HEAD's on its way out.
-            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == staged)
-            #expect(FileManager.default.contents(atPath: mirror + "/.tidemark/items.manifest") == manifest)
+            // Untracked, a copy of what the sync writes passes too.
+            #expect(try await CLI.run("/usr/bin/git", ["reset", "-q", "--hard", "HEAD"], in: mirror).status == 0)
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/items/n1.json"))
+            try written.write(to: URL(fileURLWithPath: mirror + "/items/n1.json"))
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
 
             // The dry run judges by what the sync writes, known from the listing's bodies, not by
             // the last fetched snapshot: a file copied by hand from upstream passes both; a file
