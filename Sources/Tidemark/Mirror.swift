@@ -262,9 +262,9 @@ public actor Mirror {
     }
 
     /// Whether `message` is that of a fetch's or sync's snapshot (no rollback) of this mirror's
-    /// upstream and collections.
+    /// upstream (however its spec is spelled: ``UpstreamConfiguration/sameUpstream(_:_:)``) and collections.
     func isSnapshotOfThisUpstream(_ message: SnapshotMessage) -> Bool {
-        message.restores == nil && message.upstream == settings.upstream
+        message.restores == nil && UpstreamConfiguration.sameUpstream(message.upstream, settings.upstream)
             && Set(message.collections.map(\.name)) == Set(settings.collections)
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// How to reach an upstream: what `tidemark clone` was given, as stored under `[tidemark]` in
 /// `.git/config`. It names where credentials come from, never the credentials themselves.
 public struct UpstreamConfiguration: Sendable, Equatable {
@@ -23,6 +25,25 @@ public struct UpstreamConfiguration: Sendable, Equatable {
     public var location: String {
         guard let colon = spec.firstIndex(of: ":") else { return "" }
         return String(spec[spec.index(after: colon)...])
+    }
+
+    /// Whether two specs name the same upstream however they are spelled: the same kind, and the
+    /// same location but for trailing slashes, or for `dir` the same folder once links are
+    /// resolved (`dir:/srv/items/`, `dir:/mnt/link-to-srv/items`). Two clones of a mirror
+    /// configured by hand on two machines often spell one folder or site differently.
+    public static func sameUpstream(_ one: String, _ other: String) -> Bool {
+        guard one != other else { return true }
+        let (a, b) = (UpstreamConfiguration(spec: one), UpstreamConfiguration(spec: other))
+        guard a.kind == b.kind else { return false }
+        func trimmed(_ location: String) -> Substring {
+            var text = Substring(location)
+            while text.count > 1, text.hasSuffix("/") { text = text.dropLast() }
+            return text
+        }
+        if trimmed(a.location) == trimmed(b.location) { return true }
+        guard a.kind == "dir", a.location.hasPrefix("/"), b.location.hasPrefix("/") else { return false }
+        func folder(_ location: String) -> String { DirectoryUpstream.realPath(URL(fileURLWithPath: location).standardizedFileURL.path) }
+        return folder(a.location) == folder(b.location)
     }
 }
 

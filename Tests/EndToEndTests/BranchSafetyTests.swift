@@ -746,6 +746,32 @@ struct BranchSafetyTests {
     /// `refs/tidemark/upstream` stays behind them. They count as upstream's: status shows nothing
     /// behind, `sync --offline` (and its dry run) keeps them (it put the old versions back, and
     /// the watermark went back), and the next sync builds on them, a fast-forward.
+    /// The same upstream spelled another way in a clone's config (a trailing slash, a link to
+    /// the folder): snapshots pulled from the other clone are still its upstream's. They were
+    /// taken for another upstream's: status called the clone behind, and `sync --offline` wrote
+    /// the older version it had fetched back over the pulled one.
+    @Test(arguments: ["slash", "link"]) func snapshotsOfTheUpstreamSpelledAnotherWayAreRecognised(_ spelling: String) async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            var configured = upstream + "/"
+            if spelling == "link" {
+                try FileManager.default.createSymbolicLink(atPath: root + "/link", withDestinationPath: upstream)
+                configured = root + "/link"
+            }
+            let copy = try await Self.gitClone(to: "c", in: root, upstream: configured)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: copy).status == 0)
+            try await Task.sleep(nanoseconds: 1_100_000_000)  // listed a second later
+            try writeItem(upstream, "i2", lastModified: "2021-06-02T00:00:00Z", extra: #", "v": 3"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["pull", "-q", "--ff-only"], in: copy).status == 0)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: copy).stdout == "")
+            let offline = try await CLI.tidemark(["sync", "--offline"], in: copy)
+            #expect(offline.status == 0 && offline.stdout.contains("Already up to date"), "\(offline.stdout) \(offline.stderr)")
+            #expect(Self.contents(copy + "/items/i2.json").contains("\"v\": 3"))
+        }
+    }
+
     @Test func snapshotsPulledFromAnotherCloneAreNotUndone() async throws {
         try await withScratch { root in
             let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
