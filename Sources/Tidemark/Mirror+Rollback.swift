@@ -21,6 +21,8 @@ extension Mirror {
     /// kept); with `hard`, the branch is reset to it (the reflog still has the old tip).
     /// The upstream-tracking ref is left alone, so `status` then shows what is behind upstream,
     /// and the next sync re-uses the objects already stored instead of downloading them again.
+    /// A commit with no snapshot in its first-parent history (an orphan branch's) is refused
+    /// (``MirrorError/invalidArgument(_:)``).
     public func rollback(to revision: String, hard: Bool = false, force: Bool = false) throws(MirrorError) -> RollbackReport {
         let lock = try lock()
         defer { withExtendedLifetime(lock) {} }
@@ -30,6 +32,13 @@ extension Mirror {
         guard let head = try headCommit() else { throw .unknownRevision("HEAD") }
         let targetID = try resolve(revision)
         let target = try mirrorErrors { try repository.commit(targetID) }
+        // A commit with no snapshot below it (an orphan branch's) holds no known upstream state:
+        // restored, its files would all count as upstream's, and the next sync would delete
+        // those of the user's without naming them.
+        guard let restored = try snapshotMessage(restoring: target) else {
+            throw .invalidArgument("rollback restores a snapshot, or a commit of yours made on one; '\(revision)' "
+                                   + "(\(targetID.short())) has no snapshot in its history (first parents)")
+        }
         // Nothing to restore: no empty commit (as git refuses one), no reset to the same commit.
         if hard ? targetID == head.id : target.tree == head.tree {
             // Forced, a conflict or unfinished merge still ends, as a sync's does.
@@ -53,8 +62,7 @@ extension Mirror {
                 byCollection = [:]
             }
             let counts = byCollection.values.reduce(ChangeCounts(), +)
-            var message = try snapshotMessage(restoring: target)
-                ?? SnapshotMessage(verb: "Rollback", upstream: settings.upstream, collections: [], counts: counts, items: 0)
+            var message = restored
             message.verb = "Rollback"
             message.counts = counts
             message.perCollection = byCollection

@@ -664,6 +664,26 @@ struct BranchSafetyTests {
             #expect(!FileManager.default.fileExists(atPath: mirror + "/items/mine.json"))
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
             try await CLI.expectClean(mirror)
+
+            // A commit with no snapshot in its history (an orphan branch's) is no state of
+            // upstream: refused, plain or --hard, forced or not (its files all counted as
+            // upstream's, and the next sync deleted those of the user's unnamed).
+            let before = try await Self.rev("HEAD", in: mirror)
+            try await CLI.git(["checkout", "-q", "--orphan", "junk"], in: mirror)
+            try await CLI.git(["rm", "-rq", "--cached", "."], in: mirror)
+            try await CLI.git(["clean", "-fdq"], in: mirror)
+            try Data("notes\n".utf8).write(to: URL(fileURLWithPath: mirror + "/README"))
+            try await CLI.git(["add", "README"], in: mirror)
+            try await CLI.git(["-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "junk"], in: mirror)
+            let junk = try await Self.rev("HEAD", in: mirror)
+            try await CLI.git(["switch", "-q", "main"], in: mirror)
+            for arguments in [["rollback", "junk"], ["rollback", "junk", "--hard"], ["rollback", "junk", "--force"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 128 && refused.stderr == "fatal: rollback restores a snapshot, or a commit of yours made on one; "
+                            + "'junk' (\(junk.prefix(7))) has no snapshot in its history (first parents)\n", "\(arguments): \(refused.stderr)")
+                #expect(try await Self.rev("HEAD", in: mirror) == before)
+            }
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
         }
     }
 
