@@ -42,6 +42,16 @@ extension Repository {
         appendToExistingReflog(name, old: expected, new: target, message: message)
     }
 
+    /// Points `ORIG_HEAD` at `id`, as git's pull, merge and reset do when they move a branch:
+    /// `git reset --hard ORIG_HEAD` undoes the move. (libgit2 keeps no reflog for it, as git keeps none.)
+    public func setOrigHead(_ id: ObjectID) throws(GitError) {
+        var newID = id.raw
+        var reference: OpaquePointer?
+        let rc = git_reference_create(&reference, pointer, "ORIG_HEAD", &newID, 1, nil)
+        if let reference { git_reference_free(reference) }
+        try check(rc, "updating ORIG_HEAD")
+    }
+
     /// With `core.logAllRefUpdates` false, libgit2 writes no reflog entry, where git still appends
     /// to a reflog that exists (so `main@{1}` names the tip before a sync): the entry is appended
     /// here then. Best effort: a failure leaves the reflog as it was.

@@ -539,6 +539,9 @@ extension Mirror {
         }
         crashPoint("after-branch")
         removeState("sync-journal")
+        // As git's pull and reset leave it: `git reset --hard ORIG_HEAD` undoes the sync or rollback.
+        // Best effort: the branch has moved whatever happens to this.
+        if let head { try? repository.setOrigHead(head.id) }
         return changed
     }
 

@@ -687,6 +687,31 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A sync and a rollback leave ORIG_HEAD at the tip they moved from, as git's pull and reset
+    /// do: `git reset --hard ORIG_HEAD` undoes the last of them (it went back to whatever git
+    /// had last left there, dropping every sync since).
+    @Test func origHeadUndoesTheLastSyncOrRollback() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
+            var tips = [try await Self.rev("HEAD", in: mirror)]
+            for round in 1...2 {
+                try writeItem(upstream, "i1", lastModified: "2021-06-0\(round)T00:00:00Z", extra: ", \"v\": \(round)")
+                #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+                tips.append(try await Self.rev("HEAD", in: mirror))
+                #expect(try await Self.rev("ORIG_HEAD", in: mirror) == tips[round - 1])
+            }
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await Self.rev("ORIG_HEAD", in: mirror) == tips[1], "no move, no ORIG_HEAD")
+            #expect(try await CLI.tidemark(["rollback", "-q", "HEAD~2", "--hard"], in: mirror).status == 0)
+            #expect(try await Self.rev("ORIG_HEAD", in: mirror) == tips[2])
+            try await CLI.git(["reset", "-q", "--hard", "ORIG_HEAD"], in: mirror)
+            #expect(try await Self.rev("HEAD", in: mirror) == tips[2])
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// A manifest committed corrupt is undone by a plain rollback, as the Guide advises for a bad
     /// snapshot (only `--hard` worked: the counts of the new commit read the corrupt manifest).
     @Test func aPlainRollbackUndoesACorruptManifest() async throws {
