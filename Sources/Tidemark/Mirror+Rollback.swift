@@ -26,7 +26,7 @@ extension Mirror {
     public func rollback(to revision: String, hard: Bool = false, force: Bool = false) throws(MirrorError) -> RollbackReport {
         let lock = try lock()
         defer { withExtendedLifetime(lock) {} }
-        let branch = try checkedOutBranch()
+        let branch = try checkedOutBranch(by: "rollback")
         try recoverInterruptedSync(force: force)
         try catchUpUpstreamRef()
         guard let head = try headCommit() else { throw .unknownRevision("HEAD") }

@@ -170,10 +170,15 @@ public actor Mirror {
     }
 
     /// The branch a sync or rollback moves, HEAD's; throws ``MirrorError/detachedHead(_:)`` when
-    /// HEAD is detached (moving `main` then would leave HEAD and the working tree apart).
-    func checkedOutBranch() throws(MirrorError) -> String {
+    /// HEAD is detached (moving `main` then would leave HEAD and the working tree apart), or
+    /// ``MirrorError/operationInProgress(_:by:)`` when a rebase or `am` detached it.
+    func checkedOutBranch(by command: String = "sync") throws(MirrorError) -> String {
         let branch = try branch()
-        if branch == "HEAD", let head = try headCommit() { throw .detachedHead(head.id) }
+        if branch == "HEAD", let head = try headCommit() {
+            // A rebase (or `am`) detaches HEAD while it runs: it is to finish, not `git switch` (git refuses that then).
+            if let operation = repository.operationInProgress() { throw .operationInProgress(operation, by: command) }
+            throw .detachedHead(head.id)
+        }
         return branch
     }
 
@@ -545,6 +550,8 @@ public actor Mirror {
         var spec = revision
         let namesUpstream = Mirror.namesUpstream(revision)
         if namesUpstream { spec = Mirror.upstreamRef + revision.dropFirst("upstream".count) }
+        // git's `@` for HEAD, followed by a suffix (`@~1`, `@^`), which libgit2 takes only alone or as `@{...}`.
+        if let suffix = spec.dropFirst().first, spec.hasPrefix("@"), suffix == "~" || suffix == "^" { spec = "HEAD" + spec.dropFirst() }
         do {
             return try repository.revparse(spec)
         } catch {

@@ -129,6 +129,7 @@ public enum MirrorError: Error, CustomStringConvertible {
             let finish: String
             switch operation {
             case "merge": finish = "finish it ('git commit') or abort it ('git merge --abort'), or run with --force to end it as 'git reset --hard' does"
+            case "rebase", "am": finish = "finish it ('git \(operation) --continue') or abort it ('git \(operation) --abort') first"
             case "revert", "cherry-pick":
                 finish = "finish it ('git \(operation) --continue') or abort it ('git \(operation) --abort'), or run with --force to end it as 'git reset --hard' does"
             default: finish = "finish or abort it ('git \(operation) --abort') first"

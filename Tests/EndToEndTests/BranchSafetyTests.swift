@@ -1142,6 +1142,30 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A rebase stopped by a conflict detaches HEAD: a sync, its dry run and a rollback say to
+    /// finish or abort it. They said HEAD was detached and to 'git switch main', which git
+    /// refuses during a rebase.
+    @Test func aRebaseInProgressIsNamedNotADetachedHead() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(3, in: root)
+            let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
+            for (branch, create) in [("side", true), ("main", false)] {
+                #expect(try await CLI.run("/usr/bin/git", ["switch", "-q"] + (create ? ["-c"] : []) + [branch], in: mirror).status == 0)
+                try Data("{\"\(branch)\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i2.json"))
+                #expect(try await CLI.run("/usr/bin/git", git + ["commit", "-q", "-a", "-m", branch], in: mirror).status == 0)
+            }
+            #expect(try await CLI.run("/usr/bin/git", ["switch", "-q", "side"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", git + ["rebase", "main"], in: mirror).status != 0)
+            for arguments in [["sync", "--dry-run"], ["sync"], ["rollback", "HEAD~1"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("a rebase is in progress, so \(arguments[0]) cannot move the branch: "
+                        + "finish it ('git rebase --continue') or abort it ('git rebase --abort') first"), "\(arguments): \(refused.stderr)")
+            }
+            #expect(try await CLI.run("/usr/bin/git", ["rebase", "--abort"], in: mirror).status == 0)
+            #expect(try await CLI.git(["symbolic-ref", "--short", "HEAD"], in: mirror) == "side\n")
+        }
+    }
+
     /// A merge left unfinished (its conflict resolved and staged, not committed): a sync, its dry
     /// run and a rollback refuse as `git pull` does; `--force` ends the merge as `git reset --hard`
     /// does, what it staged included (MERGE_HEAD stayed, and the next `git commit` recorded the

@@ -550,6 +550,12 @@ struct MirrorTests {
             #expect(both.filter { !$0.hasPrefix(".tidemark/") } == ["items/item-0.json", "notes.json"])
             let log = try await mirror.log(from: "upstream..HEAD").map(\.summary)
             #expect(log == ["notes"])
+            // `@` is HEAD, with suffixes too, as in git.
+            let parent = try git(["rev-parse", "HEAD~1"], in: path + "/m").trimmingCharacters(in: .whitespacesAndNewlines)
+            for revision in ["@~1", "@^", "@~"] {
+                #expect(try await mirror.log(from: revision, limit: 1).first?.commit == parent, "\(revision)")
+            }
+            #expect(try await mirror.log(from: "@..upstream").map(\.commit) == mirror.log(from: "HEAD..upstream").map(\.commit))
             // Either side's snapshots since they parted, newest first, as git lists them.
             for (range, gitRange) in [("HEAD...upstream", "HEAD...tidemark/upstream"), ("upstream...HEAD", "tidemark/upstream...HEAD")] {
                 let either = try await mirror.log(from: range).map(\.commit)
