@@ -538,6 +538,13 @@ public actor Mirror {
             }
     }
 
+    /// Whether `text` names a commit, or a range of two (`A..B`, `A...B`), as `diff` and `log`
+    /// take them: git takes an argument that is none, but a file, as a path.
+    public func isRevision(_ text: String) -> Bool {
+        let sides = RevisionRange(text).map { [$0.from, $0.to] } ?? [text]
+        return sides.allSatisfy { (try? resolve($0)) != nil }
+    }
+
     /// Whether `revision` starts with the name `upstream`, alone or followed by git's suffixes.
     static func namesUpstream(_ revision: String) -> Bool {
         let suffix = revision.dropFirst("upstream".count)

@@ -265,6 +265,16 @@ struct DocumentedOutputTests {
             // An empty pathspec is refused, as git refuses it (it was the whole diff).
             let empty = try await CLI.tidemark(["diff", "HEAD", "--", ""], in: mirror)
             #expect(empty.status == 128 && empty.stderr.contains("empty string is not a valid pathspec"), "\(empty.stderr)")
+            // Without `--`, a file after the revision is a path, as git takes it (two arguments at
+            // most: more paths take `--`); a name that is neither stays an unknown revision.
+            for (arguments, directory) in [(["HEAD~1", "items/i1.json"], mirror), (["HEAD~1", "i1.json"], items),
+                                           (["HEAD~1", "items"], mirror)] {
+                let expected = try await CLI.git(["diff", "--name-status"] + arguments, in: directory)
+                let diff = try await CLI.tidemark(["diff", "--name-status"] + arguments, in: directory)
+                #expect(diff.status == 0 && diff.stdout == expected && !expected.isEmpty, "\(arguments): \(diff.stdout) \(diff.stderr)")
+            }
+            let unknown = try await CLI.tidemark(["diff", "HEAD", "nosuch.json"], in: mirror)
+            #expect(unknown.status == 128 && unknown.stderr == "fatal: unknown revision 'nosuch.json'\n", "\(unknown.stderr)")
         }
     }
 }

@@ -53,9 +53,18 @@ extension TidemarkCommand {
         var items: [String] = []
 
         func run() async throws {
-            let revisions = [from, to].compactMap { $0 }
+            var revisions = [from, to].compactMap { $0 }
+            var items = items
             let format: DiffFormat = stat ? .stat : nameStatus ? .nameStatus : .patch
             let mirror = try root.openMirror()
+            // As git: without `--`, arguments from the first that is no revision on are paths when
+            // each is a file or folder there (`tidemark diff items/a.json`, `diff HEAD items/`).
+            var firstPath: Int?
+            for (index, revision) in revisions.enumerated() where await !mirror.isRevision(revision) { firstPath = index; break }
+            if let first = firstPath, revisions[first...].allSatisfy({ FileManager.default.fileExists(atPath: root.path($0)) }) {
+                items = Array(revisions[first...]) + items
+                revisions.removeSubrange(first...)
+            }
             for warning in await mirror.revisionWarnings(revisions) { writeStandardError("warning: \(warning)\n") }
             let result = try await engine { () async throws(MirrorError) in
                 try await mirror.diff(revisions, items: items, relativeTo: root.path("."), format: format)
@@ -91,3 +100,4 @@ extension TidemarkCommand {
         }
     }
 }
+
