@@ -40,7 +40,8 @@ public struct FixtureFault: Sendable, Equatable {
     public var queryContains: String?
     /// A JSON body served instead of the real one (with `status`, default 200), verbatim but for
     /// `{n}`, replaced by the number of requests the fixture has recorded (this one included), so
-    /// that each answer can link a new next page.
+    /// that each answer can link a new next page; `{n6}` is that number in six digits (`000012`),
+    /// which orders as text as it does as a number (a fraction of a second growing each time).
     public var replacementBody: String?
     /// Headers sent with `replacementBody`, with `{n}` replaced as in it (e.g. a `Link` to a next page).
     public var replacementHeaders: [String: String]

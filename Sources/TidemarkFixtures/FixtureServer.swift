@@ -273,7 +273,11 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
                                                   body: Data("{\"envelopeTemplates\": [{\"templateId\": ".utf8)))
             case .truncated, .normal:
                 if let replacement = fault.replacementBody {
-                    func numbered(_ text: String) -> String { text.replacingOccurrences(of: "{n}", with: String(number)) }
+                    func numbered(_ text: String) -> String {
+                        let digits = String(number)
+                        return text.replacingOccurrences(of: "{n6}", with: String(repeating: "0", count: max(0, 6 - digits.count)) + digits)
+                            .replacingOccurrences(of: "{n}", with: digits)
+                    }
                     let headers = [("Content-Type", "application/json")]
                         + fault.replacementHeaders.sorted { $0.key < $1.key }.map { ($0.key, numbered($0.value)) }
                     return Self.response(FixtureReply(status: fault.status ?? 200, headers: headers, body: Data(numbered(replacement).utf8)),

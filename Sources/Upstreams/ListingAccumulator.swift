@@ -23,9 +23,11 @@ struct ListingAccumulator {
     private(set) var changedWhilePaging = false
     /// The total the last page gave, when pages give one.
     private var pageTotal: Int?
-    /// Pages in a row, up to the last one added, that brought nothing new (empty, or only repeats).
+    /// Pages in a row, up to the last one added, that brought no new id (empty, only repeats, or
+    /// only newer versions of ids listed before: a server that dates one id a second later on
+    /// every page would otherwise be paged for ever, each page "newer").
     private(set) var pagesWithoutProgress = 0
-    /// How many pages in a row may bring nothing new while the server still links a next one.
+    /// How many pages in a row may bring no new id while the server still links a next one.
     static let stalledPagesAllowed = 20
 
     init(collection: String, maxItems: Int) {
@@ -65,6 +67,7 @@ struct ListingAccumulator {
     mutating func add(page: [ListedItem]) throws -> Bool {
         var onThisPage: [ItemID: Timestamp] = [:]
         var progressed = false
+        var newID = false
         for item in page {
             if let other = onThisPage.updateValue(item.lastModified, forKey: item.id), !Self.same(other, item.lastModified) {
                 throw UpstreamError.duplicateID(
@@ -80,6 +83,7 @@ struct ListingAccumulator {
                 positions[item.id] = items.count
                 items.append(item)
                 progressed = true
+                newID = true
                 continue
             }
             let known = items[position]
@@ -96,7 +100,7 @@ struct ListingAccumulator {
                 }
             }
         }
-        pagesWithoutProgress = progressed ? 0 : pagesWithoutProgress + 1
+        pagesWithoutProgress = newID ? 0 : pagesWithoutProgress + 1
         return progressed
     }
 

@@ -32,6 +32,22 @@ import TidemarkFixtures
         }
     }
 
+    /// A server that lists one id a little newer on every page never ends its paging: the listing
+    /// stops once ``ListingAccumulator/stalledPagesAllowed`` pages in a row brought no new id.
+    /// (Each newer version counted as progress, and it went on for ever: 40,000 pages in 20 s.)
+    @Test func anIdNewerOnEveryPageEndsTheListing() async throws {
+        try await withFixture { server in
+            server.inject(FixtureFault(count: 300, replacementBody: #"[{"id": "a", "lastModified": "2018-03-26T03:54:40.{n6}Z"}]"#))
+            try await using(try upstream(server, options: ["paging": "page"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                guard case .malformedListing("items", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                let allowed = ListingAccumulator.stalledPagesAllowed
+                #expect(reason.hasPrefix("\(allowed) pages in a row brought no new item"), "\(reason)")
+                #expect(server.requests.count == allowed + 1)
+            }
+        }
+    }
+
     /// The tag mirrors store: FNV-1a 64 of the body (its reference value for "a").
     @Test func contentTagsAreTheBodysFNV1aHash() {
         #expect(RestUpstream.contentTag(Data("a".utf8)) == "body-af63dc4c8601ec8c")
