@@ -181,8 +181,9 @@ public final class Credentials: @unchecked Sendable {
             let quoted = CQuoting.quoted(secret)
             if quoted.hasPrefix("\"") { result = result.replacingOccurrences(of: String(quoted.dropFirst().dropLast()), with: "***") }
         }
-        // As a server may echo it in a URL: any of its characters percent-encoded.
-        guard result.contains("%") else { return result }
+        // As a server may echo it in a URL: any of its characters percent-encoded, a space as `+`
+        // too (a form's encoding: WordPress application passwords hold spaces).
+        guard result.contains("%") || (result.contains("+") && credential.secrets.contains(where: { $0.contains(" ") })) else { return result }
         let patterns = lock.withLock { () -> [NSRegularExpression] in
             if let encodedPatterns { return encodedPatterns }
             let compiled = credential.secrets.filter { !$0.isEmpty }.compactMap { try? NSRegularExpression(pattern: Credentials.encodedPattern($0)) }
@@ -196,7 +197,7 @@ public final class Credentials: @unchecked Sendable {
     }
 
     /// A pattern matching `secret` with any of its characters written as `%XX` (its UTF-8 bytes,
-    /// either case of hex digit) instead.
+    /// either case of hex digit) instead, and a space as `+`.
     static func encodedPattern(_ secret: String) -> String {
         secret.unicodeScalars.map { scalar in
             let literal = NSRegularExpression.escapedPattern(for: String(scalar))
@@ -204,7 +205,7 @@ public final class Credentials: @unchecked Sendable {
                 let hex = String(byte, radix: 16, uppercase: true)
                 return "%" + (hex.count == 1 ? "0" + hex : hex)
             }.joined()
-            return "(?:\(literal)|(?i:\(encoded)))"
+            return "(?:\(literal)|(?i:\(encoded))\(scalar == " " ? "|\\+" : ""))"
         }.joined()
     }
 

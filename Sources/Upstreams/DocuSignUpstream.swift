@@ -257,7 +257,8 @@ public struct DocuSignUpstream: Upstream {
                 reason: "field 'templateId' is \(idValue.typeName == "a string" ? "empty" : idValue.typeName + ", not a string")")
         }
         let version = try listedVersion(
-            fields["lastModified"], collection: collection, item: "\(id) (#\(position))", field: "lastModified")
+            fields["lastModified"], collection: collection, item: "\(id) (#\(position))", field: "lastModified",
+            redact: session.credentials.redact)
         return ListedItem(id: ItemID(id), lastModified: version)
     }
 
@@ -267,7 +268,7 @@ public struct DocuSignUpstream: Upstream {
         case nil, .null?: return nil
         case .string(let text)?:
             guard let number = Int(text), number >= 0 else {
-                throw UpstreamError.malformedListing(collection: collection, reason: "'\(field)' is not a count: '\(CQuoting.quoted(String(text.prefix(32))))'")
+                throw UpstreamError.malformedListing(collection: collection, reason: "'\(field)' is not a count: '\(CQuoting.quoted(String(session.credentials.redact(text).prefix(32))))'")
             }
             return number
         case let number? where (number.exactInteger ?? -1) >= 0: return Int(number.exactInteger!)

@@ -110,7 +110,8 @@ struct ListingAccumulator {
 
 /// Reads the version field of one listed item.
 func listedVersion(
-    _ value: JSONValue?, collection: String, item: String, field: String, missingHint: String = ""
+    _ value: JSONValue?, collection: String, item: String, field: String, missingHint: String = "",
+    redact: (String) -> String
 ) throws -> Timestamp {
     guard let value else {
         throw UpstreamError.malformedItem(collection: collection, item: item, reason: "field '\(field)' is missing" + missingHint)
@@ -121,7 +122,7 @@ func listedVersion(
     }
     guard let timestamp = Timestamp(text) else {
         throw UpstreamError.malformedItem(
-            collection: collection, item: item, reason: "field '\(field)' is not a date-time: '\(CQuoting.quoted(String(text.prefix(64))))'")
+            collection: collection, item: item, reason: "field '\(field)' is not a date-time: '\(CQuoting.quoted(String(redact(text).prefix(64))))'")
     }
     return timestamp
 }

@@ -247,7 +247,7 @@ public struct RestUpstream: Upstream {
         }
         let version = try listedVersion(
             field(modifiedField, of: fields, whole: value), collection: collection, item: id, field: modifiedField,
-            missingHint: Self.fieldHint("modifiedField", fields))
+            missingHint: Self.fieldHint("modifiedField", fields), redact: session.credentials.redact)
         if itemURL != nil { return ListedItem(id: ItemID(id), lastModified: version) }
         let body = value.serialized()
         return ListedItem(id: ItemID(id), lastModified: version, etag: RestUpstream.contentTag(body), body: body)

@@ -179,7 +179,8 @@ public struct WordPressUpstream: Upstream {
                 collection: collection, item: "#\(position)",
                 reason: "field 'id' is \(other.typeName), not a non-negative integer")
         }
-        let version = try listedVersion(fields["modified_gmt"], collection: collection, item: id, field: "modified_gmt")
+        let version = try listedVersion(fields["modified_gmt"], collection: collection, item: id, field: "modified_gmt",
+                                        redact: session.credentials.redact)
         return ListedItem(id: ItemID(id), lastModified: version)
     }
 

@@ -19,6 +19,30 @@ import Testing
         #expect(credentials.redact("a 100% plain message") == "a 100% plain message")
     }
 
+    /// A password with spaces (WordPress's application passwords) echoed form-encoded, each space
+    /// a `+`, is redacted too (it was printed by `-v`).
+    @Test func aFormEncodedPasswordIsRedacted() async throws {
+        let credentials = try Credentials(options: ["basicEnv": "U:P"], environment: ["U": "admin", "P": "abcd EFGH ijkl"])
+        _ = try await credentials.resolve()
+        for echoed in ["abcd+EFGH+ijkl", "abcd%20EFGH+ijkl", "abcd EFGH+ijkl"] {
+            #expect(credentials.redact("GET /posts?pg=2&echo=\(echoed) 200") == "GET /posts?pg=2&echo=*** 200", "\(echoed)")
+        }
+        #expect(credentials.redact("a+b c") == "a+b c")
+    }
+
+    /// A secret an upstream echoes into a listed field is redacted before the message shortens
+    /// the field: cut first, its start was printed (57 of a token's 100 characters).
+    @Test func aSecretInAShortenedFieldIsRedactedFirst() async throws {
+        let token = String(repeating: "t0K3n", count: 20)
+        let credentials = try Credentials(options: ["tokenEnv": "T"], environment: ["T": token])
+        _ = try await credentials.resolve()
+        #expect {
+            _ = try listedVersion(.string("Bearer " + token), collection: "items", item: "b", field: "lastModified", redact: credentials.redact)
+        } throws: { error in
+            (error as? UpstreamError)?.description == "items/b: field 'lastModified' is not a date-time: 'Bearer ***'"
+        }
+    }
+
     /// A secret in text a message quotes (a `"`, a `\\`, bytes above 0x7f written as octal) is
     /// redacted in that form too.
     @Test func aQuotedSecretIsRedactedToo() async throws {
