@@ -211,6 +211,20 @@ struct JSONValueTests {
         }
     }
 
+    /// The validator stored for an item: its ETag, else its Last-Modified date; none past 1 KB
+    /// (each is stored in the manifest: 79 KB ETags made a 2,000-item manifest 158 MB).
+    @Test func validatorsAreStoredUpToOneKilobyte() {
+        func result(_ headers: [(String, String)]) -> HTTPResult {
+            HTTPResult(url: URL(string: "http://x/items/1")!, status: 200, headers: headers, body: Data())
+        }
+        #expect(result([("ETag", "\"v1\""), ("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")]).validator == "\"v1\"")
+        #expect(result([("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")]).validator == "Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT")
+        let longest = "\"" + String(repeating: "e", count: HTTPResult.maxValidatorBytes - 2) + "\""
+        #expect(result([("ETag", longest)]).validator == longest)
+        #expect(result([("ETag", "\"" + String(repeating: "e", count: HTTPResult.maxValidatorBytes - 1) + "\"")]).validator == nil)
+        #expect(result([]).validator == nil)
+    }
+
     /// Numbers are written as upstream wrote them.
     @Test func theSerializedFormKeepsNumbersAsWritten() throws {
         let text = #"{"d":12345678901234567890,"a":1.50,"c":1e400,"b":-0,"e":[0.1,7]}"#

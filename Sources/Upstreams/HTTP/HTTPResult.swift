@@ -18,10 +18,16 @@ public struct HTTPResult: Sendable {
 
     /// The validator to store for a conditional request next time: the `ETag`, else the
     /// `Last-Modified` date as `Last-Modified: <date>` (never mistaken for an ETag, which is quoted).
+    /// None over ``maxValidatorBytes``: it is stored in the manifest for every item.
     public var validator: String? {
-        if let etag = header("ETag") { return etag }
-        return header("Last-Modified").map { HTTPResult.lastModifiedPrefix + $0 }
+        let validator = header("ETag") ?? header("Last-Modified").map { HTTPResult.lastModifiedPrefix + $0 }
+        return validator.flatMap { $0.utf8.count <= HTTPResult.maxValidatorBytes ? $0 : nil }
     }
+
+    /// The longest validator stored (real ones are tens of bytes). A server sending 79 KB ETags
+    /// made a 2,000-item mirror's manifest 158 MB; without one, the item is downloaded whole
+    /// when its listed version changes, as from a server that sends none.
+    public static let maxValidatorBytes = 1024
 
     static let lastModifiedPrefix = "Last-Modified: "
 
