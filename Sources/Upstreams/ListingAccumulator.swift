@@ -14,6 +14,10 @@ struct ListingAccumulator {
     let collection: String
     /// Most distinct ids the listing may hold (``HTTPSettings/maxListedItems``).
     let maxItems: Int
+    /// Most bytes of bodies the listing's items may carry, all held until the listing ends (1 GiB).
+    let maxBodyBytes: Int
+    /// Bytes of bodies the items listed so far carry.
+    private var bodyBytes = 0
     private(set) var items: [ListedItem] = []
     /// Where each id is in `items`.
     private var positions: [ItemID: Int] = [:]
@@ -30,9 +34,10 @@ struct ListingAccumulator {
     /// How many pages in a row may bring no new id while the server still links a next one.
     static let stalledPagesAllowed = 20
 
-    init(collection: String, maxItems: Int) {
+    init(collection: String, maxItems: Int, maxBodyBytes: Int = 1 << 30) {
         self.collection = collection
         self.maxItems = maxItems
+        self.maxBodyBytes = maxBodyBytes
     }
 
     /// Records the total a page says the listing holds. One that differs from an earlier page's
@@ -80,6 +85,7 @@ struct ListingAccumulator {
                         reason: "it brought over \(maxItems) items, the most a listing may (option maxItems): "
                             + "upstream's paging may not end, or the collection needs a larger maxItems")
                 }
+                try hold(item.body, replacing: nil)
                 positions[item.id] = items.count
                 items.append(item)
                 progressed = true
@@ -95,6 +101,7 @@ struct ListingAccumulator {
             } else {
                 changedWhilePaging = true
                 if item.lastModified > known.lastModified {
+                    try hold(item.body, replacing: known.body)
                     items[position] = item
                     progressed = true
                 }
@@ -102,6 +109,16 @@ struct ListingAccumulator {
         }
         pagesWithoutProgress = newID ? 0 : pagesWithoutProgress + 1
         return progressed
+    }
+
+    /// Counts `body` in the bodies held, in place of `old`; throws past ``maxBodyBytes``.
+    private mutating func hold(_ body: Data?, replacing old: Data?) throws {
+        bodyBytes += (body?.count ?? 0) - (old?.count ?? 0)
+        guard bodyBytes > maxBodyBytes else { return }
+        throw UpstreamError.malformedListing(
+            collection: collection,
+            reason: "its items carry over \(maxBodyBytes >> 20) MiB of bodies, more than tidemark holds at once: "
+                + "set itemURL to download each item on its own")
     }
 
     /// Whether two listed versions are the same (as written, or as instants).

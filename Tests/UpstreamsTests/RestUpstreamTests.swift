@@ -48,6 +48,25 @@ import TidemarkFixtures
         }
     }
 
+    /// The bodies a listing carries are held until it ends: past 1 GiB of them it fails, naming
+    /// `itemURL` (ten 30 MB bodies took 684 MB, twenty 1.3 GB). A newer version counts in place
+    /// of the one it replaces.
+    @Test func bodiesAListingCarriesAreBounded() throws {
+        var accumulator = ListingAccumulator(collection: "items", maxItems: 100, maxBodyBytes: 3 << 20)
+        let body = Data(count: 1 << 20)
+        for (id, version) in [("a", "2021-01-01T00:00:00Z"), ("b", "2021-01-01T00:00:00Z"), ("a", "2021-01-02T00:00:00Z"), ("c", "2021-01-01T00:00:00Z")] {
+            try accumulator.add(page: [ListedItem(id: ItemID(id), lastModified: Timestamp(version)!, body: body)])
+        }
+        #expect(accumulator.count == 3)
+        #expect {
+            try accumulator.add(page: [ListedItem(id: ItemID("d"), lastModified: Timestamp("2021-01-01T00:00:00Z")!, body: Data([1]))])
+        } throws: { error in
+            (error as? UpstreamError) == .malformedListing(collection: "items", reason: "its items carry over 3 MiB of bodies, "
+                                                           + "more than tidemark holds at once: set itemURL to download each item on its own")
+        }
+        #expect(ListingAccumulator(collection: "items", maxItems: 1).maxBodyBytes == 1 << 30)
+    }
+
     /// The tag mirrors store: FNV-1a 64 of the body (its reference value for "a").
     @Test func contentTagsAreTheBodysFNV1aHash() {
         #expect(RestUpstream.contentTag(Data("a".utf8)) == "body-af63dc4c8601ec8c")
