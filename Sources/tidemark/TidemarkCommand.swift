@@ -115,13 +115,17 @@ struct TidemarkCommand: AsyncParsableCommand {
     static var commandNames: [String] { configuration.subcommands.map { $0._commandName } }
 
     /// `log -<number>` means `log -n <number>`, as in git, and `-n -1` (a negative count: no
-    /// limit) is a value, not an option.
+    /// limit) is a value, not an option. Paths after `--` are marked (`--paths-given`), for `log`
+    /// to refuse them rather than take them for revisions.
     static func countingLikeGitLog(_ arguments: [String]) -> [String] {
         let index = commandIndex(arguments)
         guard index < arguments.count, arguments[index] == "log" else { return arguments }
         var result = Array(arguments[...index])
         for (offset, argument) in arguments[(index + 1)...].enumerated() {
-            if argument == "--" { return result + arguments[(index + 1 + offset)...] }
+            if argument == "--" {
+                let rest = arguments[(index + 1 + offset)...]
+                return result + (rest.count > 1 ? ["--paths-given"] : []) + rest
+            }
             if argument.count > 1, argument.hasPrefix("-"), argument.dropFirst().allSatisfy(\.isASCII),
                argument.dropFirst().allSatisfy(\.isNumber) {
                 if result.count > index + 1, ["-n", "--max-count"].contains(result.last) {

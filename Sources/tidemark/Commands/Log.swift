@@ -33,6 +33,16 @@ extension TidemarkCommand {
         @Flag(help: "Print a JSON array.")
         var json = false
 
+        /// Set when paths follow `--` (``TidemarkCommand/countingLikeGitLog(_:)``): refused.
+        @Flag(help: .hidden)
+        var pathsGiven = false
+
+        func validate() throws {
+            guard !pathsGiven else {
+                throw ValidationError("log takes no paths: each snapshot holds every item ('git log -- <path>' lists the snapshots that changed a file)")
+            }
+        }
+
         func run() async throws {
             let mirror = try root.openMirror()
             let (revision, limit) = try Self.range(revisions, limit: maxCount)
