@@ -98,4 +98,3 @@ extension Mirror {
         return merged
     }
 }
-
