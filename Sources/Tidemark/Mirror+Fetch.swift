@@ -441,13 +441,19 @@ extension Mirror {
 
     /// ``changes(from:to:)`` for each collection either tree holds or the settings name.
     func changesByCollection(from old: ObjectID?, to new: ObjectID) throws(MirrorError) -> [String: ChangeCounts] {
-        var counts: [String: ChangeCounts] = [:]
+        try itemChangesByCollection(from: old, to: new).mapValues(ChangeCounts.init)
+    }
+
+    /// The items' changes (``contentChanges(_:in:from:to:)``) of each collection either tree
+    /// holds or the settings name.
+    func itemChangesByCollection(from old: ObjectID?, to new: ObjectID) throws(MirrorError) -> [String: [ManifestChange]] {
+        var byCollection: [String: [ManifestChange]] = [:]
         for collection in try comparedCollections(from: old, to: new) {
             let changes = try manifestChanges(collection, from: try manifestBlob(collection, in: old),
                                               to: try manifestBlob(collection, in: new))
-            counts[collection] = ChangeCounts(try contentChanges(changes, in: collection, from: old, to: new))
+            byCollection[collection] = try contentChanges(changes, in: collection, from: old, to: new)
         }
-        return counts
+        return byCollection
     }
 }
 

@@ -57,7 +57,7 @@ extension Mirror {
             // since) counts its items as new.
             let byCollection: [String: ChangeCounts]
             do {
-                byCollection = try changesByCollection(from: head.tree, to: target.tree)
+                byCollection = try rollbackCounts(from: head.tree, to: target.tree)
             } catch .corruptManifest {
                 byCollection = [:]
             }
@@ -107,5 +107,27 @@ extension Mirror {
             next = try firstParent(of: commit)
         }
         return nil
+    }
+
+    /// A rollback's counts by collection: the manifests' changes, plus the item files that no
+    /// manifest change accounts for, which a commit of the user's own changed without touching
+    /// its manifest (a rollback to one that edited and deleted items recorded "no changes").
+    func rollbackCounts(from old: ObjectID, to new: ObjectID) throws(MirrorError) -> [String: ChangeCounts] {
+        let byCollection = try itemChangesByCollection(from: old, to: new)
+        let collections = Array(byCollection.keys)
+        var counts = byCollection.mapValues(ChangeCounts.init)
+        var counted = Set<String>()
+        for (collection, changes) in byCollection {
+            for entry in changes.flatMap({ [$0.old, $0.new] }).compactMap({ $0 }) { counted.insert("\(collection)/\(entry.path)") }
+        }
+        for delta in try mirrorErrors({ try repository.diffTrees(old, new).deltas }) where !counted.contains(delta.path) {
+            guard let collection = collections.first(where: { delta.path.hasPrefix($0 + "/") }) else { continue }
+            switch delta.status {
+            case .added: counts[collection, default: ChangeCounts()].added += 1
+            case .deleted: counts[collection, default: ChangeCounts()].deleted += 1
+            default: counts[collection, default: ChangeCounts()].changed += 1
+            }
+        }
+        return counts
     }
 }

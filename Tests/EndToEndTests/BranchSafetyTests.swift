@@ -687,6 +687,29 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A rollback to a commit of the user's that edited and deleted items counts those changes,
+    /// as git shows them: it recorded "no changes" (its manifest, untouched, listed none).
+    @Test func aRollbackToACommitOfYoursCountsItsChanges() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(3, in: root)
+            let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
+            #expect(try await CLI.run("/usr/bin/git", ["switch", "-q", "-c", "exp"], in: mirror).status == 0)
+            try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
+            try Data("{\"new\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/n9.json"))
+            try await CLI.git(["rm", "-q", "items/i2.json"], in: mirror)
+            try await CLI.git(["add", "-A"], in: mirror)
+            #expect(try await CLI.run("/usr/bin/git", git + ["commit", "-q", "-m", "my edits"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["switch", "-q", "main"], in: mirror).status == 0)
+            let exp = try await Self.rev("exp", in: mirror)
+            let rollback = try await CLI.tidemark(["rollback", "exp"], in: mirror)
+            #expect(rollback.status == 0, "\(rollback.stderr)")
+            let subject = try await CLI.git(["log", "-1", "--format=%s"], in: mirror)
+            #expect(subject == "Roll back to \(exp.prefix(7)): 1 changed, 1 new, 1 deleted\n", "\(subject)")
+            let stat = try await CLI.git(["diff", "--name-status", "HEAD~1", "HEAD"], in: mirror)
+            #expect(stat == "M\titems/i1.json\nD\titems/i2.json\nA\titems/n9.json\n", "\(stat)")
+        }
+    }
+
     /// A sync and a rollback leave ORIG_HEAD at the tip they moved from, as git's pull and reset
     /// do: `git reset --hard ORIG_HEAD` undoes the last of them (it went back to whatever git
     /// had last left there, dropping every sync since).
