@@ -75,7 +75,12 @@ extension TidemarkCommand {
             }
             if transfer.verbose { tellFolderListing(report.fetch) }
             if json { emitJSON(SyncJSON(report)) }
-            if report.outcome == .incompleteFetch, let fetch = report.fetch { throw CommandFailure(.incompleteFetch(fetch)) }
+            if report.outcome == .incompleteFetch, let fetch = report.fetch {
+                // The branch stays where it was: say so, and how to apply what did download.
+                throw CommandFailure.fatal(MirrorError.incompleteFetch(fetch).description
+                    + "\nNothing was synced (the branch is unchanged): 'tidemark sync --offline' applies what was stored, "
+                    + "without the items that failed, and the next sync retries them.")
+            }
             guard !json, !output.quiet else { return }
             switch report.outcome {
             case .incompleteFetch:
