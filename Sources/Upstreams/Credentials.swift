@@ -171,22 +171,36 @@ public final class Credentials: @unchecked Sendable {
         }
     }
 
-    /// `text` with every resolved secret (token, password, Basic header value) replaced by `***`.
+    /// Secrets shorter than this are redacted only where no letter or digit adjoins them: a
+    /// placeholder token such as `token` or `a` starred the words and URLs around it
+    /// (`tidemark.***Env`, `/rest***pi/`), garbling messages and showing which letters it was.
+    static let wholeWordLength = 12
+
+    /// `text` with every resolved secret (token, password, Basic header value) replaced by `***`;
+    /// one shorter than ``wholeWordLength`` only where it stands alone.
     public func redact(_ text: String) -> String {
         guard let credential = lock.withLock({ resolved }) ?? nil else { return text }
         var result = text
         for secret in credential.secrets where !secret.isEmpty {
-            result = result.replacingOccurrences(of: secret, with: "***")
-            // As a message quotes unusual text (git's C quoting: a `"`, `\`, byte above 0x7f).
+            // As written, and as a message quotes unusual text (git's C quoting: a `"`, `\`, byte above 0x7f).
             let quoted = CQuoting.quoted(secret)
-            if quoted.hasPrefix("\"") { result = result.replacingOccurrences(of: String(quoted.dropFirst().dropLast()), with: "***") }
+            for form in quoted.hasPrefix("\"") ? [secret, String(quoted.dropFirst().dropLast())] : [secret] {
+                if secret.count >= Credentials.wholeWordLength {
+                    result = result.replacingOccurrences(of: form, with: "***")
+                } else if let pattern = try? NSRegularExpression(pattern: Credentials.alone(NSRegularExpression.escapedPattern(for: form))) {
+                    result = pattern.stringByReplacingMatches(in: result, range: NSRange(result.startIndex..., in: result), withTemplate: "***")
+                }
+            }
         }
         // As a server may echo it in a URL: any of its characters percent-encoded, a space as `+`
         // too (a form's encoding: WordPress application passwords hold spaces).
         guard result.contains("%") || (result.contains("+") && credential.secrets.contains(where: { $0.contains(" ") })) else { return result }
         let patterns = lock.withLock { () -> [NSRegularExpression] in
             if let encodedPatterns { return encodedPatterns }
-            let compiled = credential.secrets.filter { !$0.isEmpty }.compactMap { try? NSRegularExpression(pattern: Credentials.encodedPattern($0)) }
+            let compiled = credential.secrets.filter { !$0.isEmpty }.compactMap { secret in
+                let pattern = Credentials.encodedPattern(secret)
+                return try? NSRegularExpression(pattern: secret.count >= Credentials.wholeWordLength ? pattern : Credentials.alone(pattern))
+            }
             encodedPatterns = compiled
             return compiled
         }
@@ -195,6 +209,9 @@ public final class Credentials: @unchecked Sendable {
         }
         return result
     }
+
+    /// `pattern` where no letter or digit adjoins its match.
+    static func alone(_ pattern: String) -> String { "(?<![A-Za-z0-9])(?:\(pattern))(?![A-Za-z0-9])" }
 
     /// A pattern matching `secret` with any of its characters written as `%XX` (its UTF-8 bytes,
     /// either case of hex digit) instead, and a space as `+`.

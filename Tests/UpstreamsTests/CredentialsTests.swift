@@ -19,6 +19,23 @@ import Testing
         #expect(credentials.redact("a 100% plain message") == "a 100% plain message")
     }
 
+    /// A short secret (a placeholder such as `token`, a typo) is redacted where it stands alone,
+    /// not inside words and URLs, which it starred (`tidemark.***Env`, `/rest***pi/`), showing
+    /// which letters it was. A long one is redacted wherever it appears.
+    @Test func aShortSecretIsRedactedOnlyWhereItStandsAlone() async throws {
+        for (token, text, expected) in [
+            ("token", "credentials from $TOK (tokenEnv) were refused: Bearer token", "credentials from $TOK (tokenEnv) were refused: Bearer ***"),
+            ("a", "http://x/restapi/v2.1/accounts/a/templates?token=a", "http://x/restapi/v2.1/accounts/***/templates?token=***"),
+            ("x", "cannot resolve host 'nonexistent.invalid' with x", "cannot resolve host 'nonexistent.invalid' with ***"),
+            ("ab c", "echo=ab+c&q=abc", "echo=***&q=abc"),
+            ("0123456789ab", "id-0123456789abcdef", "id-***cdef"),
+        ] {
+            let credentials = try Credentials(options: ["tokenEnv": "T"], environment: ["T": token])
+            _ = try await credentials.resolve()
+            #expect(credentials.redact(text) == expected, "\(token)")
+        }
+    }
+
     /// A password with spaces (WordPress's application passwords) echoed form-encoded, each space
     /// a `+`, is redacted too (it was printed by `-v`).
     @Test func aFormEncodedPasswordIsRedacted() async throws {
