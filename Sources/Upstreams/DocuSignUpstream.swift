@@ -47,7 +47,7 @@ public struct DocuSignUpstream: Upstream {
         }
         pageSize = try positiveOption(configuration.options, "pageSize", default: 100, max: 2000)
         parallelPages = max(1, min(configuration.jobs, 8))
-        session = try HTTPSession(base: base, credentials: credentials, settings: settings)
+        session = try HTTPSession(base: base, credentials: credentials, settings: settings, takesBasic: false)
     }
 
     public var statistics: HTTPStatistics { session.statistics }

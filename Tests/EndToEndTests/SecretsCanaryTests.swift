@@ -63,14 +63,17 @@ struct SecretsCanaryTests {
             // Error paths: a wrong token (401), no token, a failing page, a failing token command.
             let wrong = try await run(["fetch"], in: mirror, environment: ["TIDEMARK_TEST_TOKEN": Self.wrongCanary])
             #expect(wrong.status == 128 && wrong.stderr.contains("401")
-                    && wrong.stderr.contains("the credentials from $TIDEMARK_TEST_TOKEN (tokenEnv) were refused"), "\(wrong.stderr)")
+                    && wrong.stderr.contains("the credentials from $TIDEMARK_TEST_TOKEN (tokenEnv) were refused")
+                    // DocuSign takes a bearer token only: the advice names no Basic credentials.
+                    && wrong.stderr.contains("(git config tidemark.tokenEnv or tidemark.tokenCommand)"), "\(wrong.stderr)")
             let missing = try await run(["sync"], in: mirror, environment: [:])
             #expect(missing.status == 128)
             #expect(!wrong.stderr.contains("no credentials are configured"), "\(wrong.stderr)")
             // None configured at all: the 401 says how to give them.
             let anonymous = try await run(["clone", spec, "anonymous"], in: root, environment: [:])
             #expect(anonymous.status == 128 && anonymous.stderr.contains("401")
-                    && anonymous.stderr.contains("no credentials are configured: give --token-env VAR"), "\(anonymous.stderr)")
+                    && anonymous.stderr.contains("no credentials are configured: give --token-env VAR or --token-command CMD to clone"),
+                    "\(anonymous.stderr)")
             server.inject(FixtureFault(body: .malformed, count: 1))
             #expect(try await run(["sync"], in: mirror).status == 128)
             let badCommand = try await run(["clone", spec, "d", "--token-command", "echo \(Self.wrongCanary); exit 3"],

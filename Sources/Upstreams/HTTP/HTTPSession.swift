@@ -18,17 +18,20 @@ public final class HTTPSession: Sendable {
     public let settings: HTTPSettings
     /// The credential source; also redacts secrets from messages.
     public let credentials: Credentials
+    /// Whether the upstream takes HTTP Basic credentials (`basicEnv`), which a refusal's advice names.
+    public let takesBasic: Bool
     private let client: HTTPClient
     private let state = SessionState()
 
     /// Creates a session for `base` (whose origin receives the credentials).
-    public init(base: URL, credentials: Credentials, settings: HTTPSettings = HTTPSettings()) throws {
+    public init(base: URL, credentials: Credentials, settings: HTTPSettings = HTTPSettings(), takesBasic: Bool = true) throws {
         guard let origin = Origin(base) else {
             throw UpstreamError.invalidConfiguration("not an http(s) URL: \(URLSafety.redact(base))")
         }
         self.origin = origin
         self.settings = settings
         self.credentials = credentials
+        self.takesBasic = takesBasic
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(
@@ -172,11 +175,13 @@ public final class HTTPSession: Sendable {
                     // refused with those given: say where they came from.
                     var hint = ""
                     if (status == 401 || status == 403) && !credentials.isConfigured {
-                        hint = "; no credentials are configured: give --token-env VAR, --token-command CMD or --basic-env USER_VAR:PASS_VAR "
+                        hint = "; no credentials are configured: give --token-env VAR"
+                            + (takesBasic ? ", --token-command CMD or --basic-env USER_VAR:PASS_VAR " : " or --token-command CMD ")
                             + "to clone (git config tidemark.tokenEnv VAR, ... in a mirror)"
                     } else if status == 401 {
                         hint = "; the credentials \(credentials.origin) were refused: check them, or give others "
-                            + "(git config tidemark.tokenEnv, tidemark.tokenCommand or tidemark.basicEnv)"
+                            + (takesBasic ? "(git config tidemark.tokenEnv, tidemark.tokenCommand or tidemark.basicEnv)"
+                                          : "(git config tidemark.tokenEnv or tidemark.tokenCommand)")
                     }
                     throw UpstreamError.http(status: status, url: shownURL, message: shown + hint)
                 }
