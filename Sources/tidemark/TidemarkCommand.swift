@@ -46,10 +46,15 @@ struct TidemarkCommand: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         do {
             let arguments = Array(CommandLine.arguments.dropFirst())
-            if let topic = unknownHelpTopic(arguments) {
-                throw ValidationError("'\(topic)' is not a tidemark command; the commands are: \(commandNames.joined(separator: ", "))")
+            if let name = unknownHelpTopic(arguments) { throw notACommand(name) }
+            var command: ParsableCommand
+            do {
+                command = try parseAsRoot(countingLikeGitLog(defaultingIfStale(arguments)))
+            } catch {
+                // `tidemark stauts`: argument-parser says only "Unexpected argument".
+                if exitCode(for: error) != .success, let name = unknownCommand(arguments) { throw notACommand(name) }
+                throw error
             }
-            var command = try parseAsRoot(countingLikeGitLog(defaultingIfStale(arguments)))
             if command is TidemarkCommand {
                 // No command: the help, and exit 1, as `git` alone does (`--help` exits 0).
                 print(helpMessage())
@@ -109,6 +114,35 @@ struct TidemarkCommand: AsyncParsableCommand {
         guard index + 1 < arguments.count, arguments[index] == "help" else { return nil }
         let topic = arguments[index + 1]
         return topic.hasPrefix("-") || topic == "help" || commandNames.contains(topic) ? nil : topic
+    }
+
+    /// The error for `name` given as a command, with the command it is a typo of, if any.
+    static func notACommand(_ name: String) -> ValidationError {
+        let similar = commandNames.filter { editDistance($0, name) <= 2 }
+        return ValidationError("'\(name)' is not a tidemark command" + (similar.isEmpty ? "." : "; did you mean '\(similar[0])'?")
+                               + " The commands are: \(commandNames.joined(separator: ", "))")
+    }
+
+    /// The word where a command goes when it names none (`tidemark stauts`).
+    static func unknownCommand(_ arguments: [String]) -> String? {
+        let index = commandIndex(arguments)
+        guard index < arguments.count else { return nil }
+        let word = arguments[index]
+        return word == "--" || word == "help" || commandNames.contains(word) ? nil : word
+    }
+
+    /// The number of single-character edits from `a` to `b` (Levenshtein), for a suggestion.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let (a, b) = (Array(a), Array(b))
+        var row = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var next = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                next[j] = min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            row = next
+        }
+        return a.isEmpty ? b.count : row[b.count]
     }
 
     /// The subcommands' names, as `tidemark help` lists them.

@@ -19,12 +19,16 @@ struct HelpTests {
     }
 
     /// `help` of a name that is no command is a usage error naming the commands (it printed the
-    /// general help and exited 0).
-    @Test func helpOfAnUnknownCommandIsAUsageError() async throws {
-        let help = try await CLI.tidemark(["help", "nosuch"], in: NSTemporaryDirectory())
-        #expect(help.status == 129 && help.stdout.isEmpty, "\(help.stdout)")
-        #expect(help.stderr.hasPrefix("error: 'nosuch' is not a tidemark command; the commands are: clone, fetch, status, diff, sync"),
-                "\(help.stderr)")
+    /// general help and exited 0); so is the name run as a command (argument-parser said only
+    /// "Unexpected argument"), with the command it is a typo of.
+    @Test func anUnknownCommandIsAUsageErrorNamingTheCommands() async throws {
+        for (arguments, name, suggestion) in [(["help", "nosuch"], "nosuch", "."), (["nosuch"], "nosuch", "."),
+                                              (["stauts"], "stauts", "; did you mean 'status'?"), (["-C", "/", "snyc", "-q"], "snyc", "; did you mean 'sync'?")] {
+            let help = try await CLI.tidemark(arguments, in: NSTemporaryDirectory())
+            #expect(help.status == 129 && help.stdout.isEmpty, "\(help.stdout)")
+            #expect(help.stderr.hasPrefix("error: '\(name)' is not a tidemark command\(suggestion) The commands are: clone, fetch, status, diff, sync"),
+                    "\(help.stderr)")
+        }
     }
 
     @Test(arguments: ["bash", "zsh", "fish"])
