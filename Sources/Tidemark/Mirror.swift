@@ -135,6 +135,9 @@ public actor Mirror {
             let hint = message.hasPrefix("unknown upstream kind")
                 ? "; a mirror made by an app with an upstream of its own is opened by that app (Mirror.open(at:upstream:))" : ""
             throw .upstream(.invalidConfiguration(Mirror.namingConfigKey(message) + hint))
+        } catch UpstreamError.unreachable(let message) where configuration.kind == "dir" {
+            // The folder moved or was renamed: say how to point the mirror at its new place.
+            throw .upstream(.unreachable(message + "; if it moved, point the mirror at it: git config tidemark.upstream dir:<folder>"))
         } catch {
             throw .upstream(error as? UpstreamError ?? .invalidConfiguration(String(describing: error)))
         }

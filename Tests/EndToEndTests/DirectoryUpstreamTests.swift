@@ -357,6 +357,23 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// An upstream folder moved away: the error says how to point the mirror at its new place,
+    /// and doing so works without a snapshot of its own.
+    @Test func aMovedUpstreamFolderIsNamedWithTheFix() async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            try writeItem(root + "/up", "a", lastModified: "2021-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            try FileManager.default.moveItem(atPath: root + "/up", toPath: root + "/moved")
+            let sync = try await CLI.tidemark(["sync"], in: root + "/m")
+            #expect(sync.status == 128 && sync.stderr == "fatal: upstream folder '\(root)/up' does not exist or is not a folder; "
+                        + "if it moved, point the mirror at it: git config tidemark.upstream dir:<folder>\n", "\(sync.stderr)")
+            try await CLI.git(["config", "tidemark.upstream", "dir:" + root + "/moved"], in: root + "/m")
+            let moved = try await CLI.tidemark(["sync"], in: root + "/m")
+            #expect(moved.status == 0 && moved.stdout.contains("Already up to date"), "\(moved.stdout) \(moved.stderr)")
+        }
+    }
+
     /// Files past what an item may hold are named and not stored, and the others are fetched: one of a
     /// million and one values (2 MB, which parsed would take about 70 MB) and one whose canonical
     /// form would be over 64 MiB (300 KB of numbers nested 250 deep, indented 500 bytes a line).

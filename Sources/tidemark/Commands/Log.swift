@@ -41,6 +41,8 @@ extension TidemarkCommand {
             guard !pathsGiven else {
                 throw ValidationError("log takes no paths: each snapshot holds every item ('git log -- <path>' lists the snapshots that changed a file)")
             }
+            // Here, not in run(): a usage error of log's shows log's usage.
+            _ = try Self.range(revisions, limit: maxCount)
         }
 
         func run() async throws {
