@@ -357,6 +357,24 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// `clone dir:up` from the folder's parent: the destination it takes by default is the
+    /// upstream folder itself, which is said as such (it said the folder "already exists").
+    @Test func aDefaultDestinationThatIsTheUpstreamFolderIsNamed() async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            try writeItem(root + "/up", "a", lastModified: "2021-01-01T00:00:00Z")
+            for spec in ["dir:up", "dir:up/"] {
+                let clone = try await CLI.tidemark(["clone", spec], in: root)
+                #expect(clone.status == 128 && clone.stderr == "fatal: the destination a clone takes by default, 'up' (the location's last part), "
+                            + "is the upstream folder itself: give one, as 'tidemark clone \(spec) up-mirror'\n", "\(clone.stderr)")
+            }
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "up-mirror"], in: root).status == 0)
+            try FileManager.default.createDirectory(atPath: root + "/elsewhere", withIntermediateDirectories: true)
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:../up"], in: root + "/elsewhere").status == 0)
+            #expect(FileManager.default.fileExists(atPath: root + "/elsewhere/up/items/a.json"))
+        }
+    }
+
     /// An upstream folder moved away: the error says how to point the mirror at its new place,
     /// and doing so works without a snapshot of its own.
     @Test func aMovedUpstreamFolderIsNamedWithTheFix() async throws {
