@@ -18,6 +18,7 @@ deps:
 		echo "libgit2 or libdeflate not found: install their development files and pkg-config"; exit 1; \
 	fi
 	@command -v git >/dev/null || { $(SUDO) apt-get install -y -qq git; }
+	@command -v python3 >/dev/null || { $(SUDO) apt-get install -y -qq python3; }
 	@command -v curl >/dev/null || { $(SUDO) apt-get install -y -qq curl; }
 
 build: deps

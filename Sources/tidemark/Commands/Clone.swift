@@ -22,10 +22,12 @@ extension TidemarkCommand {
                   tidemark clone dir:./templates cache
                   tidemark clone docusign:$ACCOUNT_URL --token-env DOCUSIGN_TOKEN
                   tidemark clone rest:https://api.example.org/items --option paging=link
-                  tidemark clone wordpress:https://example.org --collection posts --collection pages \\
+                  tidemark clone wordpress:https://example.org \\
+                      --collection posts --collection pages \\
                       --basic-env WP_USER:WP_APP_PASSWORD
-                  tidemark clone rest:https://api.example.org/things --token-env API_TOKEN \\
-                      --option itemsPath=/data --option itemURL=https://api.example.org/things/{id}
+                  tidemark clone rest:https://api.example.org/things \\
+                      --token-env API_TOKEN --option itemsPath=/data \\
+                      --option itemURL=https://api.example.org/things/{id}
                 """)
 
         @ParentCommand var root: TidemarkCommand
