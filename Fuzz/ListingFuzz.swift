@@ -42,10 +42,10 @@ enum FuzzListing {
             guard case .object(let item) = row else { continue }
             guard let id = (item["templateId"] ?? item["id"])?.stringValue, !id.isEmpty else { continue }
             guard let version = try? listedVersion(item["lastModified"] ?? item["modified_gmt"], collection: "fuzz",
-                                                   item: "\(id) (#\(position))", field: "lastModified") else { continue }
+                                                   item: "\(id) (#\(position))", field: "lastModified", redact: { $0 }) else { continue }
             listed.append(ListedItem(id: ItemID(id), lastModified: version))
         }
-        var accumulator = ListingAccumulator(collection: "fuzz")
+        var accumulator = ListingAccumulator(collection: "fuzz", maxItems: 1_000_000)
         var newest: [ItemID: Timestamp] = [:]
         for start in stride(from: 0, to: listed.count, by: 3) {
             let page = Array(listed[start..<min(start + 3, listed.count)])
