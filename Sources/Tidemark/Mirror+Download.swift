@@ -69,10 +69,16 @@ extension Mirror {
         }
         func newPath(for id: ItemID) throws(MirrorError) -> String {
             let path: String
-            do {
-                path = try ItemPath.relativePath(for: id, fanoutDigits: fanoutDigits())
-            } catch {
-                throw .unsafeName("\(collection): upstream sent an item with an empty id; it cannot be stored")
+            if let cachedFrom, let position = cachedFrom.position(of: id) {
+                // Held by the fetched snapshot, which the sync's fetch builds on: its path there,
+                // whatever `tidemark.fanout` says for items new to it.
+                path = cachedFrom.entry(at: position).path
+            } else {
+                do {
+                    path = try ItemPath.relativePath(for: id, fanoutDigits: fanoutDigits())
+                } catch {
+                    throw .unsafeName("\(collection): upstream sent an item with an empty id; it cannot be stored")
+                }
             }
             if let other = newPaths.updateValue(id, forKey: path) {
                 throw .unsafeName("\(collection): items \(Quoting.display(other)) and \(Quoting.display(id)) map to the same file \(path)")

@@ -213,6 +213,9 @@ extension Mirror {
         let fetched = try upstreamCommit()
         var base = fetched
         if base == nil { base = try lastSnapshot(from: head) }
+        // Listed as the sync's fetch lists: incrementally from the base's watermarks, when the
+        // upstream takes them (it listed everything, and planned deletions the sync never saw).
+        let baseMessage = base.flatMap { SnapshotMessage.parse($0.message) }
         var counts = ChangeCounts()
         var downloads = 0
         var paths: [String] = []
@@ -225,7 +228,8 @@ extension Mirror {
             let cached = try manifestTable(collection, blob: try manifestBlob(collection, in: base?.tree))
             let listing: Listing
             do {
-                listing = try await upstream.list(collection: collection, since: nil, cached: cached)
+                let since = baseMessage?.watermark(of: collection).flatMap(Timestamp.init)?.adding(seconds: -settings.overlapSeconds)
+                listing = try await upstream.list(collection: collection, since: since, cached: cached)
             } catch {
                 if Task.isCancelled { throw .cancelled }
                 throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))

@@ -357,6 +357,27 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// After `tidemark.fanout` changed, the dry run names a fetched new item's file where the sync
+    /// writes it, where the fetched snapshot holds it (it named the path the new setting gives).
+    @Test func theDryRunNamesAFetchedItemWhereTheSyncWritesIt() async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            try writeItem(root + "/up", "a", lastModified: "2021-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["clone", "-q", "--fanout", "true", "dir:up", "m"], in: root).status == 0)
+            try writeItem(root + "/up", "b", lastModified: "2021-01-02T00:00:00Z")
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: root + "/m").status == 0)
+            try await CLI.git(["config", "tidemark.fanout", "false"], in: root + "/m")
+            func paths(_ arguments: [String]) async throws -> [String] {
+                let run = try await CLI.tidemark(arguments + ["--json"], in: root + "/m")
+                let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+                return (report?["paths"] as? [String] ?? []).filter { $0.hasPrefix("items/") }
+            }
+            let planned = try await paths(["sync", "--dry-run"])
+            #expect(planned.count == 1 && planned[0].hasSuffix("/b.json") && planned[0] != "items/b.json", "\(planned)")
+            #expect(try await paths(["sync"]) == planned)
+        }
+    }
+
     /// `clone dir:up` from the folder's parent: the destination it takes by default is the
     /// upstream folder itself, which is said as such (it said the folder "already exists").
     @Test func aDefaultDestinationThatIsTheUpstreamFolderIsNamed() async throws {

@@ -248,6 +248,13 @@ struct RestWalkthroughTests {
             try await admin(server, "rest/modify?id=\(ids[4])")
             let added = createdID(try await admin(server, "rest/create"))
             try await admin(server, "rest/delete?id=\(ids[8])")
+            // The dry run lists as the sync will, incrementally: it plans what the sync does (it
+            // listed everything, and planned a deletion the sync never sees).
+            server.resetCounts()
+            let plan = try await run.tidemark(["sync", "--dry-run"], in: mirror)
+            #expect(plan.status == 0 && plan.stdout.contains("Would apply: 1 changed, 1 new, 0 deleted"), "\(plan.stdout)\(plan.stderr)")
+            let planned = server.requests.filter { $0.path == "/rest/items" }
+            #expect(!planned.isEmpty && planned.allSatisfy { $0.query.contains("modified_since=") }, "\(planned.map(\.query))")
             server.resetCounts()
             let (fetch, report) = try await run.fetchJSON(in: mirror)
             #expect(fetch.status == 0, "\(fetch.stderr)")
