@@ -149,9 +149,7 @@ extension Mirror {
                 if let answered = try watch?.list(collection, cached: load, hasManifest: baseBlob != nil) {
                     listing = answered
                 } else {
-                    listing = try await upstream.list(
-                        collection: collection, since: previousWatermark?.adding(seconds: -settings.overlapSeconds),
-                        cached: load)
+                    listing = try await upstream.list(collection: collection, since: listingStart(collection, after: baseMessage), cached: load)
                 }
             } catch {
                 // A cancelled task's listing ends in whatever error the request met.
@@ -432,6 +430,12 @@ extension Mirror {
                 }
             }
         }
+    }
+
+    /// Where an incremental listing of `collection` starts after the snapshot whose message is
+    /// `base`: its watermark, less `tidemark.overlap`; nil (a full listing) without one.
+    func listingStart(_ collection: String, after base: SnapshotMessage?) -> Timestamp? {
+        base?.watermark(of: collection).flatMap(Timestamp.init)?.adding(seconds: -settings.overlapSeconds)
     }
 
     /// How the items of every collection differ between two trees.

@@ -228,8 +228,7 @@ extension Mirror {
             let cached = try manifestTable(collection, blob: try manifestBlob(collection, in: base?.tree))
             let listing: Listing
             do {
-                let since = baseMessage?.watermark(of: collection).flatMap(Timestamp.init)?.adding(seconds: -settings.overlapSeconds)
-                listing = try await upstream.list(collection: collection, since: since, cached: cached)
+                listing = try await upstream.list(collection: collection, since: listingStart(collection, after: baseMessage), cached: cached)
             } catch {
                 if Task.isCancelled { throw .cancelled }
                 throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
