@@ -47,9 +47,9 @@ public final class Credentials: @unchecked Sendable {
     private let commandTimeout: Double
     private let lock = NSLock()
     private var resolved: Credential??  // nil: not yet resolved
-    /// ``encodedPattern(_:)`` of each secret, compiled once (redaction runs for every request
-    /// of a verbose or progress-reporting run).
-    private var encodedPatterns: [NSRegularExpression]?
+    /// The secrets' forms to redact, built once (redaction runs for every request of a verbose
+    /// or progress-reporting run).
+    private var redactions: Redactions?
     private var pending: Task<Credential?, any Error>?
 
     /// Reads the credential options from `options`.
@@ -180,34 +180,63 @@ public final class Credentials: @unchecked Sendable {
     /// one shorter than ``wholeWordLength`` only where it stands alone.
     public func redact(_ text: String) -> String {
         guard let credential = lock.withLock({ resolved }) ?? nil else { return text }
+        let forms = lock.withLock { () -> Redactions in
+            if let redactions { return redactions }
+            let built = Redactions(credential.secrets.filter { !$0.isEmpty })
+            redactions = built
+            return built
+        }
         var result = text
-        for secret in credential.secrets where !secret.isEmpty {
-            // As written, and as a message quotes unusual text (git's C quoting: a `"`, `\`, byte above 0x7f).
-            let quoted = CQuoting.quoted(secret)
-            for form in quoted.hasPrefix("\"") ? [secret, String(quoted.dropFirst().dropLast())] : [secret] {
-                if secret.count >= Credentials.wholeWordLength {
-                    result = result.replacingOccurrences(of: form, with: "***")
-                } else if let pattern = try? NSRegularExpression(pattern: Credentials.alone(NSRegularExpression.escapedPattern(for: form))) {
-                    result = pattern.stringByReplacingMatches(in: result, range: NSRange(result.startIndex..., in: result), withTemplate: "***")
-                }
+        for form in forms.written {
+            switch form {
+            case .anywhere(let secret): result = result.replacingOccurrences(of: secret, with: "***")
+            case .alone(let pattern): result = Credentials.starring(pattern, in: result)
             }
         }
         // As a server may echo it in a URL: any of its characters percent-encoded, a space as `+`
         // too (a form's encoding: WordPress application passwords hold spaces).
-        guard result.contains("%") || (result.contains("+") && credential.secrets.contains(where: { $0.contains(" ") })) else { return result }
-        let patterns = lock.withLock { () -> [NSRegularExpression] in
-            if let encodedPatterns { return encodedPatterns }
-            let compiled = credential.secrets.filter { !$0.isEmpty }.compactMap { secret in
-                let pattern = Credentials.encodedPattern(secret)
-                return try? NSRegularExpression(pattern: secret.count >= Credentials.wholeWordLength ? pattern : Credentials.alone(pattern))
-            }
-            encodedPatterns = compiled
-            return compiled
-        }
-        for pattern in patterns {
-            result = pattern.stringByReplacingMatches(in: result, range: NSRange(result.startIndex..., in: result), withTemplate: "***")
-        }
+        guard result.contains("%") || (result.contains("+") && forms.spaced) else { return result }
+        for pattern in forms.encoded { result = Credentials.starring(pattern, in: result) }
         return result
+    }
+
+    /// `text` with each match of `pattern` replaced by `***`.
+    private static func starring(_ pattern: NSRegularExpression, in text: String) -> String {
+        pattern.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: "***")
+    }
+
+    /// The forms ``redact(_:)`` looks for, in the secrets' order.
+    private struct Redactions {
+        enum Form {
+            /// A long secret, found anywhere.
+            case anywhere(String)
+            /// A short one, found where it stands alone.
+            case alone(NSRegularExpression)
+        }
+        /// Each secret as written, and as a message quotes unusual text (git's C quoting: a `"`,
+        /// `\`, byte above 0x7f).
+        var written: [Form] = []
+        /// Each secret with characters percent-encoded (``encodedPattern(_:)``).
+        var encoded: [NSRegularExpression] = []
+        /// Whether a secret holds a space (which a form's encoding writes `+`).
+        var spaced = false
+
+        init(_ secrets: [String]) {
+            for secret in secrets {
+                let long = secret.count >= Credentials.wholeWordLength
+                let quoted = CQuoting.quoted(secret)
+                for form in quoted.hasPrefix("\"") ? [secret, String(quoted.dropFirst().dropLast())] : [secret] {
+                    if long {
+                        written.append(.anywhere(form))
+                    } else if let pattern = try? NSRegularExpression(pattern: Credentials.alone(NSRegularExpression.escapedPattern(for: form))) {
+                        written.append(.alone(pattern))
+                    }
+                }
+                let pattern = Credentials.encodedPattern(secret)
+                if let compiled = try? NSRegularExpression(pattern: long ? pattern : Credentials.alone(pattern)) { encoded.append(compiled) }
+                spaced = spaced || secret.contains(" ")
+            }
+        }
     }
 
     /// `pattern` where no letter or digit adjoins its match.
