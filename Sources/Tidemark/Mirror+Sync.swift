@@ -474,12 +474,10 @@ extension Mirror {
     /// refuse unmerged files and unfinished git operations first (``refuseUnfinishedGitWork()``).
     func changesInTheWay(from head: ObjectID, to target: ObjectID, among changed: [String], force: Bool,
                          untracked: UntrackedCheck) throws(MirrorError) -> [String] {
-        try changesInTheWay(from: head, among: changed, force: force, untracked: untracked,
-                            targetBlob: targetBlob(in: target),
-                            deletedByTarget: { (path) throws(MirrorError) in
-                                try mirrorErrors { try repository.treeEntry(at: path, in: target) } == nil
-                            },
-                            inTheWay: { () throws(MirrorError) in try untrackedInTheWay(of: changed, head: head, target: target) })
+        let blob = targetBlob(in: target)
+        return try changesInTheWay(from: head, among: changed, force: force, untracked: untracked, targetBlob: blob,
+                                   deletedByTarget: { (path) throws(MirrorError) in try blob(path) == nil },
+                                   inTheWay: { () throws(MirrorError) in try untrackedInTheWay(of: changed, head: head, target: target) })
     }
 
     /// ``changesInTheWay(from:to:among:force:untracked:)`` with the target given by what it holds

@@ -458,15 +458,12 @@ public actor Mirror {
     /// `git reset --soft` over a sync that added them leaves staged, or a copy made by hand.
     /// Nothing is lost when the checkout writes them (``removeAlreadyWritten(among:head:target:)``).
     func alreadyWritten(_ paths: [String], targetBlob: (String) throws(MirrorError) -> ObjectID?) throws(MirrorError) -> Set<String> {
-        var holding: [String] = []
-        for path in paths where holds(try targetBlob(path), at: path) { holding.append(path) }
-        let staged = try mirrorErrors { try repository.stagedBlobs(at: holding) }
-        var written = Set<String>()
-        for path in holding {
-            let target = try targetBlob(path)
-            if staged[path] == nil || staged[path] == target { written.insert(path) }
+        var holding: [(path: String, blob: ObjectID)] = []
+        for path in paths {
+            if let blob = try targetBlob(path), holds(blob, at: path) { holding.append((path, blob)) }
         }
-        return written
+        let staged = try mirrorErrors { try repository.stagedBlobs(at: holding.map(\.path)) }
+        return Set(holding.filter { held in staged[held.path].map { $0 == held.blob } ?? true }.map(\.path))
     }
 
     /// Whether the working tree's file at `path` is a regular file holding `blob`.
