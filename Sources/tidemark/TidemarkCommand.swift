@@ -133,16 +133,14 @@ struct TidemarkCommand: AsyncParsableCommand {
 
     /// The number of single-character edits from `a` to `b` (Levenshtein), for a suggestion.
     static func editDistance(_ a: String, _ b: String) -> Int {
-        let (a, b) = (Array(a), Array(b))
-        var row = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var next = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...max(b.count, 1) where !b.isEmpty {
-                next[j] = min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
+        let b = Array(b)
+        var row = Array(0...b.count)  // distances from the prefix of `a` read so far to each prefix of `b`
+        for (i, x) in a.enumerated() {
+            var next = [i + 1]
+            for (j, y) in b.enumerated() { next.append(min(row[j + 1] + 1, next[j] + 1, row[j] + (x == y ? 0 : 1))) }
             row = next
         }
-        return a.isEmpty ? b.count : row[b.count]
+        return row[b.count]
     }
 
     /// The subcommands' names, as `tidemark help` lists them.

@@ -124,18 +124,18 @@ extension TidemarkCommand {
             var spec = upstream
             // An empty `dir:` stays empty (an error naming the missing folder), not the current folder.
             if spec.hasPrefix("dir:"), spec.count > 4 { spec = "dir:" + root.path(String(spec.dropFirst(4))) }
-            let target = root.path(destination ?? Clone.defaultDestination(for: upstream))
+            let named = destination ?? Clone.defaultDestination(for: upstream)
+            let target = root.path(named)
             // `tidemark clone dir:templates` from its parent: the name a destination gets by
             // default is the upstream folder's own (it said the folder "already exists").
             if destination == nil, spec.hasPrefix("dir:"),
                URL(fileURLWithPath: target).standardizedFileURL.path == URL(fileURLWithPath: String(spec.dropFirst(4))).standardizedFileURL.path {
-                throw CommandFailure.fatal("the destination a clone takes by default, '\(Clone.defaultDestination(for: upstream))' "
-                                           + "(the location's last part), is the upstream folder itself: give one, as "
-                                           + "'tidemark clone \(upstream) \(Clone.defaultDestination(for: upstream))-mirror'")
+                throw CommandFailure.fatal("the destination a clone takes by default, '\(named)' (the location's last part), "
+                                           + "is the upstream folder itself: give one, as 'tidemark clone \(upstream) \(named)-mirror'")
             }
             let cloneOptions = CloneOptions(collections: collection, options: adapterOptions, jobs: jobs,
                                             fanout: fanout == "auto" ? nil : fanout == "true")
-            let announcement = output.quiet || json ? nil : "Cloning into '\(destination ?? Clone.defaultDestination(for: upstream))'...\n"
+            let announcement = output.quiet || json ? nil : "Cloning into '\(named)'...\n"
             var started: (@Sendable () -> Void)?
             if let announcement { started = { writeStandardError(announcement) } }
             let reporter = transfer.reporter(output)

@@ -89,7 +89,7 @@ extension TidemarkCommand {
                 emit("Cache is fresh (last sync \(relative(last))); nothing to do.\n")
             case .upToDate:
                 emit("Already up to date.\n")
-                tellOverwritten(report)
+                tellOverwrittenEdits(report.overwrittenEdits)
             case .planned:
                 if let interrupted = report.interruptedSync {
                     emit("An interrupted run left a sync unfinished (\(interrupted.branch) \(interrupted.range)); the sync finishes it first.\n")
@@ -111,12 +111,9 @@ extension TidemarkCommand {
                     : (report.counts.total == 0 ? "no changes upstream" : report.counts.summary)
                         + "; undid your own commits in \(undone) file\(undone == 1 ? "" : "s")"
                 emit("Synced: \(summary) (\(report.fetch?.downloaded ?? 0) downloaded)\n")
-                tellOverwritten(report)
+                tellOverwrittenEdits(report.overwrittenEdits)
             }
         }
-
-        /// The local changes a forced sync wrote over, named after its summary.
-        private func tellOverwritten(_ report: SyncReport) { tellOverwrittenEdits(report.overwrittenEdits) }
     }
 }
 
