@@ -15,11 +15,16 @@ items="${AB_ITEMS:-100000}"
 work="$(realpath -m "${AB_DIR:-$here/Benchmarks/ab-work}")"
 mkdir -p "$work" && cd "$work"
 if [ ! -f up/.generated-$items ]; then
-  rm -rf up a b
+  rm -rf up a b next-seed
   echo "Generating $items items..." >&2
   python3 "$here/Benchmarks/items.py" generate "$items"
   touch "up/.generated-$items"
 fi
+# Each round's change is new to this upstream: a seed applied before writes the bytes its items
+# already hold, and the "1% changed" sync then changes no item file (its trees and checkout are
+# all but skipped). The next unused seed is kept beside the upstream; AB_SEED overrides it.
+seed="${AB_SEED:-$(cat next-seed 2>/dev/null || echo 1)}"
+
 binary_of() { [ "$1" = a ] && echo "$old" || echo "$new"; }
 watchers=()
 trap 'for pid in "${watchers[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
@@ -50,7 +55,8 @@ sync_once() {  # side: appends "side wall-ms step-ms..." to ab.tsv
     }' "$work/steps.txt" >> ab.tsv
 }
 for round in $(seq 1 "$rounds"); do
-  python3 "$here/Benchmarks/items.py" change "$items" $(( items / 100 )) $(( ${AB_SEED:-100} + round ))
+  python3 "$here/Benchmarks/items.py" change "$items" $(( items / 100 )) "$seed"
+  seed=$(( seed + 1 )); echo "$seed" > next-seed
   sleep 0.3  # the watchers read their events
   if [ $(( round % 2 )) = 1 ]; then order="a b"; else order="b a"; fi
   for side in $order; do sync_once "$side"; done

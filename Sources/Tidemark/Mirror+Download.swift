@@ -15,6 +15,9 @@ struct DownloadOutcome {
     /// New manifest entries, with the blob to put at the entry's path (nil: the cached blob stays).
     var stored: [(entry: ManifestEntry, blob: ObjectID?)] = []
     var failures: [String] = []
+    /// Items gone (or replaced) upstream since the listing named them: left as the mirror had
+    /// them, each as `collection/id: reason`.
+    var vanished: [String] = []
     var downloaded = 0
     var notModified = 0
 }
@@ -194,7 +197,11 @@ extension Mirror {
                 let (item, path, old) = downloads[result.index]
                 switch result.body {
                 case .failure(let error):
-                    outcome.failures.append(Mirror.describeFailure(error, collection: collection, item: item.id))
+                    if case .goneSinceListed = error {
+                        outcome.vanished.append(Mirror.describeFailure(error, collection: collection, item: item.id))
+                    } else {
+                        outcome.failures.append(Mirror.describeFailure(error, collection: collection, item: item.id))
+                    }
                 case .success(nil):
                     guard let old else {
                         outcome.failures.append("\(collection)/\(Quoting.display(item.id)): server answered 304 for an item not in the cache")
@@ -222,6 +229,13 @@ extension Mirror {
                 }
                 progress?(.downloading(collection: collection, done: done, total: total))
             }
+        }
+        // Every item asked for gone, more than one: more likely a wrong `itemURL` (a 404 for each)
+        // or an upstream folder moved away than that many deletions in the moment after the
+        // listing. Failures then, as any other download's.
+        if outcome.vanished.count == total, total > 1 {
+            outcome.failures += outcome.vanished.map { $0 + " (every item asked for was gone)" }
+            outcome.vanished = []
         }
         return outcome
     }

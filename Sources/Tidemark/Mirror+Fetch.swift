@@ -42,6 +42,11 @@ public struct FetchReport: Sendable {
     public var current: ObjectID?
     /// Items that could not be downloaded, as `collection/id: reason`.
     public var failures: [String]
+    /// Items gone upstream (or replaced) between the listing and their download, as
+    /// `collection/id: reason`: no failure, as nothing of theirs was there to store. Each stays
+    /// as the mirror had it (absent when new), and its collection's watermark stays where it was,
+    /// so the next fetch lists it again (and, if it is gone for good, deletes it).
+    public var vanished: [String] = []
     /// Requests made to upstream (listing pages, item bodies, retries) and body bytes received;
     /// zero for the `dir` upstream.
     public var requests = 0
@@ -56,6 +61,15 @@ public struct FetchReport: Sendable {
     public var listed: Int { collections.map(\.listed).reduce(0, +) }
     /// True when this fetch moved the upstream-tracking ref.
     public var updated: Bool { previous != current }
+    /// What to warn of for ``vanished`` items, naming them (at most 20); nil when there are none.
+    public var vanishedWarning: String? {
+        guard !vanished.isEmpty else { return nil }
+        let count = vanished.count == 1 ? "1 item was" : "\(vanished.count) items were"
+        return "\(count) gone upstream by the time \(vanished.count == 1 ? "it was" : "they were") downloaded (deleted or "
+            + "replaced after the listing named \(vanished.count == 1 ? "it" : "them")); left as the mirror had "
+            + "\(vanished.count == 1 ? "it" : "them"), and the next sync lists \(vanished.count == 1 ? "it" : "them") again:\n"
+            + MirrorError.list(vanished, limit: 20)
+    }
 
     /// What a sync in the same run may reuse instead of comparing trees again: HEAD when the
     /// fetch began, and the tree the fetch built its tree (that of `current`) from, by changing
@@ -124,6 +138,7 @@ extension Mirror {
         var fetched: [FetchedCollection] = []
         var watermarks: [(name: String, watermark: String)] = []
         var failures: [String] = []
+        var vanished: [String] = []
         var itemCount = 0
         let batch = ObjectBatch(repository: repository)
         // Each collection's manifest is read on another thread while its listing starts; the
@@ -180,7 +195,9 @@ extension Mirror {
                 updates.append(.upsert(path: "\(collection)/\(stored.entry.path)", blob: blob))
             }
             failures += outcome.failures
-            // Like rclone: after a failed download, infer no deletions this run.
+            vanished += outcome.vanished
+            // Like rclone: after a failed download, infer no deletions this run. (An item gone
+            // since the listing is no failure: the listing that implies them was whole.)
             let deletions = outcome.failures.isEmpty ? plan.deletions : []
             for position in deletions { updates.append(.remove(path: "\(collection)/\(cached.entry(at: position).path)")) }
             // The watermark advances only when every listed item is stored and the listing saw
@@ -191,7 +208,7 @@ extension Mirror {
             // upstream's dates are in: an item edited on a page already read while later pages are
             // read is dated after it, also when upstream's clock is behind this machine's.
             var watermark = previousWatermark
-            if outcome.failures.isEmpty, !listing.changedWhilePaging,
+            if outcome.failures.isEmpty, outcome.vanished.isEmpty, !listing.changedWhilePaging,
                let found = newestVersion(listing, cached: cached, since: previousWatermark, after: baseMessage),
                case let newest = min(found, fetchStarted, listing.upstreamTime ?? fetchStarted),
                watermark.map({ newest > $0 }) ?? true {
@@ -306,7 +323,7 @@ extension Mirror {
             } else {
                 let message = SnapshotMessage(
                     verb: head == nil ? "Clone" : "Sync", upstream: settings.upstream, collections: watermarks, counts: counts,
-                    perCollection: perCollection, items: itemCount, listedAt: listedAt, failed: failures.count, tree: tree.hex)
+                    perCollection: perCollection, items: itemCount, listedAt: listedAt, failed: failures.count + vanished.count, tree: tree.hex)
                 commitID = try unlessPruned([tree]) { () throws(MirrorError) in
                     try mirrorErrors {
                         try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [],
@@ -329,8 +346,9 @@ extension Mirror {
             try writeState(Mirror.fetchFailuresState, failures.map { $0.replacingOccurrences(of: "\n", with: " ") }.joined(separator: "\n") + "\n")
         }
         // The token covers what this fetch stored only when it stored every listed item.
-        if failures.isEmpty, let watch, let current { saveWatchToken(watch, commit: current) }
+        if failures.isEmpty, vanished.isEmpty, let watch, let current { saveWatchToken(watch, commit: current) }
         var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)
+        report.vanished = vanished
         report.folderListing = watch?.listing
         report.built = FetchReport.Built(head: head?.id, baseTree: base?.tree, paths: changedPaths)
         let traffic = upstream.statistics
@@ -393,7 +411,8 @@ extension Mirror {
 
     /// The newest `lastModified` of a listing. Items listed unchanged hold cached versions, which
     /// the stored watermark already covers when the snapshot it came from was complete; after a
-    /// fetch that failed some items (or before any watermark), their dates are read too.
+    /// fetch that failed some items or found some gone (or before any watermark), their dates are
+    /// read too.
     func newestVersion(_ listing: Listing, cached: ManifestTable, since watermark: Timestamp?,
                        after message: SnapshotMessage?) -> Timestamp? {
         var newest = listing.items.map(\.lastModified).max()

@@ -33,6 +33,8 @@ public struct SnapshotMessage: Sendable, Equatable {
     public var perCollection: [String: ChangeCounts]
     public var items: Int
     public var listedAt: String?
+    /// Items listed but not stored (`Tidemark-Failed`): failed downloads, and items gone since
+    /// the listing. The watermarks then cover only what was stored before.
     public var failed: Int
     /// For rollbacks: the snapshot restored.
     public var restores: String?

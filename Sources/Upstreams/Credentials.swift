@@ -290,6 +290,7 @@ extension UpstreamError {
         case .duplicateID(let c, let i): return .duplicateID(collection: c, item: clean(i))
         case .duplicateFile(let c, let i): return .duplicateFile(collection: c, item: clean(i))
         case .credentials(let m): return .credentials(clean(m))
+        case .goneSinceListed(let c, let i, let r): return .goneSinceListed(collection: c, item: clean(i), reason: clean(r))
         }
     }
 }

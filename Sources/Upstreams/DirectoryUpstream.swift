@@ -191,8 +191,8 @@ public struct DirectoryUpstream: Upstream {
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
         if let body = item.body { return .body(body, etag: item.etag) }
-        guard let path = item.location, FileManager.default.fileExists(atPath: path) else {
-            throw UpstreamError.unreachable("\(collection)/\(CQuoting.quoted(item.id)): no longer in the upstream folder")
+        guard let path = item.location else {
+            throw UpstreamError.unreachable("\(collection)/\(CQuoting.quoted(item.id)): listed without its file")
         }
         // The file listed (its signature is the item's ETag), not whatever took its name since.
         let data = try DirectoryUpstream.readListedFile(path, collection: collection, id: item.id) {
@@ -208,19 +208,25 @@ public struct DirectoryUpstream: Upstream {
     /// Reads the file at `path` through one open descriptor, when what that descriptor opened is
     /// a regular file that `isListed` recognises by its `fstat` (the same file the scan found
     /// inside the upstream folder): a file swapped for a link to one outside, or for another
-    /// file, between the listing and the read, is not read (the next run lists it again). Files
-    /// over ``maxFileBytes`` are refused as their item's error.
+    /// file, between the listing and the read, is not read (the next run lists it again). Such a
+    /// file, or one removed since, is ``UpstreamError/goneSinceListed(collection:item:reason:)``.
+    /// Files over ``maxFileBytes`` are refused as their item's error.
     static func readListedFile(_ path: String, collection: String, id: ItemID,
                                isListed: (stat) -> Bool) throws -> Data {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
+            if errno == ENOENT {
+                throw UpstreamError.goneSinceListed(collection: collection, item: CQuoting.quoted(id),
+                                                    reason: "'\(CQuoting.quoted(path))' was removed after it was listed")
+            }
             throw UpstreamError.unreachable("cannot read '\(CQuoting.quoted(path))': \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, isListed(info) else {
-            throw UpstreamError.unreachable("'\(CQuoting.quoted(path))' changed while it was being read (it is no longer the "
-                                            + "file listed); the next fetch lists it again")
+            throw UpstreamError.goneSinceListed(collection: collection, item: CQuoting.quoted(id),
+                                                reason: "'\(CQuoting.quoted(path))' changed while it was being read (it is no longer "
+                                                    + "the file listed); the next fetch lists it again")
         }
         guard Int(info.st_size) <= maxFileBytes else {
             throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(id),
@@ -245,10 +251,13 @@ public struct DirectoryUpstream: Upstream {
         return data
     }
 
-    /// True for the errors of one item's contents (not JSON, a bad `lastModified`).
+    /// True for the errors of one item (not JSON, a bad `lastModified`; its file removed or
+    /// replaced since the folder was read), which the listing leaves to `fetch` to meet again.
     static func isItemError(_ error: any Error) -> Bool {
-        if case UpstreamError.malformedItem = error { return true }
-        return false
+        switch error {
+        case UpstreamError.malformedItem, UpstreamError.goneSinceListed: return true
+        default: return false
+        }
     }
 
     /// ``version(of:collection:id:fallback:)`` of the file at `path`, which an error names too:

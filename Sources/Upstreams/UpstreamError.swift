@@ -19,6 +19,10 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case duplicateFile(collection: String, item: String)
     /// The credentials could not be obtained.
     case credentials(String)
+    /// An item listed is gone, or no longer the one listed, when its body is asked for (deleted
+    /// upstream meanwhile: a 404 or 410, a file removed or replaced). Not a failure of upstream:
+    /// the item is left as the mirror had it, and the next run lists it again.
+    case goneSinceListed(collection: String, item: String, reason: String)
 
     public var description: String {
         switch self {
@@ -33,6 +37,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(c)/\(i): two files give this id (a dir upstream's id is the file name without .json, "
                 + "in whichever subfolder); rename or remove one"
         case .credentials(let m): return m
+        case .goneSinceListed(let c, let i, let r): return "\(c)/\(i): \(r)"
         }
     }
 }

@@ -85,10 +85,19 @@ struct DirectoryUpstreamTests {
             }, { () async throws -> Data in
                 try DirectoryUpstream.read([file][...], collection: "items")[0].get().data
             }] {
-                await #expect { _ = try await attempt() } throws: { "\($0)".contains("changed while it was being read") }
+                await #expect { _ = try await attempt() } throws: { error in
+                    guard case UpstreamError.goneSinceListed("items", "a", let reason) = error else { return false }
+                    return reason.contains("changed while it was being read")
+                }
             }
-            // A file over 32 MiB: its item's error, naming the file.
+            // Removed since it was listed: gone too, which the engine leaves for the next run.
             try FileManager.default.removeItem(atPath: "\(path)/up/a.json")
+            await #expect { _ = try await upstream.fetch(collection: "items", item: withoutBody, cachedETag: nil) } throws: { error in
+                guard case UpstreamError.goneSinceListed("items", "a", let reason) = error else { return false }
+                return reason.contains("was removed after it was listed")
+            }
+            #expect(DirectoryUpstream.isItemError(UpstreamError.goneSinceListed(collection: "items", item: "a", reason: "")))
+            // A file over 32 MiB: its item's error, naming the file.
             _ = FileManager.default.createFile(atPath: "\(path)/up/big.json", contents: nil)
             try FileHandle(forWritingAtPath: "\(path)/up/big.json")!.truncate(atOffset: UInt64(DirectoryUpstream.maxFileBytes + 1))
             let big = try await upstream.list(collection: "items", since: nil, cached: .none).items

@@ -168,14 +168,14 @@ import TidemarkFixtures
                 _ = try await wordpress.fetch(collection: "posts", item: try #require(after.items.first), cachedETag: nil)
                 #expect(server.requests.last?.query.contains("context=edit") == true)
 
-                // A purged post is a 404 naming the post's URL.
+                // A purged post is gone since the listing: the 404, naming the post's URL and the code.
                 let error = await upstreamError {
                     _ = try await wordpress.fetch(collection: "posts", item: ListedItem(id: ItemID(ids[2]), lastModified: Timestamp(seconds: 0)),
                                                   cachedETag: nil)
                 }
-                guard case .http(404, let url, let message)? = error else { Issue.record("\(String(describing: error))"); return }
-                #expect(url.contains("/wp/v2/posts/\(ids[2])"))
-                #expect(message.contains("rest_post_invalid_id"))
+                guard case .goneSinceListed("posts", ids[2], let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(reason.hasPrefix("HTTP 404 from ") && reason.contains("/wp/v2/posts/\(ids[2])"))
+                #expect(reason.contains("rest_post_invalid_id") && reason.hasSuffix("(deleted upstream meanwhile)"))
                 #expect(!(error?.description.contains(canary) ?? true))
             }
         }

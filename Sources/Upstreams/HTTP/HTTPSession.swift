@@ -392,9 +392,19 @@ extension HTTPSession {
     /// listed version (see ``HTTPResult/conditional(_:listedVersion:)``), 304 as `.notModified`,
     /// and a body that is not JSON (or, with `requireObject`, not a JSON object) as a malformed item,
     /// as is one whose `versionField` (a key, or a JSON pointer) dates it before the listed version.
+    /// A 404 or 410 is ``UpstreamError/goneSinceListed(collection:item:reason:)``: the item was
+    /// deleted after the listing named it.
     func downloadItem(_ url: URL, collection: String, item: ListedItem, cachedValidator: String?,
                       requireObject: Bool, versionField: String) async throws -> FetchedBody {
-        let result = try await get(url, validator: HTTPResult.conditional(cachedValidator, listedVersion: item.lastModified))
+        let result: HTTPResult
+        do {
+            result = try await get(url, validator: HTTPResult.conditional(cachedValidator, listedVersion: item.lastModified))
+        } catch UpstreamError.http(let status, let shownURL, let message) where status == 404 || status == 410 {
+            throw UpstreamError.goneSinceListed(
+                collection: collection, item: item.id.description,
+                reason: UpstreamError.http(status: status, url: shownURL, message: message).description
+                    + " after the listing named it (deleted upstream meanwhile)")
+        }
         if result.status == 304 { return .notModified }
         let value: JSONValue
         switch Result(catching: { () throws(JSONParseError) in try JSONValue.parse(result.body, maxValues: JSONValue.maxItemValues) }) {

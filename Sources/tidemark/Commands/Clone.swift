@@ -154,6 +154,7 @@ extension TidemarkCommand {
             }
             interruption.finish()
             reporter?.finish()
+            tellVanished(report.fetch)
             if json {
                 emitJSON(SyncJSON(report))
             } else if !output.quiet {

@@ -39,6 +39,7 @@ extension TidemarkCommand {
                 }
             }
             if transfer.verbose { tellFolderListing(report) }
+            tellVanished(report)
             if json {
                 emitJSON(FetchJSON(report))
             } else if !output.quiet {

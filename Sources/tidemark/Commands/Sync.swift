@@ -74,6 +74,7 @@ extension TidemarkCommand {
                 }
             }
             if transfer.verbose { tellFolderListing(report.fetch) }
+            tellVanished(report.fetch)
             if json { emitJSON(SyncJSON(report)) }
             if report.outcome == .incompleteFetch, let fetch = report.fetch {
                 // The branch stays where it was: say so, and how to apply what did download.

@@ -80,6 +80,7 @@ struct FetchJSON: Encodable {
     var behind: ChangeCounts
     var collections: [Collection]
     var failures: [String]
+    var vanished: [String]
     var requests: Int
     var bytesReceived: Int
 
@@ -95,6 +96,7 @@ struct FetchJSON: Encodable {
                        listingRequests: $0.listingRequests, behind: $0.behind, dropped: $0.dropped ? true : nil)
         }
         failures = report.failures
+        vanished = report.vanished
         requests = report.requests
         bytesReceived = report.bytesReceived
     }
