@@ -230,13 +230,6 @@ extension Mirror {
                 progress?(.downloading(collection: collection, done: done, total: total))
             }
         }
-        // Every item asked for gone, more than one: more likely a wrong `itemURL` (a 404 for each)
-        // or an upstream folder moved away than that many deletions in the moment after the
-        // listing. Failures then, as any other download's.
-        if outcome.vanished.count == total, total > 1 {
-            outcome.failures += outcome.vanished.map { $0 + " (every item asked for was gone)" }
-            outcome.vanished = []
-        }
         return outcome
     }
 

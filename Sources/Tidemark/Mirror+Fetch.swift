@@ -185,7 +185,7 @@ extension Mirror {
             if options.preloadIndex {
                 repository.prefetchWorkingTree(plan.downloads.compactMap { $0.old.map { "\(collection)/\($0.path)" } })
             }
-            let outcome = await download(plan.downloads, collection: collection, from: upstream,
+            var outcome = await download(plan.downloads, collection: collection, from: upstream,
                                          jobs: options.jobs ?? settings.jobs, base: base?.tree, into: batch)
             // Cancelled: the downloads it cut short are no failures of upstream's.
             if Task.isCancelled { throw .cancelled }
@@ -193,6 +193,14 @@ extension Mirror {
             for stored in outcome.stored {
                 guard let blob = stored.blob else { continue }
                 updates.append(.upsert(path: "\(collection)/\(stored.entry.path)", blob: blob))
+            }
+            // A first fetch of the collection (a clone) that finds every item it asks for gone, more
+            // than one: a wrong `itemURL` (a 404 for each) is likelier than that many deletions in
+            // the moment after the listing. Failures then. (Later runs do not weigh one item's 404
+            // by what else changed: a run would fail or not with what else changed upstream.)
+            if baseBlob == nil, outcome.vanished.count > 1, outcome.vanished.count == plan.downloads.count {
+                outcome.failures += outcome.vanished.map { $0 + " (every item asked for was gone: is the item URL right?)" }
+                outcome.vanished = []
             }
             failures += outcome.failures
             vanished += outcome.vanished

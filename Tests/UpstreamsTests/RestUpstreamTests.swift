@@ -293,6 +293,23 @@ import TidemarkFixtures
         }
     }
 
+    /// A 404 for an item's body is the item gone since the listing, its id quoted as git quotes
+    /// names (a hostile id's escape sequences never reach the terminal), the server's answer kept.
+    @Test func aBodyAnswering404IsGoneSinceListedWithItsIDQuoted() async throws {
+        try await withFixture(items: 2, token: canary) { server in
+            let options = ["itemURL": server.baseURL + "/rest/items/{id}", "tokenEnv": "REST_TOKEN"]
+            try await using(try upstream(server, options: options)) { rest in
+                let hostile = ListedItem(id: ItemID("x\u{1b}]0;pwned\u{07}\nline"), lastModified: Timestamp(seconds: 0))
+                await #expect { _ = try await rest.fetch(collection: "items", item: hostile, cachedETag: nil) } throws: { error in
+                    guard case UpstreamError.goneSinceListed("items", let item, let reason) = error else { return false }
+                    return item == #""x\033]0;pwned\a\nline""# && reason.hasPrefix("HTTP 404 from \(server.baseURL)/rest/items/")
+                        && reason.hasSuffix("after the listing named it (deleted upstream meanwhile)")
+                        && !"\(error)".contains("\u{1b}") && !"\(error)".contains(canary)
+                }
+            }
+        }
+    }
+
     @Test func changesAndIncrementalListing() async throws {
         try await withFixture(items: 12) { server in
             try await using(try upstream(server, options: ["sinceParam": "modified_since"])) { rest in

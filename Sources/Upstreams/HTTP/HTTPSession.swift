@@ -401,7 +401,7 @@ extension HTTPSession {
             result = try await get(url, validator: HTTPResult.conditional(cachedValidator, listedVersion: item.lastModified))
         } catch UpstreamError.http(let status, let shownURL, let message) where status == 404 || status == 410 {
             throw UpstreamError.goneSinceListed(
-                collection: collection, item: item.id.description,
+                collection: collection, item: CQuoting.quoted(item.id),
                 reason: UpstreamError.http(status: status, url: shownURL, message: message).description
                     + " after the listing named it (deleted upstream meanwhile)")
         }
@@ -410,16 +410,16 @@ extension HTTPSession {
         switch Result(catching: { () throws(JSONParseError) in try JSONValue.parse(result.body, maxValues: JSONValue.maxItemValues) }) {
         case .success(let parsed): value = parsed
         case .failure(let error):
-            throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "body is \(error.summary)")
+            throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(item.id), reason: "body is \(error.summary)")
         }
         if requireObject, case .object = value {} else if requireObject {
-            throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "body is not a JSON object")
+            throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(item.id), reason: "body is not a JSON object")
         }
         // A body older than the listing says (a cache or replica in front of the item URL that
         // lags): stored under the listed version, it would never be downloaded again.
         if let served = bodyVersion(of: value, field: versionField), served < item.lastModified {
             throw UpstreamError.malformedItem(
-                collection: collection, item: item.id.description,
+                collection: collection, item: CQuoting.quoted(item.id),
                 reason: "\(URLSafety.redact(url)) served an older version (\(versionField) \(served.raw)) than the listing "
                     + "names (\(item.lastModified.raw)), from a cache in front of it maybe; not stored, asked for again next run")
         }

@@ -158,7 +158,9 @@ extension TidemarkCommand {
             if json {
                 emitJSON(SyncJSON(report))
             } else if !output.quiet {
-                emit("Cloned \(report.fetch?.listed ?? 0) items (\(report.fetch?.downloaded ?? 0) downloaded) into snapshot \(report.current?.short() ?? "-").\n")
+                // Items gone before their download are listed, not cloned.
+                let cloned = (report.fetch?.listed ?? 0) - (report.fetch?.vanished.count ?? 0)
+                emit("Cloned \(cloned) items (\(report.fetch?.downloaded ?? 0) downloaded) into snapshot \(report.current?.short() ?? "-").\n")
             }
         }
 

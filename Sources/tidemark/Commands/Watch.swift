@@ -85,7 +85,7 @@ extension TidemarkCommand {
 
 /// Warns on stderr of the items a fetch found gone between its listing and their download.
 func tellVanished(_ report: FetchReport?) {
-    if let warning = report?.vanishedWarning { writeStandardError("warning: \(warning)\n") }
+    if let warning = report?.vanishedWarning { writeStandardError("warning: \(terminalSafe(warning))\n") }
 }
 
 /// Tells on stderr (`-v`) how a fetch listed a `dir` upstream: from `tidemark watch`, or by a scan and why.
