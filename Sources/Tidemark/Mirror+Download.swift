@@ -20,6 +20,18 @@ struct DownloadOutcome {
     var vanished: [String] = []
     var downloaded = 0
     var notModified = 0
+
+    /// Makes the vanished items failures when a collection's first fetch (a clone) found every
+    /// item it asked for (`asked`, more than one) gone: a wrong `itemURL` (a 404 for each) is
+    /// likelier than that many deletions in the moment after the listing. Later runs do not weigh
+    /// an item's 404 by what else changed (a run would fail or pass with unrelated changes
+    /// upstream), nor does an upstream without item URLs (`dir`: its files were removed or
+    /// replaced meanwhile).
+    mutating func failIfEveryItemWasGone(asked: Int, firstFetch: Bool, itemURLs: Bool) {
+        guard firstFetch, itemURLs, asked > 1, vanished.count == asked else { return }
+        failures += vanished.map { $0 + " (every item asked for was gone: is the item URL right?)" }
+        vanished = []
+    }
 }
 
 extension Mirror {

@@ -194,14 +194,8 @@ extension Mirror {
                 guard let blob = stored.blob else { continue }
                 updates.append(.upsert(path: "\(collection)/\(stored.entry.path)", blob: blob))
             }
-            // A first fetch of the collection (a clone) that finds every item it asks for gone, more
-            // than one: a wrong `itemURL` (a 404 for each) is likelier than that many deletions in
-            // the moment after the listing. Failures then. (Later runs do not weigh one item's 404
-            // by what else changed: a run would fail or not with what else changed upstream.)
-            if baseBlob == nil, outcome.vanished.count > 1, outcome.vanished.count == plan.downloads.count {
-                outcome.failures += outcome.vanished.map { $0 + " (every item asked for was gone: is the item URL right?)" }
-                outcome.vanished = []
-            }
+            outcome.failIfEveryItemWasGone(asked: plan.downloads.count, firstFetch: baseBlob == nil,
+                                           itemURLs: !(upstream is DirectoryUpstream))
             failures += outcome.failures
             vanished += outcome.vanished
             // Like rclone: after a failed download, infer no deletions this run. (An item gone
@@ -346,7 +340,13 @@ extension Mirror {
             current = commitID
             crashPoint("after-upstream-ref")
         }
-        // Which items the last fetch could not download, for status until a fetch gets them all.
+        // Which items the last fetch could not download, for status until a fetch gets them all;
+        // and those it found gone since its listing, for status, and so a sync `--if-stale` runs.
+        if vanished.isEmpty {
+            removeState(Mirror.fetchVanishedState)
+        } else {
+            try writeState(Mirror.fetchVanishedState, vanished.map { $0.replacingOccurrences(of: "\n", with: " ") }.joined(separator: "\n") + "\n")
+        }
         if failures.isEmpty {
             try writeState("last-fetch", listedAt + "\n", durable: false)
             removeState(Mirror.fetchFailuresState)

@@ -60,6 +60,9 @@ public struct StatusReport: Sendable {
     /// The items the last fetch could not download (`collection/id: reason`), which the upstream
     /// snapshot therefore holds at an older version, or not at all; empty once a fetch got all.
     public var fetchFailures: [String] = []
+    /// The items the last fetch found gone upstream since its listing (`collection/id: reason`),
+    /// left as the snapshot had them; the next fetch lists them again.
+    public var fetchVanished: [String] = []
     /// A git operation left unfinished (`merge`, `revert`, `cherry-pick`, ...), which a sync and
     /// a rollback refuse to run under without `--force`.
     public var operationInProgress: String?
@@ -218,6 +221,7 @@ extension Mirror {
                                   interruptedSync: try pendingInterruptedSync())
         report.ownCommits = ownCommits
         report.fetchFailures = readState(Mirror.fetchFailuresState).map { $0.split(separator: "\n").map(String.init) } ?? []
+        report.fetchVanished = readState(Mirror.fetchVanishedState).map { $0.split(separator: "\n").map(String.init) } ?? []
         report.operationInProgress = repository.operationInProgress()
         return report
     }

@@ -621,6 +621,8 @@ public actor Mirror {
 
     /// The state file listing the items the last fetch could not download.
     static let fetchFailuresState = "fetch-failures"
+    /// The state file listing the items the last fetch found gone since its listing.
+    static let fetchVanishedState = "fetch-vanished"
 
     func readState(_ name: String) -> String? {
         FileManager.default.contents(atPath: stateFolder + name).map { String(decoding: $0, as: UTF8.self) }

@@ -63,6 +63,15 @@ struct VanishedItemTests {
             #expect(try String(contentsOfFile: file7, encoding: .utf8) == before)
             #expect(try await watermark(mirror) == settled)
             try await CLI.expectClean(mirror)
+            // status names it; and it is not fresh: a sync --if-stale lists again (and meets the 410 again).
+            let status = try await CLI.tidemark(["status"], in: mirror)
+            #expect(status.stdout.contains("The last fetch found 1 item gone upstream") && status.stdout.contains("templates/\(ids[7]): HTTP 410"),
+                    "\(status.stdout)")
+            let statusJSON = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.utf8))
+            #expect(((statusJSON as? [String: Any])?["fetchVanished"] as? [String])?.count == 1)
+            let stale = try await CLI.tidemark(["sync", "--if-stale", "6h"], in: mirror, environment: env)
+            #expect(stale.status == 0 && !stale.stdout.contains("fresh") && stale.stderr.contains("1 item was gone upstream"),
+                    "\(stale.stdout)\(stale.stderr)")
 
             // Every changed template gone (the first still, two more): after the first fetch that
             // is no wrong URL but deletions, whatever else changed upstream: a warning, not a
@@ -83,6 +92,7 @@ struct VanishedItemTests {
             #expect(gone.status == 0 && gone.stdout.contains("1 deleted"), "\(gone.stdout)\(gone.stderr)")
             #expect(!FileManager.default.fileExists(atPath: file7))
             try await CLI.expectClean(mirror)
+            #expect(try await CLI.tidemark(["status"], in: mirror).stdout.contains("gone upstream") == false)
         }
     }
 

@@ -160,7 +160,7 @@ extension TidemarkCommand {
             } else if !output.quiet {
                 // Items gone before their download are listed, not cloned.
                 let cloned = (report.fetch?.listed ?? 0) - (report.fetch?.vanished.count ?? 0)
-                emit("Cloned \(cloned) items (\(report.fetch?.downloaded ?? 0) downloaded) into snapshot \(report.current?.short() ?? "-").\n")
+                emit("Cloned \(cloned) item\(cloned == 1 ? "" : "s") (\(report.fetch?.downloaded ?? 0) downloaded) into snapshot \(report.current?.short() ?? "-").\n")
             }
         }
 

@@ -26,6 +26,7 @@ struct StatusJSON: Encodable {
     var ownCommits: [String]?
     var otherPaths: [OtherPath]?
     var fetchFailures: [String]?
+    var fetchVanished: [String]?
     var operationInProgress: String?
 
     struct OtherPath: Encodable {
@@ -39,6 +40,7 @@ struct StatusJSON: Encodable {
         branch = report.branch
         ownCommits = report.ownCommits.isEmpty ? nil : report.ownCommits
         fetchFailures = report.fetchFailures.isEmpty ? nil : report.fetchFailures
+        fetchVanished = report.fetchVanished.isEmpty ? nil : report.fetchVanished
         operationInProgress = report.operationInProgress
         head = report.head?.hex
         upstream = report.upstream?.hex

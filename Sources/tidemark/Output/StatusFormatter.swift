@@ -66,6 +66,14 @@ enum StatusFormatter {
                 + report.fetchFailures.prefix(10).map { "\t" + output.red($0) + "\n" }.joined()
                 + (report.fetchFailures.count > 10 ? "\t... and \(report.fetchFailures.count - 10) more\n" : "")
         }
+        if !report.fetchVanished.isEmpty {
+            let count = report.fetchVanished.count
+            out += "The last fetch found \(count) item\(count == 1 ? "" : "s") gone upstream after its listing named "
+                + "\(count == 1 ? "it" : "them"), left as \(count == 1 ? "it was" : "they were"); the next fetch lists "
+                + "\(count == 1 ? "it" : "them") again:\n"
+                + report.fetchVanished.prefix(10).map { "\t\($0)\n" }.joined()
+                + (count > 10 ? "\t... and \(count - 10) more\n" : "")
+        }
         let upstreamItems = report.items.filter { $0.upstream != .unchanged }
         if !upstreamItems.isEmpty || !otherBehind.isEmpty {
             out += "\nBehind upstream:\n"
