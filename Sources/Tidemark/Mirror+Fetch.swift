@@ -64,11 +64,11 @@ public struct FetchReport: Sendable {
     /// What to warn of for ``vanished`` items, naming them (at most 20); nil when there are none.
     public var vanishedWarning: String? {
         guard !vanished.isEmpty else { return nil }
-        let count = vanished.count == 1 ? "1 item was" : "\(vanished.count) items were"
-        return "\(count) gone upstream by the time \(vanished.count == 1 ? "it was" : "they were") downloaded (deleted or "
-            + "replaced after the listing named \(vanished.count == 1 ? "it" : "them")); left as the mirror had "
-            + "\(vanished.count == 1 ? "it" : "them"), and the next sync lists \(vanished.count == 1 ? "it" : "them") again:\n"
-            + MirrorError.list(vanished, limit: 20)
+        let one = vanished.count == 1
+        let them = one ? "it" : "them"
+        return (one ? "1 item was" : "\(vanished.count) items were") + " gone upstream by the time \(one ? "it was" : "they were") "
+            + "downloaded (deleted or replaced after the listing named \(them)); left as the mirror had \(them), and the "
+            + "next sync lists \(them) again:\n" + MirrorError.list(vanished, limit: 20)
     }
 
     /// What a sync in the same run may reuse instead of comparing trees again: HEAD when the
@@ -342,17 +342,9 @@ extension Mirror {
         }
         // Which items the last fetch could not download, for status until a fetch gets them all;
         // and those it found gone since its listing, for status, and so a sync `--if-stale` runs.
-        if vanished.isEmpty {
-            removeState(Mirror.fetchVanishedState)
-        } else {
-            try writeState(Mirror.fetchVanishedState, vanished.map { $0.replacingOccurrences(of: "\n", with: " ") }.joined(separator: "\n") + "\n")
-        }
-        if failures.isEmpty {
-            try writeState("last-fetch", listedAt + "\n", durable: false)
-            removeState(Mirror.fetchFailuresState)
-        } else {
-            try writeState(Mirror.fetchFailuresState, failures.map { $0.replacingOccurrences(of: "\n", with: " ") }.joined(separator: "\n") + "\n")
-        }
+        try writeStateLines(Mirror.fetchVanishedState, vanished)
+        if failures.isEmpty { try writeState("last-fetch", listedAt + "\n", durable: false) }
+        try writeStateLines(Mirror.fetchFailuresState, failures)
         // The token covers what this fetch stored only when it stored every listed item.
         if failures.isEmpty, vanished.isEmpty, let watch, let current { saveWatchToken(watch, commit: current) }
         var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)

@@ -220,8 +220,8 @@ extension Mirror {
                                   otherPaths: others, lastFetch: activity.fetch, lastSync: activity.sync,
                                   interruptedSync: try pendingInterruptedSync())
         report.ownCommits = ownCommits
-        report.fetchFailures = readState(Mirror.fetchFailuresState).map { $0.split(separator: "\n").map(String.init) } ?? []
-        report.fetchVanished = readState(Mirror.fetchVanishedState).map { $0.split(separator: "\n").map(String.init) } ?? []
+        report.fetchFailures = stateLines(Mirror.fetchFailuresState)
+        report.fetchVanished = stateLines(Mirror.fetchVanishedState)
         report.operationInProgress = repository.operationInProgress()
         return report
     }

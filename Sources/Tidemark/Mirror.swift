@@ -628,6 +628,18 @@ public actor Mirror {
         FileManager.default.contents(atPath: stateFolder + name).map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// The lines of the state file `name` (``writeStateLines(_:_:)``); none when there is no such file.
+    func stateLines(_ name: String) -> [String] {
+        readState(name).map { $0.split(separator: "\n").map(String.init) } ?? []
+    }
+
+    /// Writes `lines` as the state file `name`, one a line (a newline in one written as a
+    /// space); removes the file when there are none.
+    func writeStateLines(_ name: String, _ lines: [String]) throws(MirrorError) {
+        guard !lines.isEmpty else { return removeState(name) }
+        try writeState(name, lines.map { $0.replacingOccurrences(of: "\n", with: " ") }.joined(separator: "\n") + "\n")
+    }
+
     func removeState(_ name: String) {
         try? FileManager.default.removeItem(atPath: stateFolder + name)
     }

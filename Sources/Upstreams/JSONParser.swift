@@ -1,4 +1,4 @@
-/// A strict RFC 8259 parser over bytes (``JSONValue/parse(_:maxDepth:duplicateKeys:)``): rejects
+/// A strict RFC 8259 parser over bytes (``JSONValue/parse(_:maxDepth:maxValues:duplicateKeys:)``): rejects
 /// trailing data, lone surrogates, invalid UTF-8 and nesting deeper than `maxDepth`; keeps each
 /// number's text unless it is an `Int64` integer; stops at `maxValues` values.
 struct JSONParser {

@@ -26,6 +26,11 @@ enum StatusFormatter {
     }
 
     /// git-like status text.
+    /// `lines`, a tab before each, at most ten, then how many more.
+    private static func indented(_ lines: [String], style: (String) -> String = { $0 }) -> String {
+        lines.prefix(10).map { "\t" + style($0) + "\n" }.joined() + (lines.count > 10 ? "\t... and \(lines.count - 10) more\n" : "")
+    }
+
     static func human(_ report: StatusReport, output: OutputOptions) -> String {
         var out = report.branch == "HEAD"
             ? "HEAD detached at \(report.head?.short() ?? "?") (sync and rollback need a branch checked out)\n"
@@ -63,16 +68,14 @@ enum StatusFormatter {
         if !report.fetchFailures.isEmpty {
             out += "The last fetch could not download \(report.fetchFailures.count) item\(report.fetchFailures.count == 1 ? "" : "s"), which may be behind too; "
                 + "'tidemark fetch' tries them again:\n"
-                + report.fetchFailures.prefix(10).map { "\t" + output.red($0) + "\n" }.joined()
-                + (report.fetchFailures.count > 10 ? "\t... and \(report.fetchFailures.count - 10) more\n" : "")
+                + indented(report.fetchFailures, style: output.red)
         }
         if !report.fetchVanished.isEmpty {
-            let count = report.fetchVanished.count
-            out += "The last fetch found \(count) item\(count == 1 ? "" : "s") gone upstream after its listing named "
-                + "\(count == 1 ? "it" : "them"), left as \(count == 1 ? "it was" : "they were"); the next fetch lists "
-                + "\(count == 1 ? "it" : "them") again:\n"
-                + report.fetchVanished.prefix(10).map { "\t\($0)\n" }.joined()
-                + (count > 10 ? "\t... and \(count - 10) more\n" : "")
+            let one = report.fetchVanished.count == 1
+            let them = one ? "it" : "them"
+            out += "The last fetch found \(report.fetchVanished.count) item\(one ? "" : "s") gone upstream after its listing named "
+                + "\(them), left as \(one ? "it was" : "they were"); the next fetch lists \(them) again:\n"
+                + indented(report.fetchVanished)
         }
         let upstreamItems = report.items.filter { $0.upstream != .unchanged }
         if !upstreamItems.isEmpty || !otherBehind.isEmpty {
