@@ -27,6 +27,18 @@ extension Repository {
         }
     }
 
+    /// The value of `name` read as git reads an integer (`50`, `1k`), or nil when unset.
+    /// Throws when it is set to something else.
+    public func configInteger(_ name: String) throws(GitError) -> Int64? {
+        try withConfig(snapshot: true) { (config) throws(GitError) -> Int64? in
+            var value: Int64 = 0
+            let rc = git_config_get_int64(&value, config, name)
+            if rc == GIT_ENOTFOUND.rawValue { return nil }
+            try check(rc, "reading config \(name)")
+            return value
+        }
+    }
+
     /// Every value of the multi-valued `name`, in file order.
     public func configValues(_ name: String) throws(GitError) -> [String] {
         try configEntries(matching: "^" + name.replacingOccurrences(of: ".", with: "\\.") + "$").map(\.value)

@@ -10,9 +10,14 @@ extension Repository {
     /// without its pack; then the folder is fsynced. The repository's handle sees the pack when
     /// this returns.
     func storePack(_ pack: UnsafeRawBufferPointer, index: [UInt8], checksum: [UInt8]) throws(GitError) {
+        try installPack(try Repository.writeTemporary(pack, in: gitDirectory + "objects/pack/"), index: index, checksum: checksum)
+    }
+
+    /// ``storePack(_:index:checksum:)`` for a pack already written whole to `packTemporary` (a
+    /// ``TemporaryPackFile`` of the pack folder), which is removed when this throws.
+    func installPack(_ packTemporary: String, index: [UInt8], checksum: [UInt8]) throws(GitError) {
         let folder = gitDirectory + "objects/pack/"
         let name = folder + "pack-" + ObjectID(digest: checksum).hex
-        let packTemporary = try Repository.writeTemporary(pack, in: folder)
         let indexTemporary: String
         do {
             indexTemporary = try index.withUnsafeBytes { raw in
@@ -101,24 +106,13 @@ extension Repository {
     /// Writes `bytes` to a new read-only file `tmp_tidemark_*` in `folder` (fsynced when fsync is
     /// on) and returns its path; removes it and throws on any failure.
     private static func writeTemporary(_ bytes: UnsafeRawBufferPointer, in folder: String) throws(GitError) -> String {
-        var template = Array((folder + "tmp_tidemark_XXXXXX").utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        guard descriptor >= 0 else { throw fileError("create", path) }
-        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-        var failure = writeAll(descriptor, bytes) ? nil : fileError("write", path)
-        if failure == nil, Library.fsyncEnabled, fsync(descriptor) != 0 { failure = fileError("fsync", path) }
-        if failure == nil, fchmod(descriptor, 0o444) != 0 { failure = fileError("chmod", path) }
-        if close(descriptor) != 0, failure == nil { failure = fileError("close", path) }
-        if let failure {
-            unlink(path)
-            throw failure
-        }
-        return path
+        let file = try TemporaryPackFile(in: folder)
+        try file.write([bytes])
+        return try file.finish()
     }
 
     /// A failed file operation on `path`, with the system's reason.
-    private static func fileError(_ operation: String, _ path: String) -> GitError {
+    static func fileError(_ operation: String, _ path: String) -> GitError {
         GitError(code: .generic, message: "cannot \(operation) \(path): \(String(cString: strerror(errno)))",
                  operation: operation)
     }
@@ -212,5 +206,55 @@ final class CaptureHandle {
             backend.pointee.free(backend)
             throw error
         }
+    }
+}
+
+/// A new file `tmp_tidemark_*` in the pack folder, written in pieces, then fsynced (when fsync is
+/// on) and made read-only (``finish()``). Removed when any step fails, or when dropped unfinished.
+final class TemporaryPackFile {
+    let path: String
+    private var descriptor: Int32
+
+    init(in folder: String) throws(GitError) {
+        var template = Array((folder + "tmp_tidemark_XXXXXX").utf8CString)
+        descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        guard descriptor >= 0 else { throw Repository.fileError("create", path) }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+    }
+
+    deinit {
+        if descriptor >= 0 {
+            close(descriptor)
+            unlink(path)
+        }
+    }
+
+    /// Appends `buffers`, in order.
+    func write(_ buffers: [UnsafeRawBufferPointer]) throws(GitError) {
+        guard writeAll(descriptor, buffers) else { throw abandon("write") }
+    }
+
+    /// Completes the file and returns its path; the caller renames or removes it.
+    func finish() throws(GitError) -> String {
+        if Library.fsyncEnabled, fsync(descriptor) != 0 { throw abandon("fsync") }
+        if fchmod(descriptor, 0o444) != 0 { throw abandon("chmod") }
+        let closed = close(descriptor)
+        descriptor = -1
+        guard closed == 0 else {
+            let error = Repository.fileError("close", path)
+            unlink(path)
+            throw error
+        }
+        return path
+    }
+
+    /// The error of `operation`, the file closed and removed.
+    private func abandon(_ operation: String) -> GitError {
+        let error = Repository.fileError(operation, path)
+        close(descriptor)
+        descriptor = -1
+        unlink(path)
+        return error
     }
 }

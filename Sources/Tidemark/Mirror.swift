@@ -652,6 +652,22 @@ public actor Mirror {
         return (date("last-fetch"), date("last-sync"))
     }
 
+    /// Where the branch and the upstream-tracking ref of `repository` point.
+    static func refTips(of repository: Repository) -> [ObjectID?] {
+        ["HEAD", Mirror.upstreamRef].map { try? repository.resolveReference($0) }
+    }
+
+    /// What `git gc --auto` does that libgit2 never does, with git's settings: loose objects
+    /// packed past `gc.auto` (6,700), then the smaller packs combined past `gc.autoPackLimit`
+    /// (50). Either is off when set to 0 or less (`gc.auto` 0 turns both off) or not a number.
+    /// Upkeep: a failure leaves the objects as they were, to be tried again by the next run.
+    static func keepObjectsInShape(_ repository: Repository, whenPackCombined: () -> Void) {
+        guard let auto = try? repository.configInteger("gc.auto") ?? 6_700, auto > 0 else { return }
+        _ = try? repository.packLooseObjects(above: Int(clamping: auto))
+        guard let limit = try? repository.configInteger("gc.autoPackLimit") ?? 50, limit > 0 else { return }
+        _ = try? repository.combinePacks(above: Int(clamping: limit), whenStored: whenPackCombined)
+    }
+
     /// How the keep files of a run's packs start (`tidemark <pid> on <host>`).
     static let packKeepPrefix = "tidemark "
 
@@ -691,10 +707,16 @@ public actor Mirror {
         // other tidemark run made them), unless a journal still names an unfinished snapshot.
         repository.packKeepNote = "\(Mirror.packKeepPrefix)\(getpid()) on \(Mirror.hostName())"
         let repository = repository, journal = stateFolder + "sync-journal"
-        lock.onRelease = {
+        // A run that moved a ref keeps the object store in shape, as git runs `gc --auto` after a
+        // fetch or commit.
+        let refsBefore = Mirror.refTips(of: repository)
+        lock.onRelease = { [self] in
             repository.packKeepNote = nil
             if !FileManager.default.fileExists(atPath: journal) {
                 repository.releaseKeptPacks(notedWith: Mirror.packKeepPrefix)
+                if Mirror.refTips(of: repository) != refsBefore {
+                    Mirror.keepObjectsInShape(repository, whenPackCombined: { crashPoint("after-combined-pack") })
+                }
             }
         }
         crashPoint("after-lock")

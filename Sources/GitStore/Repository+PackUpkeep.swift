@@ -1,0 +1,240 @@
+import CLibGit2
+import CPackFormat
+import Foundation
+
+/// What ``Repository/combinePacks(above:)`` did.
+public struct PackCombination: Sendable, Equatable {
+    /// How many packs went into the new one.
+    public let combined: Int
+    /// Packs removed without being copied: every object they held was already in the new one
+    /// (a combination a killed run left before removing the packs it copied).
+    public let superseded: Int
+    /// The new pack's size in bytes.
+    public let bytes: Int
+    /// The new pack's checksum, which names it (`objects/pack/pack-<hex>.pack`).
+    public let checksum: String
+}
+
+extension Repository {
+    /// Combines the smaller packs into one when more than `limit` packs are not kept, as
+    /// `git gc --auto` does past `gc.autoPackLimit` (libgit2 never repacks, and each run that
+    /// stores many objects adds packs: a thousand of them made a sync four times slower).
+    ///
+    /// Which packs: as `git repack --geometric=2` picks them, so that each pack left is at least
+    /// twice the size of the next smaller one; each object is then copied a few times over the
+    /// mirror's life, not at every combination. The packs' entries are copied as they are
+    /// (nothing is inflated or compressed again; each entry is checked against the CRC-32 its
+    /// index records), one pack after another, so an `OBJ_OFS_DELTA` keeps the distance to its
+    /// base. The new pack and its index are stored like any other (``installPack(_:index:checksum:)``),
+    /// then the packs copied are removed, index first.
+    ///
+    /// Packs git keeps apart are left alone: those with a `.keep` (a run's packs until its refs
+    /// name them, `git index-pack --keep`), `.promisor`, `.bitmap` or `.mtimes` (a cruft pack); so
+    /// is every pack when a multi-pack index lists them. A pack sharing only some of its objects
+    /// with the others is left too (an object must be in a pack once). Call it holding the run
+    /// lock; `git gc` or `git repack` may run meanwhile.
+    ///
+    /// - Parameter whenStored: called once the new pack is stored, before the packs copied are
+    ///   removed (a test kills the process there).
+    /// - Returns: what was combined; nil when nothing was (`limit` not passed, or no two packs to
+    ///   combine).
+    /// - Throws: when reading or writing fails; nothing is removed then.
+    public func combinePacks(above limit: Int, whenStored: () -> Void = {}) throws(GitError) -> PackCombination? {
+        let folder = gitDirectory + "objects/pack/"
+        guard ["multi-pack-index", "multi-pack-index.d"].allSatisfy({ access(folder + $0, F_OK) != 0 }) else { return nil }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        let packs = names.filter { $0.hasPrefix("pack-") && $0.hasSuffix(".idx") }.sorted().compactMap { (name) -> StoredPack? in
+            let stem = folder + name.dropLast(4)
+            guard [".keep", ".promisor", ".bitmap", ".mtimes"].allSatisfy({ access(stem + $0, F_OK) != 0 }) else { return nil }
+            return StoredPack.open(indexPath: folder + name)
+        }
+        guard packs.count > limit else { return nil }
+        let sorted = packs.sorted { ($0.size, $0.path) < ($1.size, $1.path) }
+        let chosen = sorted.prefix(Repository.geometricRollUp(sorted.map(\.size)))
+        guard chosen.count > 1 else { return nil }
+        // Largest first: a pack whose objects a killed combination already copied is superseded.
+        var seen = Set<ObjectID>()
+        var copied: [StoredPack] = []
+        var superseded: [StoredPack] = []
+        for pack in chosen.reversed() {
+            let ids = (0..<pack.count).map { pack.id(at: $0) }
+            let known = ids.filter { seen.contains($0) }.count
+            if known == 0, !ids.isEmpty {
+                copied.append(pack)
+                seen.formUnion(ids)
+            } else if known == ids.count {
+                superseded.append(pack)
+            }
+        }
+        guard copied.count > 1 || !superseded.isEmpty else { return nil }
+        let (temporary, entries, checksum, bytes) = try Repository.writeCombined(copied, in: folder)
+        // Its objects were in packs not kept: the new pack needs no keep either.
+        try withoutKeepNote { () throws(GitError) in
+            try installPack(temporary, index: PackIndex.encode(entries, packChecksum: checksum), checksum: checksum)
+        }
+        whenStored()
+        let installed = folder + "pack-" + ObjectID(digest: checksum).hex + ".pack"
+        for pack in copied + superseded where pack.path != installed {
+            let stem = String(pack.path.dropLast(5))
+            unlink(stem + ".idx")
+            unlink(stem + ".pack")
+            unlink(stem + ".rev")
+        }
+        try refreshObjects()
+        return PackCombination(combined: copied.count, superseded: superseded.count, bytes: bytes,
+                               checksum: ObjectID(digest: checksum).hex)
+    }
+
+    /// Runs `body` with no ``packKeepNote``: the packs it stores get no keep.
+    private func withoutKeepNote(_ body: () throws(GitError) -> Void) throws(GitError) {
+        let note = packKeepNote
+        packKeepNote = nil
+        defer { packKeepNote = note }
+        try body()
+    }
+
+    /// How many of the packs of `sizes` (smallest first) `git repack --geometric=2` rolls up into
+    /// one: all below the point from which each pack is at least twice the one before, then each
+    /// larger one that is not at least twice what is rolled up so far.
+    static func geometricRollUp(_ sizes: [Int]) -> Int {
+        guard sizes.count > 1 else { return 0 }
+        var split = 0
+        for index in stride(from: sizes.count - 1, to: 0, by: -1) where sizes[index] < 2 * sizes[index - 1] {
+            split = index + 1
+            break
+        }
+        var total = sizes[..<split].reduce(0, +)
+        while split < sizes.count, sizes[split] < 2 * total {
+            total += sizes[split]
+            split += 1
+        }
+        return split
+    }
+
+    /// Writes the entries of `packs`, one pack after another, as one new pack in a temporary file
+    /// of `folder`. Returns that file, the new index's entries, the pack's checksum and its size.
+    /// Throws when an entry does not match its CRC-32 or a pack has bytes no entry holds.
+    private static func writeCombined(_ packs: [StoredPack], in folder: String) throws(GitError)
+        -> (path: String, entries: [PackIndex.Entry], checksum: [UInt8], bytes: Int) {
+        func corrupt(_ pack: StoredPack, _ what: String) -> GitError {
+            GitError(code: .generic, message: "cannot combine \(pack.path): \(what)", operation: "combining packs")
+        }
+        let file = try TemporaryPackFile(in: folder)
+        var hash = tidemark_sha1()
+        tidemark_sha1_init(&hash)
+        let count = packs.reduce(0) { $0 + $1.count }
+        guard count <= Int(UInt32.max) else {
+            throw GitError(code: .generic, message: "too many objects for one pack", operation: "combining packs")
+        }
+        var header = Repository.packHeader
+        withUnsafeBytes(of: UInt32(count).bigEndian) { header.replaceSubrange(8..<12, with: $0) }
+        var written = 0
+        func append(_ bytes: [UInt8]) throws(GitError) {
+            try bytes.withUnsafeBytes { raw in
+                tidemark_sha1_update(&hash, raw.baseAddress, raw.count)
+                return Result { () throws(GitError) in try file.write([raw]) }
+            }.get()
+            written += bytes.count
+        }
+        try append(header)
+        var entries: [PackIndex.Entry] = []
+        entries.reserveCapacity(count)
+        for pack in packs {
+            // Entries in the order they are stored: each ends where the next starts, the last at
+            // the trailer.
+            var stored: [(offset: Int, position: Int)] = []
+            for position in 0..<pack.count {
+                guard let offset = pack.offset(at: position) else { throw corrupt(pack, "an offset outside the pack") }
+                stored.append((offset, position))
+            }
+            stored.sort { $0.offset < $1.offset }
+            guard stored.first?.offset == 12 else { throw corrupt(pack, "bytes before its first entry") }
+            let end = pack.size - 20
+            let shift = written - 12
+            // Read in pieces of about 4 MiB, whole entries each.
+            var first = 0
+            while first < stored.count {
+                var last = first
+                while last + 1 < stored.count, stored[last + 1].offset - stored[first].offset < 4 << 20 { last += 1 }
+                let pieceEnd = last + 1 < stored.count ? stored[last + 1].offset : end
+                guard pieceEnd > stored[last].offset, let piece = pack.read(stored[first].offset..<pieceEnd) else {
+                    throw corrupt(pack, "cannot read it")
+                }
+                let mismatch = piece.withUnsafeBytes { raw in
+                    (first...last).first { index in
+                        let start = stored[index].offset - stored[first].offset
+                        let stop = (index < last ? stored[index + 1].offset : pieceEnd) - stored[first].offset
+                        return tidemark_crc32(raw.baseAddress! + start, stop - start) != pack.crc(at: stored[index].position)
+                    }
+                }
+                if let mismatch {
+                    throw corrupt(pack, "the entry of \(pack.id(at: stored[mismatch].position).hex) does not match its CRC-32")
+                }
+                for index in first...last {
+                    entries.append(PackIndex.Entry(id: pack.id(at: stored[index].position), offset: UInt64(stored[index].offset + shift),
+                                                   crc: pack.crc(at: stored[index].position)))
+                }
+                try append(piece)
+                first = last + 1
+            }
+        }
+        var checksum = [UInt8](repeating: 0, count: 20)
+        tidemark_sha1_final(&hash, &checksum)
+        try checksum.withUnsafeBytes { raw in Result { () throws(GitError) in try file.write([raw]) } }.get()
+        return (try file.finish(), entries, checksum, written + 20)
+    }
+}
+
+extension Repository {
+    /// Moves the loose objects into one pack when there are more than about `limit` of them, as
+    /// `git gc --auto` does past `gc.auto` (6,700 by default): libgit2 writes a run's few objects
+    /// (a small sync's blobs and trees, every commit) loose, one file of at least a disk block
+    /// each. Counted as git counts them: the files of `objects/17`, times 256.
+    ///
+    /// Each object is read through libgit2 and hashed again (it must match its name), then the pack is
+    /// stored like any other; only then are the loose files of the objects it holds removed (as
+    /// `git prune-packed` does: an object written loose meanwhile by another program is in the
+    /// pack or stays). The `objects/xx` folders stay.
+    ///
+    /// - Returns: how many objects were packed; nil when nothing was done.
+    /// - Throws: when an object cannot be read or the pack written; no loose file is removed then.
+    public func packLooseObjects(above limit: Int) throws(GitError) -> Int? {
+        let objects = gitDirectory + "objects/"
+        func loose(in folder: String) -> [ObjectID] {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: objects + folder)) ?? []
+            return names.compactMap { $0.utf8.count == 38 ? ObjectID(hex: folder + $0) : nil }
+        }
+        guard loose(in: "17").count > (limit + 255) / 256 else { return nil }
+        let ids = (0..<256).flatMap { loose(in: String(format: "%02x", $0)) }
+        guard ids.count > 1 else { return nil }
+        let batch = ObjectBatch(repository: self, looseLimit: 0)
+        // A thousand at a time, compressed on all cores.
+        var start = 0
+        while start < ids.count {
+            let chunk = ids[start..<min(start + 1024, ids.count)]
+            var read: [(id: ObjectID, type: git_object_t, contents: Data)] = []
+            for id in chunk {
+                let (type, contents) = try readObject(id)
+                read.append((id, type, contents))
+            }
+            // Hashed again: libgit2 reads a loose file without checking it against its name.
+            let prepared = concurrentMap(read.count) { PreparedObject(id: nil, type: read[$0].type, contents: read[$0].contents) }
+            for (object, expected) in zip(prepared, read) {
+                guard object.id == expected.id else {
+                    throw GitError(code: .generic, message: "loose object \(expected.id.hex) holds another object (\(object.id.hex)); "
+                                   + "see 'git fsck'", operation: "packing loose objects")
+                }
+                try batch.add(object)
+            }
+            start += chunk.count
+        }
+        // Objects no longer loose need no keep: refs name them, or `git gc` may drop them.
+        try withoutKeepNote { () throws(GitError) in try batch.flush() }
+        for id in ids {
+            let hex = id.hex
+            unlink(objects + hex.prefix(2) + "/" + hex.dropFirst(2))
+        }
+        try refreshObjects()
+        return ids.count
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+
+/// libgit2 never repacks, and each sync that stores many objects adds packs (a thousand of them
+/// made a sync four times slower): past git's `gc.autoPackLimit` a run combines the smaller ones.
+@Suite("End to end: runs that store packs combine them past gc.autoPackLimit")
+struct PackUpkeepTests {
+    /// The names of the mirror's packs.
+    static func packs(_ mirror: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: mirror + "/.git/objects/pack")) ?? []
+        return names.filter { $0.hasSuffix(".pack") }.sorted()
+    }
+
+    /// Rewrites the first `count` items of the upstream made by ``CrashTests/cloned(_:in:extra:)``
+    /// (enough for a sync to store them as a pack, not as loose objects).
+    static func change(_ upstream: String, round: Int, count: Int = 120) throws {
+        for index in 1...count {
+            try writeItem(upstream, "i\(index)", lastModified: "2021-06-\(String(format: "%02d", round))T00:00:00Z", extra: #", "round": \#(round)"#)
+        }
+    }
+
+    @Test func syncsKeepThePackCountNearTheLimitAndGitAcceptsThePacks() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(150, in: root)
+            _ = try await CLI.git(["clone", "-q", "m", "plain"], in: root)
+            _ = try await CLI.git(["config", "gc.autoPackLimit", "3"], in: mirror)
+            // The same syncs in a mirror whose upkeep is off, as `gc.auto 0` turns git's off.
+            #expect(try await CLI.tidemark(["clone", "dir:up", "off"], in: root).status == 0)
+            _ = try await CLI.git(["config", "gc.auto", "0"], in: root + "/off")
+            var counts: [Int] = []
+            for round in 1...8 {
+                try Self.change(upstream, round: round)
+                for folder in [mirror, root + "/off"] {
+                    let sync = try await CLI.tidemark(["sync", "-q"], in: folder)
+                    #expect(sync.status == 0 && sync.stderr.isEmpty, "\(sync.stderr)")
+                }
+                counts.append(Self.packs(mirror).count)
+            }
+            #expect(counts.allSatisfy { $0 <= 4 }, "\(counts)")
+            #expect(Self.packs(root + "/off").count >= 8, "\(Self.packs(root + "/off"))")
+            // Every snapshot whole: git checks each object, and the oldest comes back.
+            _ = try await CLI.git(["fsck", "--strict", "--no-dangling"], in: mirror)
+            #expect(try await CLI.git(["log", "--oneline"], in: mirror).split(separator: "\n").count == 9)
+            let rollback = try await CLI.tidemark(["rollback", "HEAD~8"], in: mirror)
+            #expect(rollback.status == 0, "\(rollback.stderr)")
+            #expect(try String(contentsOfFile: mirror + "/items/i1.json", encoding: .utf8).contains("round") == false)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            try await CLI.expectClean(mirror)
+            // A `git clone` of the mirror fetches from the combined packs.
+            _ = try await CLI.git(["pull", "-q", "--ff-only"], in: root + "/plain")
+            #expect(try await CLI.git(["rev-parse", "HEAD^{tree}"], in: root + "/plain")
+                == (try await CLI.git(["rev-parse", "HEAD^{tree}"], in: mirror)))
+        }
+    }
+
+    /// Runs that store no pack leave the packs as they are, whatever their number: a dry run, a
+    /// sync with nothing new, `status`.
+    @Test func runsThatStoreNoPackLeaveThePacksAlone() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(150, in: root)
+            _ = try await CLI.git(["config", "gc.auto", "0"], in: mirror)
+            for round in 1...3 {
+                try Self.change(upstream, round: round)
+                #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            }
+            _ = try await CLI.git(["config", "--unset", "gc.auto"], in: mirror)
+            _ = try await CLI.git(["config", "gc.autoPackLimit", "1"], in: mirror)
+            let before = Self.packs(mirror)
+            #expect(before.count > 2)
+            try Self.change(upstream, round: 4)
+            #expect(try await CLI.tidemark(["sync", "--dry-run"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["status"], in: mirror).status == 0)
+            #expect(Self.packs(mirror) == before)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(Self.packs(mirror).count == 1, "\(Self.packs(mirror))")
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(Self.packs(mirror).count == 1)
+            _ = try await CLI.git(["fsck", "--strict", "--no-dangling"], in: mirror)
+        }
+    }
+
+    /// Killed once the combined pack is stored, before the packs it copied are removed: every
+    /// object is in two packs, which git accepts, and the next run that stores packs removes them.
+    @Test func aRunKilledWhileCombiningLeavesAMirrorTheNextRunTidies() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(150, in: root)
+            _ = try await CLI.git(["config", "gc.autoPackLimit", "1"], in: mirror)
+            try Self.change(upstream, round: 1)
+            let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-combined-pack"])
+            #expect(killed.signalled && killed.status == 9, "\(killed.status) \(killed.stderr)")
+            #expect(Self.packs(mirror).count > 2, "the combined pack and the packs it copied")
+            _ = try await CLI.git(["fsck", "--strict", "--no-dangling"], in: mirror)
+            let status = try await CLI.tidemark(["status"], in: mirror)
+            #expect(status.status == 0 && status.stdout.contains("up to date"), "\(status.stdout)")
+            try await CLI.expectClean(mirror)
+            try Self.change(upstream, round: 2)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(Self.packs(mirror).count == 1, "\(Self.packs(mirror))")
+            let names = try FileManager.default.contentsOfDirectory(atPath: mirror + "/.git/objects/pack")
+            #expect(names.allSatisfy { !$0.hasPrefix("tmp_") && !$0.hasSuffix(".keep") }, "\(names)")
+            _ = try await CLI.git(["fsck", "--strict", "--no-dangling"], in: mirror)
+            try await CLI.expectClean(mirror)
+        }
+    }
+
+    /// A small sync writes its objects loose (one file each); past `gc.auto` a run packs them.
+    @Test func looseObjectsPastGCAutoArePacked() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(5, in: root)
+            // 1,000 loose objects (these contents put 4 in objects/17, git's sample).
+            try FileManager.default.createDirectory(atPath: root + "/loose", withIntermediateDirectories: true)
+            let paths = try (0..<1000).map { index in
+                let path = root + "/loose/\(index)"
+                try Data("{\"loose\": \(index)}\n".utf8).write(to: URL(fileURLWithPath: path))
+                return path
+            }
+            _ = try await CLI.git(["hash-object", "-w"] + paths, in: mirror)
+            _ = try await CLI.git(["config", "gc.auto", "0"], in: mirror)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.git(["count-objects", "-v"], in: mirror).contains("count: 0\n") == false, "gc.auto 0: left loose")
+            _ = try await CLI.git(["config", "gc.auto", "256"], in: mirror)
+            try writeItem(upstream, "i2", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            let counts = try await CLI.git(["count-objects", "-v"], in: mirror)
+            #expect(counts.contains("count: 0\n"), "\(counts)")
+            _ = try await CLI.git(["fsck", "--strict", "--no-dangling"], in: mirror)
+            #expect(try await CLI.git(["cat-file", "-p", "HEAD:items/i2.json"], in: mirror).contains("\"v\": 2"))
+            try await CLI.expectClean(mirror)
+        }
+    }
+}
