@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Randomized consistency soak for tidemark (dir: upstream, a mirror + a git clone of it).
 
-usage: soak.py SEED [STEPS] [WORKDIR]   (make soak runs SOAK_SEEDS seeds of SOAK_STEPS steps)
+usage: soak.py SEED [STEPS] [WORKDIR]   (make soak runs SOAK_SEEDS seeds of SOAK_STEPS steps;
+SOAK_UPKEEP=1 sets gc.auto and gc.autoPackLimit to 1, so every run packs and combines objects)
 Random steps: upstream edits, creates, deletes and touches; local edits, untracked files, git
 commit/amend/revert/stash/reset/pull between the clones; tidemark fetch, sync (--offline,
 --force), rollback; SIGTERM and SIGKILL of a sync at a random moment. Checked after each step:
@@ -28,6 +29,11 @@ env.pop("GIT_DIR", None)
 
 shutil.rmtree(BASE, ignore_errors=True)
 os.makedirs(BASE + "/home")
+if os.environ.get("SOAK_UPKEEP") == "1":
+    # Object store upkeep at every run that moves a ref (tidemark's, and git's own gc --auto, kept in
+    # the foreground: a detached one races the fsck checks).
+    with open(BASE + "/home/.gitconfig", "w") as config:
+        config.write("[gc]\n\tauto = 1\n\tautoPackLimit = 1\n\tautoDetach = false\n")
 UP = BASE + "/up"
 os.makedirs(UP)
 REPOS = [BASE + "/m", BASE + "/c"]
