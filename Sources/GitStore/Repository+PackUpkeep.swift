@@ -2,7 +2,7 @@ import CLibGit2
 import CPackFormat
 import Foundation
 
-/// What ``Repository/combinePacks(above:)`` did.
+/// What ``Repository/combinePacks(above:whenStored:)`` did.
 public struct PackCombination: Sendable, Equatable {
     /// How many packs went into the new one.
     public let combined: Int
@@ -208,16 +208,11 @@ extension Repository {
         let ids = (0..<256).flatMap { loose(in: String(format: "%02x", $0)) }
         guard ids.count > 1 else { return nil }
         let batch = ObjectBatch(repository: self, looseLimit: 0)
-        // A thousand at a time, compressed on all cores.
-        var start = 0
-        while start < ids.count {
-            let chunk = ids[start..<min(start + 1024, ids.count)]
-            var read: [(id: ObjectID, type: git_object_t, contents: Data)] = []
-            for id in chunk {
-                let (type, contents) = try readObject(id)
-                read.append((id, type, contents))
-            }
-            // Hashed again: libgit2 reads a loose file without checking it against its name.
+        // Up to a thousand objects or 32 MiB at a time, hashed again and compressed on all cores
+        // (libgit2 reads a loose file without checking it against its name).
+        var read: [(id: ObjectID, type: git_object_t, contents: Data)] = []
+        var readBytes = 0
+        func addRead() throws(GitError) {
             let prepared = concurrentMap(read.count) { PreparedObject(id: nil, type: read[$0].type, contents: read[$0].contents) }
             for (object, expected) in zip(prepared, read) {
                 guard object.id == expected.id else {
@@ -226,8 +221,16 @@ extension Repository {
                 }
                 try batch.add(object)
             }
-            start += chunk.count
+            read.removeAll()
+            readBytes = 0
         }
+        for id in ids {
+            let (type, contents) = try readObject(id)
+            read.append((id, type, contents))
+            readBytes += contents.count
+            if read.count == 1024 || readBytes >= 32 << 20 { try addRead() }
+        }
+        try addRead()
         // Objects no longer loose need no keep: refs name them, or `git gc` may drop them.
         try withoutKeepNote { () throws(GitError) in try batch.flush() }
         for id in ids {

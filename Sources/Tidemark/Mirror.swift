@@ -652,7 +652,8 @@ public actor Mirror {
         return (date("last-fetch"), date("last-sync"))
     }
 
-    /// Where the branch and the upstream-tracking ref of `repository` point.
+    /// Where the branch and the upstream-tracking ref of `repository` point: a run that moved
+    /// either keeps the object store in shape (``keepObjectsInShape(_:whenPackCombined:)``).
     static func refTips(of repository: Repository) -> [ObjectID?] {
         ["HEAD", Mirror.upstreamRef].map { try? repository.resolveReference($0) }
     }
