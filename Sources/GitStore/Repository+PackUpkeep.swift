@@ -43,14 +43,17 @@ extension Repository {
         let folder = gitDirectory + "objects/pack/"
         guard ["multi-pack-index", "multi-pack-index.d"].allSatisfy({ access(folder + $0, F_OK) != 0 }) else { return nil }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        let packs = names.filter { $0.hasPrefix("pack-") && $0.hasSuffix(".idx") }.sorted().compactMap { (name) -> StoredPack? in
+        // Chosen by the sizes of their files; only those chosen are opened (each holds a descriptor).
+        let candidates = names.filter { $0.hasPrefix("pack-") && $0.hasSuffix(".idx") }.compactMap { (name) -> (stem: String, size: Int)? in
             let stem = folder + name.dropLast(4)
-            guard [".keep", ".promisor", ".bitmap", ".mtimes"].allSatisfy({ access(stem + $0, F_OK) != 0 }) else { return nil }
-            return StoredPack.open(indexPath: folder + name)
-        }
-        guard packs.count > limit else { return nil }
-        let sorted = packs.sorted { ($0.size, $0.path) < ($1.size, $1.path) }
-        let chosen = sorted.prefix(Repository.geometricRollUp(sorted.map(\.size)))
+            var info = stat()
+            guard [".keep", ".promisor", ".bitmap", ".mtimes"].allSatisfy({ access(stem + $0, F_OK) != 0 }),
+                  stat(stem + ".pack", &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            return (stem, Int(info.st_size))
+        }.sorted { ($0.size, $0.stem) < ($1.size, $1.stem) }
+        guard candidates.count > limit else { return nil }
+        let chosen = candidates.prefix(Repository.geometricRollUp(candidates.map(\.size)))
+            .compactMap { StoredPack.open(indexPath: $0.stem + ".idx") }
         guard chosen.count > 1 else { return nil }
         // Largest first: a pack whose objects a killed combination already copied is superseded.
         var seen = Set<ObjectID>()
