@@ -27,6 +27,11 @@ static inline int tidemark_set_owner_validation(int enabled) {
     return git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, enabled);
 }
 
+/// The number of pack files libgit2 keeps open at once (0, its default, for no limit).
+static inline int tidemark_set_mwindow_file_limit(size_t files) {
+    return git_libgit2_opts(GIT_OPT_SET_MWINDOW_FILE_LIMIT, files);
+}
+
 /// The largest object of `type` the object cache keeps (libgit2 keeps trees up to 4 KiB only).
 static inline int tidemark_set_cache_object_limit(git_object_t type, size_t bytes) {
     return git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, type, bytes);

@@ -52,33 +52,35 @@ extension Repository {
             return (stem, Int(info.st_size))
         }.sorted { ($0.size, $0.stem) < ($1.size, $1.stem) }
         guard candidates.count > limit else { return nil }
-        let chosen = candidates.prefix(Repository.geometricRollUp(candidates.map(\.size)))
-            .compactMap { StoredPack.open(indexPath: $0.stem + ".idx") }
+        let chosen = candidates.prefix(Repository.geometricRollUp(candidates.map(\.size))).map(\.stem)
         guard chosen.count > 1 else { return nil }
         // Largest first: a pack whose objects a killed combination already copied is superseded.
+        // Each is opened once here and once to be copied, one at a time.
         var seen = Set<ObjectID>()
-        var copied: [StoredPack] = []
-        var superseded: [StoredPack] = []
-        for pack in chosen.reversed() {
+        var copied: [String] = []
+        var superseded: [String] = []
+        var objects = 0
+        for stem in chosen.reversed() {
+            guard let pack = StoredPack.open(indexPath: stem + ".idx") else { continue }
             let ids = (0..<pack.count).map { pack.id(at: $0) }
             let known = ids.filter { seen.contains($0) }.count
             if known == 0, !ids.isEmpty {
-                copied.append(pack)
+                copied.append(stem)
+                objects += ids.count
                 seen.formUnion(ids)
             } else if known == ids.count {
-                superseded.append(pack)
+                superseded.append(stem)
             }
         }
         guard copied.count > 1 || !superseded.isEmpty else { return nil }
-        let (temporary, entries, checksum, bytes) = try Repository.writeCombined(copied, in: folder)
+        let (temporary, entries, checksum, bytes) = try Repository.writeCombined(copied, holding: objects, in: folder)
         // Its objects were in packs not kept: the new pack needs no keep either.
         try withoutKeepNote { () throws(GitError) in
             try installPack(temporary, index: PackIndex.encode(entries, packChecksum: checksum), checksum: checksum)
         }
         whenStored()
-        let installed = folder + "pack-" + ObjectID(digest: checksum).hex + ".pack"
-        for pack in copied + superseded where pack.path != installed {
-            let stem = String(pack.path.dropLast(5))
+        let installed = folder + "pack-" + ObjectID(digest: checksum).hex
+        for stem in copied + superseded where stem != installed {
             unlink(stem + ".idx")
             unlink(stem + ".pack")
             unlink(stem + ".rev")
@@ -114,18 +116,19 @@ extension Repository {
         return split
     }
 
-    /// Writes the entries of `packs`, one pack after another, as one new pack in a temporary file
-    /// of `folder`. Returns that file, the new index's entries, the pack's checksum and its size.
-    /// Throws when an entry does not match its CRC-32 or a pack has bytes no entry holds.
-    private static func writeCombined(_ packs: [StoredPack], in folder: String) throws(GitError)
+    /// Writes the entries of the packs `stems` names (`<folder>pack-<hex>`, `count` objects in
+    /// all), one pack after another, as one new pack in a temporary file of `folder`. Returns that file, the new index's
+    /// entries, the pack's checksum and its size. Throws when a pack cannot be read, an entry does
+    /// not match its CRC-32 or a pack has bytes no entry holds.
+    private static func writeCombined(_ stems: [String], holding count: Int, in folder: String) throws(GitError)
         -> (path: String, entries: [PackIndex.Entry], checksum: [UInt8], bytes: Int) {
-        func corrupt(_ pack: StoredPack, _ what: String) -> GitError {
-            GitError(code: .generic, message: "cannot combine \(pack.path): \(what)", operation: "combining packs")
+        func corrupt(_ path: String, _ what: String) -> GitError {
+            GitError(code: .generic, message: "cannot combine \(path): \(what)", operation: "combining packs")
         }
+
         let file = try TemporaryPackFile(in: folder)
         var hash = tidemark_sha1()
         tidemark_sha1_init(&hash)
-        let count = packs.reduce(0) { $0 + $1.count }
         guard count <= Int(UInt32.max) else {
             throw GitError(code: .generic, message: "too many objects for one pack", operation: "combining packs")
         }
@@ -142,16 +145,17 @@ extension Repository {
         try append(header)
         var entries: [PackIndex.Entry] = []
         entries.reserveCapacity(count)
-        for pack in packs {
+        for stem in stems {
+            guard let pack = StoredPack.open(indexPath: stem + ".idx") else { throw corrupt(stem + ".pack", "cannot open it") }
             // Entries in the order they are stored: each ends where the next starts, the last at
             // the trailer.
             var stored: [(offset: Int, position: Int)] = []
             for position in 0..<pack.count {
-                guard let offset = pack.offset(at: position) else { throw corrupt(pack, "an offset outside the pack") }
+                guard let offset = pack.offset(at: position) else { throw corrupt(pack.path, "an offset outside the pack") }
                 stored.append((offset, position))
             }
             stored.sort { $0.offset < $1.offset }
-            guard stored.first?.offset == 12 else { throw corrupt(pack, "bytes before its first entry") }
+            guard stored.first?.offset == 12 else { throw corrupt(pack.path, "bytes before its first entry") }
             let end = pack.size - 20
             let shift = written - 12
             // Read in pieces of about 4 MiB, whole entries each.
@@ -161,7 +165,7 @@ extension Repository {
                 while last + 1 < stored.count, stored[last + 1].offset - stored[first].offset < 4 << 20 { last += 1 }
                 let pieceEnd = last + 1 < stored.count ? stored[last + 1].offset : end
                 guard pieceEnd > stored[last].offset, let piece = pack.read(stored[first].offset..<pieceEnd) else {
-                    throw corrupt(pack, "cannot read it")
+                    throw corrupt(pack.path, "cannot read it")
                 }
                 let mismatch = piece.withUnsafeBytes { raw in
                     (first...last).first { index in
@@ -171,7 +175,7 @@ extension Repository {
                     }
                 }
                 if let mismatch {
-                    throw corrupt(pack, "the entry of \(pack.id(at: stored[mismatch].position).hex) does not match its CRC-32")
+                    throw corrupt(pack.path, "the entry of \(pack.id(at: stored[mismatch].position).hex) does not match its CRC-32")
                 }
                 for index in first...last {
                     entries.append(PackIndex.Entry(id: pack.id(at: stored[index].position), offset: UInt64(stored[index].offset + shift),

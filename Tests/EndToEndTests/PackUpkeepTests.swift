@@ -129,4 +129,25 @@ struct PackUpkeepTests {
             try await CLI.expectClean(mirror)
         }
     }
+
+    /// libgit2 kept every pack it read from open: hundreds of packs under a low `ulimit -n` ran
+    /// out of descriptors, and the combination, which opened every pack at once, did nothing.
+    @Test func hundredsOfPacksUnderALowDescriptorLimitAreCombined() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(150, in: root)
+            // 200 packs of one object each, as many syncs of a few items leave them.
+            let planted = try await CLI.run("/bin/sh", ["-c", """
+                for i in $(seq 1 200); do echo "planted $i" | git hash-object -w --stdin | git pack-objects -q .git/objects/pack/pack >/dev/null \
+                  || exit 1; done; git prune-packed
+                """], in: mirror)
+            #expect(planted.status == 0, "\(planted.stderr)")
+            #expect(Self.packs(mirror).count > 200)
+            try Self.change(upstream, round: 1)
+            let sync = try await CLI.run("/bin/sh", ["-c", "ulimit -n 48 && exec \"$0\" sync -q", CLI.tidemark], in: mirror)
+            #expect(sync.status == 0, "\(sync.stderr)")
+            #expect(Self.packs(mirror).count < 5, "\(Self.packs(mirror).count)")
+            _ = try await CLI.git(["fsck", "--strict", "--no-dangling"], in: mirror)
+            try await CLI.expectClean(mirror)
+        }
+    }
 }

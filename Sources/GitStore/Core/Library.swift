@@ -16,6 +16,13 @@ public enum Library {
         // checksum of its contents. Reading a 100k-item manifest (8.7 MB) then costs its inflate
         // only, not a SHA-1 pass on top. `git fsck` still hashes every object.
         _ = tidemark_enable_strict_hash_verification(0)
+        // libgit2 keeps every pack file it read from open, without limit: in a mirror of
+        // thousands of packs that runs out of descriptors (`ulimit -n`). Like git, which sizes
+        // its number of open packs by that limit: a quarter of it.
+        var descriptors = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &descriptors) == 0 {
+            _ = tidemark_set_mwindow_file_limit(Int(min(max(descriptors.rlim_cur / 4, 16), 512)))
+        }
         skipUnreachableGlobalConfig()
         return true
     }()
