@@ -13,6 +13,9 @@ public struct PackCombination: Sendable, Equatable {
     public let bytes: Int
     /// The new pack's checksum, which names it (`objects/pack/pack-<hex>.pack`).
     public let checksum: String
+    /// False when the packs copied were left in place: a multi-pack index that may list them
+    /// appeared while they were copied.
+    public let removed: Bool
 }
 
 extension Repository {
@@ -20,9 +23,9 @@ extension Repository {
     /// `git gc --auto` does past `gc.autoPackLimit` (libgit2 never repacks, and each run that
     /// stores many objects adds packs: a thousand of them made a sync four times slower).
     ///
-    /// Which packs: as `git repack --geometric=2` picks them, so that each pack left is at least
-    /// twice the size of the next smaller one; each object is then copied a few times over the
-    /// mirror's life, not at every combination. The packs' entries are copied as they are
+    /// Which packs: as `git repack --geometric=2` picks them, weighed by their size in bytes (git
+    /// counts objects), so that each pack left is at least twice the size of the next smaller one;
+    /// each object is then copied a few times over the mirror's life, not at every combination. The packs' entries are copied as they are
     /// (nothing is inflated or compressed again; each entry is checked against the CRC-32 its
     /// index records), one pack after another, so an `OBJ_OFS_DELTA` keeps the distance to its
     /// base. The new pack and its index are stored like any other (``installPack(_:index:checksum:)``),
@@ -30,7 +33,8 @@ extension Repository {
     ///
     /// Packs git keeps apart are left alone: those with a `.keep` (a run's packs until its refs
     /// name them, `git index-pack --keep`), `.promisor`, `.bitmap` or `.mtimes` (a cruft pack); so
-    /// is every pack when a multi-pack index lists them. A pack sharing only some of its objects
+    /// is every pack when a multi-pack index lists them (one written while the packs are copied
+    /// leaves them in place). A pack sharing only some of its objects
     /// with the others is left too (an object must be in a pack once). Call it holding the run
     /// lock; `git gc` or `git repack` may run meanwhile.
     ///
@@ -79,6 +83,13 @@ extension Repository {
             try installPack(temporary, index: PackIndex.encode(entries, packChecksum: checksum), checksum: checksum)
         }
         whenStored()
+        // A multi-pack index written meanwhile (`git maintenance`) lists the packs copied: they
+        // stay, or git would find packs missing that it lists.
+        guard ["multi-pack-index", "multi-pack-index.d"].allSatisfy({ access(folder + $0, F_OK) != 0 }) else {
+            try refreshObjects()
+            return PackCombination(combined: copied.count, superseded: superseded.count, bytes: bytes,
+                                   checksum: ObjectID(digest: checksum).hex, removed: false)
+        }
         let installed = folder + "pack-" + ObjectID(digest: checksum).hex
         for stem in copied + superseded where stem != installed {
             unlink(stem + ".idx")
@@ -87,7 +98,7 @@ extension Repository {
         }
         try refreshObjects()
         return PackCombination(combined: copied.count, superseded: superseded.count, bytes: bytes,
-                               checksum: ObjectID(digest: checksum).hex)
+                               checksum: ObjectID(digest: checksum).hex, removed: true)
     }
 
     /// Runs `body` with no ``packKeepNote``: the packs it stores get no keep.
@@ -198,13 +209,14 @@ extension Repository {
     /// (a small sync's blobs and trees, every commit) loose, one file of at least a disk block
     /// each. Counted as git counts them: the files of `objects/17`, times 256.
     ///
-    /// Each object is read through libgit2 and hashed again (it must match its name), then the pack is
-    /// stored like any other; only then are the loose files of the objects it holds removed (as
+    /// Each object is read through libgit2 and hashed again: one that cannot be read or does not
+    /// match its name stays loose (`git fsck` names it). The pack is stored like any other; only
+    /// then are the loose files of the objects it holds removed (as
     /// `git prune-packed` does: an object written loose meanwhile by another program is in the
     /// pack or stays). The `objects/xx` folders stay.
     ///
     /// - Returns: how many objects were packed; nil when nothing was done.
-    /// - Throws: when an object cannot be read or the pack written; no loose file is removed then.
+    /// - Throws: when the pack cannot be written; no loose file is removed then.
     public func packLooseObjects(above limit: Int) throws(GitError) -> Int? {
         let objects = gitDirectory + "objects/"
         func loose(in folder: String) -> [ObjectID] {
@@ -217,34 +229,35 @@ extension Repository {
         let batch = ObjectBatch(repository: self, looseLimit: 0)
         // Up to a thousand objects or 32 MiB at a time, hashed again and compressed on all cores
         // (libgit2 reads a loose file without checking it against its name).
+        // A file that cannot be read (empty, cut short) or holds another object stays as it is
+        // (`git fsck` names it); the others are packed.
+        var packed: [ObjectID] = []
         var read: [(id: ObjectID, type: git_object_t, contents: Data)] = []
         var readBytes = 0
         func addRead() throws(GitError) {
             let prepared = concurrentMap(read.count) { PreparedObject(id: nil, type: read[$0].type, contents: read[$0].contents) }
-            for (object, expected) in zip(prepared, read) {
-                guard object.id == expected.id else {
-                    throw GitError(code: .generic, message: "loose object \(expected.id.hex) holds another object (\(object.id.hex)); "
-                                   + "see 'git fsck'", operation: "packing loose objects")
-                }
+            for (object, expected) in zip(prepared, read) where object.id == expected.id {
                 try batch.add(object)
+                packed.append(object.id)
             }
             read.removeAll()
             readBytes = 0
         }
         for id in ids {
-            let (type, contents) = try readObject(id)
+            guard let (type, contents) = try? readObject(id) else { continue }
             read.append((id, type, contents))
             readBytes += contents.count
             if read.count == 1024 || readBytes >= 32 << 20 { try addRead() }
         }
         try addRead()
+        guard packed.count > 1 else { return nil }
         // Objects no longer loose need no keep: refs name them, or `git gc` may drop them.
         try withoutKeepNote { () throws(GitError) in try batch.flush() }
-        for id in ids {
+        for id in packed {
             let hex = id.hex
             unlink(objects + hex.prefix(2) + "/" + hex.dropFirst(2))
         }
         try refreshObjects()
-        return ids.count
+        return packed.count
     }
 }
