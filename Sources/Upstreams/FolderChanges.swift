@@ -134,19 +134,23 @@ enum UnixSocket {
     }
 
     /// A socket listening at `path` (replacing a file there), readable and writable by its owner
-    /// only: the mode is set before it listens, so no one else ever connects.
+    /// only: the mode is set before it listens, so no one else ever connects. It is bound and
+    /// listens under a temporary name renamed to `path`, so a socket found at `path` is ready (a
+    /// mirror removed just as its watcher's socket appeared failed the watcher with "cannot listen",
+    /// not as a removed mirror).
     static func listen(at path: String) throws(WatcherUnavailable) -> (fd: Int32, inode: UInt) {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw WatcherUnavailable("cannot make a socket: \(String(cString: strerror(errno)))") }
-        unlink(path)
-        guard withAddress(of: path, { address, length in bind(fd, address, length) }) == 0, chmod(path, 0o600) == 0,
-              Glibc.listen(fd, 16) == 0 else {
+        let temporary = path + ".tmp-\(getpid())"
+        unlink(temporary)
+        var info = stat()
+        guard withAddress(of: temporary, { address, length in bind(fd, address, length) }) == 0, chmod(temporary, 0o600) == 0,
+              Glibc.listen(fd, 16) == 0, lstat(temporary, &info) == 0, rename(temporary, path) == 0 else {
             let reason = String(cString: strerror(errno))
+            unlink(temporary)
             close(fd)
             throw WatcherUnavailable("cannot listen at '\(CQuoting.quoted(path))': \(reason)")
         }
-        var info = stat()
-        lstat(path, &info)
         return (fd, UInt(info.st_ino))
     }
 
