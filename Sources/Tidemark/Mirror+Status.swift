@@ -63,6 +63,9 @@ public struct StatusReport: Sendable {
     /// The items the last fetch found gone upstream since its listing (`collection/id: reason`),
     /// left as the snapshot had them; the next fetch lists them again.
     public var fetchVanished: [String] = []
+    /// Why the object store upkeep at the end of the last run that moved a ref failed (packing
+    /// loose objects, combining packs); nil when it did not. The next such run tries again.
+    public var upkeepFailure: String?
     /// A git operation left unfinished (`merge`, `revert`, `cherry-pick`, ...), which a sync and
     /// a rollback refuse to run under without `--force`.
     public var operationInProgress: String?
@@ -222,6 +225,7 @@ extension Mirror {
         report.ownCommits = ownCommits
         report.fetchFailures = stateLines(Mirror.fetchFailuresState)
         report.fetchVanished = stateLines(Mirror.fetchVanishedState)
+        report.upkeepFailure = stateLines(Mirror.upkeepFailedState).first
         report.operationInProgress = repository.operationInProgress()
         return report
     }

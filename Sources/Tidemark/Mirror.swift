@@ -661,12 +661,41 @@ public actor Mirror {
     /// What `git gc --auto` does that libgit2 never does, with git's settings: loose objects
     /// packed past `gc.auto` (6,700), then the smaller packs combined past `gc.autoPackLimit`
     /// (50). Either is off when set to 0 or less (`gc.auto` 0 turns both off) or not a number.
-    /// Upkeep: a failure leaves the objects as they were, to be tried again by the next run.
-    static func keepObjectsInShape(_ repository: Repository, whenPackCombined: () -> Void) {
-        guard let auto = try? repository.configInteger("gc.auto") ?? 6_700, auto > 0 else { return }
-        _ = try? repository.packLooseObjects(above: Int(clamping: auto))
-        guard let limit = try? repository.configInteger("gc.autoPackLimit") ?? 50, limit > 0 else { return }
-        _ = try? repository.combinePacks(above: Int(clamping: limit), whenStored: whenPackCombined)
+    /// Upkeep: a failure leaves the objects as they were, to be tried again by the next run; it
+    /// is returned (the first one), for `status` to show.
+    static func keepObjectsInShape(_ repository: Repository, whenPackCombined: () -> Void) -> String? {
+        guard let auto = try? repository.configInteger("gc.auto") ?? 6_700, auto > 0 else { return nil }
+        var failure: String?
+        do {
+            _ = try repository.packLooseObjects(above: Int(clamping: auto))
+        } catch {
+            failure = "packing loose objects: \(error.message)"
+        }
+        guard let limit = try? repository.configInteger("gc.autoPackLimit") ?? 50, limit > 0 else { return failure }
+        do {
+            _ = try repository.combinePacks(above: Int(clamping: limit), whenStored: whenPackCombined)
+        } catch {
+            failure = failure ?? "combining packs: \(error.message)"
+        }
+        return failure
+    }
+
+    /// The state file holding why the last upkeep failed (``keepObjectsInShape(_:whenPackCombined:)``).
+    static let upkeepFailedState = "upkeep-failed"
+
+    /// Records `failure` for `status`, or removes the record of an earlier one when nil.
+    static func recordUpkeepFailure(_ failure: String?, in repository: Repository) {
+        let path = repository.gitDirectory + "tidemark/" + upkeepFailedState
+        guard let failure else {
+            unlink(path)
+            return
+        }
+        let temporary = path + ".tmp-\(getpid())"
+        guard FileManager.default.createFile(atPath: temporary, contents: Data((failure.replacingOccurrences(of: "\n", with: " ") + "\n").utf8)),
+              rename(temporary, path) == 0 else {
+            unlink(temporary)
+            return
+        }
     }
 
     /// How the keep files of a run's packs start (`tidemark <pid> on <host>`).
@@ -716,7 +745,8 @@ public actor Mirror {
             if !FileManager.default.fileExists(atPath: journal) {
                 repository.releaseKeptPacks(notedWith: Mirror.packKeepPrefix)
                 if Mirror.refTips(of: repository) != refsBefore {
-                    Mirror.keepObjectsInShape(repository, whenPackCombined: { crashPoint("after-combined-pack") })
+                    let failure = Mirror.keepObjectsInShape(repository, whenPackCombined: { crashPoint("after-combined-pack") })
+                    Mirror.recordUpkeepFailure(failure, in: repository)
                 }
             }
         }

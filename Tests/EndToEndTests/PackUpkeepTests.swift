@@ -150,4 +150,38 @@ struct PackUpkeepTests {
             try await CLI.expectClean(mirror)
         }
     }
+
+    /// A failed upkeep does not fail the run; `status` says so until one succeeds.
+    @Test func aFailedUpkeepIsShownByStatusUntilOneSucceeds() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(150, in: root)
+            _ = try await CLI.git(["config", "gc.autoPackLimit", "1"], in: mirror)
+            // A pack of one unreachable object, one byte of its entry flipped: its CRC-32 fails.
+            let planted = try await CLI.run("/bin/sh", ["-c", "echo planted | git hash-object -w --stdin | git pack-objects -q .git/objects/pack/pack"],
+                                            in: mirror)
+            let stem = mirror + "/.git/objects/pack/pack-" + planted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            chmod(stem + ".pack", 0o644)
+            var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: stem + ".pack")))
+            bytes[14] ^= 0xFF
+            try Data(bytes).write(to: URL(fileURLWithPath: stem + ".pack"))
+            try Self.change(upstream, round: 1)
+            let sync = try await CLI.tidemark(["sync", "-q"], in: mirror)
+            #expect(sync.status == 0 && sync.stderr.isEmpty, "\(sync.stderr)")
+            let status = try await CLI.tidemark(["status"], in: mirror)
+            #expect(status.status == 0)
+            #expect(status.stdout.contains("The object store upkeep of the last sync or fetch failed"), "\(status.stdout)")
+            #expect(status.stdout.contains("combining packs: cannot combine") && status.stdout.contains("CRC-32"), "\(status.stdout)")
+            let json = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.utf8)) as? [String: Any]
+            #expect((json?["upkeepFailure"] as? String)?.contains("CRC-32") == true, "\(String(describing: json))")
+            // The broken pack gone, the next run's upkeep succeeds and the record goes.
+            unlink(stem + ".idx")
+            unlink(stem + ".pack")
+            try Self.change(upstream, round: 2)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(Self.packs(mirror).count == 1)
+            let after = try await CLI.tidemark(["status"], in: mirror)
+            #expect(!after.stdout.contains("upkeep"), "\(after.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/upkeep-failed"))
+        }
+    }
 }

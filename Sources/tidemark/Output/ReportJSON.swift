@@ -27,6 +27,7 @@ struct StatusJSON: Encodable {
     var otherPaths: [OtherPath]?
     var fetchFailures: [String]?
     var fetchVanished: [String]?
+    var upkeepFailure: String?
     var operationInProgress: String?
 
     struct OtherPath: Encodable {
@@ -41,6 +42,7 @@ struct StatusJSON: Encodable {
         ownCommits = report.ownCommits.isEmpty ? nil : report.ownCommits
         fetchFailures = report.fetchFailures.isEmpty ? nil : report.fetchFailures
         fetchVanished = report.fetchVanished.isEmpty ? nil : report.fetchVanished
+        upkeepFailure = report.upkeepFailure
         operationInProgress = report.operationInProgress
         head = report.head?.hex
         upstream = report.upstream?.hex

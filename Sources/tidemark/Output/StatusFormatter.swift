@@ -77,6 +77,10 @@ enum StatusFormatter {
                 + "\(them), left as \(one ? "it was" : "they were"); the next fetch lists \(them) again:\n"
                 + indented(report.fetchVanished)
         }
+        if let failure = report.upkeepFailure {
+            out += "The object store upkeep of the last sync or fetch failed (the next one tries again; 'git fsck' checks the objects):\n"
+                + indented([terminalSafe(failure)], style: output.red)
+        }
         let upstreamItems = report.items.filter { $0.upstream != .unchanged }
         if !upstreamItems.isEmpty || !otherBehind.isEmpty {
             out += "\nBehind upstream:\n"
