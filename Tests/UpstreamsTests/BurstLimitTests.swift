@@ -112,9 +112,10 @@ import TidemarkFixtures
                 let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 let first = try #require(clock.sleeps.first, "\(String(describing: error))")
                 // The wait is measured from the server's Date header, which hummingbird renders
-                // from a once-a-second cache that lags by seconds on a loaded machine: the upper
-                // bound allows that lag, and still tells the 20 s window from anything else.
-                #expect(first > 17 && first <= 30, "\(clock.sleeps)")
+                // from a once-a-second cache that lags by seconds on a loaded machine (31.5 s was
+                // seen with a tester's syncs running beside the suite): the upper bound allows that
+                // lag, and still tells the 20 s window from a minute's or anything else.
+                #expect(first > 17 && first <= 45, "\(clock.sleeps)")
                 #expect(docusign.statistics.waitedSeconds == first)
                 #expect(error?.description.contains("BURST_APIINVOCATION_LIMIT_EXCEEDED") == true)
             }
