@@ -61,19 +61,21 @@ extension Repository {
         // Largest first: a pack whose objects a killed combination already copied is superseded.
         // Each is opened once here and once to be copied, one at a time.
         var seen = Set<ObjectID>()
-        var copied: [String] = []
+        // A pack sharing some objects with those before it is copied without them (git refuses
+        // an object twice in a pack).
+        var copied: [(stem: String, drop: Set<ObjectID>)] = []
         var superseded: [String] = []
         var objects = 0
         for stem in chosen.reversed() {
             guard let pack = StoredPack.open(indexPath: stem + ".idx") else { continue }
             let ids = (0..<pack.count).map { pack.id(at: $0) }
-            let known = ids.filter { seen.contains($0) }.count
-            if known == 0, !ids.isEmpty {
-                copied.append(stem)
-                objects += ids.count
-                seen.formUnion(ids)
-            } else if known == ids.count {
+            let known = Set(ids.filter { seen.contains($0) })
+            if known.count == ids.count {
                 superseded.append(stem)
+            } else {
+                copied.append((stem, known))
+                objects += ids.count - known.count
+                seen.formUnion(ids)
             }
         }
         guard copied.count > 1 || !superseded.isEmpty else { return nil }
@@ -91,7 +93,7 @@ extension Repository {
                                    checksum: ObjectID(digest: checksum).hex, removed: false)
         }
         let installed = folder + "pack-" + ObjectID(digest: checksum).hex
-        for stem in copied + superseded where stem != installed {
+        for stem in copied.map(\.stem) + superseded where stem != installed {
             unlink(stem + ".idx")
             unlink(stem + ".pack")
             unlink(stem + ".rev")
@@ -107,6 +109,54 @@ extension Repository {
         packKeepNote = nil
         defer { packKeepNote = note }
         try body()
+    }
+
+    /// Appends the entries of `pack` but those of the objects in `drop` (already copied from
+    /// another pack), one at a time: each `OBJ_OFS_DELTA` gets its new distance, or, when its base
+    /// was dropped, becomes an `OBJ_REF_DELTA` naming it (the base is earlier in the new pack).
+    /// Each entry is checked against its CRC-32 first; a changed one gets its own.
+    private static func copyEntries(of pack: StoredPack, dropping drop: Set<ObjectID>, into entries: inout [PackIndex.Entry],
+                                    position written: () -> Int, append: ([UInt8]) throws(GitError) -> Void) throws(GitError) {
+        func corrupt(_ what: String) -> GitError {
+            GitError(code: .generic, message: "cannot combine \(pack.path): \(what)", operation: "combining packs")
+        }
+        var stored: [(offset: Int, position: Int)] = []
+        for position in 0..<pack.count {
+            guard let offset = pack.offset(at: position) else { throw corrupt("an offset outside the pack") }
+            stored.append((offset, position))
+        }
+        stored.sort { $0.offset < $1.offset }
+        var moved: [Int: Int] = [:]
+        var dropped: [Int: ObjectID] = [:]
+        for (index, (offset, position)) in stored.enumerated() {
+            let end = index + 1 < stored.count ? stored[index + 1].offset : pack.size - 20
+            let id = pack.id(at: position)
+            guard end > offset, let bytes = pack.read(offset..<end),
+                  bytes.withUnsafeBytes({ tidemark_crc32($0.baseAddress, $0.count) }) == pack.crc(at: position) else {
+                throw corrupt("the entry of \(id.hex) does not match its CRC-32")
+            }
+            if drop.contains(id) {
+                dropped[offset] = id
+                continue
+            }
+            guard let header = PackEntryHeader(bytes[...], offset: offset) else { throw corrupt("the entry of \(id.hex) has no header") }
+            var entry = bytes
+            if header.type == PackEntryHeader.offsetDelta, let base = header.baseOffset {
+                if let baseID = dropped[base] {
+                    var head = [UInt8](repeating: 0, count: 10)
+                    head.removeLast(10 - tidemark_pack_entry_header(7, header.size, &head))
+                    entry = head + baseID.bytes + bytes[header.length...]
+                } else if let movedBase = moved[base] {
+                    entry = PackEntryHeader.offsetDelta(size: header.size, distance: written() - movedBase) + bytes[header.length...]
+                } else {
+                    throw corrupt("the delta \(id.hex) names no entry before it")
+                }
+            }
+            moved[offset] = written()
+            let crc = entry == bytes ? pack.crc(at: position) : entry.withUnsafeBytes { tidemark_crc32($0.baseAddress, $0.count) }
+            entries.append(PackIndex.Entry(id: id, offset: UInt64(written()), crc: crc))
+            try append(entry)
+        }
     }
 
     /// How many of the packs of `sizes` (smallest first) `git repack --geometric=2` rolls up into
@@ -131,7 +181,7 @@ extension Repository {
     /// all), one pack after another, as one new pack in a temporary file of `folder`. Returns that file, the new index's
     /// entries, the pack's checksum and its size. Throws when a pack cannot be read, an entry does
     /// not match its CRC-32 or a pack has bytes no entry holds.
-    private static func writeCombined(_ stems: [String], holding count: Int, in folder: String) throws(GitError)
+    private static func writeCombined(_ stems: [(stem: String, drop: Set<ObjectID>)], holding count: Int, in folder: String) throws(GitError)
         -> (path: String, entries: [PackIndex.Entry], checksum: [UInt8], bytes: Int) {
         func corrupt(_ path: String, _ what: String) -> GitError {
             GitError(code: .generic, message: "cannot combine \(path): \(what)", operation: "combining packs")
@@ -156,8 +206,12 @@ extension Repository {
         try append(header)
         var entries: [PackIndex.Entry] = []
         entries.reserveCapacity(count)
-        for stem in stems {
+        for (stem, drop) in stems {
             guard let pack = StoredPack.open(indexPath: stem + ".idx") else { throw corrupt(stem + ".pack", "cannot open it") }
+            guard drop.isEmpty else {
+                try copyEntries(of: pack, dropping: drop, into: &entries, position: { written }, append: append)
+                continue
+            }
             // Entries in the order they are stored: each ends where the next starts, the last at
             // the trailer.
             var stored: [(offset: Int, position: Int)] = []

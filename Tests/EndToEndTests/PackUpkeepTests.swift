@@ -184,4 +184,35 @@ struct PackUpkeepTests {
             #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/upkeep-failed"))
         }
     }
+
+    /// Two packs storing the same base, each with a delta against it (as a manifest's whole blob
+    /// comes to be stored again): combined, the second delta names its base by id.
+    @Test func packsSharingADeltaBaseAreCombined() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(150, in: root)
+            _ = try await CLI.git(["config", "gc.autoPackLimit", "1"], in: mirror)
+            let planted = try await CLI.run("/bin/sh", ["-c", """
+                yes abcdefgh | head -c 30000 > ../x; (head -c 29000 ../x; echo z) > ../z; (head -c 28000 ../x; echo y) > ../y
+                x=$(git hash-object -w ../x); y=$(git hash-object -w ../y); z=$(git hash-object -w ../z)
+                printf '%s\\n%s\\n' $x $y | git pack-objects -q .git/objects/pack/pack >/dev/null || exit 1
+                printf '%s\\n%s\\n' $x $z | git pack-objects -q .git/objects/pack/pack >/dev/null || exit 1
+                git prune-packed; echo $x $y $z
+                """], in: mirror)
+            #expect(planted.status == 0, "\(planted.stderr)")
+            let ids = planted.stdout.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            try #require(ids.count == 3)
+            try Self.change(upstream, round: 1)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(Self.packs(mirror).count == 1, "\(Self.packs(mirror))")
+            let pack = mirror + "/.git/objects/pack/" + Self.packs(mirror)[0].dropLast(5) + ".idx"
+            let verbose = try await CLI.git(["verify-pack", "-v", pack], in: mirror)
+            #expect(verbose.contains("chain length = 1"), "the deltas stay deltas")
+            _ = try await CLI.git(["fsck", "--strict", "--no-dangling"], in: mirror)
+            for (id, file) in zip(ids, ["x", "y", "z"]) {
+                let stored = try await CLI.git(["cat-file", "blob", id], in: mirror)
+                #expect(stored == (try String(contentsOfFile: root + "/" + file, encoding: .utf8)), "\(file)")
+            }
+            try await CLI.expectClean(mirror)
+        }
+    }
 }
