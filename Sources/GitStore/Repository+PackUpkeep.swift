@@ -34,9 +34,9 @@ extension Repository {
     /// Packs git keeps apart are left alone: those with a `.keep` (a run's packs until its refs
     /// name them, `git index-pack --keep`), `.promisor`, `.bitmap` or `.mtimes` (a cruft pack); so
     /// is every pack when a multi-pack index lists them (one written while the packs are copied
-    /// leaves them in place). A pack sharing only some of its objects
-    /// with the others is left too (an object must be in a pack once). Call it holding the run
-    /// lock; `git gc` or `git repack` may run meanwhile.
+    /// leaves them in place). A pack sharing some of its objects with those copied before it is
+    /// copied without them, entry by entry (an object must be in a pack once). Call it holding
+    /// the run lock; `git gc` or `git repack` may run meanwhile.
     ///
     /// - Parameter whenStored: called once the new pack is stored, before the packs copied are
     ///   removed (a test kills the process there).
