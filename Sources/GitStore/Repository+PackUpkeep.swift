@@ -45,7 +45,8 @@ extension Repository {
     /// - Throws: when reading or writing fails; nothing is removed then.
     public func combinePacks(above limit: Int, whenStored: () -> Void = {}) throws(GitError) -> PackCombination? {
         let folder = gitDirectory + "objects/pack/"
-        guard ["multi-pack-index", "multi-pack-index.d"].allSatisfy({ access(folder + $0, F_OK) != 0 }) else { return nil }
+        let multiPackIndex = { ["multi-pack-index", "multi-pack-index.d"].contains { access(folder + $0, F_OK) == 0 } }
+        guard !multiPackIndex() else { return nil }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         // Chosen by the sizes of their files; only those chosen are opened (each holds a descriptor).
         let candidates = names.filter { $0.hasPrefix("pack-") && $0.hasSuffix(".idx") }.compactMap { (name) -> (stem: String, size: Int)? in
@@ -87,7 +88,7 @@ extension Repository {
         whenStored()
         // A multi-pack index written meanwhile (`git maintenance`) lists the packs copied: they
         // stay, or git would find packs missing that it lists.
-        guard ["multi-pack-index", "multi-pack-index.d"].allSatisfy({ access(folder + $0, F_OK) != 0 }) else {
+        guard !multiPackIndex() else {
             try refreshObjects()
             return PackCombination(combined: copied.count, superseded: superseded.count, bytes: bytes,
                                    checksum: ObjectID(digest: checksum).hex, removed: false)
@@ -117,9 +118,7 @@ extension Repository {
     /// Each entry is checked against its CRC-32 first; a changed one gets its own.
     private static func copyEntries(of pack: StoredPack, dropping drop: Set<ObjectID>, into entries: inout [PackIndex.Entry],
                                     position written: () -> Int, append: ([UInt8]) throws(GitError) -> Void) throws(GitError) {
-        func corrupt(_ what: String) -> GitError {
-            GitError(code: .generic, message: "cannot combine \(pack.path): \(what)", operation: "combining packs")
-        }
+        func corrupt(_ what: String) -> GitError { combineError(pack.path, what) }
         var stored: [(offset: Int, position: Int)] = []
         for position in 0..<pack.count {
             guard let offset = pack.offset(at: position) else { throw corrupt("an offset outside the pack") }
@@ -159,6 +158,11 @@ extension Repository {
         }
     }
 
+    /// Why a combination stopped: `what` of the pack at `path`.
+    private static func combineError(_ path: String, _ what: String) -> GitError {
+        GitError(code: .generic, message: "cannot combine \(path): \(what)", operation: "combining packs")
+    }
+
     /// How many of the packs of `sizes` (smallest first) `git repack --geometric=2` rolls up into
     /// one: all below the point from which each pack is at least twice the one before, then each
     /// larger one that is not at least twice what is rolled up so far.
@@ -183,9 +187,6 @@ extension Repository {
     /// not match its CRC-32 or a pack has bytes no entry holds.
     private static func writeCombined(_ stems: [(stem: String, drop: Set<ObjectID>)], holding count: Int, in folder: String) throws(GitError)
         -> (path: String, entries: [PackIndex.Entry], checksum: [UInt8], bytes: Int) {
-        func corrupt(_ path: String, _ what: String) -> GitError {
-            GitError(code: .generic, message: "cannot combine \(path): \(what)", operation: "combining packs")
-        }
 
         let file = try TemporaryPackFile(in: folder)
         var hash = tidemark_sha1()
@@ -207,7 +208,7 @@ extension Repository {
         var entries: [PackIndex.Entry] = []
         entries.reserveCapacity(count)
         for (stem, drop) in stems {
-            guard let pack = StoredPack.open(indexPath: stem + ".idx") else { throw corrupt(stem + ".pack", "cannot open it") }
+            guard let pack = StoredPack.open(indexPath: stem + ".idx") else { throw combineError(stem + ".pack", "cannot open it") }
             guard drop.isEmpty else {
                 try copyEntries(of: pack, dropping: drop, into: &entries, position: { written }, append: append)
                 continue
@@ -216,11 +217,11 @@ extension Repository {
             // the trailer.
             var stored: [(offset: Int, position: Int)] = []
             for position in 0..<pack.count {
-                guard let offset = pack.offset(at: position) else { throw corrupt(pack.path, "an offset outside the pack") }
+                guard let offset = pack.offset(at: position) else { throw combineError(pack.path, "an offset outside the pack") }
                 stored.append((offset, position))
             }
             stored.sort { $0.offset < $1.offset }
-            guard stored.first?.offset == 12 else { throw corrupt(pack.path, "bytes before its first entry") }
+            guard stored.first?.offset == 12 else { throw combineError(pack.path, "bytes before its first entry") }
             let end = pack.size - 20
             let shift = written - 12
             // Read in pieces of about 4 MiB, whole entries each.
@@ -230,7 +231,7 @@ extension Repository {
                 while last + 1 < stored.count, stored[last + 1].offset - stored[first].offset < 4 << 20 { last += 1 }
                 let pieceEnd = last + 1 < stored.count ? stored[last + 1].offset : end
                 guard pieceEnd > stored[last].offset, let piece = pack.read(stored[first].offset..<pieceEnd) else {
-                    throw corrupt(pack.path, "cannot read it")
+                    throw combineError(pack.path, "cannot read it")
                 }
                 let mismatch = piece.withUnsafeBytes { raw in
                     (first...last).first { index in
@@ -240,7 +241,7 @@ extension Repository {
                     }
                 }
                 if let mismatch {
-                    throw corrupt(pack.path, "the entry of \(pack.id(at: stored[mismatch].position).hex) does not match its CRC-32")
+                    throw combineError(pack.path, "the entry of \(pack.id(at: stored[mismatch].position).hex) does not match its CRC-32")
                 }
                 for index in first...last {
                     entries.append(PackIndex.Entry(id: pack.id(at: stored[index].position), offset: UInt64(stored[index].offset + shift),

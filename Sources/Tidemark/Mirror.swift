@@ -571,14 +571,14 @@ public actor Mirror {
 
     // MARK: - State files (.git/tidemark/)
 
-    var stateFolder: String { gitDirectory + "tidemark/" }
+    nonisolated var stateFolder: String { gitDirectory + "tidemark/" }
 
     /// Replaces a state file durably, like libgit2 writes refs: a temporary file, fsync,
     /// rename, fsync of the folder (the sync journal must survive a power cut too). With
     /// `durable` false, without the fsyncs: for what a power cut may set back to the file before,
     /// or lose, without harm (when the last fetch or sync ran, a watcher's token), not for
     /// what the next run decides by (the journal, the lock notes). About 0.5 ms each.
-    func writeState(_ name: String, _ text: String, durable: Bool = true) throws(MirrorError) {
+    nonisolated func writeState(_ name: String, _ text: String, durable: Bool = true) throws(MirrorError) {
         let path = stateFolder + name
         func fail(_ what: String) -> MirrorError {
             .invalidArgument("cannot write \(path): \(what): \(String(cString: strerror(errno)))")
@@ -635,12 +635,12 @@ public actor Mirror {
 
     /// Writes `lines` as the state file `name`, one a line (a newline in one written as a
     /// space); removes the file when there are none.
-    func writeStateLines(_ name: String, _ lines: [String]) throws(MirrorError) {
+    nonisolated func writeStateLines(_ name: String, _ lines: [String]) throws(MirrorError) {
         guard !lines.isEmpty else { return removeState(name) }
         try writeState(name, lines.map { $0.replacingOccurrences(of: "\n", with: " ") }.joined(separator: "\n") + "\n")
     }
 
-    func removeState(_ name: String) {
+    nonisolated func removeState(_ name: String) {
         try? FileManager.default.removeItem(atPath: stateFolder + name)
     }
 
@@ -682,21 +682,6 @@ public actor Mirror {
 
     /// The state file holding why the last upkeep failed (``keepObjectsInShape(_:whenPackCombined:)``).
     static let upkeepFailedState = "upkeep-failed"
-
-    /// Records `failure` for `status`, or removes the record of an earlier one when nil.
-    static func recordUpkeepFailure(_ failure: String?, in repository: Repository) {
-        let path = repository.gitDirectory + "tidemark/" + upkeepFailedState
-        guard let failure else {
-            unlink(path)
-            return
-        }
-        let temporary = path + ".tmp-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data((failure.replacingOccurrences(of: "\n", with: " ") + "\n").utf8)),
-              rename(temporary, path) == 0 else {
-            unlink(temporary)
-            return
-        }
-    }
 
     /// How the keep files of a run's packs start (`tidemark <pid> on <host>`).
     static let packKeepPrefix = "tidemark "
@@ -746,7 +731,8 @@ public actor Mirror {
                 repository.releaseKeptPacks(notedWith: Mirror.packKeepPrefix)
                 if Mirror.refTips(of: repository) != refsBefore {
                     let failure = Mirror.keepObjectsInShape(repository, whenPackCombined: { crashPoint("after-combined-pack") })
-                    Mirror.recordUpkeepFailure(failure, in: repository)
+                    // For `status`, until an upkeep succeeds.
+                    try? writeStateLines(Mirror.upkeepFailedState, failure.map { [$0] } ?? [])
                 }
             }
         }
