@@ -1,6 +1,6 @@
 import Foundation
 
-/// Durations as `sync --if-stale` and `tidemark.refreshInterval` take them: `90` (seconds),
+/// Durations as `sync --if-stale`, `tidemark.refreshInterval` and `tidemark.fullListingInterval` take them: `90` (seconds),
 /// `30s`, `15m`, `6h`, `2d`, `1w`.
 public enum DurationText {
     /// The seconds `text` names; nil when it is no such duration.
@@ -12,8 +12,8 @@ public enum DurationText {
         return nil
     }
 
-    /// The message for a `tidemark.refreshInterval` that is no duration.
-    static func refreshIntervalProblem(_ text: String) -> String {
-        "config tidemark.refreshInterval must be a duration like 30s, 15m, 6h or 1d, not '\(text)'"
+    /// The message for a config value of `key` (`tidemark.refreshInterval`) that is no duration.
+    static func problem(_ key: String, _ text: String) -> String {
+        "config \(key) must be a duration like 30s, 15m, 6h or 1d, not '\(text)'"
     }
 }

@@ -115,6 +115,9 @@ extension Mirror {
                                        isDefault: settings.refreshInterval == nil))
         result.append(EffectiveSetting(key: "tidemark.overlap", value: String(settings.overlapSeconds),
                                        isDefault: !(try isSet("overlap"))))
+        result.append(EffectiveSetting(key: "tidemark.fullListingInterval",
+                                       value: settings.fullListingInterval ?? MirrorSettings.defaultFullListingInterval,
+                                       isDefault: settings.fullListingInterval == nil))
         for index in result.indices where result[index].key != "tidemark.collection" {
             guard let problem = settings.problems[result[index].key] else { continue }
             result[index].value = try mirrorErrors { try repository.configString(result[index].key) }

@@ -9,11 +9,17 @@ public struct FetchOptions: Sendable {
     /// Requests at once for this run (1-256): item downloads, and DocuSign listing pages (at most
     /// 8); nil uses `tidemark.jobs`.
     public var jobs: Int?
+    /// List every item, whatever the watermark (`sync --full`, `fetch --full`): an incremental
+    /// listing (`rest` with `sinceParam`) shows no deletions, a full one does; a `dir` upstream
+    /// is scanned, not listed from `tidemark watch`'s answer. Without it a listing is full when
+    /// the last full one is older than `tidemark.fullListingInterval`.
+    public var fullListing: Bool
     /// Start reading the index once the listing is done (a sync, whose local-edit check needs it).
     var preloadIndex = false
-    public init(allowMassDelete: Bool = false, jobs: Int? = nil) {
+    public init(allowMassDelete: Bool = false, jobs: Int? = nil, fullListing: Bool = false) {
         self.allowMassDelete = allowMassDelete
         self.jobs = jobs
+        self.fullListing = fullListing
     }
 }
 
@@ -34,6 +40,9 @@ public struct FetchReport: Sendable {
         /// True for a collection no longer in `tidemark.collection`, whose files leave the snapshot
         /// (`behind` counts its items in HEAD as deleted).
         public var dropped = false
+        /// True when the listing asked only for items changed since the watermark (`sinceParam`),
+        /// so it could show no deletions.
+        public var incremental = false
     }
 
     public var collections: [Collection]
@@ -150,7 +159,13 @@ extension Mirror {
         var firstLoad = try settings.collections.first.map { (collection) throws(MirrorError) in try startLoad(collection) }
         // A `dir` upstream with `tidemark watch` running: its answer names what changed, and
         // each collection checks those files alone instead of an `lstat` of every file.
-        var watch = (upstream as? DirectoryUpstream).map { watchedChanges(previous: previous, folder: $0) }
+        var watch = (upstream as? DirectoryUpstream).map {
+            watchedChanges(previous: previous, folder: $0, fullListing: options.fullListing)
+        }
+        // Every collection listed whole this time, else from its watermark (what upstream
+        // changed since); the time of the last full listing is recorded below.
+        let fullListing = options.fullListing || fullListingDue()
+        var listedWhole = true
 
         for collection in settings.collections {
             let started: (blob: ObjectID?, load: ManifestLoad)
@@ -160,11 +175,12 @@ extension Mirror {
             let previousWatermark = baseMessage?.watermark(of: collection).flatMap(Timestamp.init)
             progress?(.listing(collection: collection, items: 0))
             let listing: Listing
+            let since = listingStart(collection, after: baseMessage, full: fullListing)
             do {
                 if let answered = try watch?.list(collection, cached: load, hasManifest: baseBlob != nil) {
                     listing = answered
                 } else {
-                    listing = try await upstream.list(collection: collection, since: listingStart(collection, after: baseMessage), cached: load)
+                    listing = try await upstream.list(collection: collection, since: since, cached: load)
                 }
             } catch {
                 // A cancelled task's listing ends in whatever error the request met.
@@ -173,6 +189,7 @@ extension Mirror {
                 throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
             }
             let cached = try load.table()
+            if listing.incremental { listedWhole = false }
             crashPoint("after-listing")
             // The rest of the fetch leaves a core free most of the time (downloads, pack writes, file reads).
             if options.preloadIndex, indexPreload == nil { indexPreload = repository.preloadIndex() }
@@ -224,7 +241,7 @@ extension Mirror {
             var collectionFetch = FetchedCollection(
                 report: FetchReport.Collection(name: collection, listed: listed, downloaded: outcome.downloaded,
                                                notModified: outcome.notModified, behind: ChangeCounts(),
-                                               listingRequests: listing.requests),
+                                               listingRequests: listing.requests, incremental: listing.incremental),
                 baseBlob: baseBlob, cached: cached, stored: outcome.stored.map(\.entry), deletions: deletions,
                 notModified: outcome.stored.filter { $0.blob == nil }.map(\.entry.path))
             if !outcome.stored.isEmpty || !deletions.isEmpty || baseBlob == nil {
@@ -344,6 +361,9 @@ extension Mirror {
         // and those it found gone since its listing, for status, and so a sync `--if-stale` runs.
         try writeStateLines(Mirror.fetchVanishedState, vanished)
         if failures.isEmpty { try writeState("last-fetch", listedAt + "\n", durable: false) }
+        // A whole listing that was due (or asked for) and showed every deletion: the next is
+        // due a `tidemark.fullListingInterval` later.
+        if failures.isEmpty, fullListing, listedWhole { try writeState(Mirror.fullListingState, listedAt + "\n", durable: false) }
         try writeStateLines(Mirror.fetchFailuresState, failures)
         // The token covers what this fetch stored only when it stored every listed item.
         if failures.isEmpty, vanished.isEmpty, let watch, let current { saveWatchToken(watch, commit: current) }
@@ -453,8 +473,20 @@ extension Mirror {
 
     /// Where an incremental listing of `collection` starts after the snapshot whose message is
     /// `base`: its watermark, less `tidemark.overlap`; nil (a full listing) without one.
-    func listingStart(_ collection: String, after base: SnapshotMessage?) -> Timestamp? {
-        base?.watermark(of: collection).flatMap(Timestamp.init)?.adding(seconds: -settings.overlapSeconds)
+    /// Where `collection`'s listing starts: its watermark in `base` less `tidemark.overlap`, or
+    /// nil (every item) for a `full` listing, or when there is none.
+    func listingStart(_ collection: String, after base: SnapshotMessage?, full: Bool) -> Timestamp? {
+        guard !full else { return nil }
+        return base?.watermark(of: collection).flatMap(Timestamp.init)?.adding(seconds: -settings.overlapSeconds)
+    }
+
+    /// True when the last whole listing (``fullListingState``) is `tidemark.fullListingInterval`
+    /// old or older, or there was none since this clone of the mirror was made (or since the
+    /// setting came to be): a listing that would start at a watermark lists every item instead.
+    func fullListingDue(now: Date = Date()) -> Bool {
+        guard let text = readState(Mirror.fullListingState)?.trimmingCharacters(in: .whitespacesAndNewlines),
+              let last = Timestamp(text)?.date else { return true }
+        return !(0..<settings.fullListingSeconds).contains(now.timeIntervalSince(last))
     }
 
     /// How the items of every collection differ between two trees.

@@ -224,12 +224,14 @@ extension Mirror {
         var added: [(path: String, name: String)] = []
         var changedCollections: [String] = []
         var planned: [String: ObjectID] = [:]
+        let fullListing = options.fetch.fullListing || fullListingDue()
         for collection in settings.collections {
             let headTable = try manifestTable(collection, blob: try manifestBlob(collection, in: head?.tree))
             let cached = try manifestTable(collection, blob: try manifestBlob(collection, in: base?.tree))
             let listing: Listing
             do {
-                listing = try await upstream.list(collection: collection, since: listingStart(collection, after: baseMessage), cached: cached)
+                listing = try await upstream.list(collection: collection, since: listingStart(collection, after: baseMessage, full: fullListing),
+                                                  cached: cached)
             } catch {
                 if Task.isCancelled { throw .cancelled }
                 throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))

@@ -96,9 +96,10 @@ extension Mirror {
 
     /// What the watcher answers this fetch, if one runs, and whether the answer can stand in for
     /// a scan: when it covers everything since `previous`, the upstream-tracking commit the last
-    /// fetch left (its token was saved with that commit), and the last full scan is under an hour
-    /// old. Otherwise the collections are scanned, and the reason is reported.
-    func watchedChanges(previous: Commit?, folder: DirectoryUpstream) -> WatchUse {
+    /// fetch left (its token was saved with that commit), the last full scan is under an hour
+    /// old, and no `fullListing` was asked for. Otherwise the collections are scanned, and the
+    /// reason is reported.
+    func watchedChanges(previous: Commit?, folder: DirectoryUpstream, fullListing: Bool = false) -> WatchUse {
         let saved = WatchState(readState(Mirror.watchState) ?? "")
         let changes: FolderChanges
         do {
@@ -112,6 +113,7 @@ extension Mirror {
         let collections = settings.collections.joined(separator: "\t")
         let reason: String? =
             if changes.names == nil { "the watcher asks for a full scan (\(changes.rescanReason ?? "events were lost"))" }
+            else if fullListing { "a full listing was asked for (--full)" }
             else if saved == nil || saved?.commit != previous?.id.description || saved?.root != changes.root {
                 "the last fetch did not end with this watcher's answer (the first since it started, or one failed "
                     + "or listed another folder)"

@@ -623,6 +623,9 @@ public actor Mirror {
     static let fetchFailuresState = "fetch-failures"
     /// The state file listing the items the last fetch found gone since its listing.
     static let fetchVanishedState = "fetch-vanished"
+    /// The state file holding when the last whole listing that was due or asked for started
+    /// (``fullListingDue(now:)``).
+    static let fullListingState = "last-full-listing"
 
     func readState(_ name: String) -> String? {
         FileManager.default.contents(atPath: stateFolder + name).map { String(decoding: $0, as: UTF8.self) }

@@ -17,6 +17,17 @@ public struct MirrorSettings: Sendable, Equatable {
     public var refreshInterval: String?
     /// Seconds the incremental listing reaches back before the watermark.
     public var overlapSeconds: Int64
+    /// `tidemark.fullListingInterval` as configured (nil: ``defaultFullListingInterval``): how old
+    /// the last full listing may be before a fetch lists every item again instead of those
+    /// changed since the watermark (only an upstream listing incrementally, `rest` with
+    /// `sinceParam`, lists otherwise), which is how items deleted upstream are found.
+    public var fullListingInterval: String?
+    /// The interval a full listing is made at when `tidemark.fullListingInterval` is not set.
+    public static let defaultFullListingInterval = "1d"
+    /// ``fullListingInterval`` in seconds (the default's when unset or unusable).
+    public var fullListingSeconds: Double {
+        fullListingInterval.flatMap(DurationText.seconds) ?? DurationText.seconds(MirrorSettings.defaultFullListingInterval)!
+    }
     /// Kind-specific options (`tokenEnv`, `itemsPath`, ...), keyed as in git config.
     public var options: [String: String]
     /// Values in git config that cannot be used, by key (`tidemark.jobs`), with what is wrong;
@@ -67,13 +78,15 @@ public struct MirrorSettings: Sendable, Equatable {
     }
 
     public init(upstream: String, collections: [String], jobs: Int = 8, fanout: Bool? = nil,
-                refreshInterval: String? = nil, overlapSeconds: Int64 = 60, options: [String: String] = [:]) {
+                refreshInterval: String? = nil, overlapSeconds: Int64 = 60, fullListingInterval: String? = nil,
+                options: [String: String] = [:]) {
         self.upstream = upstream
         self.collections = collections
         self.jobs = jobs
         self.fanout = fanout
         self.refreshInterval = refreshInterval
         self.overlapSeconds = overlapSeconds
+        self.fullListingInterval = fullListingInterval
         self.options = options
     }
 
@@ -129,7 +142,11 @@ public struct MirrorSettings: Sendable, Equatable {
             }
             let refreshInterval = try repository.configString("tidemark.refreshInterval")
             if let refreshInterval, DurationText.seconds(refreshInterval) == nil {
-                problems["tidemark.refreshInterval"] = DurationText.refreshIntervalProblem(refreshInterval)
+                problems["tidemark.refreshInterval"] = DurationText.problem("tidemark.refreshInterval", refreshInterval)
+            }
+            let fullListingInterval = try repository.configString("tidemark.fullListingInterval")
+            if let fullListingInterval, DurationText.seconds(fullListingInterval) == nil {
+                problems["tidemark.fullListingInterval"] = DurationText.problem("tidemark.fullListingInterval", fullListingInterval)
             }
             var settings = MirrorSettings(
                 upstream: upstream,
@@ -138,6 +155,7 @@ public struct MirrorSettings: Sendable, Equatable {
                 fanout: fanout ?? nil,
                 refreshInterval: refreshInterval,
                 overlapSeconds: overlap,
+                fullListingInterval: fullListingInterval,
                 options: options)
             settings.problems = problems
             return settings

@@ -110,7 +110,9 @@ public struct RestUpstream: Upstream {
                                             exists: itemURL == nil ? nil : { id in try await exists(id) }) {
                 try await listPages(from: base, collection: collection, incremental: incremental)
             }
-        return Listing(pass, requests: session.statistics.requests - before)
+        var listing = Listing(pass, requests: session.statistics.requests - before)
+        listing.incremental = incremental
+        return listing
     }
 
     /// Every page of the listing at `base`, in order.

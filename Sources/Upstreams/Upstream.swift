@@ -100,6 +100,9 @@ public struct Listing: Sendable {
     /// (upstream dates both), whatever order the pages list items in and however far this
     /// machine's clock is from upstream's.
     public var upstreamTime: Timestamp?
+    /// True when only the items changed since the `since` given were asked for (`rest` with
+    /// `sinceParam`); an upstream that always lists everything ignores `since`.
+    public var incremental = false
 
     public init(items: [ListedItem], isComplete: Bool, unchanged: [Int] = [], deleted: [ItemID] = [], requests: Int = 0,
                 changedWhilePaging: Bool = false) {

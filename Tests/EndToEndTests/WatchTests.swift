@@ -59,6 +59,11 @@ struct WatchTests {
             #expect(hourly.stderr.contains("Listed by scanning every file: the hourly full scan."), "\(hourly.stderr)")
             let rested = try await CLI.tidemark(["sync", "-v"], in: mirror)
             #expect(rested.stderr.contains("Listed from the watcher: 0 changed names checked."), "\(rested.stderr)")
+            // `--full` scans whatever the watcher answers, and the answers after it stand in again.
+            let full = try await CLI.tidemark(["sync", "-v", "--full"], in: mirror)
+            #expect(full.stderr.contains("Listed by scanning every file: a full listing was asked for (--full)."), "\(full.stderr)")
+            let afterFull = try await CLI.tidemark(["sync", "-v"], in: mirror)
+            #expect(afterFull.stderr.contains("Listed from the watcher: 0 changed names checked."), "\(afterFull.stderr)")
 
             // An item that does not parse fails the sync: its token is not kept, so once fixed the
             // item is stored, whatever the watcher saw in between.

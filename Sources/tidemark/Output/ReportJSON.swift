@@ -75,6 +75,7 @@ struct FetchJSON: Encodable {
         var listingRequests: Int
         var behind: ChangeCounts
         var dropped: Bool?
+        var incremental: Bool
     }
     var previous: String?
     var current: String?
@@ -97,7 +98,8 @@ struct FetchJSON: Encodable {
         behind = report.behind
         collections = report.collections.map {
             Collection(name: $0.name, listed: $0.listed, downloaded: $0.downloaded, notModified: $0.notModified,
-                       listingRequests: $0.listingRequests, behind: $0.behind, dropped: $0.dropped ? true : nil)
+                       listingRequests: $0.listingRequests, behind: $0.behind, dropped: $0.dropped ? true : nil,
+                       incremental: $0.incremental)
         }
         failures = report.failures
         vanished = report.vanished

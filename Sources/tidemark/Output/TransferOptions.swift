@@ -32,10 +32,13 @@ struct FetchFlags: ParsableArguments {
     @Option(help: "Requests at once for this run: item downloads, and DocuSign listing pages (at most 8) (1-256; default: tidemark.jobs).")
     var jobs: Int?
 
+    @Flag(help: "List every item, not only those changed since the last sync (sinceParam), to find items deleted upstream; scan a watched folder.")
+    var full = false
+
     func validate() throws { try validateJobs(jobs) }
 
     /// The engine's options for this run.
-    var options: FetchOptions { FetchOptions(allowMassDelete: allowMassDelete, jobs: jobs) }
+    var options: FetchOptions { FetchOptions(allowMassDelete: allowMassDelete, jobs: jobs, fullListing: full) }
 }
 
 extension Mirror {

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+import TidemarkFixtures
+
+/// An incremental listing (`sinceParam`) cannot show items deleted upstream: a full one, asked
+/// for with `--full` or due every `tidemark.fullListingInterval`, does.
+@Suite("End to end: full listings find what incremental ones cannot", .serialized)
+struct FullListingTests {
+    static let token = "CANARY-full-listing-51c7e0-SECRET"
+
+    /// The sync's report: the outcome, the listing's query strings, whether the collection was
+    /// listed incrementally, and what the sync changed.
+    struct Synced {
+        var status: Int32
+        var stderr: String
+        var queries: [String]
+        var incremental: Bool?
+        var counts: [String: Int]
+    }
+
+    func sync(_ arguments: [String] = [], _ run: Transcript, _ server: FixtureServer, in mirror: String) async throws -> Synced {
+        server.resetCounts()
+        let result = try await run.tidemark(["sync", "--json"] + arguments, in: mirror)
+        let report = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let fetch = report?["fetch"] as? [String: Any]
+        let collection = (fetch?["collections"] as? [[String: Any]])?.first
+        return Synced(status: result.status, stderr: result.stderr,
+                      queries: server.requests.filter { $0.path == "/rest/items" }.map(\.query),
+                      incremental: collection?["incremental"] as? Bool,
+                      counts: report?["counts"] as? [String: Int] ?? [:])
+    }
+
+    @Test func deletionsAreFoundByAFullListingAskedForOrDue() async throws {
+        let server = try await FixtureServer.start(items: 20, seed: 11, token: Self.token)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let run = Transcript(environment: ["REST_TOKEN": Self.token])
+            let clone = try await run.tidemark(
+                ["clone", "rest:\(server.baseURL)/rest/items", "inc", "--token-env", "REST_TOKEN",
+                 "--option", "paging=page", "--option", "pageSize=8", "--option", "sinceParam=modified_since",
+                 "--option", "itemURL=\(server.baseURL)/rest/items/{id}"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            let mirror = root + "/inc"
+            let ids = server.ids(.rest)
+            func file(_ id: String) -> String { mirror + "/items/\(id).json" }
+            #expect(FileManager.default.fileExists(atPath: file(ids[3])))
+
+            // Within a day of the clone's full listing, a sync lists incrementally and cannot
+            // see the deletion.
+            try await admin(server, "rest/delete?id=\(ids[3])")
+            try await admin(server, "rest/modify?id=\(ids[5])")
+            let incremental = try await sync([], run, server, in: mirror)
+            #expect(incremental.status == 0, "\(incremental.stderr)")
+            #expect(incremental.incremental == true)
+            #expect(!incremental.queries.isEmpty && incremental.queries.allSatisfy { $0.contains("modified_since=") },
+                    "\(incremental.queries)")
+            #expect(incremental.counts == ["changed": 1, "new": 0, "deleted": 0])
+            #expect(FileManager.default.fileExists(atPath: file(ids[3])))
+
+            // `--full` lists every item, so the deletion shows and is applied.
+            let full = try await sync(["--full"], run, server, in: mirror)
+            #expect(full.status == 0, "\(full.stderr)")
+            #expect(full.incremental == false)
+            #expect(!full.queries.isEmpty && full.queries.allSatisfy { !$0.contains("modified_since=") }, "\(full.queries)")
+            #expect(full.counts == ["changed": 0, "new": 0, "deleted": 1])
+            #expect(!FileManager.default.fileExists(atPath: file(ids[3])))
+
+            // Once the last full listing is older than tidemark.fullListingInterval, the next
+            // listing is full by itself.
+            try await admin(server, "rest/delete?id=\(ids[7])")
+            _ = try await CLI.git(["config", "tidemark.fullListingInterval", "0"], in: mirror)
+            let due = try await sync([], run, server, in: mirror)
+            #expect(due.status == 0, "\(due.stderr)")
+            #expect(due.incremental == false)
+            #expect(due.counts == ["changed": 0, "new": 0, "deleted": 1])
+            #expect(!FileManager.default.fileExists(atPath: file(ids[7])))
+
+            // Back at the default (a day), the full listing just made holds off the next one.
+            _ = try await CLI.git(["config", "--unset", "tidemark.fullListingInterval"], in: mirror)
+            try await admin(server, "rest/delete?id=\(ids[9])")
+            let held = try await sync([], run, server, in: mirror)
+            #expect(held.status == 0 && held.incremental == true, "\(held.stderr)")
+            #expect(FileManager.default.fileExists(atPath: file(ids[9])))
+            let config = try await run.tidemark(["config"], in: mirror)
+            #expect(config.stdout.contains("tidemark.fullListingInterval = 1d (default)\n"), "\(config.stdout)")
+
+            // A dry run plans as the sync lists: `--full` plans the deletion.
+            let plan = try await run.tidemark(["sync", "--dry-run", "--full"], in: mirror)
+            #expect(plan.status == 0 && plan.stdout.contains("Would apply: 0 changed, 0 new, 1 deleted"), "\(plan.stdout)\(plan.stderr)")
+
+            // A value that is no duration fails the sync, naming the key; nothing changes.
+            _ = try await CLI.git(["config", "tidemark.fullListingInterval", "daily"], in: mirror)
+            let refused = try await sync([], run, server, in: mirror)
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("tidemark.fullListingInterval must be a duration like 30s, 15m, 6h or 1d, not 'daily'"),
+                    "\(refused.stderr)")
+            #expect(refused.queries.isEmpty)
+            #expect(FileManager.default.fileExists(atPath: file(ids[9])))
+            try await expectNoSecrets([Self.token], mirror: mirror, transcript: run)
+        }
+    }
+}
