@@ -29,9 +29,12 @@ public struct UpstreamConfiguration: Sendable, Equatable {
 
     /// Whether two specs name the same upstream however they are spelled: the same kind, and the
     /// same location but for trailing slashes, or for `dir` the same folder once links are
-    /// resolved (`dir:/srv/items/`, `dir:/mnt/link-to-srv/items`). Two clones of a mirror
-    /// configured by hand on two machines often spell one folder or site differently.
-    public static func sameUpstream(_ one: String, _ other: String) -> Bool {
+    /// resolved (`dir:/srv/items/`, `dir:/mnt/link-to-srv/items`, `dir:../items` from
+    /// `/srv/mirror`). Two clones of a mirror configured by hand on two machines often spell one
+    /// folder or site differently.
+    /// - Parameter base: the folder a relative `dir` location is relative to (the mirror's
+    ///   working tree); without it a relative location matches only the same spelling.
+    public static func sameUpstream(_ one: String, _ other: String, relativeTo base: String? = nil) -> Bool {
         guard one != other else { return true }
         let (a, b) = (UpstreamConfiguration(spec: one), UpstreamConfiguration(spec: other))
         guard a.kind == b.kind else { return false }
@@ -41,9 +44,13 @@ public struct UpstreamConfiguration: Sendable, Equatable {
             return text
         }
         if trimmed(a.location) == trimmed(b.location) { return true }
-        guard a.kind == "dir", a.location.hasPrefix("/"), b.location.hasPrefix("/") else { return false }
-        func folder(_ location: String) -> String { DirectoryUpstream.realPath(URL(fileURLWithPath: location).standardizedFileURL.path) }
-        return folder(a.location) == folder(b.location)
+        guard a.kind == "dir", !a.location.isEmpty, !b.location.isEmpty else { return false }
+        func folder(_ location: String) -> String? {
+            let absolute = location.hasPrefix("/") ? location : base.map { URL(fileURLWithPath: location, relativeTo: URL(fileURLWithPath: $0, isDirectory: true)).path }
+            return absolute.map { DirectoryUpstream.realPath(URL(fileURLWithPath: $0).standardizedFileURL.path) }
+        }
+        guard let first = folder(a.location), let second = folder(b.location) else { return false }
+        return first == second
     }
 }
 

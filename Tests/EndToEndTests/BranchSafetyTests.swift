@@ -815,16 +815,22 @@ struct BranchSafetyTests {
     /// behind, `sync --offline` (and its dry run) keeps them (it put the old versions back, and
     /// the watermark went back), and the next sync builds on them, a fast-forward.
     /// The same upstream spelled another way in a clone's config (a trailing slash, a link to
-    /// the folder): snapshots pulled from the other clone are still its upstream's. They were
-    /// taken for another upstream's: status called the clone behind, and `sync --offline` wrote
-    /// the older version it had fetched back over the pulled one.
-    @Test(arguments: ["slash", "link"]) func snapshotsOfTheUpstreamSpelledAnotherWayAreRecognised(_ spelling: String) async throws {
+    /// the folder, a path relative to the clone's working tree): snapshots pulled from the other
+    /// clone are still its upstream's. They were taken for another upstream's: status called the
+    /// clone behind, and `sync --offline` wrote the older version it had fetched back over the
+    /// pulled one.
+    @Test(arguments: ["slash", "link", "relative"])
+    func snapshotsOfTheUpstreamSpelledAnotherWayAreRecognised(_ spelling: String) async throws {
         try await withScratch { root in
             let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
             var configured = upstream + "/"
             if spelling == "link" {
                 try FileManager.default.createSymbolicLink(atPath: root + "/link", withDestinationPath: upstream)
                 configured = root + "/link"
+            }
+            if spelling == "relative" {
+                #expect((upstream as NSString).deletingLastPathComponent == root)
+                configured = "../" + (upstream as NSString).lastPathComponent
             }
             let copy = try await Self.gitClone(to: "c", in: root, upstream: configured)
             try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
