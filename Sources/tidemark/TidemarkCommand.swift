@@ -84,14 +84,25 @@ struct TidemarkCommand: AsyncParsableCommand {
     }
 
     /// `--if-stale` without a duration (last, or before another option) means `--if-stale auto`:
-    /// argument-parser options cannot have an optional value.
+    /// argument-parser options cannot have an optional value. A negative duration (`-1h`) is
+    /// passed as its value, to be refused, not taken for the flags `-1 -h` (help, exit 0).
     static func defaultingIfStale(_ arguments: [String]) -> [String] {
         var result: [String] = []
-        for (index, argument) in arguments.enumerated() {
-            result.append(argument)
-            if argument == "--" { return result + arguments[(index + 1)...] }
-            if argument == "--if-stale" {
-                let next = index + 1 < arguments.count ? arguments[index + 1] : nil
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--" { return result + arguments[index...] }
+            index += 1
+            guard argument == "--if-stale" else {
+                result.append(argument)
+                continue
+            }
+            let next = index < arguments.count ? arguments[index] : nil
+            if let next, next.hasPrefix("-"), next.dropFirst().first.map({ $0.isNumber || $0 == "." }) == true {
+                result.append("--if-stale=" + next)
+                index += 1
+            } else {
+                result.append(argument)
                 if next == nil || next!.hasPrefix("-") { result.append("auto") }
             }
         }

@@ -57,6 +57,11 @@ struct BranchSafetyTests {
             #expect(Self.contents(mirror + "/items/i1.json").contains("\"v\""))
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
             try await CLI.expectClean(mirror)
+
+            // Untracked files are not looked for: a clean status does not call the tree clean.
+            try Data("mine\n".utf8).write(to: URL(fileURLWithPath: mirror + "/notes.txt"))
+            let clean = try await CLI.tidemark(["status"], in: mirror)
+            #expect(clean.stdout.hasSuffix("\nnothing to sync, no local edits\n"), "\(clean.stdout)")
         }
     }
 
@@ -1407,6 +1412,18 @@ struct BranchSafetyTests {
             #expect(!Self.contents(copy + "/items/i1.json").contains("mine"))
             #expect(Self.contents(copy + "/items/i2.json").contains("\"v\": 2"))
             #expect(try await CLI.tidemark(["status", "--porcelain"], in: copy).stdout == "")
+        }
+    }
+
+    /// The first fetch of a `git clone` makes `refs/tidemark/upstream`, and says so.
+    @Test func theFirstFetchOfAGitCloneSaysItMadeTheUpstreamRef() async throws {
+        try await withScratch { root in
+            let (upstream, _) = try await CrashTests.cloned(2, in: root)
+            let copy = try await Self.gitClone(to: "c", in: root, upstream: upstream)
+            let fetch = try await CLI.tidemark(["fetch"], in: copy)
+            let made = try await Self.rev("tidemark/upstream", in: copy)
+            #expect(fetch.status == 0 && fetch.stdout.hasSuffix("; behind: no changes (tidemark/upstream made at \(made.prefix(7)))\n"),
+                    "\(fetch.stdout)\(fetch.stderr)")
         }
     }
 }

@@ -303,6 +303,15 @@ struct ConfigTests {
             try await CLI.git(["config", "tidemark.refreshInterval", "soon"], in: mirror)
             let bad = try await CLI.tidemark(["sync", "--if-stale"], in: mirror)
             #expect(bad.status == 128 && bad.stderr.contains("tidemark.refreshInterval"))
+
+            // A negative duration is refused as one, not read as the flags `-1 -h` (the help,
+            // exit 0: a cron job would never sync).
+            for given in [["--if-stale", "-1h"], ["--if-stale=-1h"], ["--if-stale", "-.5d"]] {
+                let negative = try await CLI.tidemark(["sync"] + given, in: mirror)
+                #expect(negative.status == 129, "\(given): \(negative.stdout)")
+                #expect(negative.stderr.contains("--if-stale takes a duration like 30s, 15m, 6h or 1d (or auto), not '\(given.last!.replacingOccurrences(of: "--if-stale=", with: ""))'"),
+                        "\(negative.stderr)")
+            }
         }
     }
 }

@@ -393,6 +393,12 @@ struct DirectoryUpstreamEndToEndTests {
             try FileManager.default.createDirectory(atPath: root + "/elsewhere", withIntermediateDirectories: true)
             #expect(try await CLI.tidemark(["clone", "-q", "dir:../up"], in: root + "/elsewhere").status == 0)
             #expect(FileManager.default.fileExists(atPath: root + "/elsewhere/up/items/a.json"))
+
+            // A mistyped folder is named as missing, not as the destination.
+            let typo = try await CLI.tidemark(["clone", "dir:uq"], in: root)
+            #expect(typo.status == 128 && typo.stderr.contains("upstream folder '\(root)/uq' does not exist or is not a folder"),
+                    "\(typo.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: root + "/uq"))
         }
     }
 

@@ -127,8 +127,11 @@ extension TidemarkCommand {
             let named = destination ?? Clone.defaultDestination(for: upstream)
             let target = root.path(named)
             // `tidemark clone dir:templates` from its parent: the name a destination gets by
-            // default is the upstream folder's own (it said the folder "already exists").
+            // default is the upstream folder's own (it said the folder "already exists"). Only
+            // when that folder exists: a mistyped one is named as missing by the clone.
+            var isFolder: ObjCBool = false
             if destination == nil, spec.hasPrefix("dir:"),
+               FileManager.default.fileExists(atPath: String(spec.dropFirst(4)), isDirectory: &isFolder), isFolder.boolValue,
                URL(fileURLWithPath: target).standardizedFileURL.path == URL(fileURLWithPath: String(spec.dropFirst(4))).standardizedFileURL.path {
                 throw CommandFailure.fatal("the destination a clone takes by default, '\(named)' (the location's last part), "
                                            + "is the upstream folder itself: give one, as 'tidemark clone \(upstream) \(named)-mirror'")

@@ -50,9 +50,9 @@ extension TidemarkCommand {
 
         /// One line: what the fetch found and downloaded.
         static func summary(_ report: FetchReport) -> String {
-            let moved = report.updated
-                ? "\(report.previous?.short() ?? "(none)")..\(report.current?.short() ?? "-")  tidemark/upstream"
-                : "tidemark/upstream unchanged"
+            let moved = !report.updated ? "tidemark/upstream unchanged"
+                : report.previous == nil ? "tidemark/upstream made at \(report.current?.short() ?? "-")"
+                : "\(report.previous!.short())..\(report.current?.short() ?? "-")  tidemark/upstream"
             let dropped = report.collections.filter(\.dropped).map { "; collection '\($0.name)' dropped: not in tidemark.collection" }
             return "Listed \(report.listed) items, downloaded \(report.downloaded); behind: \(report.behind.summary)"
                 + dropped.joined() + " (\(moved))"

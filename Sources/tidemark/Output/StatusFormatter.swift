@@ -125,7 +125,8 @@ enum StatusFormatter {
             }
         }
         if report.isClean {
-            out += "\nnothing to sync, working tree clean\n"
+            // Not "working tree clean": untracked files are not looked for (git status names them).
+            out += "\nnothing to sync, no local edits\n"
         }
         return out
     }
