@@ -66,6 +66,8 @@ extension Mirror {
         if names.count == 2 {
             let new = try resolve(names[1])
             newTree = try mirrorErrors { try repository.commit(new).tree }
+        } else {
+            try requireWorkingTree(for: "diff against the working tree")
         }
         let trees = [oldTree, newTree].compactMap { $0 }
         let specs = try pathspecs(items, trees: trees, relativeTo: folder)

@@ -24,6 +24,7 @@ extension Mirror {
     /// A commit with no snapshot in its first-parent history (an orphan branch's) is refused
     /// (``MirrorError/invalidArgument(_:)``).
     public func rollback(to revision: String, hard: Bool = false, force: Bool = false) throws(MirrorError) -> RollbackReport {
+        try requireWorkingTree(for: "rollback")
         let lock = try lock()
         defer { withExtendedLifetime(lock) {} }
         let branch = try checkedOutBranch(by: "rollback")

@@ -99,6 +99,7 @@ extension Mirror {
     /// The working-tree side runs on its own repository handle while the manifests are compared:
     /// on a 100k-item mirror each side is about half of the work.
     public func status() async throws(MirrorError) -> StatusReport {
+        try requireWorkingTree(for: "status")
         let head = try headCommit()
         let upstream = try upstreamCommit()
         let local = head.map { head in

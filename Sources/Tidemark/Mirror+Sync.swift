@@ -93,6 +93,7 @@ extension Mirror {
     /// possible) and updates the working tree. Refuses to overwrite local edits unless
     /// `options.force`.
     public func sync(_ options: SyncOptions = SyncOptions()) async throws(MirrorError) -> SyncReport {
+        try requireWorkingTree(for: "sync")
         try Mirror.checkJobs(options.fetch.jobs)
         if let seconds = options.ifStaleSeconds, !(seconds >= 0) {
             throw .invalidArgument("ifStaleSeconds must be 0 or more, not \(seconds)")

@@ -110,6 +110,15 @@ public actor Mirror {
         }
     }
 
+    /// Throws for a bare repository (a mirror shared through `git clone --bare`): `command` works
+    /// on the working tree, which it lacks (git says "this operation must be run in a work tree").
+    /// `fetch`, `log`, `diff` between snapshots and `config` work there.
+    func requireWorkingTree(for command: String) throws(MirrorError) {
+        guard repository.workdir == nil else { return }
+        throw .invalidArgument("'\(repository.gitDirectory.dropLast())' is a bare repository: \(command) needs a working tree "
+                               + "(clone it into one: git clone \(repository.gitDirectory.dropLast()) <folder>)")
+    }
+
     /// The adapter this mirror reads from.
     func makeUpstream(jobs: Int? = nil) throws(MirrorError) -> any Upstream {
         // A bad value a fetch would use (`--jobs` stands in for `tidemark.jobs`; only

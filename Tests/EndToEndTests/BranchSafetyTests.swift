@@ -1415,6 +1415,25 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A bare clone of a mirror fetches; the commands that work on the working tree say it has none.
+    @Test func aBareCloneFetchesAndNamesWhatNeedsAWorkingTree() async throws {
+        try await withScratch { root in
+            let (upstream, _) = try await CrashTests.cloned(2, in: root)
+            let bare = try await Self.gitClone(to: "b.git", in: root, upstream: upstream, options: ["--bare"])
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            let fetch = try await CLI.tidemark(["fetch", "-q"], in: bare)
+            #expect(fetch.status == 0, "\(fetch.stderr)")
+            for (command, arguments) in [("status", ["status"]), ("sync", ["sync"]), ("rollback", ["rollback", "HEAD"]),
+                                         ("diff against the working tree", ["diff", "HEAD"])] {
+                let refused = try await CLI.tidemark(arguments, in: bare)
+                #expect(refused.status == 128 && refused.stderr == "fatal: '\(bare)' is a bare repository: \(command) needs a working tree "
+                            + "(clone it into one: git clone \(bare) <folder>)\n", "\(refused.stderr)")
+            }
+            #expect(try await CLI.tidemark(["log", "-1", "upstream"], in: bare).status == 0)
+            #expect(try await CLI.tidemark(["diff", "--stat", "HEAD", "upstream"], in: bare).stdout.contains("items/i1.json"))
+        }
+    }
+
     /// The first fetch of a `git clone` makes `refs/tidemark/upstream`, and says so.
     @Test func theFirstFetchOfAGitCloneSaysItMadeTheUpstreamRef() async throws {
         try await withScratch { root in
