@@ -55,8 +55,18 @@ extension TidemarkCommand {
                     if values.isEmpty, let hidden = settings.first(where: { $0.problem != nil }) {
                         throw CommandFailure.refused("\(hidden.key) is set (value not shown), but not usable: \(hidden.problem!)")
                     }
-                    guard !values.isEmpty else { throw CommandFailure.silent(1) }
+                    guard !values.isEmpty else {
+                        // An option of another kind of upstream: say why it has no value here.
+                        let option = MirrorSettings.adapterOptionKeys.first { "tidemark." + $0.lowercased() == full.lowercased() }
+                        let kind = mirror.settings.upstreamConfiguration.kind
+                        if let option, let kinds = MirrorSettings.kinds(ofOption: option), !kinds.contains(kind) {
+                            writeStandardError("tidemark.\(option) is not read for a \(kind) upstream (only for \(kinds.sorted().joined(separator: ", ")))\n")
+                        }
+                        throw CommandFailure.silent(1)
+                    }
                     emit(values.map { $0 + "\n" }.joined())
+                    // Shown as git shows it, and why a fetch would refuse it (as the full list marks it).
+                    for setting in settings { if let problem = setting.problem { writeStandardError("warning: not usable: \(problem)\n") } }
                     return
                 }
             }
