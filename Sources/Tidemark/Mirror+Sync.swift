@@ -64,6 +64,10 @@ public struct SyncReport: Sendable {
     public var current: ObjectID?
     /// Items a dry run would download (fetch requests beyond the listing).
     public var plannedDownloads: Int
+    /// Items a dry run would store whose bodies the listing brought (a `rest` listing without
+    /// `itemURL`; `dir` files read as they were listed): no download, though the sync counts
+    /// them as downloaded.
+    public var plannedBodiesInListing = 0
     /// HTTP requests a dry run made to list upstream (the sync would make them again); 0 for `dir`.
     public var listingRequests = 0
     /// With `--force`: the paths commits of the user's own had changed, which this sync gave
@@ -220,6 +224,7 @@ extension Mirror {
         let baseMessage = base.flatMap { SnapshotMessage.parse($0.message) }
         var counts = ChangeCounts()
         var downloads = 0
+        var bodiesInListing = 0
         var paths: [String] = []
         var deleted = Set<String>()
         var added: [(path: String, name: String)] = []
@@ -239,6 +244,7 @@ extension Mirror {
             }
             let fetchPlan = try plan(collection: collection, listing: listing, base: cached, options: options.fetch)
             downloads += fetchPlan.downloads.filter { $0.item.body == nil }.count
+            bodiesInListing += fetchPlan.downloads.filter { $0.item.body != nil }.count
             // What the sync would change: the same plan, made against HEAD (counting only, so the
             // mass-deletion guard already applied above against the fetched snapshot).
             var counting = options.fetch
@@ -323,6 +329,7 @@ extension Mirror {
                                 previous: head?.id, current: nil, plannedDownloads: downloads,
                                 listingRequests: upstream.statistics.requests - requestsBefore)
         report.undoneOwnPaths = undone
+        report.plannedBodiesInListing = bodiesInListing
         let ending = try head.map { (head) throws(MirrorError) in try forcedGitOperationPaths(options, head: head.tree) } ?? []
         report.overwrittenEdits = Mirror.adding(Mirror.adding(ending, to: overwritten), to: finishing)
         return report

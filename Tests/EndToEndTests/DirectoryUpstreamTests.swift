@@ -378,6 +378,24 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// A dry run counts the `dir` files it would store as bodies the listing brings, not as
+    /// downloads (it said "0 item downloads" where the sync said "(1 downloaded)").
+    @Test func aDryRunCountsBodiesTheListingBrings() async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            try writeItem(root + "/up", "a", lastModified: "2021-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            try writeItem(root + "/up", "b", lastModified: "2021-01-02T00:00:00Z")
+            let plan = try await CLI.tidemark(["sync", "--dry-run"], in: root + "/m")
+            #expect(plan.stdout.hasSuffix("plus 0 item downloads (1 item's body comes with the listing).\n"), "\(plan.stdout)")
+            let json = try await CLI.tidemark(["sync", "--dry-run", "--json"], in: root + "/m")
+            let report = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+            #expect(report?["plannedBodiesInListing"] as? Int == 1 && report?["plannedDownloads"] as? Int == 0, "\(json.stdout)")
+            let sync = try await CLI.tidemark(["sync"], in: root + "/m")
+            #expect(sync.stdout.contains("(1 downloaded)"), "\(sync.stdout)")
+        }
+    }
+
     /// `clone dir:up` from the folder's parent: the destination it takes by default is the
     /// upstream folder itself, which is said as such (it said the folder "already exists").
     @Test func aDefaultDestinationThatIsTheUpstreamFolderIsNamed() async throws {

@@ -117,6 +117,7 @@ struct SyncJSON: Encodable {
     var undoneOwnPaths: [String]?
     var overwrittenEdits: [String]?
     var plannedDownloads: Int?
+    var plannedBodiesInListing: Int?
     var listingRequests: Int?
     var fetch: FetchJSON?
     var finishedInterrupted: InterruptedSyncJSON?
@@ -137,6 +138,7 @@ struct SyncJSON: Encodable {
         undoneOwnPaths = report.undoneOwnPaths.isEmpty ? nil : report.undoneOwnPaths
         overwrittenEdits = report.overwrittenEdits.isEmpty ? nil : report.overwrittenEdits
         plannedDownloads = report.outcome == .planned ? report.plannedDownloads : nil
+        plannedBodiesInListing = report.outcome == .planned ? report.plannedBodiesInListing : nil
         listingRequests = report.outcome == .planned ? report.listingRequests : nil
         fetch = report.fetch.map(FetchJSON.init)
         finishedInterrupted = report.finishedInterrupted.map(InterruptedSyncJSON.init)
