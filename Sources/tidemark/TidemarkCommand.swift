@@ -49,7 +49,7 @@ struct TidemarkCommand: AsyncParsableCommand {
             if let name = unknownHelpTopic(arguments) { throw notACommand(name) }
             var command: ParsableCommand
             do {
-                command = try parseAsRoot(countingLikeGitLog(defaultingIfStale(arguments)))
+                command = try parseAsRoot(pathsAfterTwoRevisions(countingLikeGitLog(defaultingIfStale(arguments))))
             } catch {
                 // `tidemark stauts`: argument-parser says only "Unexpected argument".
                 if exitCode(for: error) != .success, let name = unknownCommand(arguments) { throw notACommand(name) }
@@ -160,6 +160,26 @@ struct TidemarkCommand: AsyncParsableCommand {
     /// `log -<number>` means `log -n <number>`, as in git, and `-n -1` (a negative count: no
     /// limit) is a value, not an option. Paths after `--` are marked (`--paths-given`), for `log`
     /// to refuse them rather than take them for revisions.
+    /// `tidemark diff A B items/a.json`: as in git, operands after two revisions (before any
+    /// `--`) are paths. argument-parser cannot take a list of positionals before the list after
+    /// `--`, so each goes to `diff` as `--path-operand=<operand>` (every diff option is a flag).
+    static func pathsAfterTwoRevisions(_ arguments: [String]) -> [String] {
+        let index = commandIndex(arguments)
+        guard index < arguments.count, arguments[index] == "diff" else { return arguments }
+        var result = Array(arguments[...index])
+        var operands = 0
+        for (offset, argument) in arguments[(index + 1)...].enumerated() {
+            if argument == "--" { return result + arguments[(index + 1 + offset)...] }
+            if argument.hasPrefix("-"), argument != "-" {
+                result.append(argument)
+                continue
+            }
+            operands += 1
+            result.append(operands > 2 ? "--path-operand=" + argument : argument)
+        }
+        return result
+    }
+
     static func countingLikeGitLog(_ arguments: [String]) -> [String] {
         let index = commandIndex(arguments)
         guard index < arguments.count, arguments[index] == "log" else { return arguments }

@@ -179,6 +179,15 @@ struct DocumentedOutputTests {
             #expect(viaC.stdout == "M\titems/i2.json\n", "\(viaC.stdout) \(viaC.stderr)")
             let outside = try await CLI.tidemark(["diff", "HEAD", "--", "../../x"], in: items)
             #expect(outside.status == 128 && outside.stderr == "fatal: '../../x' is outside the mirror\n", "\(outside.stderr)")
+
+            // As in git, files after two revisions are paths without `--` (a usage error before),
+            // options after them still options; one that is neither is named.
+            try await CLI.git(["-c", "user.name=U", "-c", "user.email=u@example.org", "commit", "-qam", "Mine"], in: mirror)
+            let two = try await CLI.tidemark(["diff", "--name-status", "HEAD~1", "HEAD", "i2.json", "--stat"], in: items)
+            #expect(two.status == 0 && two.stdout.contains("items/i2.json") && !two.stdout.contains("i1.json"), "\(two.stdout) \(two.stderr)")
+            let neither = try await CLI.tidemark(["diff", "HEAD~1", "HEAD", "i2.json", "nosuch"], in: items)
+            #expect(neither.status == 128 && neither.stderr == "fatal: ambiguous argument 'nosuch': neither a revision nor a file or folder "
+                        + "here; give items or paths after --, as: tidemark diff HEAD~1 HEAD -- nosuch\n", "\(neither.stderr)")
         }
     }
 

@@ -49,11 +49,15 @@ extension TidemarkCommand {
         @Argument(help: "The new side (default: upstream when no revision is given, else the working tree).")
         var to: String?
 
+        /// Operands after the first two, before `--` (``TidemarkCommand/pathsAfterTwoRevisions(_:)``).
+        @Option(name: .customLong("path-operand"), help: .private)
+        var pathOperands: [String] = []
+
         @Argument(parsing: .postTerminator, help: "After --: items (<collection>/<id>) or paths (from the current folder; :/<path> from the top) to limit the diff to.")
         var items: [String] = []
 
         func run() async throws {
-            var revisions = [from, to].compactMap { $0 }
+            var revisions = [from, to].compactMap { $0 } + pathOperands
             var items = items
             let format: DiffFormat = stat ? .stat : nameStatus ? .nameStatus : .patch
             let mirror = try root.openMirror()
@@ -64,6 +68,12 @@ extension TidemarkCommand {
             if let first = firstPath, revisions[first...].allSatisfy({ FileManager.default.fileExists(atPath: root.path($0)) }) {
                 items = Array(revisions[first...]) + items
                 revisions.removeSubrange(first...)
+            }
+            if revisions.count > 2 {
+                // As git: "ambiguous argument", one that is neither.
+                let unknown = revisions.dropFirst(2).first { !FileManager.default.fileExists(atPath: root.path($0)) } ?? revisions[2]
+                throw CommandFailure.fatal("ambiguous argument '\(unknown)': neither a revision nor a file or folder here; give items "
+                                           + "or paths after --, as: tidemark diff \(revisions[0]) \(revisions[1]) -- \(unknown)")
             }
             for warning in await mirror.revisionWarnings(revisions) { writeStandardError("warning: \(warning)\n") }
             let result = try await engine { () async throws(MirrorError) in
