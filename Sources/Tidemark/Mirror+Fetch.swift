@@ -359,6 +359,9 @@ extension Mirror {
         }
         // Which items the last fetch could not download, for status until a fetch gets them all;
         // and those it found gone since its listing, for status, and so a sync `--if-stale` runs.
+        // In order of their names, not of the downloads that ended first.
+        failures.sort()
+        vanished.sort()
         try writeStateLines(Mirror.fetchVanishedState, vanished)
         if failures.isEmpty { try writeState("last-fetch", listedAt + "\n", durable: false) }
         // A whole listing that was due (or asked for) and showed every deletion: the next is

@@ -113,7 +113,7 @@ struct TidemarkCommand: AsyncParsableCommand {
     static func commandIndex(_ arguments: [String]) -> Int {
         var index = 0
         while index < arguments.count, arguments[index].hasPrefix("-"), arguments[index] != "--" {
-            index += arguments[index] == "-C" ? 2 : 1
+            index += ["-C", "--generate-completion-script"].contains(arguments[index]) ? 2 : 1
         }
         return index
     }

@@ -378,6 +378,29 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// Items a fetch could not store are listed by name, not in the order their reads ended.
+    @Test func failedItemsAreListedInOrder() async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            try writeItem(root + "/up", "ok", lastModified: "2021-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            // Failing in different steps: the listing's (no object, no id) and the download's (no JSON).
+            // Made in reverse order: a small folder lists its files in the order they were made.
+            let bodies = [("zeta", "{ not json"), ("num", "5"), ("noid", #"{"lastModified": "2021"}"#), ("empty", ""),
+                          ("bad", "{ not json"), ("arr", "[1]")]
+            let names = bodies.map(\.0)
+            for (name, body) in bodies { try Data(body.utf8).write(to: URL(fileURLWithPath: root + "/up/\(name).json")) }
+            let fetch = try await CLI.tidemark(["fetch", "--json"], in: root + "/m")
+            #expect(fetch.status == 128)
+            let report = try JSONSerialization.jsonObject(with: Data(fetch.stdout.utf8)) as? [String: Any]
+            let failed = (report?["failures"] as? [String] ?? []).map { String($0.prefix { $0 != ":" }) }
+            #expect(failed == names.sorted().map { "items/\($0)" }, "\(failed)")
+            let status = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["status", "--json"], in: root + "/m").stdout.utf8))
+            let listed = ((status as? [String: Any])?["fetchFailures"] as? [String] ?? []).map { String($0.prefix { $0 != ":" }) }
+            #expect(listed == failed)
+        }
+    }
+
     /// A dry run counts the `dir` files it would store as bodies the listing brings, not as
     /// downloads (it said "0 item downloads" where the sync said "(1 downloaded)").
     @Test func aDryRunCountsBodiesTheListingBrings() async throws {

@@ -39,6 +39,12 @@ struct HelpTests {
         #expect(script.stdout.contains("if-stale") && script.stdout.contains("progress"))
     }
 
+    /// A shell argument-parser has no script for is named as such, not as an unknown command.
+    @Test func anUnknownShellIsNamed() async throws {
+        let script = try await CLI.tidemark(["--generate-completion-script", "tcsh"], in: NSTemporaryDirectory())
+        #expect(script.status == 129 && script.stderr.hasPrefix("error: Can't generate completion scripts for 'tcsh'."), "\(script.stderr)")
+    }
+
     @Test func bashCompletionScriptIsValidBash() async throws {
         let script = try await CLI.tidemark(["--generate-completion-script", "bash"], in: NSTemporaryDirectory())
         let path = NSTemporaryDirectory() + "tidemark-completion-\(UUID().uuidString).bash"
