@@ -138,10 +138,9 @@ public final class ObjectBatch {
             small.append(object)
             return
         }
-        for waiting in small { appendEntry(waiting) }
+        for waiting in small { try appendEntry(waiting) }
         small.removeAll()
-        appendEntry(object)
-        if pack.count >= maxPackBytes { try writePack() }
+        try appendEntry(object)
     }
 
     /// Prepares and adds a blob; returns its id.
@@ -168,11 +167,19 @@ public final class ObjectBatch {
         small.removeAll()
     }
 
-    private func appendEntry(_ object: PreparedObject) {
+    /// Appends `object`'s entry to the pack, written out first when the entry would take it past
+    /// `maxPackBytes` (not after: the buffer then never outgrows it, but for one object larger
+    /// than that alone).
+    private func appendEntry(_ object: PreparedObject) throws(GitError) {
+        if !entries.isEmpty, pack.count + object.entry.count > maxPackBytes { try writePack() }
         if pack.isEmpty {
             pack.reserveCapacity(1 << 20)
             pack += Repository.packHeader
         }
+        // Grown by doubling as an array grows, but to `maxPackBytes` at most: doubled past it, a
+        // 64 MiB pack took 128 MiB, and 192 MiB while it was copied.
+        let needed = pack.count + object.entry.count
+        if needed > pack.capacity { pack.reserveCapacity(max(needed, min(maxPackBytes, pack.capacity * 2))) }
         entries.append(PackIndex.Entry(id: object.id, offset: UInt64(pack.count), crc: object.crc))
         pack += object.entry
     }

@@ -130,7 +130,7 @@ public struct DirectoryUpstream: Upstream {
                 } else {
                     if next == chunkStart + chunk.count {
                         chunkStart = next
-                        chunk = read(changed[next..<min(changed.count, next + readChunk)], collection: collection)
+                        chunk = read(changed[next..<Self.chunkEnd(changed, from: next)], collection: collection)
                     }
                     result = chunk[next - chunkStart]
                     next += 1
@@ -166,8 +166,22 @@ public struct DirectoryUpstream: Upstream {
         let version: Timestamp
     }
 
-    /// Files read together on all cores.
+    /// Files read together on all cores: at most this many, holding at most ``readChunkBytes``
+    /// (by the sizes the scan found), and at least one.
     static let readChunk = 1024
+    static let readChunkBytes = 32 << 20
+
+    /// Where the chunk of `files` read together from `start` ends.
+    static func chunkEnd(_ files: [ListedFile], from start: Int) -> Int {
+        var end = start
+        var bytes = 0
+        while end < files.count, end - start < readChunk {
+            bytes += max(0, Int(files[end].info.st_size))
+            if bytes > readChunkBytes, end > start { break }
+            end += 1
+        }
+        return end
+    }
 
     /// Reads `files` and dates each (its `lastModified`, else its mtime), on all cores when there
     /// are many; each result in place, an error where the file could not be read or dated.
@@ -233,7 +247,10 @@ public struct DirectoryUpstream: Upstream {
                                               reason: "'\(CQuoting.quoted(path))' holds \(info.st_size) bytes, more than the "
                                                 + "\(maxFileBytes >> 20) MiB an item may hold")
         }
+        // Room for what the file holds (and one byte to meet its end), not twice as much as
+        // appending grows to: a chunk of large files is read at once.
         var data = Data()
+        data.reserveCapacity(Int(info.st_size) + 1)
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }

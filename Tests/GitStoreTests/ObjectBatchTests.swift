@@ -238,6 +238,14 @@ struct ObjectBatchTests {
             #expect(batch.packsWritten >= 4)
             #expect(batch.objectsWritten == 400)
             for id in ids { #expect(repository.contains(id)) }
+            // Each pack is written before an entry would take it past the limit (its SHA-1 trailer aside).
+            let folder = path + "/repo/.git/objects/pack/"
+            let packs = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".pack") }
+            #expect(packs.count == batch.packsWritten)
+            for pack in packs {
+                let size = try #require(try FileManager.default.attributesOfItem(atPath: folder + pack)[.size] as? Int)
+                #expect(size <= 20_000 + 20, "\(pack): \(size) bytes")
+            }
             try git(["fsck", "--strict", "--no-dangling"], in: path + "/repo")
         }
     }
