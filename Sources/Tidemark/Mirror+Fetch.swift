@@ -189,7 +189,9 @@ extension Mirror {
                 throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
             }
             let cached = try load.table()
-            if listing.incremental { listedWhole = false }
+            // Whole, and showing every deletion: not one that changed while it was paged (its
+            // deletions are held back), nor one whose items went missing before their download.
+            if listing.incremental || !listing.isComplete { listedWhole = false }
             crashPoint("after-listing")
             // The rest of the fetch leaves a core free most of the time (downloads, pack writes, file reads).
             if options.preloadIndex, indexPreload == nil { indexPreload = repository.preloadIndex() }
@@ -366,7 +368,9 @@ extension Mirror {
         if failures.isEmpty { try writeState("last-fetch", listedAt + "\n", durable: false) }
         // A whole listing that was due (or asked for) and showed every deletion: the next is
         // due a `tidemark.fullListingInterval` later.
-        if failures.isEmpty, fullListing, listedWhole { try writeState(Mirror.fullListingState, listedAt + "\n", durable: false) }
+        if failures.isEmpty, vanished.isEmpty, fullListing, listedWhole {
+            try writeState(Mirror.fullListingState, listedAt + "\n", durable: false)
+        }
         try writeStateLines(Mirror.fetchFailuresState, failures)
         // The token covers what this fetch stored only when it stored every listed item.
         if failures.isEmpty, vanished.isEmpty, let watch, let current { saveWatchToken(watch, commit: current) }

@@ -99,4 +99,45 @@ struct FullListingTests {
             try await expectNoSecrets([Self.token], mirror: mirror, transcript: run)
         }
     }
+
+    /// A whole listing that could not show every deletion (an item changed while its pages were
+    /// read, or one went missing before its download) is not recorded as the last whole one:
+    /// the next run lists whole again and deletes what is gone.
+    @Test func aWholeListingThatMissedDeletionsIsMadeAgain() async throws {
+        let server = try await FixtureServer.start(items: 6, seed: 12)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let run = Transcript(environment: [:])
+            let clone = try await run.tidemark(
+                ["clone", "rest:\(server.baseURL)/rest/items", "m", "--option", "paging=page", "--option", "pageSize=3",
+                 "--option", "sinceParam=modified_since"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            let mirror = root + "/m", state = mirror + "/.git/tidemark/last-full-listing"
+            func recorded() -> String { String(decoding: FileManager.default.contents(atPath: state) ?? Data(), as: UTF8.self) }
+            #expect(recorded().hasPrefix("20"), "the clone's listing is the last whole one")
+            // Due: the last whole listing was two hours ago, the interval is one.
+            _ = try await CLI.git(["config", "tidemark.fullListingInterval", "1h"], in: mirror)
+            let twoHoursAgo = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-7200)) + "\n"
+            try Data(twoHoursAgo.utf8).write(to: URL(fileURLWithPath: state))
+            let ids = server.ids(.rest)
+            try await admin(server, "rest/delete?id=\(ids[4])")
+            func file(_ id: String) -> String { mirror + "/items/\(id).json" }
+
+            // Page 2 lists an item of page 1 again at another version: it changed while paged.
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, queryContains: "page=2",
+                                       replacementBody: #"[{"id": "\#(ids[0])", "lastModified": "2031-01-01T00:00:00Z"}]"#))
+            let shifted = try await sync([], run, server, in: mirror)
+            #expect(shifted.status == 0 && shifted.incremental == false, "\(shifted.stderr)")
+            #expect(shifted.counts["deleted"] == 0)
+            #expect(FileManager.default.fileExists(atPath: file(ids[4])))
+            #expect(recorded() == twoHoursAgo)
+
+            // Still due: whole again, and the deletion shows.
+            let again = try await sync([], run, server, in: mirror)
+            #expect(again.status == 0 && again.incremental == false, "\(again.stderr)")
+            #expect(again.counts["deleted"] == 1, "\(again.counts)")
+            #expect(!FileManager.default.fileExists(atPath: file(ids[4])))
+            #expect(recorded() != twoHoursAgo && recorded().hasPrefix("20"))
+        }
+    }
 }
