@@ -277,10 +277,42 @@ extension Mirror {
                 paths.append(file)
             }
             counts.deleted += changes.deletions.count
-            let gone = changes.deletions.map { "\(collection)/\(headTable.entry(at: $0).path)" }
+            var gone = changes.deletions.map { "\(collection)/\(headTable.entry(at: $0).path)" }
+            var fetchedChanges = false
+            // A listing that is not whole (incremental, `sinceParam`) names only what changed since
+            // the fetched snapshot's watermark: what that snapshot already holds against HEAD (a
+            // fetch stored it, deletions a whole listing found among it) the sync applies too.
+            if !listing.isComplete, let fetched, fetched.tree != head?.tree {
+                var named = Set(listing.items.map(\.id)).union(listing.deleted)
+                for position in listing.unchanged { named.insert(cached.id(at: position)) }
+                for position in 0..<cached.count where !named.contains(cached.id(at: position)) {
+                    let entry = cached.entry(at: position)
+                    let file = "\(collection)/\(entry.path)"
+                    guard let atHead = headTable.position(of: entry.id) else {
+                        counts.added += 1
+                        added.append((file, "\(collection)/\(Quoting.display(entry.id))"))
+                        paths.append(file)
+                        planned[file] = try mirrorErrors { try repository.treeEntry(at: file, in: fetched.tree)?.id }
+                        fetchedChanges = true
+                        continue
+                    }
+                    guard !headTable.entry(at: atHead).sameVersion(as: entry) else { continue }
+                    fetchedChanges = true
+                    let blob = try mirrorErrors { try repository.treeEntry(at: file, in: fetched.tree)?.id }
+                    planned[file] = blob
+                    if let head, try mirrorErrors({ try repository.treeEntry(at: file, in: head.tree) })?.id == blob { continue }
+                    counts.changed += 1
+                    paths.append(file)
+                }
+                for position in 0..<headTable.count where !named.contains(headTable.id(at: position))
+                    && cached.position(of: headTable.id(at: position)) == nil {
+                    counts.deleted += 1
+                    gone.append("\(collection)/\(headTable.entry(at: position).path)")
+                }
+            }
             paths += gone
             deleted.formUnion(gone)
-            if !changes.downloads.isEmpty || !changes.deletions.isEmpty { changedCollections.append(collection) }
+            if !changes.downloads.isEmpty || !gone.isEmpty || fetchedChanges { changedCollections.append(collection) }
             // Nothing changed since the fetch: the sync writes the fetched snapshot's manifest.
             if fetchPlan.downloads.isEmpty, fetchPlan.deletions.isEmpty, let fetched {
                 let manifest = Mirror.manifestPath(collection)

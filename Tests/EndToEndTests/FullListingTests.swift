@@ -100,6 +100,33 @@ struct FullListingTests {
         }
     }
 
+    /// A dry run after a fetch that stored deletions (a whole listing) plans them, though its own
+    /// listing, incremental, cannot show them: it said "no changes", and the sync deleted.
+    @Test func aDryRunPlansWhatTheFetchedSnapshotHoldsBeyondItsListing() async throws {
+        let server = try await FixtureServer.start(items: 8, seed: 13)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let run = Transcript(environment: [:])
+            let clone = try await run.tidemark(
+                ["clone", "rest:\(server.baseURL)/rest/items", "m", "--option", "paging=page", "--option", "pageSize=5",
+                 "--option", "sinceParam=modified_since", "--option", "itemURL=\(server.baseURL)/rest/items/{id}"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            let mirror = root + "/m"
+            let ids = server.ids(.rest)
+            try await admin(server, "rest/delete?id=\(ids[2])")
+            let (fetch, report) = try await run.fetchJSON(in: mirror, ["--full"])
+            #expect(fetch.status == 0, "\(fetch.stderr)")
+            #expect((report?["behind"] as? [String: Int])?["deleted"] == 1, "\(fetch.stdout)")
+            let plan = try await run.tidemark(["sync", "--dry-run"], in: mirror)
+            #expect(plan.status == 0 && plan.stdout.contains("Would apply: 0 changed, 0 new, 1 deleted"), "\(plan.stdout)\(plan.stderr)")
+            #expect(plan.stdout.contains("\titems/\(ids[2]).json\n"), "\(plan.stdout)")
+            let sync = try await sync([], run, server, in: mirror)
+            #expect(sync.incremental == true && sync.counts == ["changed": 0, "new": 0, "deleted": 1], "\(sync.counts)")
+            let again = try await run.tidemark(["sync", "--dry-run"], in: mirror)
+            #expect(again.stdout.contains("Would apply: no changes"), "\(again.stdout)")
+        }
+    }
+
     /// A whole listing that could not show every deletion (an item changed while its pages were
     /// read, or one went missing before its download) is not recorded as the last whole one:
     /// the next run lists whole again and deletes what is gone.
