@@ -174,7 +174,7 @@ private struct DeltaPack {
         let folder = String(pack.path[...pack.path.lastIndex(of: "/")!])
         guard pack.count <= carryLimit, pack.size <= 2 * base.bytes.count + 12 + 20 + 32 * pack.count,
               [".keep", ".promisor", ".bitmap", ".mtimes"].allSatisfy({ access(stem + $0, F_OK) != 0 }),
-              ["multi-pack-index", "multi-pack-index.d"].allSatisfy({ access(folder + $0, F_OK) != 0 }) else { return nil }
+              !MultiPackIndex.isPresent(in: folder) else { return nil }
         var deltas: [(offset: Int, id: ObjectID, size: Int, stream: ArraySlice<UInt8>)] = []
         for position in 0..<pack.count where position != base.position {
             guard let entry = checkedEntry(at: position, in: pack), let header = entry.header,

@@ -28,9 +28,35 @@ extension Repository {
                 if recent, unlink(path) == 0 { removed.append(folder + name) }
             }
         }
+        // A pack a killed run renamed into place without its index.
+        removed += removeOrphanPacks { modified in
+            modified.tv_sec > since.tv_sec || (modified.tv_sec == since.tv_sec && modified.tv_nsec >= since.tv_nsec)
+        }
         // A new index a killed run did not rename into place (``writeIndexFile(_:)``).
         if unlink(gitDirectory + Repository.indexWriteFile) == 0 {
             removed.append(Repository.indexWriteFile)
+        }
+        return removed
+    }
+
+    /// Removes the `objects/pack/pack-<hex>.pack` files (and their `.rev`) whose `.idx` is
+    /// missing and whose modification time `remove` accepts. No reader sees such a pack (git and
+    /// libgit2 find packs by their index; `git count-objects` calls it garbage, `git gc` removes
+    /// it). A kill between the renames that store a pack (`.pack`, then `.idx`, as git does) or
+    /// the unlinks that remove one (`.idx`, then `.pack`) leaves one, as large as the pack.
+    /// Returns the paths removed, relative to the git directory.
+    @discardableResult
+    public func removeOrphanPacks(where remove: (timespec) -> Bool) -> [String] {
+        let folder = gitDirectory + "objects/pack/"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        let indexes = Set(names.filter { $0.hasSuffix(".idx") }.map { $0.dropLast(4) })
+        var removed: [String] = []
+        for name in names where name.hasPrefix("pack-") && name.hasSuffix(".pack") && !indexes.contains(name.dropLast(5)) {
+            var info = stat()
+            guard lstat(folder + name, &info) == 0, info.st_mode & S_IFMT == S_IFREG, remove(info.st_mtim),
+                  unlink(folder + name) == 0 else { continue }
+            removed.append("objects/pack/" + name)
+            unlink(folder + name.dropLast(5) + ".rev")
         }
         return removed
     }

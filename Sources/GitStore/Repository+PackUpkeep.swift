@@ -45,8 +45,16 @@ extension Repository {
     /// - Throws: when reading or writing fails; nothing is removed then.
     public func combinePacks(above limit: Int, whenStored: () -> Void = {}) throws(GitError) -> PackCombination? {
         let folder = gitDirectory + "objects/pack/"
-        let multiPackIndex = { ["multi-pack-index", "multi-pack-index.d"].contains { access(folder + $0, F_OK) == 0 } }
-        guard !multiPackIndex() else { return nil }
+        // With a multi-pack-index nothing is combined; one listing packs that are gone (a
+        // `git multi-pack-index write` that listed packs as a combination removed them) fails
+        // git's reads until it is written again: said until then.
+        if let missing = MultiPackIndex.missingPacks(in: folder), let first = missing.first {
+            throw GitError(code: .generic, message: "git's multi-pack-index lists \(missing.count) pack\(missing.count == 1 ? "" : "s") that "
+                           + "no longer exist (\(first)), written while packs were combined; git fails to read through it until "
+                           + "it is written again: rm .git/objects/pack/multi-pack-index && git multi-pack-index write",
+                           operation: "combining packs")
+        }
+        guard !MultiPackIndex.isPresent(in: folder) else { return nil }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         // Chosen by the sizes of their files; only those chosen are opened (each holds a descriptor).
         let candidates = names.filter { $0.hasPrefix("pack-") && $0.hasSuffix(".idx") }.compactMap { (name) -> (stem: String, size: Int)? in
@@ -88,7 +96,7 @@ extension Repository {
         whenStored()
         // A multi-pack index written meanwhile (`git maintenance`) lists the packs copied: they
         // stay, or git would find packs missing that it lists.
-        guard !multiPackIndex() else {
+        guard !MultiPackIndex.isPresent(in: folder) else {
             try refreshObjects()
             return PackCombination(combined: copied.count, superseded: superseded.count, bytes: bytes,
                                    checksum: ObjectID(digest: checksum).hex, removed: false)
@@ -278,7 +286,8 @@ extension Repository {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: objects + folder)) ?? []
             return names.compactMap { $0.utf8.count == 38 ? ObjectID(hex: folder + $0) : nil }
         }
-        guard loose(in: "17").count > (limit + 255) / 256 else { return nil }
+        // Rounded up as git rounds it, without overflowing near Int.max.
+        guard loose(in: "17").count > limit / 256 + (limit % 256 == 0 ? 0 : 1) else { return nil }
         let ids = (0..<256).flatMap { loose(in: String(format: "%02x", $0)) }
         guard ids.count > 1 else { return nil }
         let batch = ObjectBatch(repository: self, looseLimit: 0)

@@ -298,14 +298,22 @@ extension Mirror {
             }
         }
         // Loose blobs removed meanwhile fail the trees naming them.
-        let updated = try unlessPruned(
-            batch.packsWritten > 0 ? [] : updates.compactMap { if case .upsert(_, let blob) = $0 { blob } else { nil } }
-        ) { () throws(MirrorError) in
-            try mirrorErrors {
-                updates.count < ObjectBatch.looseLimit
-                    ? try repository.updatedTree(base?.tree, updates + (try manifestUpdates()))
-                    : try repository.updateTreeInOnePack(base?.tree, updates, late: manifestUpdates)
+        let updated: UpdatedTree
+        do throws(MirrorError) {
+            updated = try unlessPruned(
+                batch.packsWritten > 0 ? [] : updates.compactMap { if case .upsert(_, let blob) = $0 { blob } else { nil } }
+            ) { () throws(MirrorError) in
+                try mirrorErrors {
+                    updates.count < ObjectBatch.looseLimit
+                        ? try repository.updatedTree(base?.tree, updates + (try manifestUpdates()))
+                        : try repository.updateTreeInOnePack(base?.tree, updates, late: manifestUpdates)
+                }
             }
+        } catch {
+            // A manifest whose pack could not be written (a read-only or full disk) fails the
+            // trees naming it, as "invalid object": its own error is the one to name.
+            for (_, pending) in manifestWrites { _ = try mirrorErrors { try pending.wait() } }
+            throw error
         }
         // The manifests' packs are on disk before anything names the trees.
         for (_, pending) in manifestWrites { _ = try mirrorErrors { try pending.wait() } }

@@ -677,6 +677,10 @@ public actor Mirror {
     /// is returned (the first one), for `status` to show.
     static func keepObjectsInShape(_ repository: Repository, whenPackCombined: () -> Void) -> String? {
         guard let auto = try? repository.configInteger("gc.auto") ?? 6_700, auto > 0 else { return nil }
+        // Packs a killed upkeep left without their index, an hour on (git renames the index of a
+        // pack it stores into place a moment after the pack).
+        let hourAgo = Int(Date().timeIntervalSince1970) - 3_600
+        repository.removeOrphanPacks { $0.tv_sec < hourAgo }
         var failure: String?
         do {
             _ = try repository.packLooseObjects(above: Int(clamping: auto))

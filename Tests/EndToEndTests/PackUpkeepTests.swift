@@ -55,6 +55,29 @@ struct PackUpkeepTests {
 
     /// Runs that store no pack leave the packs as they are, whatever their number: a dry run, a
     /// sync with nothing new, `status`.
+    /// A pack a killed run left without its index (between the renames that store it, or the
+    /// unlinks that remove one) is removed by a later upkeep once an hour old; a newer one may
+    /// be a pack git is storing, and stays.
+    @Test func packsLeftWithoutTheirIndexAreRemoved() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(150, in: root)
+            let folder = mirror + "/.git/objects/pack/"
+            let existing = try #require(Self.packs(mirror).first)
+            let old = folder + "pack-" + String(repeating: "a", count: 40) + ".pack"
+            let recent = folder + "pack-" + String(repeating: "b", count: 40) + ".pack"
+            for path in [old, recent] { try FileManager.default.copyItem(atPath: folder + existing, toPath: path) }
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7200)], ofItemAtPath: old)
+            try Self.change(upstream, round: 1, count: 3)
+            let sync = try await CLI.tidemark(["sync", "-q"], in: mirror)
+            #expect(sync.status == 0, "\(sync.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: old))
+            #expect(FileManager.default.fileExists(atPath: recent))
+            let orphans = Self.packs(mirror).filter { !FileManager.default.fileExists(atPath: folder + $0.dropLast(5) + ".idx") }
+            #expect(orphans == [(recent as NSString).lastPathComponent], "\(orphans)")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     @Test func runsThatStoreNoPackLeaveThePacksAlone() async throws {
         try await withScratch { root in
             let (upstream, mirror) = try await CrashTests.cloned(150, in: root)

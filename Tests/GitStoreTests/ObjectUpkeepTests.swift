@@ -179,6 +179,7 @@ struct ObjectUpkeepTests {
             let sample = try FileManager.default.contentsOfDirectory(atPath: path + "/repo/.git/objects/17").count
             try #require(sample >= 2)
             #expect(try repository.packLooseObjects(above: sample * 256) == nil, "not past the limit")
+            #expect(try repository.packLooseObjects(above: Int.max) == nil, "gc.auto near Int64.max (a crash on overflow)")
             #expect(try git(["count-objects", "-v"], in: path + "/repo").contains("count: 1000\n"))
             #expect(try repository.packLooseObjects(above: (sample - 1) * 256) == 1000)
             let counts = try git(["count-objects", "-v"], in: path + "/repo")
@@ -230,6 +231,41 @@ struct ObjectUpkeepTests {
             _ = try git(["multi-pack-index", "verify"], in: path + "/repo")
             try expectReadable(blobs, in: path + "/repo")
             #expect(try repository.combinePacks(above: 1) == nil, "none while a multi-pack index is there")
+        }
+    }
+
+    /// git lists the packs before it takes `multi-pack-index.lock`, and renames the lock into
+    /// place last: packs stay while the lock is there too. An index that came to list packs
+    /// removed meanwhile is named, with how to write it again, until it is.
+    @Test func aMultiPackIndexBeingWrittenOrListingMissingPacksIsHeededAndNamed() async throws {
+        try await withScratch { path in
+            let repository = try Repository.create(at: path + "/repo")
+            let blobs = try storePacks(3, in: repository)
+            let folder = path + "/repo/.git/objects/pack/"
+            var written = false
+            let combined = try #require(try repository.combinePacks(above: 1, whenStored: {
+                written = FileManager.default.createFile(atPath: folder + "multi-pack-index.lock", contents: Data())
+            }))
+            #expect(written && !combined.removed && packs(path + "/repo").count == 4)
+            try FileManager.default.removeItem(atPath: folder + "multi-pack-index.lock")
+
+            // An index listing the four packs, one of which is then removed (as a combination did).
+            _ = try git(["multi-pack-index", "write"], in: path + "/repo")
+            #expect(MultiPackIndex.packNames(at: folder + "multi-pack-index")?.sorted() == packs(path + "/repo").map { ($0 as NSString).lastPathComponent + ".idx" }.sorted())
+            #expect(MultiPackIndex.missingPacks(in: folder) == [])
+            let removed = try #require(packs(path + "/repo").first.map { ($0 as NSString).lastPathComponent })
+            for suffix in [".idx", ".pack"] { try FileManager.default.removeItem(atPath: folder + removed + suffix) }
+            #expect(MultiPackIndex.missingPacks(in: folder) == [removed + ".idx"])
+            #expect(throws: GitError.self) { try repository.combinePacks(above: 1) }
+            do { _ = try repository.combinePacks(above: 1) } catch let error as GitError {
+                #expect(error.message.contains("git's multi-pack-index lists 1 pack that no longer exist (\(removed).idx)"), "\(error.message)")
+                #expect(error.message.hasSuffix("rm .git/objects/pack/multi-pack-index && git multi-pack-index write"))
+            }
+            // Written again, it is heeded as before.
+            try FileManager.default.removeItem(atPath: folder + "multi-pack-index")
+            _ = try git(["multi-pack-index", "write"], in: path + "/repo")
+            #expect(try repository.combinePacks(above: 1) == nil)
+            _ = blobs
         }
     }
 }
