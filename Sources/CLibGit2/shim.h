@@ -32,13 +32,6 @@ static inline int tidemark_set_mwindow_file_limit(size_t files) {
     return git_libgit2_opts(GIT_OPT_SET_MWINDOW_FILE_LIMIT, files);
 }
 
-/// How much of a pack libgit2 maps at once (a window), and how much of all packs it keeps
-/// mapped before it unmaps the windows used least recently.
-static inline int tidemark_set_mwindow_sizes(size_t window, size_t mapped) {
-    int failed = git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, window);
-    return failed ? failed : git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT, mapped);
-}
-
 /// The largest object of `type` the object cache keeps (libgit2 keeps trees up to 4 KiB only).
 static inline int tidemark_set_cache_object_limit(git_object_t type, size_t bytes) {
     return git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, type, bytes);

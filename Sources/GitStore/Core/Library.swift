@@ -23,10 +23,6 @@ public enum Library {
         if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &descriptors) == 0 {
             _ = tidemark_set_mwindow_file_limit(Int(min(max(descriptors.rlim_cur / 4, 16), 512)))
         }
-        // libgit2 maps packs in 1 GiB windows and keeps up to 8 GiB mapped: a clone's checkout
-        // reads every blob it just wrote, so the whole of its packs (400 MB for 6,000 items of
-        // 140 KB) counted in the process's resident memory. 32 MiB windows, 128 MiB in all.
-        _ = tidemark_set_mwindow_sizes(32 << 20, 128 << 20)
         skipUnreachableGlobalConfig()
         return true
     }()
