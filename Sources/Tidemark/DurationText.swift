@@ -1,7 +1,7 @@
 import Foundation
 
-/// Durations as `sync --if-stale`, `tidemark.refreshInterval` and `tidemark.fullListingInterval` take them: `90` (seconds),
-/// `30s`, `15m`, `6h`, `2d`, `1w`.
+/// Durations as `sync --if-stale`, `tidemark.refreshInterval` and `tidemark.fullListingInterval`
+/// take them: `90` (seconds), `30s`, `15m`, `6h`, `2d`, `1w`, `1.5h`.
 public enum DurationText {
     /// The seconds `text` names; nil when it is no such duration.
     public static func seconds(_ text: String) -> Double? {

@@ -486,10 +486,8 @@ extension Mirror {
         }
     }
 
-    /// Where an incremental listing of `collection` starts after the snapshot whose message is
-    /// `base`: its watermark, less `tidemark.overlap`; nil (a full listing) without one.
-    /// Where `collection`'s listing starts: its watermark in `base` less `tidemark.overlap`, or
-    /// nil (every item) for a `full` listing, or when there is none.
+    /// Where `collection`'s listing starts after the snapshot whose message is `base`: its
+    /// watermark, less `tidemark.overlap`; nil (every item) for a `full` listing, or without one.
     func listingStart(_ collection: String, after base: SnapshotMessage?, full: Bool) -> Timestamp? {
         guard !full else { return nil }
         return base?.watermark(of: collection).flatMap(Timestamp.init)?.adding(seconds: -settings.overlapSeconds)

@@ -279,7 +279,7 @@ public actor Mirror {
     }
 
     /// Whether `message` is that of a fetch's or sync's snapshot (no rollback) of this mirror's
-    /// upstream (however its spec is spelled: ``UpstreamConfiguration/sameUpstream(_:_:)``) and collections.
+    /// upstream (however its spec is spelled: ``UpstreamConfiguration/sameUpstream(_:_:relativeTo:)``) and collections.
     func isSnapshotOfThisUpstream(_ message: SnapshotMessage) -> Bool {
         message.restores == nil && UpstreamConfiguration.sameUpstream(message.upstream, settings.upstream, relativeTo: workingTree)
             && Set(message.collections.map(\.name)) == Set(settings.collections)
