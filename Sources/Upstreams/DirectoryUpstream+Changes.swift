@@ -69,7 +69,9 @@ extension DirectoryUpstream {
         if cachedVersions == nil, !cached.isReady {
             let files = checked.compactMap { $0.found.count == 1 ? ListedFile(id: ItemID(bytes: $0.stem), path: $0.found[0].path,
                                                                                info: $0.found[0].info, position: nil) : nil }
-            for (file, result) in zip(files, DirectoryUpstream.read(files[...], collection: collection)) {
+            // One chunk (1,024 files, 32 MiB) at most: the listing reads the rest as a scan's.
+            let ahead = files[..<DirectoryUpstream.chunkEnd(files, from: 0)]
+            for (file, result) in zip(ahead, DirectoryUpstream.read(ahead, collection: collection)) {
                 readAhead[Array(file.path.utf8)] = result
             }
         }
