@@ -376,8 +376,14 @@ extension Mirror {
         if failures.isEmpty { try writeState("last-fetch", listedAt + "\n", durable: false) }
         // A whole listing that was due (or asked for) and showed every deletion: the next is
         // due a `tidemark.fullListingInterval` later.
-        if failures.isEmpty, vanished.isEmpty, fullListing, listedWhole {
-            try writeState(Mirror.fullListingState, listedAt + "\n", durable: false)
+        // One that fell short (an item changed while the pages were read, or failed, or went
+        // missing) makes the next listing whole too, also when this one was asked for early.
+        if fullListing {
+            if failures.isEmpty, vanished.isEmpty, listedWhole {
+                try writeState(Mirror.fullListingState, listedAt + "\n", durable: false)
+            } else {
+                removeState(Mirror.fullListingState)
+            }
         }
         try writeStateLines(Mirror.fetchFailuresState, failures)
         // The token covers what this fetch stored only when it stored every listed item.

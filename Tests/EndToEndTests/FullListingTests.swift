@@ -157,14 +157,28 @@ struct FullListingTests {
             #expect(shifted.status == 0 && shifted.incremental == false, "\(shifted.stderr)")
             #expect(shifted.counts["deleted"] == 0)
             #expect(FileManager.default.fileExists(atPath: file(ids[4])))
-            #expect(recorded() == twoHoursAgo)
+            #expect(!FileManager.default.fileExists(atPath: state), "not recorded: the next listing is due")
 
             // Still due: whole again, and the deletion shows.
             let again = try await sync([], run, server, in: mirror)
             #expect(again.status == 0 && again.incremental == false, "\(again.stderr)")
             #expect(again.counts["deleted"] == 1, "\(again.counts)")
             #expect(!FileManager.default.fileExists(atPath: file(ids[4])))
-            #expect(recorded() != twoHoursAgo && recorded().hasPrefix("20"))
+            #expect(recorded().hasPrefix("20") && recorded() != twoHoursAgo)
+
+            // A whole listing asked for early that falls short makes the next one whole too
+            // (it waited for the interval, the deleted item kept, with nothing said).
+            _ = try await CLI.git(["config", "--unset", "tidemark.fullListingInterval"], in: mirror)
+            try await admin(server, "rest/delete?id=\(ids[5])")
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, queryContains: "page=2",
+                                       replacementBody: #"[{"id": "\#(ids[0])", "lastModified": "2032-01-01T00:00:00Z"}]"#))
+            let early = try await sync(["--full"], run, server, in: mirror)
+            #expect(early.status == 0 && early.incremental == false && early.counts["deleted"] == 0, "\(early.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: state))
+            let next = try await sync([], run, server, in: mirror)
+            #expect(next.status == 0 && next.incremental == false && next.counts["deleted"] == 1, "\(next.counts) \(next.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: file(ids[5])))
+            #expect(recorded().hasPrefix("20"))
         }
     }
 }
