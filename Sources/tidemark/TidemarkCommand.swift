@@ -28,7 +28,8 @@ struct TidemarkCommand: AsyncParsableCommand {
     )
 
     @Option(name: .customShort("C", allowingJoined: true), help: ArgumentHelp("Run as if tidemark was started in <path>; several are taken in turn, "
-                                                        + "each relative to the one before, as git takes them.", valueName: "path"))
+                                                        + "each relative to the one before, as git takes them.", valueName: "path"),
+            completion: .directory)
     var directories: [String] = []
 
     /// Where `-C` options lead, or nil without any: each relative to the one before (an empty

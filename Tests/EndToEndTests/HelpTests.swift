@@ -39,6 +39,13 @@ struct HelpTests {
         #expect(script.stdout.contains("if-stale") && script.stdout.contains("progress"))
     }
 
+    /// `-C` completes folders, `clone --fanout` its three values (neither completed anything).
+    @Test func optionValuesComplete() async throws {
+        let script = try await CLI.tidemark(["--generate-completion-script", "bash"], in: NSTemporaryDirectory())
+        #expect(script.stdout.contains("    '-C')\n        __tidemark_add_completions -d\n"), "\(script.stdout)")
+        #expect(script.stdout.contains("    '--fanout')\n        __tidemark_add_completions -W 'auto'$'\\n''true'$'\\n''false'\n"))
+    }
+
     /// A shell argument-parser has no script for is named as such, not as an unknown command.
     @Test func anUnknownShellIsNamed() async throws {
         let script = try await CLI.tidemark(["--generate-completion-script", "tcsh"], in: NSTemporaryDirectory())

@@ -46,7 +46,8 @@ extension TidemarkCommand {
         @Option(help: "Requests at once: item downloads, and DocuSign listing pages (at most 8) (1-256).")
         var jobs = 8
 
-        @Option(help: "Fan out item files into 4,096 subfolders: true, false or auto (more than 10,000 items).")
+        @Option(help: "Fan out item files into 4,096 subfolders: true, false or auto (more than 10,000 items).",
+                completion: .list(["auto", "true", "false"]))
         var fanout: String = "auto"
 
         @Option(help: "Read the bearer token from this environment variable.")
