@@ -232,7 +232,8 @@ extension Mirror {
         var planned: [String: ObjectID] = [:]
         let fullListing = options.fetch.fullListing || fullListingDue()
         for collection in settings.collections {
-            let headTable = try manifestTable(collection, blob: try manifestBlob(collection, in: head?.tree))
+            let headBlob = try manifestBlob(collection, in: head?.tree)
+            let headTable = try manifestTable(collection, blob: headBlob)
             let cached = try manifestTable(collection, blob: try manifestBlob(collection, in: base?.tree))
             let listing: Listing
             do {
@@ -285,29 +286,27 @@ extension Mirror {
             if !listing.isComplete, let fetched, fetched.tree != head?.tree {
                 var named = Set(listing.items.map(\.id)).union(listing.deleted)
                 for position in listing.unchanged { named.insert(cached.id(at: position)) }
-                for position in 0..<cached.count where !named.contains(cached.id(at: position)) {
-                    let entry = cached.entry(at: position)
+                let held = try manifestChanges(collection, from: headBlob, to: try manifestBlob(collection, in: fetched.tree))
+                for change in held {
+                    guard let entry = change.new ?? change.old, !named.contains(entry.id) else { continue }
+                    fetchedChanges = true
                     let file = "\(collection)/\(entry.path)"
-                    guard let atHead = headTable.position(of: entry.id) else {
+                    guard change.new != nil else {
+                        counts.deleted += 1
+                        gone.append(file)
+                        continue
+                    }
+                    let blob = try mirrorErrors { try repository.treeEntry(at: file, in: fetched.tree)?.id }
+                    planned[file] = blob
+                    guard change.old != nil else {
                         counts.added += 1
                         added.append((file, "\(collection)/\(Quoting.display(entry.id))"))
                         paths.append(file)
-                        planned[file] = try mirrorErrors { try repository.treeEntry(at: file, in: fetched.tree)?.id }
-                        fetchedChanges = true
                         continue
                     }
-                    guard !headTable.entry(at: atHead).sameVersion(as: entry) else { continue }
-                    fetchedChanges = true
-                    let blob = try mirrorErrors { try repository.treeEntry(at: file, in: fetched.tree)?.id }
-                    planned[file] = blob
                     if let head, try mirrorErrors({ try repository.treeEntry(at: file, in: head.tree) })?.id == blob { continue }
                     counts.changed += 1
                     paths.append(file)
-                }
-                for position in 0..<headTable.count where !named.contains(headTable.id(at: position))
-                    && cached.position(of: headTable.id(at: position)) == nil {
-                    counts.deleted += 1
-                    gone.append("\(collection)/\(headTable.entry(at: position).path)")
                 }
             }
             paths += gone
