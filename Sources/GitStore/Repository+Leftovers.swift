@@ -22,21 +22,21 @@ extension Repository {
                 let path = gitDirectory + folder + name
                 var info = stat()
                 guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
-                let modified = info.st_mtim
-                let recent = modified.tv_sec > since.tv_sec
-                    || (modified.tv_sec == since.tv_sec && modified.tv_nsec >= since.tv_nsec)
-                if recent, unlink(path) == 0 { removed.append(folder + name) }
+                if Repository.isModified(info.st_mtim, since: since), unlink(path) == 0 { removed.append(folder + name) }
             }
         }
         // A pack a killed run renamed into place without its index.
-        removed += removeOrphanPacks { modified in
-            modified.tv_sec > since.tv_sec || (modified.tv_sec == since.tv_sec && modified.tv_nsec >= since.tv_nsec)
-        }
+        removed += removeOrphanPacks { Repository.isModified($0, since: since) }
         // A new index a killed run did not rename into place (``writeIndexFile(_:)``).
         if unlink(gitDirectory + Repository.indexWriteFile) == 0 {
             removed.append(Repository.indexWriteFile)
         }
         return removed
+    }
+
+    /// True when a file modified at `modified` was modified at or after `since`.
+    private static func isModified(_ modified: timespec, since: timespec) -> Bool {
+        modified.tv_sec > since.tv_sec || (modified.tv_sec == since.tv_sec && modified.tv_nsec >= since.tv_nsec)
     }
 
     /// Removes the `objects/pack/pack-<hex>.pack` files (and their `.rev`) whose `.idx` is

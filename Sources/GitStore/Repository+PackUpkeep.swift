@@ -127,12 +127,7 @@ extension Repository {
     private static func copyEntries(of pack: StoredPack, dropping drop: Set<ObjectID>, into entries: inout [PackIndex.Entry],
                                     position written: () -> Int, append: ([UInt8]) throws(GitError) -> Void) throws(GitError) {
         func corrupt(_ what: String) -> GitError { combineError(pack.path, what) }
-        var stored: [(offset: Int, position: Int)] = []
-        for position in 0..<pack.count {
-            guard let offset = pack.offset(at: position) else { throw corrupt("an offset outside the pack") }
-            stored.append((offset, position))
-        }
-        stored.sort { $0.offset < $1.offset }
+        let stored = try storedOrder(of: pack)
         var moved: [Int: Int] = [:]
         var dropped: [Int: ObjectID] = [:]
         for (index, (offset, position)) in stored.enumerated() {
@@ -166,6 +161,17 @@ extension Repository {
         }
     }
 
+    /// The entries of `pack` in the order they are stored, by offset: each ends where the next
+    /// starts, the last at the trailer.
+    private static func storedOrder(of pack: StoredPack) throws(GitError) -> [(offset: Int, position: Int)] {
+        var stored: [(offset: Int, position: Int)] = []
+        for position in 0..<pack.count {
+            guard let offset = pack.offset(at: position) else { throw combineError(pack.path, "an offset outside the pack") }
+            stored.append((offset, position))
+        }
+        return stored.sorted { $0.offset < $1.offset }
+    }
+
     /// Why a combination stopped: `what` of the pack at `path`.
     private static func combineError(_ path: String, _ what: String) -> GitError {
         GitError(code: .generic, message: "cannot combine \(path): \(what)", operation: "combining packs")
@@ -195,7 +201,6 @@ extension Repository {
     /// not match its CRC-32 or a pack has bytes no entry holds.
     private static func writeCombined(_ stems: [(stem: String, drop: Set<ObjectID>)], holding count: Int, in folder: String) throws(GitError)
         -> (path: String, entries: [PackIndex.Entry], checksum: [UInt8], bytes: Int) {
-
         let file = try TemporaryPackFile(in: folder)
         var hash = tidemark_sha1()
         tidemark_sha1_init(&hash)
@@ -221,14 +226,7 @@ extension Repository {
                 try copyEntries(of: pack, dropping: drop, into: &entries, position: { written }, append: append)
                 continue
             }
-            // Entries in the order they are stored: each ends where the next starts, the last at
-            // the trailer.
-            var stored: [(offset: Int, position: Int)] = []
-            for position in 0..<pack.count {
-                guard let offset = pack.offset(at: position) else { throw combineError(pack.path, "an offset outside the pack") }
-                stored.append((offset, position))
-            }
-            stored.sort { $0.offset < $1.offset }
+            let stored = try storedOrder(of: pack)
             guard stored.first?.offset == 12 else { throw combineError(pack.path, "bytes before its first entry") }
             let end = pack.size - 20
             let shift = written - 12
