@@ -41,8 +41,8 @@ extension TidemarkCommand {
                 // A key tidemark never reads is most likely a typo: say so (still exit 1, and
                 // nothing on stdout, as for a key that is not set). An option of another kind of
                 // upstream is a key tidemark knows: unset here.
-                let known = MirrorSettings.adapterOptionKeys.contains { "tidemark." + $0.lowercased() == full.lowercased() }
-                if settings.isEmpty, !known {
+                let option = MirrorSettings.adapterOptionKeys.first { "tidemark." + $0.lowercased() == full.lowercased() }
+                if settings.isEmpty, option == nil {
                     var unique: [String] = []
                     for name in all.map({ String($0.key.dropFirst("tidemark.".count)) }) where !unique.contains(name) {
                         unique.append(name)
@@ -57,7 +57,6 @@ extension TidemarkCommand {
                     }
                     guard !values.isEmpty else {
                         // An option of another kind of upstream: say why it has no value here.
-                        let option = MirrorSettings.adapterOptionKeys.first { "tidemark." + $0.lowercased() == full.lowercased() }
                         let kind = mirror.settings.upstreamConfiguration.kind
                         if let option, let kinds = MirrorSettings.kinds(ofOption: option), !kinds.contains(kind) {
                             writeStandardError("tidemark.\(option) is not read for a \(kind) upstream (only for \(kinds.sorted().joined(separator: ", ")))\n")
