@@ -18,6 +18,18 @@ struct FullListingTests {
         var counts: [String: Int]
     }
 
+    /// Clones the fixture's REST items into `root/m`, paged and listed incrementally
+    /// (`sinceParam`), bodies downloaded at `itemURL` or carried by the listing.
+    func clone(_ server: FixtureServer, pageSize: Int, itemURL: Bool, _ extra: [String], _ run: Transcript,
+               in root: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let options = ["paging=page", "pageSize=\(pageSize)", "sinceParam=modified_since"]
+            + (itemURL ? ["itemURL=\(server.baseURL)/rest/items/{id}"] : [])
+        let clone = try await run.tidemark(["clone", "rest:\(server.baseURL)/rest/items", "m"] + extra
+                                           + options.flatMap { ["--option", $0] }, in: root)
+        #expect(clone.status == 0, "\(clone.stderr)", sourceLocation: sourceLocation)
+        return root + "/m"
+    }
+
     func sync(_ arguments: [String] = [], _ run: Transcript, _ server: FixtureServer, in mirror: String) async throws -> Synced {
         server.resetCounts()
         let result = try await run.tidemark(["sync", "--json"] + arguments, in: mirror)
@@ -35,12 +47,7 @@ struct FullListingTests {
         defer { Task { await server.stop() } }
         try await withScratch { root in
             let run = Transcript(environment: ["REST_TOKEN": Self.token])
-            let clone = try await run.tidemark(
-                ["clone", "rest:\(server.baseURL)/rest/items", "inc", "--token-env", "REST_TOKEN",
-                 "--option", "paging=page", "--option", "pageSize=8", "--option", "sinceParam=modified_since",
-                 "--option", "itemURL=\(server.baseURL)/rest/items/{id}"], in: root)
-            #expect(clone.status == 0, "\(clone.stderr)")
-            let mirror = root + "/inc"
+            let mirror = try await clone(server, pageSize: 8, itemURL: true, ["--token-env", "REST_TOKEN"], run, in: root)
             let ids = server.ids(.rest)
             func file(_ id: String) -> String { mirror + "/items/\(id).json" }
             #expect(FileManager.default.fileExists(atPath: file(ids[3])))
@@ -107,11 +114,7 @@ struct FullListingTests {
         defer { Task { await server.stop() } }
         try await withScratch { root in
             let run = Transcript(environment: [:])
-            let clone = try await run.tidemark(
-                ["clone", "rest:\(server.baseURL)/rest/items", "m", "--option", "paging=page", "--option", "pageSize=5",
-                 "--option", "sinceParam=modified_since", "--option", "itemURL=\(server.baseURL)/rest/items/{id}"], in: root)
-            #expect(clone.status == 0, "\(clone.stderr)")
-            let mirror = root + "/m"
+            let mirror = try await clone(server, pageSize: 5, itemURL: true, [], run, in: root)
             let ids = server.ids(.rest)
             try await admin(server, "rest/delete?id=\(ids[2])")
             let (fetch, report) = try await run.fetchJSON(in: mirror, ["--full"])
@@ -135,11 +138,8 @@ struct FullListingTests {
         defer { Task { await server.stop() } }
         try await withScratch { root in
             let run = Transcript(environment: [:])
-            let clone = try await run.tidemark(
-                ["clone", "rest:\(server.baseURL)/rest/items", "m", "--option", "paging=page", "--option", "pageSize=3",
-                 "--option", "sinceParam=modified_since"], in: root)
-            #expect(clone.status == 0, "\(clone.stderr)")
-            let mirror = root + "/m", state = mirror + "/.git/tidemark/last-full-listing"
+            let mirror = try await clone(server, pageSize: 3, itemURL: false, [], run, in: root)
+            let state = mirror + "/.git/tidemark/last-full-listing"
             func recorded() -> String { String(decoding: FileManager.default.contents(atPath: state) ?? Data(), as: UTF8.self) }
             #expect(recorded().hasPrefix("20"), "the clone's listing is the last whole one")
             // Due: the last whole listing was two hours ago, the interval is one.
