@@ -90,6 +90,7 @@ struct FullListingTests {
             #expect(FileManager.default.fileExists(atPath: file(ids[9])))
             let config = try await run.tidemark(["config"], in: mirror)
             #expect(config.stdout.contains("tidemark.fullListingInterval = 1d (default)\n"), "\(config.stdout)")
+            #expect(config.stdout.contains("tidemark.itemsPath = \"\" (default)\n"), "an empty value shows: \(config.stdout)")
 
             // A dry run plans as the sync lists: `--full` plans the deletion.
             let plan = try await run.tidemark(["sync", "--dry-run", "--full"], in: mirror)

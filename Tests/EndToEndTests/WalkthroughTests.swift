@@ -261,8 +261,14 @@ struct WalkthroughTests {
             }
             for arguments in [["main...side"], ["side...main"], ["-n3", "main...side"], ["side...side"], ["HEAD~2...side"]] {
                 let log = try await CLI.tidemark(["-C", "m", "log"] + arguments, in: root)
-                let shown = log.stdout.split(separator: "\n").filter { $0.hasPrefix("snapshot ") }.map { $0.split(separator: " ")[1] }
+                // The commits made here with git are the user's: headed `commit`, as git heads them.
+                let shown = log.stdout.split(separator: "\n").filter { $0.hasPrefix("snapshot ") || $0.hasPrefix("commit ") }
+                    .map { $0.split(separator: " ")[1] }
                 let expected = try await CLI.git(["log", "--first-parent", "--format=%H"] + arguments, in: root + "/m").split(separator: "\n")
+                let headings = log.stdout.split(separator: "\n").filter { $0.hasPrefix("commit ") }.count
+                let ownCommits = try await CLI.git(["log", "--first-parent", "--format=%s"] + arguments, in: root + "/m")
+                    .split(separator: "\n").filter { $0.hasPrefix("side ") || $0.hasPrefix("main ") }.count
+                #expect(headings == ownCommits, "\(arguments): \(log.stdout)")
                 #expect(log.status == 0 && shown == expected && (arguments == ["side...side"]) == shown.isEmpty,
                         "\(arguments): \(shown) \(expected) \(log.stderr)")
             }

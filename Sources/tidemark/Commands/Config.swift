@@ -82,7 +82,9 @@ extension TidemarkCommand {
                     emit("\(setting.key)\(shown) (not usable: \(problem))\n")
                     continue
                 }
-                switch (setting.value, setting.isDefault) {
+                // An empty value (rest's itemsPath: the page is the list) is shown as "", not as
+                // nothing after the "=".
+                switch (setting.value.map { $0.isEmpty ? "\"\"" : $0 }, setting.isDefault) {
                 case (nil, _): emit("\(setting.key) (unset)\n")
                 case (let value?, true): emit("\(setting.key) = \(value) (default)\n")
                 case (let value?, false): emit("\(setting.key) = \(value)\n")

@@ -55,7 +55,9 @@ extension TidemarkCommand {
             if json { emitJSON(snapshots); return }
             for snapshot in snapshots {
                 let refs = snapshot.refs.isEmpty ? "" : " (" + snapshot.refs.joined(separator: ", ") + ")"
-                emit(output.yellow("snapshot \(snapshot.commit)") + refs + "\n")
+                // A commit of your own (no tidemark trailers) is headed as git heads it.
+                let word = snapshot.items == nil && snapshot.collections.isEmpty ? "commit" : "snapshot"
+                emit(output.yellow("\(word) \(snapshot.commit)") + refs + "\n")
                 emit("Date:      \(snapshot.date)\n")
                 if let items = snapshot.items { emit("Items:     \(items)\n") }
                 for mark in snapshot.collections {
