@@ -184,12 +184,16 @@ struct ListingPass {
     var pages: Int
     /// The `Date` of the first page's response (``Listing/upstreamTime``).
     var upstreamTime: Timestamp? = nil
+    /// Positions in the cached versions of items neither reading listed that upstream still
+    /// serves (``confirmingDeletions(_:cached:collection:exists:answeringIsLive:again:)``): kept as
+    /// cached (``Listing/unchanged``).
+    var kept: [Int] = []
 }
 
 extension Listing {
     /// The listing of `pass`, with the tombstones `deleted` and the `requests` it took.
     init(_ pass: ListingPass, deleted: [ItemID] = [], requests: Int) {
-        self.init(items: pass.items, isComplete: pass.complete, deleted: deleted, requests: requests,
+        self.init(items: pass.items, isComplete: pass.complete, unchanged: pass.kept, deleted: deleted, requests: requests,
                   changedWhilePaging: pass.changedWhilePaging)
         upstreamTime = pass.upstreamTime
     }
@@ -238,8 +242,13 @@ private func merged(_ first: ListingPass, _ second: ListingPass) -> (items: [Lis
 /// an item either reading lists is kept (one deleted meanwhile goes at the next run), one neither
 /// lists is deleted; a version that differs between the two, or a second reading that shifted
 /// too, makes the listing incomplete.
+///
+/// With `answeringIsLive` (an upstream whose item that answers is live: `rest` at its `itemURL`,
+/// a WordPress post in a listed status; not DocuSign, whose recycle bin answers), an item neither
+/// reading lists that answers is kept as cached, not deleted: a server paging rows of tied sort
+/// keys can repeat one row and leave another out the same way on every reading.
 func confirmingDeletions(_ first: ListingPass, cached: some CachedVersions, collection: String,
-                         exists: ((ItemID) async throws -> Bool)? = nil,
+                         exists: ((ItemID) async throws -> Bool)? = nil, answeringIsLive: Bool = false,
                          again: () async throws -> ListingPass) async throws -> ListingPass {
     guard first.complete, first.pages > 1 else { return first }
     let cachedVersions = try cached.loaded()
@@ -247,17 +256,27 @@ func confirmingDeletions(_ first: ListingPass, cached: some CachedVersions, coll
     for item in first.items { if let position = cachedVersions.position(of: item.id) { listed[position] = true } }
     let unlisted = listed.indices.filter { !listed[$0] }.map(cachedVersions.id(at:))
     guard !unlisted.isEmpty else { return first }
-    if let exists, unlisted.count <= first.pages {
-        var answers = false
+    var answering: ItemID?
+    let asking = exists != nil && unlisted.count <= first.pages
+    if let exists, asking {
         for id in unlisted where try await exists(id) {
-            answers = true
+            answering = id
             break
         }
-        if !answers { return first }
+        if answering == nil { return first }
     }
     let second = try await again()
     let both = merged(first, second)
     // Upstream's time when the first reading started: what either reading missed changed later.
-    return ListingPass(items: both.items, complete: second.complete && !both.changed, changedWhilePaging: both.changed,
-                       pages: first.pages + second.pages, upstreamTime: first.upstreamTime ?? second.upstreamTime)
+    var pass = ListingPass(items: both.items, complete: second.complete && !both.changed, changedWhilePaging: both.changed,
+                           pages: first.pages + second.pages, upstreamTime: first.upstreamTime ?? second.upstreamTime)
+    if answeringIsLive, asking, let exists {
+        let listed = Set(both.items.map(\.id))
+        for id in unlisted where !listed.contains(id) {
+            let answers: Bool
+            if id == answering { answers = true } else { answers = try await exists(id) }
+            if answers, let position = cachedVersions.position(of: id) { pass.kept.append(position) }
+        }
+    }
+    return pass
 }

@@ -107,7 +107,7 @@ public struct RestUpstream: Upstream {
         let pass = incremental
             ? try await confirmingIncremental(first) { try await listPages(from: base, collection: collection, incremental: true) }
             : try await confirmingDeletions(first, cached: cached, collection: collection,
-                                            exists: itemURL == nil ? nil : { id in try await exists(id) }) {
+                                            exists: itemURL == nil ? nil : { id in try await exists(id) }, answeringIsLive: true) {
                 try await listPages(from: base, collection: collection, incremental: incremental)
             }
         var listing = Listing(pass, requests: session.statistics.requests - before)
@@ -169,12 +169,13 @@ public struct RestUpstream: Upstream {
                 offset += rows.count
                 next = rows.isEmpty ? nil : URLSafety.setting([("offset", String(offset)), ("limit", String(pageSize))], in: base)
             case .link:
+                // Relative links resolve against where the page came from (after redirects).
                 next = LinkHeader.target(in: result.headerValues("Link"), relation: "next")
-                    .flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }
+                    .flatMap { URL(string: $0, relativeTo: result.finalURL)?.absoluteURL }
             case .nextField(let pointer):
                 switch json.at(pointer: pointer) {
                 case .string(let text)? where !text.isEmpty:
-                    guard let resolved = URL(string: text, relativeTo: url)?.absoluteURL else {
+                    guard let resolved = URL(string: text, relativeTo: result.finalURL)?.absoluteURL else {
                         throw UpstreamError.malformedListing(collection: collection, reason: "next link at '\(pointer)' is not a URL")
                     }
                     next = resolved

@@ -67,7 +67,8 @@ public struct WordPressUpstream: Upstream {
         // confirmed (``confirmingDeletions(_:cached:collection:exists:again:)``).
         let pass = try await confirmingDeletions(try await listAll(collection: collection, status: statuses),
                                                  cached: cached, collection: collection,
-                                                 exists: { id in try await listed(id, in: collection, statuses: statuses) }) {
+                                                 exists: { id in try await listed(id, in: collection, statuses: statuses) },
+                                                 answeringIsLive: true) {
             try await listAll(collection: collection, status: statuses)
         }
         var deleted: [ItemID] = []
@@ -149,7 +150,7 @@ public struct WordPressUpstream: Upstream {
                 try listedPost(row, position: (page - 1) * pageSize + index, collection: collection)
             })
             if let link = LinkHeader.target(in: result.headerValues("Link"), relation: "next"),
-               let resolved = URL(string: link, relativeTo: url)?.absoluteURL {
+               let resolved = URL(string: link, relativeTo: result.finalURL)?.absoluteURL {
                 next = resolved
             } else if let totalPages, page < totalPages, !rows.isEmpty {
                 next = URLSafety.setting([("page", String(page + 1))], in: first)

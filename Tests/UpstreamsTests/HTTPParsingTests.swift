@@ -35,6 +35,11 @@ import Testing
         #expect(LinkHeader.target(in: [value], relation: "next") == "https://a.example/wp-json/wp/v2/posts?page=3&x=a,b")
         #expect(LinkHeader.target(in: [value], relation: "last") == nil)
         #expect(LinkHeader.target(in: ["<https://x/2>; rel=next"], relation: "next") == "https://x/2")
+        // A `;` inside the URI (a legal character there, a cursor's) belongs to the target: the
+        // link was skipped, and the listing ended early.
+        #expect(LinkHeader.target(in: [#"</list?p=4&cursor=a;b>; rel="next""#], relation: "next") == "/list?p=4&cursor=a;b")
+        #expect(LinkHeader.target(in: [#"<https://x/a;b,c>;title="x;y";rel="prev next""#], relation: "next") == "https://x/a;b,c")
+        #expect(LinkHeader.target(in: [#"<https://x/3>; title="rel=next; x""#], relation: "next") == nil)
     }
 
     @Test func specURLsWithSecretsAreRefused() {

@@ -27,6 +27,9 @@ private final class Records: @unchecked Sendable {
                 server.inject(FixtureFault(status: 301, pathPrefix: "/rest/old", count: 1, location: "/rest/items?page=1"))
                 let moved = try await http.get(try #require(URL(string: server.baseURL + "/rest/old")))
                 #expect(moved.status == 200)
+                // Where the response came from, which its relative links resolve against.
+                #expect(moved.url.absoluteString == server.baseURL + "/rest/old")
+                #expect(moved.finalURL.absoluteString == server.baseURL + "/rest/items?page=1")
                 #expect(records.all.map(\.status) == [301, 200] && records.all.allSatisfy { $0.attempt == 1 })
                 #expect(records.all.last?.url == server.baseURL + "/rest/items?page=1")
                 #expect(http.statistics.requests == 2 && http.statistics.retries == 0)
@@ -37,6 +40,12 @@ private final class Records: @unchecked Sendable {
                 #expect(away.status == 200)
                 #expect(foreign.requestCount() == 1 && foreign.requests.allSatisfy { $0.authorization == nil })
                 #expect(records.all.suffix(2).map(\.status) == [302, 200])
+                // A 401 there is not blamed on credentials it was never sent.
+                server.inject(FixtureFault(status: 302, pathPrefix: "/rest/locked", count: 1, location: foreign.baseURL + "/rest/locked"))
+                foreign.inject(FixtureFault(status: 401, pathPrefix: "/rest/locked", count: 1))
+                let locked = await upstreamError { _ = try await http.get(try #require(URL(string: server.baseURL + "/rest/locked"))) }
+                #expect(locked?.description.contains("tidemark sends credentials only to the upstream's origin") == true, "\(String(describing: locked))")
+                #expect(locked?.description.contains("were refused") == false)
 
                 // Six hops are one too many.
                 for hop in 0..<6 {

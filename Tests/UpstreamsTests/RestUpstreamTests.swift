@@ -293,6 +293,30 @@ import TidemarkFixtures
         }
     }
 
+    /// A relative next link (a `Link` header's, or a `next` field's) resolves against the URL the
+    /// page came from after a redirect, as a browser resolves it (it resolved against the URL
+    /// asked for, and the listing failed with a 404).
+    @Test(arguments: ["link", "next-field:/next"])
+    func relativeNextLinksResolveAfterRedirects(_ paging: String) async throws {
+        try await withFixture(items: 1, token: canary) { server in
+            let row = { (id: String) in #"{"id":"\#(id)","lastModified":"2024-01-01T00:00:00Z"}"# }
+            let linked = paging == "link"
+            server.inject(FixtureFault(status: 301, pathPrefix: "/api/items", count: 1, location: "/api/v2/items/"))
+            server.inject(FixtureFault(pathPrefix: "/api/v2/items/page2", count: 1,
+                                       replacementBody: linked ? "[\(row("b"))]" : #"{"rows":[\#(row("b"))]}"#))
+            server.inject(FixtureFault(pathPrefix: "/api/v2/items/", count: 1,
+                                       replacementBody: linked ? "[\(row("a"))]" : #"{"rows":[\#(row("a"))],"next":"page2"}"#,
+                                       replacementHeaders: linked ? ["Link": #"<page2>; rel="next""#] : [:]))
+            var options = ["paging": paging, "tokenEnv": "REST_TOKEN"]
+            if !linked { options["itemsPath"] = "/rows" }
+            try await using(try upstream(server, path: "/api/items", options: options)) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                #expect(listing.idStrings == ["a", "b"], "\(server.requests.map(\.path))")
+                #expect(server.requests.map(\.path).suffix(3) == ["/api/items", "/api/v2/items/", "/api/v2/items/page2"])
+            }
+        }
+    }
+
     /// A 404 for an item's body is the item gone since the listing, its id quoted as git quotes
     /// names (a hostile id's escape sequences never reach the terminal), the server's answer kept.
     @Test func aBodyAnswering404IsGoneSinceListedWithItsIDQuoted() async throws {

@@ -4,9 +4,20 @@ import Foundation
 public struct HTTPResult: Sendable {
     /// The URL that was requested (after paging-link resolution, before redirects).
     public var url: URL
+    /// The URL the response came from: `url`, or where redirects led. Links in the response
+    /// that are relative resolve against it, as a browser resolves them.
+    public var finalURL: URL
     public var status: Int
     public var headers: [(String, String)]
     public var body: Data
+
+    public init(url: URL, finalURL: URL? = nil, status: Int, headers: [(String, String)], body: Data) {
+        self.url = url
+        self.finalURL = finalURL ?? url
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
 
     /// Values of header `name` (case-insensitive), in order.
     public func headerValues(_ name: String) -> [String] {

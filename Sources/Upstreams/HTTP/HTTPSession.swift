@@ -150,7 +150,7 @@ public final class HTTPSession: Sendable {
                 let headers = response.headers.map { ($0.name, $0.value) }
                 state.update { $0.bytesReceived += body.count }
                 observe(status, body.count, nil)
-                let result = HTTPResult(url: url, status: status, headers: headers, body: body)
+                let result = HTTPResult(url: url, finalURL: current, status: status, headers: headers, body: body)
                 noteRateLimit(result)
                 if Self.redirectStatuses.contains(status), let location = result.header("Location") {
                     current = try Self.redirectTarget(location, from: current, visited: &visited, shownURL: shownURL)
@@ -174,7 +174,11 @@ public final class HTTPSession: Sendable {
                     // Refused for want of credentials that were never given: say how to give them;
                     // refused with those given: say where they came from.
                     var hint = ""
-                    if (status == 401 || status == 403) && !credentials.isConfigured {
+                    if (status == 401 || status == 403) && Origin(current) != origin {
+                        // A link or redirect to another origin, followed without the credentials.
+                        hint = "; tidemark sends credentials only to the upstream's origin (\(origin)), "
+                            + "not to this one, which a link or redirect led to"
+                    } else if (status == 401 || status == 403) && !credentials.isConfigured {
                         hint = "; no credentials are configured: give --token-env VAR"
                             + (takesBasic ? ", --token-command CMD or --basic-env USER_VAR:PASS_VAR " : " or --token-command CMD ")
                             + "to clone (git config tidemark.tokenEnv VAR, ... in a mirror)"
@@ -296,10 +300,12 @@ public final class HTTPSession: Sendable {
         }
         guard wait <= settings.maxRetryAfter else {
             let kind = limit == "X-BurstLimit" ? "burst limit" : "rate limit"
+            // The request is not sent: no 429 came, an earlier response announced the limit.
             throw UpstreamError.http(
-                status: 429, url: url,
-                message: "\(kind) exhausted (\(limit)-Remaining: 0) for another \(formatSeconds(wait.rounded(.up))) s, "
-                    + "more than the \(formatSeconds(settings.maxRetryAfter)) s this run waits; try again after the reset")
+                status: 0, url: url,
+                message: "not sent: the server's \(kind) is exhausted (\(limit)-Remaining: 0 in an earlier response) for another "
+                    + "\(formatSeconds(wait.rounded(.up))) s, more than the \(formatSeconds(settings.maxRetryAfter)) s this run waits; "
+                    + "try again after the reset")
         }
         state.update { $0.waitedSeconds += wait }
         try await settings.clock.sleep(seconds: wait)

@@ -4,10 +4,11 @@ enum LinkHeader {
     static func target(in values: [String], relation: String) -> String? {
         for value in values {
             for link in splitLinks(value) {
-                let parts = link.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-                guard let first = parts.first, first.hasPrefix("<"), first.hasSuffix(">") else { continue }
-                let target = String(first.dropFirst().dropLast())
-                for parameter in parts.dropFirst() {
+                // The target is all of `<...>` (a URI may hold `;` and `,`); the parameters follow.
+                let trimmed = link.trimmingCharacters(in: .whitespaces)
+                guard trimmed.hasPrefix("<"), let close = trimmed.firstIndex(of: ">") else { continue }
+                let target = String(trimmed[trimmed.index(after: trimmed.startIndex)..<close])
+                for parameter in splitOutsideQuotes(trimmed[trimmed.index(after: close)...], at: ";") {
                     let pair = parameter.split(separator: "=", maxSplits: 1).map {
                         $0.trimmingCharacters(in: .whitespaces)
                     }
@@ -19,6 +20,24 @@ enum LinkHeader {
             }
         }
         return nil
+    }
+
+    /// The parts of a link's parameter list between `separator`s outside quoted strings, trimmed.
+    private static func splitOutsideQuotes(_ text: Substring, at separator: Character) -> [String] {
+        var parts: [String] = []
+        var current = ""
+        var inQuote = false
+        for character in text {
+            if character == "\"" { inQuote.toggle() }
+            if character == separator, !inQuote {
+                parts.append(current.trimmingCharacters(in: .whitespaces))
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        parts.append(current.trimmingCharacters(in: .whitespaces))
+        return parts.filter { !$0.isEmpty }
     }
 
     /// Splits a header value at the commas that separate links (not those inside `<...>` or quotes).
