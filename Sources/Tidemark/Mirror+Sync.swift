@@ -230,6 +230,10 @@ extension Mirror {
         var added: [(path: String, name: String)] = []
         var changedCollections: [String] = []
         var planned: [String: ObjectID] = [:]
+        // Per collection, the manifest the sync's fetch builds on and the items it changes there
+        // (their versions not known before their downloads): what a manifest changed in the
+        // working tree is compared with (``workingManifestSurvives(at:head:theirs:unknown:)``).
+        var manifestBases: [String: (blob: ObjectID?, changing: Set<ItemID>)] = [:]
         let fullListing = options.fetch.fullListing || fullListingDue()
         for collection in settings.collections {
             let headBlob = try manifestBlob(collection, in: head?.tree)
@@ -244,6 +248,9 @@ extension Mirror {
                 throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
             }
             let fetchPlan = try plan(collection: collection, listing: listing, base: cached, options: options.fetch)
+            manifestBases[Mirror.manifestPath(collection)] = (
+                try manifestBlob(collection, in: base?.tree),
+                Set(fetchPlan.downloads.map(\.item.id)).union(fetchPlan.deletions.map(cached.id(at:))))
             downloads += fetchPlan.downloads.filter { $0.item.body == nil }.count
             bodiesInListing += fetchPlan.downloads.filter { $0.item.body != nil }.count
             // What the sync would change: the same plan, made against HEAD (counting only, so the
@@ -340,6 +347,7 @@ extension Mirror {
             }
         }
         let undone = try ownChangesUndone(head: head, by: fetched?.tree, alsoChanging: changing,
+                                          unknownItems: manifestBases.mapValues(\.changing),
                                           force: options.force, branch: try checkedOutBranch())
         // What the sync would refuse, refused here too: the plan of a run that cannot happen
         // would mislead (a script checking with --dry-run first). Not while a killed run's sync
@@ -352,6 +360,11 @@ extension Mirror {
             overwritten = try changesInTheWay(
                 from: head.tree, among: paths + changedCollections.map(Mirror.manifestPath), force: options.force, untracked: .always,
                 targetBlob: { planned[$0] }, deletedByTarget: { deleted.contains($0) },
+                manifestSurvives: { (path) throws(MirrorError) in
+                    guard let (blob, changing) = manifestBases[path], let collection = Mirror.collection(ofManifest: path) else { return false }
+                    return try workingManifestSurvives(at: path, head: head.tree, theirs: try manifestData(blob, of: collection),
+                                                       unknown: changing)
+                },
                 inTheWay: { () throws(MirrorError) in
                     try untrackedPaths(among: added.map(\.path), head: head.tree, targetBlob: { planned[$0] }).map { inTheWay(names[$0]!, at: $0) }
                 })
@@ -519,22 +532,29 @@ extension Mirror {
         let blob = targetBlob(in: target)
         return try changesInTheWay(from: head, among: changed, force: force, untracked: untracked, targetBlob: blob,
                                    deletedByTarget: { (path) throws(MirrorError) in try blob(path) == nil },
+                                   manifestSurvives: { (path) throws(MirrorError) in
+                                       let theirs = try blob(path).map { (id) throws(MirrorError) in try mirrorErrors { try repository.readBlob(id) } }
+                                       return try workingManifestSurvives(at: path, head: head, theirs: theirs)
+                                   },
                                    inTheWay: { () throws(MirrorError) in try untrackedInTheWay(of: changed, head: head, target: target) })
     }
 
     /// ``changesInTheWay(from:to:among:force:untracked:)`` with the target given by what it holds
-    /// at each path (`targetBlob`, nil when not known: a dry run's item to download) and the
-    /// untracked files in its way, named for a refusal (`inTheWay`).
+    /// at each path (`targetBlob`, nil when not known: a dry run's item to download), whether a
+    /// manifest changed in the working tree keeps its changes in the target (`manifestSurvives`,
+    /// ``workingManifestSurvives(at:head:theirs:unknown:)``) and the untracked files in its way,
+    /// named for a refusal (`inTheWay`).
     func changesInTheWay(from head: ObjectID, among changed: [String], force: Bool, untracked: UntrackedCheck,
                          targetBlob: (String) throws(MirrorError) -> ObjectID?,
                          deletedByTarget: (String) throws(MirrorError) -> Bool,
+                         manifestSurvives: (String) throws(MirrorError) -> Bool,
                          inTheWay: () throws(MirrorError) -> [String]) throws(MirrorError) -> [String] {
         // Files already holding the target's version, or staged as new (after `git reset --soft`):
         // the untracked files in the way are looked for before the checkout meets them, which
         // would have put those files back to HEAD's version on its way out.
         var unusual = false
         let edited = try localEdits(in: head, among: changed, targetBlob: targetBlob, passedOver: { unusual = true },
-                                    deletedByTarget: deletedByTarget)
+                                    deletedByTarget: deletedByTarget, manifestSurvives: manifestSurvives)
         let found = untracked == .always || !edited.isEmpty || unusual ? edited + (try inTheWay()) : edited
         if !force, !found.isEmpty { throw .localEdits(found) }
         return found
@@ -552,8 +572,12 @@ extension Mirror {
                 try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)
             } catch .localEdits(let conflicts, let command) {
                 // Files staged as new that hold what the sync writes (after `git reset --soft`):
-                // removed, they are written as any other.
-                guard try removeAlreadyWritten(among: changed, head: head?.tree, target: targetCommit.tree) else {
+                // removed, they are written as any other. Manifests whose item changes the
+                // target keeps (``workingManifestSurvives(at:head:theirs:unknown:)``): HEAD's
+                // put back, to be written over.
+                let removed = try removeAlreadyWritten(among: changed, head: head?.tree, target: targetCommit.tree)
+                let reset = try resetSurvivingManifests(among: changed, head: head?.tree, target: targetCommit.tree)
+                guard removed || reset else {
                     throw .localEdits(conflicts, by: command)
                 }
                 try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)
@@ -605,10 +629,13 @@ extension Mirror {
     /// deletes too is no edit: nothing of the user's is lost (git's checkout takes it as well).
     /// `passedOver` is called for each changed file that is no edit because it already holds
     /// what the run writes, or is staged as new (then in the way, which the caller looks for).
+    /// A manifest whose changes `manifestSurvives` in the target is no edit either: the run
+    /// writes over it, item lines and all (``resetSurvivingManifests(among:head:target:)``).
     func localEdits(in tree: ObjectID, among paths: [String],
                     targetBlob: (String) throws(MirrorError) -> ObjectID? = { _ in nil },
                     passedOver: () -> Void = {},
-                    deletedByTarget: (String) throws(MirrorError) -> Bool = { _ in false }) throws(MirrorError) -> [String] {
+                    deletedByTarget: (String) throws(MirrorError) -> Bool = { _ in false },
+                    manifestSurvives: (String) throws(MirrorError) -> Bool = { _ in false }) throws(MirrorError) -> [String] {
         guard !paths.isEmpty else { return [] }
         let wanted = Set(paths)
         let deltas = try mirrorErrors {
@@ -626,6 +653,7 @@ extension Mirror {
                 passedOver()
                 continue
             }
+            if delta.status == .modified, try manifestSurvives(delta.path) { continue }
             // A file `tree` lacks (staged as new): the untracked check names it as in the way.
             if delta.status == .added {
                 passedOver()
@@ -678,9 +706,10 @@ extension Mirror {
     /// tidemark snapshot and the commits made since the last one (first parents) change paths
     /// that a tree `undoneBy` sets back (a dry run passes the last fetched snapshot's); any path
     /// they change when `undoneBy` is nil. A snapshot tip (the usual case) costs one message parse.
-    func checkOwnCommits(head: Commit, undoneBy target: ObjectID?, alsoChanging more: Set<String> = [], branch: String,
+    func checkOwnCommits(head: Commit, undoneBy target: ObjectID?, alsoChanging more: Set<String> = [],
+                         unknownItems: [String: Set<ItemID>] = [:], branch: String,
                          by command: String = "sync") throws(MirrorError) {
-        let (commits, paths) = try ownCommits(head: head, undoneBy: target, alsoChanging: more)
+        let (commits, paths) = try ownCommits(head: head, undoneBy: target, alsoChanging: more, unknownItems: unknownItems)
         guard !paths.isEmpty else { return }
         throw .ownCommits(branch: Mirror.shortBranchName(branch), commits: commits,
                           items: (try? describe(paths: paths, in: head.tree)) ?? paths, by: command)
@@ -692,19 +721,23 @@ extension Mirror {
     /// - Parameter more: paths the run changes besides those where `target` differs from HEAD (a
     ///   dry run's: what its listing changes, which the last fetched snapshot standing in for the
     ///   target does not hold).
-    func ownChangesUndone(head: Commit?, by target: ObjectID?, alsoChanging more: Set<String> = [], force: Bool,
+    ///   `unknownItems`: per manifest path, the items whose versions the run changes there that
+    ///   the target does not hold yet (a dry run's downloads).
+    func ownChangesUndone(head: Commit?, by target: ObjectID?, alsoChanging more: Set<String> = [],
+                          unknownItems: [String: Set<ItemID>] = [:], force: Bool,
                           branch: String) throws(MirrorError) -> [String] {
         guard let head else { return [] }
         guard force else {
-            try checkOwnCommits(head: head, undoneBy: target, alsoChanging: more, branch: branch)
+            try checkOwnCommits(head: head, undoneBy: target, alsoChanging: more, unknownItems: unknownItems, branch: branch)
             return []
         }
-        return try ownCommits(head: head, undoneBy: target, alsoChanging: more).paths
+        return try ownCommits(head: head, undoneBy: target, alsoChanging: more, unknownItems: unknownItems).paths
     }
 
     /// The commits ``checkOwnCommits(head:undoneBy:branch:by:)`` refuses (`short-id subject`) and the
     /// paths they change that `target` sets back; both empty when there are none.
-    func ownCommits(head: Commit, undoneBy target: ObjectID?, alsoChanging more: Set<String> = []) throws(MirrorError)
+    func ownCommits(head: Commit, undoneBy target: ObjectID?, alsoChanging more: Set<String> = [],
+                    unknownItems: [String: Set<ItemID>] = [:]) throws(MirrorError)
         -> (commits: [String], paths: [String]) {
         var own: [Commit] = []
         var snapshotTree: ObjectID?
@@ -736,7 +769,19 @@ extension Mirror {
         }
         if let target {
             let undone = Set(try mirrorErrors { try repository.diffTrees(head.tree, target).deltas.map(\.path) }).union(more)
-            paths = paths.filter(undone.contains)
+            // A manifest is undone only where the target sets an item the commits changed to
+            // another version (a revert of a rollback put upstream's versions back: a sync that
+            // changes other items keeps them).
+            var kept: [String] = []
+            for path in paths where undone.contains(path) {
+                if let collection = Mirror.collection(ofManifest: path) {
+                    let manifest = { (tree: ObjectID?) throws(MirrorError) in try self.manifestData(try self.manifestBlob(collection, in: tree), of: collection) }
+                    if Mirror.manifestChangesSurvive(base: try manifest(snapshotTree), ours: try manifest(head.tree),
+                                                     theirs: try manifest(target), unknown: unknownItems[path] ?? []) { continue }
+                }
+                kept.append(path)
+            }
+            paths = kept
         }
         // A merge (`git pull` of another clone of the mirror) brought its other side's snapshot:
         // a file as that snapshot holds it is upstream's, not the user's.

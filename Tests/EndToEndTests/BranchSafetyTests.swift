@@ -1351,6 +1351,61 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A manifest is compared item by item, not as a file: after `git reset --soft HEAD~1` over a
+    /// sync, or a `git revert` of a rollback, a sync of upstream's changes to other items goes
+    /// through, dry run and all (both were refused, naming only `.tidemark/items.manifest`, once
+    /// upstream changed anything). An item the sync sets to another version is still refused.
+    @Test func aManifestLeftByGitIsComparedItemByItem() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["reset", "-q", "--soft", "HEAD~1"], in: mirror).status == 0)
+            try writeItem(upstream, "i3", lastModified: "2021-06-02T00:00:00Z", extra: #", "v": 2"#)
+            let plan = try await CLI.tidemark(["sync", "--dry-run"], in: mirror)
+            #expect(plan.status == 0 && plan.stdout.contains("Would apply: 2 changed"), "\(plan.stdout) \(plan.stderr)")
+            let sync = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0 && sync.stdout.contains("Synced: 2 changed"), "\(sync.stdout) \(sync.stderr)")
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(try await Self.rev("HEAD^{tree}", in: mirror) == (try await Self.rev("tidemark/upstream^{tree}", in: mirror)))
+            try await CLI.expectClean(mirror)
+
+            // Upstream sets the item the manifest's change is about to yet another version: refused.
+            try writeItem(upstream, "i2", lastModified: "2021-06-03T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["reset", "-q", "--soft", "HEAD~1"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["restore", "--staged", "--worktree", "items/i2.json"], in: mirror).status == 0)
+            try writeItem(upstream, "i2", lastModified: "2021-06-04T00:00:00Z", extra: #", "v": 3"#)
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("\t.tidemark/items.manifest"), "\(arguments): \(refused.stderr)")
+            }
+            #expect(try await CLI.run("/usr/bin/git", ["reset", "-q", "--hard", "HEAD"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+
+            // A revert of a rollback puts upstream's versions back on the branch: a commit of the
+            // user's, which a sync of another item's change does not undo.
+            try writeItem(upstream, "i1", lastModified: "2021-07-01T00:00:00Z", extra: #", "v": 4"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["rollback", "-q", "HEAD~1"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", git + ["revert", "--no-edit", "HEAD"], in: mirror).status == 0)
+            try writeItem(upstream, "i3", lastModified: "2021-07-02T00:00:00Z", extra: #", "v": 3"#)
+            let revertPlan = try await CLI.tidemark(["sync", "--dry-run"], in: mirror)
+            #expect(revertPlan.status == 0 && revertPlan.stdout.contains("Would apply: 1 changed"), "\(revertPlan.stdout) \(revertPlan.stderr)")
+            let afterRevert = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(afterRevert.status == 0 && afterRevert.stdout.contains("1 changed"), "\(afterRevert.stdout) \(afterRevert.stderr)")
+            #expect(try await Self.rev("HEAD^{tree}", in: mirror) == (try await Self.rev("tidemark/upstream^{tree}", in: mirror)))
+            #expect(try String(contentsOfFile: mirror + "/items/i1.json", encoding: .utf8).contains("\"v\": 4"))
+            // Reverting the revert (the rollback back on the branch) is undone by a sync: refused.
+            #expect(try await CLI.run("/usr/bin/git", git + ["revert", "--no-edit", "HEAD~1"], in: mirror).status == 0)
+            try writeItem(upstream, "i2", lastModified: "2021-07-03T00:00:00Z", extra: #", "v": 4"#)
+            let undone = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(undone.status == 1 && undone.stderr.contains("commits of your own"), "\(undone.stderr)")
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// A revert of a rollback is a commit of the user's that restores the manifest of the
     /// snapshot before it; the next sync, whose listing changes that manifest again, undoes it.
     /// The dry run refuses it as the sync does (it compared with the last fetched snapshot only,

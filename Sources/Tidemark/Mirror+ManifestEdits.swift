@@ -1,0 +1,70 @@
+import Foundation
+import GitStore
+import Upstreams
+
+/// A manifest (`.tidemark/<collection>.manifest`) is tidemark's record of upstream versions, one
+/// line per item. It changes in the working tree or on the branch only through git: `git reset
+/// --soft` over a sync leaves that sync's manifest, a `git revert` of a rollback puts upstream's
+/// back. Compared as a whole file, such a manifest counted as the user's edit (or as a commit of
+/// theirs that a sync undoes) as soon as upstream changed any other item, and every sync was
+/// refused. It is compared item by item instead: its changes are lost only when the run sets an
+/// item it changes to another version.
+extension Mirror {
+    /// The collection whose manifest is at `path`, nil for any other path.
+    static func collection(ofManifest path: String) -> String? {
+        let prefix = metadataFolder + "/", suffix = ".manifest"
+        guard path.hasPrefix(prefix), path.hasSuffix(suffix), path.count > prefix.count + suffix.count else { return nil }
+        let name = String(path.dropFirst(prefix.count).dropLast(suffix.count))
+        return name.contains("/") ? nil : name
+    }
+
+    /// Whether the changes from manifest `base` to `ours` all survive in `theirs`: each item whose
+    /// version `ours` changes (added, changed or removed) has that version in `theirs`, and none is
+    /// among `unknown` (items whose version the run's target holds is not known yet: a dry run's
+    /// downloads). False when any of the three does not parse.
+    static func manifestChangesSurvive(base: Data, ours: Data, theirs: Data, unknown: Set<ItemID> = []) -> Bool {
+        guard let own = try? Manifest.changes(from: base, to: ours),
+              let apart = try? Manifest.changes(from: ours, to: theirs) else { return false }
+        let changed = Set(own.compactMap { ($0.new ?? $0.old)?.id })
+        guard changed.isDisjoint(with: unknown) else { return false }
+        return !apart.contains { change in (change.new ?? change.old).map { changed.contains($0.id) } ?? false }
+    }
+
+    /// Whether the working tree's copy of the manifest at `path`, which differs from the one in
+    /// `head`, holds no change that `theirs` (the manifest the run writes there) sets back: then it
+    /// is no local edit, and the run writes over it (``resetSurvivingManifests(among:head:target:)``).
+    func workingManifestSurvives(at path: String, head: ObjectID, theirs: Data?, unknown: Set<ItemID> = []) throws(MirrorError) -> Bool {
+        guard let collection = Mirror.collection(ofManifest: path), let theirs,
+              let ours = Mirror.regularFileContents(workingTree + path) else { return false }
+        let base = try manifestData(try manifestBlob(collection, in: head), of: collection)
+        return Mirror.manifestChangesSurvive(base: base, ours: ours, theirs: theirs, unknown: unknown)
+    }
+
+    /// Puts back HEAD's version of each manifest among `paths` whose working-tree copy differs
+    /// from HEAD's without a change `target` sets back (a forced checkout of those paths alone), so
+    /// that the checkout of `target` that met them as conflicts can write them. True when it put
+    /// back any.
+    func resetSurvivingManifests(among paths: [String], head: ObjectID?, target: ObjectID) throws(MirrorError) -> Bool {
+        guard let head else { return false }
+        let manifests = paths.filter { Mirror.collection(ofManifest: $0) != nil }
+        guard !manifests.isEmpty else { return false }
+        var reset: [String] = []
+        for path in manifests {
+            let blob = try mirrorErrors { try repository.treeEntry(at: path, in: target)?.id }
+            let theirs = try blob.map { (blob) throws(MirrorError) in try mirrorErrors { try repository.readBlob(blob) } }
+            if try workingManifestSurvives(at: path, head: head, theirs: theirs) { reset.append(path) }
+        }
+        guard !reset.isEmpty else { return false }
+        try mirrorErrors { try repository.checkout(tree: head, baseline: head, paths: reset, strategy: .force) }
+        return true
+    }
+
+    /// The bytes of the regular file at `path` (not followed when it is a symbolic link); nil
+    /// when there is none or it cannot be read.
+    nonisolated static func regularFileContents(_ path: String) -> Data? {
+        let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        return try? handle.readToEnd() ?? Data()
+    }
+}
