@@ -103,6 +103,12 @@ extension Repository {
         }
     }
 
+    /// Whether a `git bisect` is under way (`BISECT_LOG`): it detaches HEAD at the commits it
+    /// checks out until `git bisect reset`.
+    public var isBisecting: Bool {
+        git_repository_state(pointer) == Int32(GIT_REPOSITORY_STATE_BISECT.rawValue)
+    }
+
     /// Ends a merge, revert or cherry-pick left unfinished as `git reset --hard` ends it: removes
     /// `MERGE_HEAD`, `MERGE_MSG`, `MERGE_MODE`, `MERGE_RR`, `AUTO_MERGE`, `REVERT_HEAD` and
     /// `CHERRY_PICK_HEAD`. A sequence of picks keeps its `sequencer/` (`git cherry-pick

@@ -227,7 +227,9 @@ extension Mirror {
         report.fetchFailures = stateLines(Mirror.fetchFailuresState)
         report.fetchVanished = stateLines(Mirror.fetchVanishedState)
         report.upkeepFailure = stateLines(Mirror.upkeepFailedState).first
-        report.operationInProgress = repository.operationInProgress()
+        // A bisect counts while it has HEAD detached (a sync then refuses, naming it).
+        let bisecting = repository.isBisecting && (try? repository.headBranch()) == .some(nil)
+        report.operationInProgress = repository.operationInProgress() ?? (bisecting ? "bisect" : nil)
         return report
     }
 

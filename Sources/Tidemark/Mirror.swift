@@ -189,6 +189,8 @@ public actor Mirror {
         if branch == "HEAD", let head = try headCommit() {
             // A rebase (or `am`) detaches HEAD while it runs: it is to finish, not `git switch` (git refuses that then).
             if let operation = repository.operationInProgress() { throw .operationInProgress(operation, by: command) }
+            // So does a bisect, which `git bisect reset` ends (a `git switch` leaves it under way).
+            if repository.isBisecting { throw .operationInProgress("bisect", by: command) }
             throw .detachedHead(head.id)
         }
         return branch

@@ -125,13 +125,15 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .unmergedFiles(let paths, let command):
             return "you have unmerged files (a conflict git left, from a merge or 'git stash pop'), so \(command) cannot update "
                 + "the working tree:\n" + MirrorError.list(paths, limit: 20)
-                + "\nResolve them (edit the file, then 'git add' it; or 'git checkout HEAD -- <file>' to drop your side), "
+                + "\nResolve them (edit the file, then 'git add' it; or 'git checkout HEAD -- <file>' to drop your side, "
+                + "'git rm <file>' for one the snapshot deleted), "
                 + "or run with --force to have the items it changes overwritten."
         case .operationInProgress(let operation, let command):
             let finish: String
             switch operation {
             case "merge": finish = "finish it ('git commit') or abort it ('git merge --abort'), or run with --force to end it as 'git reset --hard' does"
             case "rebase", "am": finish = "finish it ('git \(operation) --continue') or abort it ('git \(operation) --abort') first"
+            case "bisect": finish = "end it ('git bisect reset', which checks the branch out again) first"
             case "revert", "cherry-pick":
                 finish = "finish it ('git \(operation) --continue') or abort it ('git \(operation) --abort'), or run with --force to end it as 'git reset --hard' does"
             default: finish = "finish or abort it ('git \(operation) --abort') first"

@@ -207,11 +207,34 @@ struct TidemarkCommand: AsyncParsableCommand {
     /// The mirror the command works on: the one containing `-C <path>` or the current folder.
     func openMirror() throws -> Mirror {
         try checkDirectory()
+        // git takes the repository from GIT_DIR (its working tree from GIT_WORK_TREE, else the
+        // current folder); tidemark finds its mirror from the working tree. One GIT_DIR names is
+        // used when it is that mirror's; another is refused, not passed over in silence.
+        let environment = ProcessInfo.processInfo.environment
+        let gitDir = environment["GIT_DIR"].flatMap { $0.isEmpty ? nil : path($0) }
+        let workTree = environment["GIT_WORK_TREE"].flatMap { $0.isEmpty ? nil : path($0) }
+        let mirror: Mirror
         do {
-            return try Mirror.open(at: directory ?? FileManager.default.currentDirectoryPath)
+            mirror = try Mirror.open(at: (gitDir == nil ? nil : workTree) ?? directory ?? FileManager.default.currentDirectoryPath)
         } catch {
-            throw CommandFailure.fatal(error.description)
+            guard let gitDir else { throw CommandFailure.fatal(error.description) }
+            throw CommandFailure.fatal(error.description + "; GIT_DIR is set ('\(gitDir)'), but tidemark finds a mirror from its "
+                                       + "working tree (-C, GIT_WORK_TREE or the current folder): run it there, or unset GIT_DIR")
         }
+        if let gitDir, Self.canonicalPath(gitDir) != Self.canonicalPath(mirror.gitDirectory) {
+            throw CommandFailure.fatal("GIT_DIR is set ('\(gitDir)') to another repository than the mirror at '\(mirror.workingTree)' "
+                                       + "(whose git folder is '\(mirror.gitDirectory)'): unset GIT_DIR and GIT_WORK_TREE, "
+                                       + "or point them at the mirror")
+        }
+        return mirror
+    }
+
+    /// `path` with symbolic links and `.`/`..` resolved and no trailing slash (as given when it
+    /// cannot be resolved), to compare two spellings of one folder.
+    static func canonicalPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path.hasSuffix("/") ? String(path.dropLast()) : path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Fails as `git -C` does when `-C <path>` is not a folder that can be entered.

@@ -1018,6 +1018,8 @@ struct BranchSafetyTests {
                 let refused = try await CLI.tidemark(arguments, in: mirror)
                 #expect(refused.status == 1 && refused.stderr.contains("you have unmerged files") && refused.stderr.contains("\titems/i2.json\n"),
                         "\(arguments): \(refused.stdout) \(refused.stderr)")
+                // How to drop your side of a file the snapshot deleted ('git checkout HEAD' fails there).
+                #expect(refused.stderr.contains("'git rm <file>' for one the snapshot deleted"), "\(refused.stderr)")
             }
             let forced = try await CLI.tidemark(["sync", "--force"], in: mirror)
             #expect(forced.status == 0 && forced.stdout.contains("1 changed"), "\(forced.stdout) \(forced.stderr)")
@@ -1197,6 +1199,21 @@ struct BranchSafetyTests {
             }
             #expect(try await CLI.run("/usr/bin/git", ["rebase", "--abort"], in: mirror).status == 0)
             #expect(try await CLI.git(["symbolic-ref", "--short", "HEAD"], in: mirror) == "side\n")
+
+            // A bisect detaches HEAD too, and 'git switch' leaves it under way: named, with
+            // 'git bisect reset' (status names it as well).
+            #expect(try await CLI.run("/usr/bin/git", ["bisect", "start"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["checkout", "-q", "HEAD~1"], in: mirror).status == 0)
+            for arguments in [["sync", "--dry-run"], ["sync"], ["rollback", "HEAD~1"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("a bisect is in progress, so \(arguments[0]) cannot move the branch: "
+                        + "end it ('git bisect reset'"), "\(arguments): \(refused.stderr)")
+            }
+            let status = try await CLI.tidemark(["status"], in: mirror)
+            #expect(status.stdout.contains("You are bisecting ('git bisect reset' ends it)"), "\(status.stdout)")
+            #expect(try await CLI.run("/usr/bin/git", ["bisect", "reset"], in: mirror).status == 0)
+            #expect(try await CLI.git(["symbolic-ref", "--short", "HEAD"], in: mirror) == "side\n")
+            #expect(!(try await CLI.tidemark(["status"], in: mirror)).stdout.contains("bisect"))
         }
     }
 
@@ -1351,6 +1368,29 @@ struct BranchSafetyTests {
         }
     }
 
+    /// GIT_DIR (and GIT_WORK_TREE), which git takes the repository from: tidemark works on the
+    /// mirror they name, and refuses one that is not the mirror it finds (it showed another
+    /// mirror's history than `git log` beside it, and said "not a tidemark mirror" from elsewhere).
+    @Test func gitDirIsHonouredOrRefusedNeverPassedOver() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(2, in: root)
+            try FileManager.default.createDirectory(atPath: root + "/other", withIntermediateDirectories: true)
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "b"], in: root).status == 0)
+            let environment = ["GIT_DIR": mirror + "/.git", "GIT_WORK_TREE": mirror]
+            let status = try await CLI.tidemark(["status"], in: root + "/other", environment: environment)
+            #expect(status.status == 0 && status.stdout.hasPrefix("On branch main"), "\(status.stdout) \(status.stderr)")
+            // Inside another mirror, with GIT_DIR naming the first: refused.
+            let other = try await CLI.tidemark(["log", "-n", "1"], in: root + "/b", environment: ["GIT_DIR": mirror + "/.git"])
+            #expect(other.status == 128 && other.stdout.isEmpty && other.stderr.contains("GIT_DIR is set"), "\(other.stderr)")
+            // The mirror's own, as a hook runs with it (relative, from the working tree): used.
+            let own = try await CLI.tidemark(["log", "-n", "1"], in: root + "/b", environment: ["GIT_DIR": ".git"])
+            #expect(own.status == 0 && own.stdout.hasPrefix("snapshot "), "\(own.stderr)")
+            // GIT_DIR alone, from a folder that is no mirror: says why.
+            let elsewhere = try await CLI.tidemark(["status"], in: root + "/other", environment: ["GIT_DIR": mirror + "/.git"])
+            #expect(elsewhere.status == 128 && elsewhere.stderr.contains("GIT_DIR is set"), "\(elsewhere.stderr)")
+        }
+    }
+
     /// A manifest is compared item by item, not as a file: after `git reset --soft HEAD~1` over a
     /// sync, or a `git revert` of a rollback, a sync of upstream's changes to other items goes
     /// through, dry run and all (both were refused, naming only `.tidemark/items.manifest`, once
@@ -1407,9 +1447,10 @@ struct BranchSafetyTests {
     }
 
     /// A revert of a rollback is a commit of the user's that restores the manifest of the
-    /// snapshot before it; the next sync, whose listing changes that manifest again, undoes it.
-    /// The dry run refuses it as the sync does (it compared with the last fetched snapshot only,
-    /// whose manifest the revert matches, and printed a plan the sync refused).
+    /// snapshot before it; the next sync, whose listing changes that manifest again for another
+    /// item, keeps what the revert put back. The dry run agrees with the sync (it compared with the
+    /// last fetched snapshot only, and once printed a plan the sync refused; then both refused,
+    /// comparing the manifest as a whole file).
     @Test func theDryRunCountsTheManifestsItsListingChangesAgainstCommitsOfYourOwn() async throws {
         try await withScratch { root in
             let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
@@ -1419,12 +1460,22 @@ struct BranchSafetyTests {
             let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
             #expect(try await CLI.run("/usr/bin/git", git + ["revert", "--no-edit", "HEAD"], in: mirror).status == 0)
             try writeItem(upstream, "i1", lastModified: "2021-07-01T00:00:00Z", extra: #", "v": 3"#)
+            let forced = try await CLI.tidemark(["sync", "--dry-run", "--force"], in: mirror)
+            #expect(forced.status == 0 && !forced.stdout.contains("undo your own commits"), "\(forced.stdout)")
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let run = try await CLI.tidemark(arguments, in: mirror)
+                #expect(run.status == 0 && run.stdout.contains("1 changed"), "\(arguments): \(run.stdout) \(run.stderr)")
+            }
+            #expect(try String(contentsOfFile: mirror + "/items/i2.json", encoding: .utf8).contains("\"v\": 2"))
+            // The dry run does not know a version the listing brings before its download: an item
+            // the user's commits changed that the listing changes again counts as undone.
+            #expect(try await CLI.tidemark(["rollback", "-q", "HEAD~2"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", git + ["revert", "--no-edit", "HEAD"], in: mirror).status == 0)
+            try writeItem(upstream, "i2", lastModified: "2021-08-01T00:00:00Z", extra: #", "v": 5"#)
             for arguments in [["sync", "--dry-run"], ["sync"]] {
                 let refused = try await CLI.tidemark(arguments, in: mirror)
                 #expect(refused.status == 1 && refused.stderr.contains("commits of your own"), "\(arguments): \(refused.stdout) \(refused.stderr)")
             }
-            let forced = try await CLI.tidemark(["sync", "--dry-run", "--force"], in: mirror)
-            #expect(forced.status == 0 && forced.stdout.contains("undo your own commits"), "\(forced.stdout)")
         }
     }
 

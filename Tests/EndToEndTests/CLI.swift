@@ -48,6 +48,10 @@ enum CLI {
             let (program, programArguments) = CLI.lowPriority(executable, arguments)
             var env = ProcessInfo.processInfo.environment
             env["NO_COLOR"] = "1"
+            // Run from a git hook, the suite would hand git's repository variables to every git
+            // and tidemark it runs: each scratch repository is found from its folder instead.
+            for name in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+                         "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_PREFIX"] { env[name] = nil }
             for (key, value) in environment { env[key] = value }
             process = try SpawnedProcess(program, programArguments, in: directory, environment: env,
                                          stdout: base + ".out", stderr: base + ".err")

@@ -88,7 +88,8 @@ import TidemarkFixtures
                 let text = error?.description ?? ""
                 // The reset is 600 s after the window opened, measured against the response's Date
                 // header, which lags by seconds on a loaded machine (CI saw 599 s and 603 s).
-                let marker = "burst limit exhausted (X-BurstLimit-Remaining: 0) for another "
+                // Not sent: no 429 came (it said "HTTP 429 from" a URL never asked for).
+                let marker = "not sent: the server's burst limit is exhausted (X-BurstLimit-Remaining: 0 in an earlier response) for another "
                 let seconds = text.range(of: marker).flatMap { Int(text[$0.upperBound...].prefix { $0.isNumber }) }
                 #expect(seconds.map { (570...630).contains($0) } == true, "\(text)")
                 #expect(text.contains("more than the 5 s this run waits"), "\(text)")

@@ -44,7 +44,9 @@ enum StatusFormatter {
         guard report.head != nil else {
             return out + "\nNo snapshots yet (run 'tidemark sync').\n"
         }
-        if let operation = report.operationInProgress {
+        if report.operationInProgress == "bisect" {
+            out += "You are bisecting ('git bisect reset' ends it); a sync refuses to run until it is finished\n"
+        } else if let operation = report.operationInProgress {
             out += "You have an unfinished \(operation) ('git \(operation) --abort' ends it); a sync refuses to run until it is finished\n"
         }
         if !report.ownCommits.isEmpty {
