@@ -55,7 +55,9 @@ extension Mirror {
             if try workingManifestSurvives(at: path, head: head, theirs: theirs) { reset.append(path) }
         }
         guard !reset.isEmpty else { return false }
-        try mirrorErrors { try repository.checkout(tree: head, baseline: head, paths: reset, strategy: .force) }
+        try withLockNote { () throws(MirrorError) in
+            try mirrorErrors { try repository.checkout(tree: head, baseline: head, paths: reset, strategy: .force) }
+        }
         return true
     }
 
