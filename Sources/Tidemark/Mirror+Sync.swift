@@ -645,7 +645,16 @@ extension Mirror {
         var seen = Set<String>()
         var edited: [String] = []
         for delta in deltas where wanted.contains(delta.path) && seen.insert(delta.path).inserted {
-            if delta.status == .deleted, try deletedByTarget(delta.path) { continue }
+            if delta.status == .deleted, try deletedByTarget(delta.path) {
+                // Gone from the index only (`git rm --cached`, a `git reset --soft` over a sync
+                // that deleted it) while a file is there: the checkout removes it only when it
+                // holds HEAD's version, and refuses otherwise (the dry run did not, and printed a
+                // plan the sync refused).
+                var info = stat()
+                guard lstat(workingTree + delta.path, &info) == 0 else { continue }
+                let headBlob = try mirrorErrors { try repository.treeEntry(at: delta.path, in: tree)?.id }
+                if holds(headBlob, at: delta.path) { continue }
+            }
             // Edited into the very version the run writes (`git reset --soft`, a copy by hand): the
             // checkout leaves it, and nothing is lost. (A file new to the target is still in the
             // way of libgit2's checkout: named by the untracked check.)

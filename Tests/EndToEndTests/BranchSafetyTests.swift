@@ -1391,6 +1391,31 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A file gone from the index only (`git rm --cached`) whose item upstream deleted: edited, the
+    /// sync's checkout would remove it, so the dry run refuses it as the sync does (it printed a
+    /// plan the sync refused); holding HEAD's version, both delete it.
+    @Test func anUntrackedCopyOfADeletedItemIsRefusedByTheDryRunToo() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(8, in: root)
+            #expect(try await CLI.run("/usr/bin/git", ["rm", "-q", "--cached", "items/i2.json", "items/i3.json"], in: mirror).status == 0)
+            try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i2.json"))
+            try FileManager.default.removeItem(atPath: upstream + "/i2.json")
+            try FileManager.default.removeItem(atPath: upstream + "/i3.json")
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("overwritten by sync:\n\titems/i2"), "\(arguments): \(refused.stdout) \(refused.stderr)")
+            }
+            #expect(FileManager.default.fileExists(atPath: mirror + "/items/i2.json"))
+            try FileManager.default.removeItem(atPath: mirror + "/items/i2.json")
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let run = try await CLI.tidemark(arguments, in: mirror)
+                #expect(run.status == 0 && run.stdout.contains("2 deleted"), "\(arguments): \(run.stdout) \(run.stderr)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/items/i3.json"))
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+        }
+    }
+
     /// A manifest is compared item by item, not as a file: after `git reset --soft HEAD~1` over a
     /// sync, or a `git revert` of a rollback, a sync of upstream's changes to other items goes
     /// through, dry run and all (both were refused, naming only `.tidemark/items.manifest`, once
