@@ -104,12 +104,27 @@ public struct RestUpstream: Upstream {
         // are confirmed (``confirmingDeletions(_:cached:collection:exists:again:)``), and an
         // incremental one is read twice (``confirmingIncremental(_:again:)``).
         let first = try await listPages(from: base, collection: collection, incremental: incremental)
-        let pass = incremental
+        // The versions the items asked for at their itemURL gave (``probe(_:)``).
+        var served: [ItemID: Timestamp] = [:]
+        var pass = incremental
             ? try await confirmingIncremental(first) { try await listPages(from: base, collection: collection, incremental: true) }
             : try await confirmingDeletions(first, cached: cached, collection: collection,
-                                            exists: itemURL == nil ? nil : { id in try await exists(id) }, answeringIsLive: true) {
+                                            exists: itemURL == nil ? nil : { id in
+                                                let (answers, version) = try await probe(id)
+                                                served[id] = version
+                                                return answers
+                                            }, answeringIsLive: true) {
                 try await listPages(from: base, collection: collection, incremental: incremental)
             }
+        // An item kept because its itemURL serves it though no reading lists it is listed at the
+        // version it served, so that a newer one is downloaded rather than passed over.
+        if !pass.kept.isEmpty {
+            let versions = try cached.loaded()
+            for position in pass.kept {
+                if let version = served[versions.id(at: position)] { pass.items.append(ListedItem(id: versions.id(at: position), lastModified: version)) }
+            }
+            pass.kept.removeAll { served[versions.id(at: $0)] != nil }
+        }
         var listing = Listing(pass, requests: session.statistics.requests - before)
         listing.incremental = incremental
         return listing
@@ -193,11 +208,14 @@ public struct RestUpstream: Upstream {
                            changedWhilePaging: accumulator.changedWhilePaging, pages: pagesWithRows, upstreamTime: upstreamTime)
     }
 
-    /// Whether the item `id` still answers at `itemURL` (a 404 or 410 says it is gone); one with
-    /// no valid URL counts as answering (the listing is then read again).
-    private func exists(_ id: ItemID) async throws -> Bool {
-        guard let url = itemURL(for: id) else { return true }
-        return try await session.answers(url)
+    /// Whether the item `id` still answers at `itemURL` (a 404 or 410 says it is gone), with the
+    /// version its body gives (`modifiedField`) when it does; one with no valid URL counts as
+    /// answering (the listing is then read again).
+    private func probe(_ id: ItemID) async throws -> (answers: Bool, version: Timestamp?) {
+        guard let url = itemURL(for: id) else { return (true, nil) }
+        let result = try await session.get(url, acceptStatuses: [404, 410])
+        guard result.status != 404, result.status != 410 else { return (false, nil) }
+        return (true, bodyVersion(of: result.body, field: modifiedField))
     }
 
     /// `itemURL` with `id` in place of `{id}`; nil without one, or when that is no valid URL.

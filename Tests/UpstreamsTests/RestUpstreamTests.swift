@@ -293,6 +293,30 @@ import TidemarkFixtures
         }
     }
 
+    /// A server paging rows of tied sort keys repeats a row and leaves another out, on every
+    /// reading: the item left out still answers at its itemURL, so it is not taken for deleted,
+    /// and it is listed at the version its body gives (a newer one is downloaded, not passed over).
+    @Test func anItemEveryReadingLeavesOutButItsURLServesIsListedAtItsVersion() async throws {
+        try await withFixture(items: 6, token: canary) { server in
+            let options = ["itemURL": server.baseURL + "/rest/items/{id}", "tokenEnv": "REST_TOKEN",
+                           "paging": "offset", "pageSize": "2"]
+            try await using(try upstream(server, options: options)) { rest in
+                let before = try await rest.list(collection: "items", since: nil, cached: .none)
+                let items = before.items
+                #expect(items.count == 6 && before.isComplete)
+                let cached = ListedIDs(ids: items.map(\.id))
+                // The second page repeats the first page's second row instead of the third row.
+                let row = { (item: ListedItem) in #"{"id":"\#(item.id)","lastModified":"\#(item.lastModified.raw)"}"# }
+                server.inject(FixtureFault(count: 2, queryContains: "offset=2&", replacementBody: "[\(row(items[1])),\(row(items[3]))]"))
+                #expect(server.modify(.rest, id: items[2].id.description))
+                let listing = try await rest.list(collection: "items", since: nil, cached: cached)
+                let left = try #require(listing.items.first { $0.id == items[2].id }, "\(listing.idStrings)")
+                #expect(left.lastModified > items[2].lastModified, "listed at the version its URL serves")
+                #expect(listing.isComplete && Set(listing.idStrings) == Set(items.map(\.id.description)) && listing.unchanged.isEmpty)
+            }
+        }
+    }
+
     /// A relative next link (a `Link` header's, or a `next` field's) resolves against the URL the
     /// page came from after a redirect, as a browser resolves it (it resolved against the URL
     /// asked for, and the listing failed with a 404).
