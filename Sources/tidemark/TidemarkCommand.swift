@@ -221,12 +221,22 @@ struct TidemarkCommand: AsyncParsableCommand {
             throw CommandFailure.fatal(error.description + "; GIT_DIR is set ('\(gitDir)'), but tidemark finds a mirror from its "
                                        + "working tree (-C, GIT_WORK_TREE or the current folder): run it there, or unset GIT_DIR")
         }
-        if let gitDir, Self.canonicalPath(gitDir) != Self.canonicalPath(mirror.gitDirectory) {
+        if let gitDir, Self.canonicalPath(Self.followingGitFile(gitDir)) != Self.canonicalPath(mirror.gitDirectory) {
             throw CommandFailure.fatal("GIT_DIR is set ('\(gitDir)') to another repository than the mirror at '\(mirror.workingTree)' "
                                        + "(whose git folder is '\(mirror.gitDirectory)'): unset GIT_DIR and GIT_WORK_TREE, "
                                        + "or point them at the mirror")
         }
         return mirror
+    }
+
+    /// The git folder `path` names: itself, or the one a `.git` file there points to (`gitdir:
+    /// <path>`, relative to the file's folder), as git reads GIT_DIR.
+    static func followingGitFile(_ path: String) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+              let text = try? String(contentsOfFile: path, encoding: .utf8), text.hasPrefix("gitdir:") else { return path }
+        let target = text.dropFirst("gitdir:".count).trimmingCharacters(in: .whitespacesAndNewlines)
+        return target.hasPrefix("/") ? target : (path as NSString).deletingLastPathComponent + "/" + target
     }
 
     /// `path` with symbolic links and `.`/`..` resolved and no trailing slash (as given when it

@@ -1385,6 +1385,11 @@ struct BranchSafetyTests {
             // The mirror's own, as a hook runs with it (relative, from the working tree): used.
             let own = try await CLI.tidemark(["log", "-n", "1"], in: root + "/b", environment: ["GIT_DIR": ".git"])
             #expect(own.status == 0 && own.stdout.hasPrefix("snapshot "), "\(own.stderr)")
+            // A `.git` file (a separate git folder) named by GIT_DIR is followed, as git follows it.
+            try FileManager.default.moveItem(atPath: root + "/b/.git", toPath: root + "/b-git")
+            try Data("gitdir: ../b-git\n".utf8).write(to: URL(fileURLWithPath: root + "/b/.git"))
+            let gitFile = try await CLI.tidemark(["log", "-n", "1"], in: root + "/b", environment: ["GIT_DIR": ".git"])
+            #expect(gitFile.status == 0 && gitFile.stdout.hasPrefix("snapshot "), "\(gitFile.stderr)")
             // GIT_DIR alone, from a folder that is no mirror: says why.
             let elsewhere = try await CLI.tidemark(["status"], in: root + "/other", environment: ["GIT_DIR": mirror + "/.git"])
             #expect(elsewhere.status == 128 && elsewhere.stderr.contains("GIT_DIR is set"), "\(elsewhere.stderr)")
