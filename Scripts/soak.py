@@ -289,16 +289,37 @@ def do_sync(repo, flags):
         violations[-1]["kind"] = "dry-run-mismatch-revert" if violations and violations[-1]["kind"] == "dry-run-mismatch" else violations[-1]["kind"]
     if rc == 0 and os.path.exists(repo + "/.git/tidemark/sync-journal"):
         violate("journal-left", f"sync {flags} exited 0 but the sync journal remains")
-    after_checks(repo, "sync", flags, rc, pre, out, err)
+    after_checks(repo, "sync", flags, rc, pre, out, err, head_before)
     return rc
 
 
-def after_checks(repo, cmd, flags, rc, pre, out, err):
+def manifest_versions(data):
+    """A manifest's item lines as id -> (lastModified, etag)."""
+    versions = {}
+    for line in (data or b"").decode(errors="replace").split("\n"):
+        if line and not line.startswith("#"):
+            fields = line.split("\t")
+            versions[fields[0]] = tuple(fields[1:3])
+    return versions
+
+
+def manifest_changes_kept(repo, path, base_rev, ours, now):
+    """Whether every item line `ours` (a manifest git changed) changes from base_rev's is in `now`:
+    a run writes over such a manifest when the snapshot keeps those versions (tidemark compares
+    manifests item by item)."""
+    if not base_rev or not (path.startswith(".tidemark/") and path.endswith(".manifest")):
+        return False
+    rc, base, _ = run(["git", "cat-file", "-p", base_rev + ":" + path], cwd=repo)
+    mine, old, new = manifest_versions(ours), manifest_versions(base.encode() if rc == 0 else b""), manifest_versions(now)
+    return all(new.get(i) == mine.get(i) for i in set(mine) | set(old) if mine.get(i) != old.get(i))
+
+
+def after_checks(repo, cmd, flags, rc, pre, out, err, base_rev=None):
     force = "--force" in flags
     if rc == 0 and not force and pre is not None:
         for p, (code, b) in pre.items():
             now = read_bytes(os.path.join(repo, p))
-            if now != b:
+            if now != b and not manifest_changes_kept(repo, p, base_rev, b, now):
                 kind = "untracked-lost" if code == "??" else "local-edit-lost"
                 violate(kind, f"{cmd} {' '.join(flags)} exited 0 and changed {p} (git status '{code}') "
                               f"{b[:80] if b else b!r} -> {now[:80] if now else now!r}", out=out, err=err)
@@ -343,11 +364,12 @@ def after_checks(repo, cmd, flags, rc, pre, out, err):
 
 def do_rollback(repo, args):
     pre = snapshot_edits(repo)
+    head_before = git(repo, "rev-parse", "HEAD")[1].strip()
     rc, out, err = tm(repo, "rollback", *args)
     if rc in (0, 1):
         check_no_lock(repo, "rollback")
         killed9[repo] = False
-    after_checks(repo, "rollback", args, rc, pre, out, err)
+    after_checks(repo, "rollback", args, rc, pre, out, err, head_before)
 
 
 def do_kill(repo):
