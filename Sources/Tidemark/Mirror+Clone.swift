@@ -25,7 +25,9 @@ extension Mirror {
     /// the whole collection, downloads every item, commits a first snapshot and checks it out.
     /// On failure the destination is removed again, as `git clone` does.
     /// - Parameters:
-    ///   - upstream: an adapter of the app's own; `spec` then only names it in the config.
+    ///   - upstream: an adapter of the app's own. The mirror records its ``Upstream/spec`` and
+    ///     ``Upstream/collections`` (`spec` and `options.collections` are then not used), and
+    ///     ``open(at:upstream:)`` takes it again; it must name at least one collection.
     ///   - progress: receives progress events (see ``setProgressHandler(_:)``).
     ///   - requestObserver: receives every HTTP request (see ``setRequestObserver(_:)``).
     ///   - started: called once the spec, the options and the destination are found usable and
@@ -59,6 +61,10 @@ extension Mirror {
         configuration.spec = upstream.spec
         configuration.collections = upstream.collections
         if custom == nil { await upstream.shutdown() }
+        // A mirror of no collection could never hold anything (it cloned "successfully").
+        guard !configuration.collections.isEmpty else {
+            throw .upstream(.invalidConfiguration("the upstream '\(configuration.spec)' names no collection to mirror"))
+        }
         try checkOutside(upstream, destination)
         for name in configuration.collections where !CollectionName.isValid(name) {
             throw .unsafeName("invalid collection name '\(Quoting.cQuoted(Array(name.utf8)))'")

@@ -101,6 +101,13 @@ extension Mirror {
             return path
         }
 
+        // An upstream of an app's own may give any position: one outside the cached versions it
+        // was given is its error, named (it crashed the process).
+        let positions = cachedFrom?.count ?? count
+        if let bad = listing.unchanged.first(where: { !(0..<positions).contains($0) }) {
+            throw .upstream(.malformedListing(collection: collection,
+                                              reason: "it lists position \(bad) as unchanged, outside the \(positions) cached versions it was given"))
+        }
         if let cachedFrom {
             // Positions in another manifest: each is an item listed at that manifest's version.
             for position in listing.unchanged {
@@ -125,7 +132,8 @@ extension Mirror {
             func sameAsBefore(_ prior: Int) -> Bool {
                 guard prior >= 0 else { return false }
                 let before = listing.items[prior]
-                return before.lastModified == item.lastModified && before.etag == item.etag
+                // Bodies the listing carries must agree too (one id, one version, two contents).
+                return before.lastModified == item.lastModified && before.etag == item.etag && before.body == item.body
             }
             if let index = base.position(of: item.id) {
                 guard try mark(index, by: listed, sameAsBefore: { sameAsBefore(listedBy[index]) }) else { continue }

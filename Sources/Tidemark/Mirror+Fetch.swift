@@ -92,6 +92,12 @@ public struct FetchReport: Sendable {
 }
 
 extension Mirror {
+    /// What a listing's error is reported as: an ``UpstreamError`` as it is; another error (one an
+    /// upstream of an app's own throws) as its text, naming the collection listed.
+    static func upstreamError(_ error: any Error, listing collection: String) -> UpstreamError {
+        error as? UpstreamError ?? .unreachable("listing of \(collection): \(String(describing: error))")
+    }
+
     /// Lists upstream, downloads the items whose version differs from the last fetch, writes
     /// them as objects and moves `refs/tidemark/upstream` to a snapshot of upstream. Touches
     /// neither the branch nor the working tree.
@@ -184,9 +190,9 @@ extension Mirror {
                 }
             } catch {
                 // A cancelled task's listing ends in whatever error the request met.
-                if Task.isCancelled { throw .cancelled }
+                if Task.isCancelled || error is CancellationError { throw .cancelled }
                 _ = try load.table()  // an unreadable manifest is the error to report
-                throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
+                throw .upstream(Mirror.upstreamError(error, listing: collection))
             }
             let cached = try load.table()
             // Whole, and showing every deletion: not one that changed while it was paged (its

@@ -244,8 +244,8 @@ extension Mirror {
                 listing = try await upstream.list(collection: collection, since: listingStart(collection, after: baseMessage, full: fullListing),
                                                   cached: cached)
             } catch {
-                if Task.isCancelled { throw .cancelled }
-                throw .upstream(error as? UpstreamError ?? .unreachable(String(describing: error)))
+                if Task.isCancelled || error is CancellationError { throw .cancelled }
+                throw .upstream(Mirror.upstreamError(error, listing: collection))
             }
             let fetchPlan = try plan(collection: collection, listing: listing, base: cached, options: options.fetch)
             manifestBases[Mirror.manifestPath(collection)] = (

@@ -60,7 +60,8 @@ public enum MirrorError: Error, CustomStringConvertible {
     case unsafeName(String)
     /// There is no snapshot yet, or the named revision does not exist.
     case unknownRevision(String)
-    /// An upstream adapter failed.
+    /// An upstream adapter failed. An upstream of an app's own that throws another error type is
+    /// reported with its text (see ``Upstream``).
     case upstream(UpstreamError)
     /// The task running the operation was cancelled (`Task.cancel()`): what it wrote is not
     /// named by any ref, and the mirror is as it was (a clone's destination is removed).

@@ -127,6 +127,15 @@ public enum FetchedBody: Sendable {
 ///
 /// An adapter lists a collection cheaply (id and version per item) and downloads single items.
 /// It never touches the mirror: the engine decides what to download and stores it.
+///
+/// For an adapter of an app's own: `fetch` is called for up to `tidemark.jobs` items at once.
+/// An error it throws reaches the app as a ``UpstreamError`` (``MirrorError/upstream(_:)``): one of
+/// that type as it is, any other as its text (`.unreachable`, naming the collection listed or the
+/// item downloaded), so an app that needs to tell its own errors apart throws `UpstreamError`s;
+/// a `CancellationError` ends the run as cancelled. An item whose id cannot be stored (empty) fails
+/// its collection's run; positions in ``Listing/unchanged`` outside `cached` and one id listed
+/// twice with two versions or bodies are the adapter's errors, named. The engine never calls
+/// ``shutdown()``: the app does, when it is done with the upstream.
 public protocol Upstream: Sendable {
     /// The spec that names this upstream, e.g. `dir:/srv/items`; never contains a secret.
     var spec: String { get }
