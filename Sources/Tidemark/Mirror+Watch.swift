@@ -30,13 +30,14 @@ extension Mirror {
     /// readable: inotify on the folder, answering fetches on `.git/tidemark/watch.sock` which
     /// names changed since their last run. One per mirror.
     ///
-    /// It holds this handle until it stops (the handle's other calls wait): run it on a handle
-    /// of its own (``open(at:upstream:)``), and fetch and sync through another, as the CLI's
-    /// `tidemark watch` and `tidemark sync` are two processes.
+    /// It runs on a thread of its own, not on one of Swift's shared ones (with as many watchers as
+    /// cores, every other task of the app waited), and does not hold this handle meanwhile:
+    /// fetches and syncs through it (or another) are answered by it, as the CLI's `tidemark
+    /// watch` and `tidemark sync` are two processes. `ready` is called on that thread.
     ///
     /// - Throws: when the upstream is not a folder, another watcher runs, or the folder cannot be
     ///   watched (or goes away while watched).
-    public func watch(stop: Int32, ready: @Sendable (WatchStarted) -> Void) throws(MirrorError) {
+    public func watch(stop: Int32, ready: @escaping @Sendable (WatchStarted) -> Void) async throws(MirrorError) {
         #if os(Linux)
         guard settings.upstreamConfiguration.kind == "dir", let upstream = try makeUpstream() as? DirectoryUpstream else {
             throw .invalidArgument("watch: only a dir upstream can be watched; '\(settings.upstream)' lists its changes itself")
@@ -52,18 +53,28 @@ extension Mirror {
             throw .invalidArgument("a watcher already runs for this mirror\(pid.map { " (pid \($0))" } ?? ""); stop it first")
         }
         defer { withExtendedLifetime(lock) {} }
-        do {
-            let watcher = try FolderWatcher(root: folder)
-            try watcher.serve(at: watchSocket, stop: stop, configured: String(upstream.spec.dropFirst(4))) {
-                ready(WatchStarted(folder: watcher.root, folders: watcher.folderCount, itemFiles: watcher.itemFileCount))
+        let socket = watchSocket, configured = String(upstream.spec.dropFirst(4))
+        let outcome: Result<Void, MirrorError> = await withCheckedContinuation { continuation in
+            // The watcher blocks in poll(2) for its whole life.
+            let thread = Thread {
+                do {
+                    let watcher = try FolderWatcher(root: folder)
+                    try watcher.serve(at: socket, stop: stop, configured: configured) {
+                        ready(WatchStarted(folder: watcher.root, folders: watcher.folderCount, itemFiles: watcher.itemFileCount))
+                    }
+                    continuation.resume(returning: .success(()))
+                } catch let error as UpstreamError {
+                    continuation.resume(returning: .failure(.upstream(error)))
+                } catch let error as WatcherUnavailable {
+                    continuation.resume(returning: .failure(.invalidArgument("watch: \(error.description)")))
+                } catch {
+                    continuation.resume(returning: .failure(.invalidArgument("watch: \(error)")))
+                }
             }
-        } catch let error as UpstreamError {
-            throw .upstream(error)
-        } catch let error as WatcherUnavailable {
-            throw .invalidArgument("watch: \(error.description)")
-        } catch {
-            throw .invalidArgument("watch: \(error)")
+            thread.name = "tidemark watch"
+            thread.start()
         }
+        try outcome.get()
         #else
         throw .invalidArgument("watch: needs Linux (inotify)")
         #endif
