@@ -21,11 +21,17 @@ extension Mirror {
     /// Whether the changes from manifest `base` to `ours` all survive in `theirs`: each item whose
     /// version `ours` changes (added, changed or removed) has that version in `theirs`, and none is
     /// among `unknown` (items whose version the run's target holds is not known yet: a dry run's
-    /// downloads). False when any of the three does not parse.
-    static func manifestChangesSurvive(base: Data, ours: Data, theirs: Data, unknown: Set<ItemID> = []) -> Bool {
+    /// downloads). Changes to the versions `following` holds (upstream's before a rollback, which
+    /// a revert of it puts back) are not counted. False when any of them does not parse.
+    static func manifestChangesSurvive(base: Data, ours: Data, theirs: Data, unknown: Set<ItemID> = [],
+                                       following: Data? = nil) -> Bool {
         guard let own = try? Manifest.changes(from: base, to: ours),
               let apart = try? Manifest.changes(from: ours, to: theirs) else { return false }
-        let changed = Set(own.compactMap { ($0.new ?? $0.old)?.id })
+        var changed = Set(own.compactMap { ($0.new ?? $0.old)?.id })
+        if let following {
+            guard let away = try? Manifest.changes(from: following, to: ours) else { return false }
+            changed.formIntersection(away.compactMap { ($0.new ?? $0.old)?.id })
+        }
         guard changed.isDisjoint(with: unknown) else { return false }
         return !apart.contains { change in (change.new ?? change.old).map { changed.contains($0.id) } ?? false }
     }

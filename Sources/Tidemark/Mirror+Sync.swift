@@ -751,11 +751,18 @@ extension Mirror {
         var own: [Commit] = []
         var snapshotTree: ObjectID?
         var snapshotsByTree: [ObjectID: [Commit]]?
+        // When the commits sit on a rollback: the snapshot it rolled back from, upstream's then.
+        var rolledBackFrom: ObjectID?
         var next: Commit? = head
         while let commit = next, own.count < 1000 {
             // As tidemark wrote it, reworded, or snapshots squashed into it.
-            if try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree) != nil {
+            if let message = try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree) {
                 snapshotTree = commit.tree
+                if message.restores != nil, let parent = try firstParent(of: commit) {
+                    var budget = 100
+                    rolledBackFrom = try firstWrittenSnapshot(along: parent, budget: &budget, accept: { $0.restores == nil },
+                                                              snapshotsByTree: &snapshotsByTree)?.commit.tree
+                }
                 break
             }
             own.append(commit)
@@ -776,6 +783,17 @@ extension Mirror {
                               + "undecodable bytes shown as U+FFFD); rename or remove it with git (git mv, git rm), "
                               + "then run the command again")
         }
+        // What the commits set back to the snapshot a rollback below them rolled back from (`git
+        // revert` of the rollback) follows upstream: it is not the user's own to keep from a sync.
+        if let rolledBackFrom {
+            var kept: [String] = []
+            for path in paths {
+                let ours = try mirrorErrors { try repository.treeEntry(at: path, in: head.tree)?.id }
+                let upstreams = try mirrorErrors { try repository.treeEntry(at: path, in: rolledBackFrom)?.id }
+                if ours != upstreams || Mirror.collection(ofManifest: path) != nil { kept.append(path) }
+            }
+            paths = kept
+        }
         if let target {
             let undone = Set(try mirrorErrors { try repository.diffTrees(head.tree, target).deltas.map(\.path) }).union(more)
             // A manifest is undone only where the target sets an item the commits changed to
@@ -786,7 +804,8 @@ extension Mirror {
                 if let collection = Mirror.collection(ofManifest: path) {
                     let manifest = { (tree: ObjectID?) throws(MirrorError) in try self.manifestData(try self.manifestBlob(collection, in: tree), of: collection) }
                     if Mirror.manifestChangesSurvive(base: try manifest(snapshotTree), ours: try manifest(head.tree),
-                                                     theirs: try manifest(target), unknown: unknownItems[path] ?? []) { continue }
+                                                     theirs: try manifest(target), unknown: unknownItems[path] ?? [],
+                                                     following: try rolledBackFrom.map { (tree) throws(MirrorError) in try manifest(tree) }) { continue }
                 }
                 kept.append(path)
             }

@@ -1473,6 +1473,20 @@ struct BranchSafetyTests {
             let undone = try await CLI.tidemark(["sync"], in: mirror)
             #expect(undone.status == 1 && undone.stderr.contains("commits of your own"), "\(undone.stderr)")
             try await CLI.expectClean(mirror)
+            #expect(try await CLI.run("/usr/bin/git", ["reset", "-q", "--hard", "HEAD~1"], in: mirror).status == 0)
+
+            // Nor is a revert of a rollback undone when upstream changes the very item the rollback
+            // had set back: the revert put back upstream's version of then, which a sync brings on
+            // (it was refused as undone).
+            #expect(try await CLI.tidemark(["rollback", "-q", "HEAD~3"], in: mirror).status == 0)  // the snapshot before i3's v3
+            #expect(try await CLI.run("/usr/bin/git", git + ["revert", "--no-edit", "HEAD"], in: mirror).status == 0)
+            try writeItem(upstream, "i3", lastModified: "2021-07-05T00:00:00Z", extra: #", "v": 6"#)
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let run = try await CLI.tidemark(arguments, in: mirror)
+                #expect(run.status == 0 && run.stdout.contains("2 changed"), "\(arguments): \(run.stdout) \(run.stderr)")
+            }
+            #expect(try String(contentsOfFile: mirror + "/items/i3.json", encoding: .utf8).contains("\"v\": 6"))
+            try await CLI.expectClean(mirror)
         }
     }
 
@@ -1497,15 +1511,16 @@ struct BranchSafetyTests {
                 #expect(run.status == 0 && run.stdout.contains("1 changed"), "\(arguments): \(run.stdout) \(run.stderr)")
             }
             #expect(try String(contentsOfFile: mirror + "/items/i2.json", encoding: .utf8).contains("\"v\": 2"))
-            // The dry run does not know a version the listing brings before its download: an item
-            // the user's commits changed that the listing changes again counts as undone.
+            // An item the revert put back to upstream's version of then, which the listing changes
+            // again: the sync brings it on, and its dry run agrees.
             #expect(try await CLI.tidemark(["rollback", "-q", "HEAD~2"], in: mirror).status == 0)
             #expect(try await CLI.run("/usr/bin/git", git + ["revert", "--no-edit", "HEAD"], in: mirror).status == 0)
             try writeItem(upstream, "i2", lastModified: "2021-08-01T00:00:00Z", extra: #", "v": 5"#)
             for arguments in [["sync", "--dry-run"], ["sync"]] {
-                let refused = try await CLI.tidemark(arguments, in: mirror)
-                #expect(refused.status == 1 && refused.stderr.contains("commits of your own"), "\(arguments): \(refused.stdout) \(refused.stderr)")
+                let run = try await CLI.tidemark(arguments, in: mirror)
+                #expect(run.status == 0 && run.stdout.contains("1 changed"), "\(arguments): \(run.stdout) \(run.stderr)")
             }
+            #expect(try String(contentsOfFile: mirror + "/items/i2.json", encoding: .utf8).contains("\"v\": 5"))
         }
     }
 
