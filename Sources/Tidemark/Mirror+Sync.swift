@@ -662,7 +662,7 @@ extension Mirror {
                 passedOver()
                 continue
             }
-            if delta.status == .modified, try manifestSurvives(delta.path) { continue }
+            if delta.status == .modified, Mirror.collection(ofManifest: delta.path) != nil, try manifestSurvives(delta.path) { continue }
             // A file `tree` lacks (staged as new): the untracked check names it as in the way.
             if delta.status == .added {
                 passedOver()
