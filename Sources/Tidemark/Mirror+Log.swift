@@ -53,6 +53,8 @@ extension Mirror {
         let branchTip = try mirrorErrors { try repository.resolveReference(branch) }
         let upstreamTip = try mirrorErrors { try repository.resolveReference(Mirror.upstreamRef) }
         let branchName = Mirror.shortBranchName(branch)
+        // With HEAD detached, its commit is marked `HEAD`, and `main` where that branch points.
+        let mainTip = branch == "HEAD" ? try mirrorErrors { try repository.resolveReference("refs/heads/main") } : nil
         return try mirrorErrors {
             let sides = try starts.map { start in
                 try repository.firstParentHistory(from: start, limit: limit, hiding: hiding).map { (id: $0, commit: try repository.commit($0)) }
@@ -61,6 +63,7 @@ extension Mirror {
                 let message = SnapshotMessage.parse(commit.message)
                 var refs: [String] = []
                 if id == branchTip { refs.append(branchName) }
+                if id == mainTip { refs.append("main") }
                 if id == upstreamTip { refs.append("tidemark/upstream") }
                 return SnapshotInfo(
                     commit: id.hex, parents: commit.parents.map(\.hex),

@@ -19,21 +19,26 @@ extension Mirror {
     }
 
     /// Whether the changes from manifest `base` to `ours` all survive in `theirs`: each item whose
-    /// version `ours` changes (added, changed or removed) has that version in `theirs`, and none is
-    /// among `unknown` (items whose version the run's target holds is not known yet: a dry run's
-    /// downloads). Changes to the versions `following` holds (upstream's before a rollback, which
-    /// a revert of it puts back) are not counted. False when any of them does not parse.
+    /// line `ours` changes (added, changed or removed, compared as bytes: a notation of the same
+    /// instant too) has that very line in `theirs`, none is among `unknown` (items whose version
+    /// the run's target holds is not known yet: a dry run's downloads), and no other line (a
+    /// comment) changed. Lines set to what `following` holds (upstream's before a rollback, which
+    /// a revert of it puts back) are not counted as changes.
     static func manifestChangesSurvive(base: Data, ours: Data, theirs: Data, unknown: Set<ItemID> = [],
                                        following: Data? = nil) -> Bool {
-        guard let own = try? Manifest.changes(from: base, to: ours),
-              let apart = try? Manifest.changes(from: ours, to: theirs) else { return false }
-        var changed = Set(own.compactMap { ($0.new ?? $0.old)?.id })
+        let old = ManifestLines(base), mine = ManifestLines(ours), target = ManifestLines(theirs)
+        guard old.others == mine.others else { return false }
+        var changed = Set(old.entries.keys).union(mine.entries.keys).filter { old.entries[$0] != mine.entries[$0] }
         if let following {
-            guard let away = try? Manifest.changes(from: following, to: ours) else { return false }
-            changed.formIntersection(away.compactMap { ($0.new ?? $0.old)?.id })
+            let upstream = ManifestLines(following)
+            changed = changed.filter { upstream.entries[$0] != mine.entries[$0] }
         }
-        guard changed.isDisjoint(with: unknown) else { return false }
-        return !apart.contains { change in (change.new ?? change.old).map { changed.contains($0.id) } ?? false }
+        for id in unknown {
+            var field: [UInt8] = []
+            Manifest.escape(id.bytes, leadingHash: true, into: &field)
+            if changed.contains(Data(field)) { return false }
+        }
+        return changed.allSatisfy { target.entries[$0] == mine.entries[$0] }
     }
 
     /// Whether the working tree's copy of the manifest at `path`, which differs from the one in
@@ -74,5 +79,27 @@ extension Mirror {
         guard descriptor >= 0 else { return nil }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         return try? handle.readToEnd() ?? Data()
+    }
+}
+
+/// A manifest's lines as bytes: each entry's by its id field (as escaped in the file), and the
+/// others (header, comments, blank lines) in order.
+private struct ManifestLines {
+    var entries: [Data: Data] = [:]
+    var others: [Data] = []
+
+    init(_ data: Data) {
+        var start = data.startIndex
+        while start < data.endIndex {
+            let end = data[start...].firstIndex(of: 10) ?? data.endIndex
+            let line = data[start..<end]
+            if line.isEmpty || line.first == 35 {
+                others.append(Data(line))
+            } else {
+                let idEnd = line.firstIndex(of: 9) ?? line.endIndex
+                entries[Data(line[line.startIndex..<idEnd])] = Data(line)
+            }
+            start = end == data.endIndex ? end : data.index(after: end)
+        }
     }
 }

@@ -214,6 +214,15 @@ extension Mirror {
                 }
             }
         }
+        // A manifest listed for its local state: what a sync does to it is whether upstream's differs.
+        if let head, let upstream {
+            for index in others.indices where others[index].upstream == .unchanged && Mirror.collection(ofManifest: others[index].path) != nil {
+                let path = others[index].path
+                let ours = try mirrorErrors { try repository.treeEntry(at: path, in: head.tree)?.id }
+                let theirs = try mirrorErrors { try repository.treeEntry(at: path, in: upstream.tree)?.id }
+                if ours != theirs { others[index].upstream = theirs == nil ? .deleted : ours == nil ? .added : .changed }
+            }
+        }
         var items: [ItemStatus] = []
         for collection in try collections.get().sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
             items += (ordered[collection] ?? [:]).values.sorted { $0.id < $1.id }

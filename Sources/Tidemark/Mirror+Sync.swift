@@ -425,6 +425,8 @@ extension Mirror {
             message.counts = counts
             message.perCollection = [:]
             message.tree = upstream.tree.hex
+            // A sync restores nothing (the upstream snapshot may be a rollback that stood for it).
+            message.restores = nil
             target = try mirrorErrors {
                 try repository.createCommit(tree: upstream.tree, parents: head.map { [$0.id] } ?? [],
                                             message: message.render(), author: signature(), committer: signature(.committer))

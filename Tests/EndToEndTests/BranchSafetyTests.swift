@@ -1312,7 +1312,7 @@ struct BranchSafetyTests {
             #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
             let added = try await Self.rev("HEAD", in: mirror)
             #expect(try await CLI.run("/usr/bin/git", ["reset", "-q", "--soft", "HEAD~1"], in: mirror).status == 0)
-            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "MM items/i1\nAM items/n1\n M .tidemark/items.manifest\n")
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "MM items/i1\nAM items/n1\nMM .tidemark/items.manifest\n")
             let planAdded = try await CLI.tidemark(["sync", "--dry-run"], in: mirror)
             #expect(planAdded.status == 0 && planAdded.stdout.contains("Would apply: 1 changed, 1 new"), "\(planAdded.stdout) \(planAdded.stderr)")
             let syncAdded = try await CLI.tidemark(["sync"], in: mirror)
@@ -1396,6 +1396,35 @@ struct BranchSafetyTests {
         }
     }
 
+    /// `log --json` marks `main` with HEAD detached too (it marked the detached commit `main`'s way,
+    /// as `HEAD`, and not `main`'s), and a snapshot a sync makes after a rollback that stood for
+    /// upstream restores nothing (it carried the rollback's `restores`).
+    @Test func logMarksMainWhenDetachedAndASyncRestoresNothing() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.run("/usr/bin/git", ["checkout", "-q", "--detach", "HEAD~1"], in: mirror).status == 0)
+            let log = try await CLI.tidemark(["log", "--json", "main"], in: mirror)
+            let entries = try JSONSerialization.jsonObject(with: Data(log.stdout.utf8)) as? [[String: Any]] ?? []
+            #expect(entries.first?["refs"] as? [String] == ["main", "tidemark/upstream"], "\(log.stdout)")
+            #expect(entries.dropFirst().first?["refs"] as? [String] == ["HEAD"], "\(log.stdout)")
+            #expect(try await CLI.run("/usr/bin/git", ["checkout", "-q", "main"], in: mirror).status == 0)
+
+            // A rollback to what upstream holds, then a commit of one's own replaced by --force.
+            try writeItem(upstream, "i1", lastModified: "2021-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["rollback", "-q", "HEAD~1"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i2.json"))
+            #expect(try await CLI.run("/usr/bin/git", ["-c", "user.name=U", "-c", "user.email=u@e", "commit", "-q", "-am", "mine"],
+                                      in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["sync", "-q", "--force"], in: mirror).status == 0)
+            let after = try await CLI.tidemark(["log", "--json", "-n", "1"], in: mirror)
+            let newest = (try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [[String: Any]])?.first
+            #expect((newest?["summary"] as? String)?.hasPrefix("Sync ") == true && newest?["restores"] == nil, "\(after.stdout)")
+        }
+    }
+
     /// A file gone from the index only (`git rm --cached`) whose item upstream deleted: edited, the
     /// sync's checkout would remove it, so the dry run refuses it as the sync does (it printed a
     /// plan the sync refused); holding HEAD's version, both delete it.
@@ -1440,6 +1469,23 @@ struct BranchSafetyTests {
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
             #expect(try await Self.rev("HEAD^{tree}", in: mirror) == (try await Self.rev("tidemark/upstream^{tree}", in: mirror)))
             try await CLI.expectClean(mirror)
+
+            // A comment added to the manifest is a change no snapshot holds: refused, dry run and
+            // all (the sync wrote over it); status says upstream changes the manifest too.
+            let manifestPath = mirror + "/.tidemark/items.manifest"
+            let manifest = try #require(FileManager.default.contents(atPath: manifestPath))
+            try (manifest + Data("# mine\n".utf8)).write(to: URL(fileURLWithPath: manifestPath))
+            try writeItem(upstream, "i3", lastModified: "2021-06-02T12:00:00Z", extra: #", "v": 3"#)
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
+            let porcelain = try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout
+            #expect(porcelain.contains("MM .tidemark/items.manifest\n"), "\(porcelain)")
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("\t.tidemark/items.manifest"), "\(arguments): \(refused.stderr)")
+            }
+            #expect(FileManager.default.contents(atPath: manifestPath) == manifest + Data("# mine\n".utf8))
+            try manifest.write(to: URL(fileURLWithPath: manifestPath))
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
 
             // Upstream sets the item the manifest's change is about to yet another version: refused.
             try writeItem(upstream, "i2", lastModified: "2021-06-03T00:00:00Z", extra: #", "v": 2"#)
