@@ -42,13 +42,14 @@ extension Mirror {
     }
 
     /// Whether the working tree's copy of the manifest at `path`, which differs from the one in
-    /// `head`, holds no change that `theirs` (the manifest the run writes there) sets back: then it
-    /// is no local edit, and the run writes over it (``resetSurvivingManifests(among:head:target:)``).
-    func workingManifestSurvives(at path: String, head: ObjectID, theirs: Data?, unknown: Set<ItemID> = []) throws(MirrorError) -> Bool {
+    /// `head`, holds no change that `theirs` (the blob of the manifest the run writes there; none
+    /// when it writes none) sets back: then it is no local edit, and the run writes over it
+    /// (``resetSurvivingManifests(among:head:target:)``).
+    func workingManifestSurvives(at path: String, head: ObjectID, theirs: ObjectID?, unknown: Set<ItemID> = []) throws(MirrorError) -> Bool {
         guard let collection = Mirror.collection(ofManifest: path), let theirs,
               let ours = Mirror.regularFileContents(workingTree + path) else { return false }
         let base = try manifestData(try manifestBlob(collection, in: head), of: collection)
-        return Mirror.manifestChangesSurvive(base: base, ours: ours, theirs: theirs, unknown: unknown)
+        return Mirror.manifestChangesSurvive(base: base, ours: ours, theirs: try manifestData(theirs, of: collection), unknown: unknown)
     }
 
     /// Puts back HEAD's version of each manifest among `paths` whose working-tree copy differs
@@ -60,10 +61,9 @@ extension Mirror {
         let manifests = paths.filter { Mirror.collection(ofManifest: $0) != nil }
         guard !manifests.isEmpty else { return false }
         var reset: [String] = []
-        for path in manifests {
-            let blob = try mirrorErrors { try repository.treeEntry(at: path, in: target)?.id }
-            let theirs = try blob.map { (blob) throws(MirrorError) in try mirrorErrors { try repository.readBlob(blob) } }
-            if try workingManifestSurvives(at: path, head: head, theirs: theirs) { reset.append(path) }
+        let blob = targetBlob(in: target)
+        for path in manifests where try workingManifestSurvives(at: path, head: head, theirs: try blob(path)) {
+            reset.append(path)
         }
         guard !reset.isEmpty else { return false }
         try withLockNote { () throws(MirrorError) in

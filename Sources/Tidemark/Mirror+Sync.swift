@@ -238,7 +238,8 @@ extension Mirror {
         for collection in settings.collections {
             let headBlob = try manifestBlob(collection, in: head?.tree)
             let headTable = try manifestTable(collection, blob: headBlob)
-            let cached = try manifestTable(collection, blob: try manifestBlob(collection, in: base?.tree))
+            let baseBlob = try manifestBlob(collection, in: base?.tree)
+            let cached = try manifestTable(collection, blob: baseBlob)
             let listing: Listing
             do {
                 listing = try await upstream.list(collection: collection, since: listingStart(collection, after: baseMessage, full: fullListing),
@@ -249,8 +250,7 @@ extension Mirror {
             }
             let fetchPlan = try plan(collection: collection, listing: listing, base: cached, options: options.fetch)
             manifestBases[Mirror.manifestPath(collection)] = (
-                try manifestBlob(collection, in: base?.tree),
-                Set(fetchPlan.downloads.map(\.item.id)).union(fetchPlan.deletions.map(cached.id(at:))))
+                baseBlob, Set(fetchPlan.downloads.map(\.item.id)).union(fetchPlan.deletions.map(cached.id(at:))))
             downloads += fetchPlan.downloads.filter { $0.item.body == nil }.count
             bodiesInListing += fetchPlan.downloads.filter { $0.item.body != nil }.count
             // What the sync would change: the same plan, made against HEAD (counting only, so the
@@ -361,9 +361,8 @@ extension Mirror {
                 from: head.tree, among: paths + changedCollections.map(Mirror.manifestPath), force: options.force, untracked: .always,
                 targetBlob: { planned[$0] }, deletedByTarget: { deleted.contains($0) },
                 manifestSurvives: { (path) throws(MirrorError) in
-                    guard let (blob, changing) = manifestBases[path], let collection = Mirror.collection(ofManifest: path) else { return false }
-                    return try workingManifestSurvives(at: path, head: head.tree, theirs: try manifestData(blob, of: collection),
-                                                       unknown: changing)
+                    guard let (blob, changing) = manifestBases[path] else { return false }
+                    return try workingManifestSurvives(at: path, head: head.tree, theirs: blob, unknown: changing)
                 },
                 inTheWay: { () throws(MirrorError) in
                     try untrackedPaths(among: added.map(\.path), head: head.tree, targetBlob: { planned[$0] }).map { inTheWay(names[$0]!, at: $0) }
@@ -534,10 +533,7 @@ extension Mirror {
         let blob = targetBlob(in: target)
         return try changesInTheWay(from: head, among: changed, force: force, untracked: untracked, targetBlob: blob,
                                    deletedByTarget: { (path) throws(MirrorError) in try blob(path) == nil },
-                                   manifestSurvives: { (path) throws(MirrorError) in
-                                       let theirs = try blob(path).map { (id) throws(MirrorError) in try mirrorErrors { try repository.readBlob(id) } }
-                                       return try workingManifestSurvives(at: path, head: head, theirs: theirs)
-                                   },
+                                   manifestSurvives: { (path) throws(MirrorError) in try workingManifestSurvives(at: path, head: head, theirs: try blob(path)) },
                                    inTheWay: { () throws(MirrorError) in try untrackedInTheWay(of: changed, head: head, target: target) })
     }
 
@@ -785,17 +781,6 @@ extension Mirror {
                               + "undecodable bytes shown as U+FFFD); rename or remove it with git (git mv, git rm), "
                               + "then run the command again")
         }
-        // What the commits set back to the snapshot a rollback below them rolled back from (`git
-        // revert` of the rollback) follows upstream: it is not the user's own to keep from a sync.
-        if let rolledBackFrom {
-            var kept: [String] = []
-            for path in paths {
-                let ours = try mirrorErrors { try repository.treeEntry(at: path, in: head.tree)?.id }
-                let upstreams = try mirrorErrors { try repository.treeEntry(at: path, in: rolledBackFrom)?.id }
-                if ours != upstreams || Mirror.collection(ofManifest: path) != nil { kept.append(path) }
-            }
-            paths = kept
-        }
         if let target {
             let undone = Set(try mirrorErrors { try repository.diffTrees(head.tree, target).deltas.map(\.path) }).union(more)
             // A manifest is undone only where the target sets an item the commits changed to
@@ -813,9 +798,10 @@ extension Mirror {
             }
             paths = kept
         }
-        // A merge (`git pull` of another clone of the mirror) brought its other side's snapshot:
-        // a file as that snapshot holds it is upstream's, not the user's.
-        var merged: [ObjectID] = []
+        // A merge (`git pull` of another clone of the mirror) brought its other side's snapshot,
+        // and a revert of a rollback below the commits put back the snapshot it rolled back from:
+        // a file as either holds it is upstream's, not the user's.
+        var merged: [ObjectID] = rolledBackFrom.map { [$0] } ?? []
         for merge in own where merge.parents.count > 1 {
             for parent in merge.parents.dropFirst() {
                 var budget = 100
