@@ -216,10 +216,9 @@ extension Mirror {
         }
         // A manifest listed for its local state: what a sync does to it is whether upstream's differs.
         if let head, let upstream {
-            for index in others.indices where others[index].upstream == .unchanged && Mirror.collection(ofManifest: others[index].path) != nil {
-                let path = others[index].path
-                let ours = try mirrorErrors { try repository.treeEntry(at: path, in: head.tree)?.id }
-                let theirs = try mirrorErrors { try repository.treeEntry(at: path, in: upstream.tree)?.id }
+            for index in others.indices where others[index].upstream == .unchanged {
+                guard let collection = Mirror.collection(ofManifest: others[index].path) else { continue }
+                let ours = try manifestBlob(collection, in: head.tree), theirs = try manifestBlob(collection, in: upstream.tree)
                 if ours != theirs { others[index].upstream = theirs == nil ? .deleted : ours == nil ? .added : .changed }
             }
         }
@@ -236,9 +235,7 @@ extension Mirror {
         report.fetchFailures = stateLines(Mirror.fetchFailuresState)
         report.fetchVanished = stateLines(Mirror.fetchVanishedState)
         report.upkeepFailure = stateLines(Mirror.upkeepFailedState).first
-        // A bisect counts while it has HEAD detached (a sync then refuses, naming it).
-        let bisecting = repository.isBisecting && (try? repository.headBranch()) == .some(nil)
-        report.operationInProgress = repository.operationInProgress() ?? (bisecting ? "bisect" : nil)
+        report.operationInProgress = operationInProgress(headDetached: report.branch == "HEAD")
         return report
     }
 

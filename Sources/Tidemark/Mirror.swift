@@ -187,13 +187,18 @@ public actor Mirror {
     func checkedOutBranch(by command: String = "sync") throws(MirrorError) -> String {
         let branch = try branch()
         if branch == "HEAD", let head = try headCommit() {
-            // A rebase (or `am`) detaches HEAD while it runs: it is to finish, not `git switch` (git refuses that then).
-            if let operation = repository.operationInProgress() { throw .operationInProgress(operation, by: command) }
-            // So does a bisect, which `git bisect reset` ends (a `git switch` leaves it under way).
-            if repository.isBisecting { throw .operationInProgress("bisect", by: command) }
+            // A rebase (or `am`, or a bisect) detaches HEAD while it runs: it is to finish, not
+            // `git switch` (git refuses that then; a bisect stays under way).
+            if let operation = operationInProgress(headDetached: true) { throw .operationInProgress(operation, by: command) }
             throw .detachedHead(head.id)
         }
         return branch
+    }
+
+    /// The git operation under way: a merge, revert, cherry-pick, rebase or `am`, or a bisect
+    /// while it has HEAD detached (`git bisect reset` ends it); nil when there is none.
+    func operationInProgress(headDetached: Bool) -> String? {
+        repository.operationInProgress() ?? (headDetached && repository.isBisecting ? "bisect" : nil)
     }
 
     /// A branch's short name: `main` for `refs/heads/main`.
