@@ -121,7 +121,8 @@ public struct RestUpstream: Upstream {
         if !pass.kept.isEmpty {
             let versions = try cached.loaded()
             for position in pass.kept {
-                if let version = served[versions.id(at: position)] { pass.items.append(ListedItem(id: versions.id(at: position), lastModified: version)) }
+                let id = versions.id(at: position)
+                if let version = served[id] { pass.items.append(ListedItem(id: id, lastModified: version)) }
             }
             pass.kept.removeAll { served[versions.id(at: $0)] != nil }
         }
@@ -213,8 +214,7 @@ public struct RestUpstream: Upstream {
     /// answering (the listing is then read again).
     private func probe(_ id: ItemID) async throws -> (answers: Bool, version: Timestamp?) {
         guard let url = itemURL(for: id) else { return (true, nil) }
-        let result = try await session.get(url, acceptStatuses: [404, 410])
-        guard result.status != 404, result.status != 410 else { return (false, nil) }
+        guard let result = try await session.answering(url) else { return (false, nil) }
         return (true, bodyVersion(of: result.body, field: modifiedField))
     }
 

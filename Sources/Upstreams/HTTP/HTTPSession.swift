@@ -90,8 +90,14 @@ public final class HTTPSession: Sendable {
     /// Whether `url` still serves something: false on a 404 or 410 (the item is gone); another
     /// failure throws, as ``get(_:validator:acceptStatuses:)`` does.
     func answers(_ url: URL) async throws -> Bool {
-        let status = try await get(url, acceptStatuses: [404, 410]).status
-        return status != 404 && status != 410
+        try await answering(url) != nil
+    }
+
+    /// The response of `url` while it still serves something; nil on a 404 or 410 (the item is
+    /// gone). Another failure throws, as ``get(_:validator:acceptStatuses:)`` does.
+    func answering(_ url: URL) async throws -> HTTPResult? {
+        let result = try await get(url, acceptStatuses: [404, 410])
+        return result.status == 404 || result.status == 410 ? nil : result
     }
 
     private func attempts(_ url: URL, validator: String?, acceptStatuses: Set<Int>) async throws -> HTTPResult {
