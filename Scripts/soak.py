@@ -293,25 +293,28 @@ def do_sync(repo, flags):
     return rc
 
 
-def manifest_versions(data):
-    """A manifest's item lines as id -> (lastModified, etag)."""
-    versions = {}
-    for line in (data or b"").decode(errors="replace").split("\n"):
-        if line and not line.startswith("#"):
-            fields = line.split("\t")
-            versions[fields[0]] = tuple(fields[1:3])
-    return versions
+def manifest_lines(data):
+    """A manifest's item lines as id field -> line, and its other lines (header, comments) in order."""
+    entries, others = {}, []
+    for line in (data or b"").split(b"\n"):
+        if line and not line.startswith(b"#"):
+            entries[line.split(b"\t")[0]] = line
+        else:
+            others.append(line)
+    return entries, others
 
 
 def manifest_changes_kept(repo, path, base_rev, ours, now):
-    """Whether every item line `ours` (a manifest git changed) changes from base_rev's is in `now`:
-    a run writes over such a manifest when the snapshot keeps those versions (tidemark compares
-    manifests item by item)."""
+    """Whether every item line `ours` (a manifest git changed) changes from base_rev's is in `now`,
+    byte for byte, and its other lines are base_rev's: a run writes over such a manifest then
+    (tidemark compares manifests item by item)."""
     if not base_rev or not (path.startswith(".tidemark/") and path.endswith(".manifest")):
         return False
-    rc, base, _ = run(["git", "cat-file", "-p", base_rev + ":" + path], cwd=repo)
-    mine, old, new = manifest_versions(ours), manifest_versions(base.encode() if rc == 0 else b""), manifest_versions(now)
-    return all(new.get(i) == mine.get(i) for i in set(mine) | set(old) if mine.get(i) != old.get(i))
+    # As bytes: an id need not be UTF-8.
+    shown = subprocess.run(["git", "cat-file", "-p", base_rev + ":" + path], cwd=repo, env=env, capture_output=True)
+    (mine, mine_others), (old, old_others) = manifest_lines(ours), manifest_lines(shown.stdout if shown.returncode == 0 else b"")
+    new = manifest_lines(now)[0]
+    return mine_others == old_others and all(new.get(i) == mine.get(i) for i in set(mine) | set(old) if mine.get(i) != old.get(i))
 
 
 def after_checks(repo, cmd, flags, rc, pre, out, err, base_rev=None):
