@@ -70,8 +70,12 @@ extension Mirror {
             message.listedAt = nil
             message.restores = targetID.hex
             var text = message.render()
-            // The subject replaced; the rest (a blank line, the trailers) kept as it is.
-            text = "Roll back to \(targetID.short()): \(counts.summary)" + text.drop(while: { $0 != "\n" })
+            // The subject replaced; the rest (a blank line, the trailers) kept as it is. A
+            // snapshot the branch does not hold below it (newer, after a `--hard` one; another
+            // branch's) is restored, not rolled back to.
+            let older = try mirrorErrors { try repository.isDescendant(head.id, of: targetID) }
+            let subject = older ? "Roll back to \(targetID.short())" : "Restore \(targetID.short())"
+            text = "\(subject): \(counts.summary)" + text.drop(while: { $0 != "\n" })
             newTip = try mirrorErrors {
                 try repository.createCommit(tree: target.tree, parents: [head.id], message: text, author: signature(), committer: signature(.committer))
             }

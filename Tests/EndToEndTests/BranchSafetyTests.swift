@@ -709,7 +709,8 @@ struct BranchSafetyTests {
             let rollback = try await CLI.tidemark(["rollback", "exp"], in: mirror)
             #expect(rollback.status == 0, "\(rollback.stderr)")
             let subject = try await CLI.git(["log", "-1", "--format=%s"], in: mirror)
-            #expect(subject == "Roll back to \(exp.prefix(7)): 1 changed, 1 new, 1 deleted\n", "\(subject)")
+            // Not below the branch, it is restored, not rolled back to.
+            #expect(subject == "Restore \(exp.prefix(7)): 1 changed, 1 new, 1 deleted\n", "\(subject)")
             let stat = try await CLI.git(["diff", "--name-status", "HEAD~1", "HEAD"], in: mirror)
             #expect(stat == "M\titems/i1.json\nD\titems/i2.json\nA\titems/n9.json\n", "\(stat)")
         }
