@@ -6,19 +6,19 @@ import Upstreams
 ///
 /// Writing items canonically makes the same upstream content produce the same blob, so an
 /// unchanged item never shows as changed and a no-op sync makes no commit.
-public enum CanonicalJSON {
+package enum CanonicalJSON {
     /// Why a document is not valid JSON, with the byte offset where it went wrong.
-    public typealias ParseError = JSONParseError
+    package typealias ParseError = JSONParseError
 
     /// The most bytes an item's canonical form may take. Indenting is what makes it larger than
     /// the body: a 4 MB body of numbers nested 200 deep would take 800 MB written so.
-    public static let maxBytes = 64 << 20
+    package static let maxBytes = 64 << 20
 
     /// Parses `data` and renders it canonically; `data` itself when it is written so already.
     /// - Throws: ``ParseError`` when `data` is not one valid JSON value, or (of kind
     ///   ``JSONParseError/Kind/limit``) when it holds more than `JSONValue.maxItemValues` values
     ///   or its canonical form would be over ``maxBytes``.
-    public static func canonicalize(_ data: Data, maxDepth: Int = 256) throws(ParseError) -> Data {
+    package static func canonicalize(_ data: Data, maxDepth: Int = 256) throws(ParseError) -> Data {
         try canonicalize(data, maxDepth: maxDepth, maxValues: JSONValue.maxItemValues, maxBytes: maxBytes)
     }
 
@@ -51,7 +51,7 @@ public enum CanonicalJSON {
 
     /// Parses `data` into a ``JSONValue``, refusing a key that appears twice in an object and a
     /// document of more than `JSONValue.maxItemValues` values.
-    public static func parse(_ data: Data, maxDepth: Int = 256) throws(ParseError) -> JSONValue {
+    package static func parse(_ data: Data, maxDepth: Int = 256) throws(ParseError) -> JSONValue {
         try JSONValue.parse(data, maxDepth: maxDepth, maxValues: JSONValue.maxItemValues, duplicateKeys: .reject)
     }
 

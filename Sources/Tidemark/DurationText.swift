@@ -2,9 +2,9 @@ import Foundation
 
 /// Durations as `sync --if-stale`, `tidemark.refreshInterval` and `tidemark.fullListingInterval`
 /// take them: `90` (seconds), `30s`, `15m`, `6h`, `2d`, `1w`, `1.5h`.
-public enum DurationText {
+package enum DurationText {
     /// The seconds `text` names; nil when it is no such duration.
-    public static func seconds(_ text: String) -> Double? {
+    package static func seconds(_ text: String) -> Double? {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
         guard let last = text.last else { return nil }
         let unit = units[last]

@@ -16,11 +16,11 @@ import Upstreams
 /// Then `.json` is appended. The result never starts with `.` or `-`, never is `.git` in any
 /// disguise (`.GIT`, `git~1`, `.g\u{200c}it` all escape), holds no `/`, `\`, `:` or control
 /// characters, and decoding it gives the id's exact bytes back (NFC and NFD stay distinct).
-public enum ItemPath {
+package enum ItemPath {
     /// Why an id cannot be stored.
-    public enum Error: Swift.Error, Equatable, CustomStringConvertible {
+    package enum Error: Swift.Error, Equatable, CustomStringConvertible {
         case emptyID
-        public var description: String { "an item id is empty" }
+        package var description: String { "an item id is empty" }
     }
 
     static let maximumEncodedLength = 200
@@ -32,7 +32,7 @@ public enum ItemPath {
     }()
 
     /// The file name for `id` (with `.json`), inside its collection (and fan-out) folder.
-    public static func fileName(for id: ItemID) throws(Error) -> String {
+    package static func fileName(for id: ItemID) throws(Error) -> String {
         try encode(id) + ".json"
     }
 
@@ -40,11 +40,11 @@ public enum ItemPath {
     /// 100k items, so a sync of 1,000 scattered changes rewrites 1.6 MB of trees (7 MB with 256
     /// folders of 390) and its checkout reads folders of 24 entries. Mirrors fanned out before
     /// keep their two-digit folders (``fanoutDigits(ofStoredPath:)``).
-    public static let fanoutDigits = 3
+    package static let fanoutDigits = 3
 
     /// The path of `id` relative to its collection folder: the file name, under a fan-out folder
     /// named by the first `fanoutDigits` hex digits of the id's git blob id (none when 0).
-    public static func relativePath(for id: ItemID, fanoutDigits: Int) throws(Error) -> String {
+    package static func relativePath(for id: ItemID, fanoutDigits: Int) throws(Error) -> String {
         let name = try fileName(for: id)
         guard fanoutDigits > 0 else { return name }
         return String(ObjectID.hashBlob(Data(id.bytes)).hex.prefix(fanoutDigits)) + "/" + name
@@ -52,12 +52,12 @@ public enum ItemPath {
 
     /// The fan-out digits of a stored item path: the length of its folder's name (2 or 3 for a
     /// folder made by tidemark), 0 for a path in the collection folder itself.
-    public static func fanoutDigits(ofStoredPath path: String) -> Int {
+    package static func fanoutDigits(ofStoredPath path: String) -> Int {
         path.firstIndex(of: "/").map { path.distance(from: path.startIndex, to: $0) } ?? 0
     }
 
     /// The encoded stem (without `.json`).
-    public static func encode(_ id: ItemID) throws(Error) -> String {
+    package static func encode(_ id: ItemID) throws(Error) -> String {
         let bytes = id.bytes
         guard !bytes.isEmpty else { throw .emptyID }
         let hex = Array("0123456789abcdef".utf8)
@@ -90,7 +90,7 @@ public enum ItemPath {
 
     /// The id a stem (file name without `.json`) encodes; nil when it is not a canonical
     /// encoding or was shortened with a hash (look those up in the manifest).
-    public static func decode(_ stem: String) -> ItemID? {
+    package static func decode(_ stem: String) -> ItemID? {
         let input = Array(stem.utf8)
         guard !input.isEmpty, !input.contains(43) else { return nil }
         var bytes: [UInt8] = []
@@ -127,9 +127,9 @@ public enum ItemPath {
 }
 
 /// Validates collection names: they become folder names and parts of ref names.
-public enum CollectionName {
+package enum CollectionName {
     /// True for `^[a-z0-9][a-z0-9_-]{0,63}$`.
-    public static func isValid(_ name: String) -> Bool {
+    package static func isValid(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         guard (1...64).contains(bytes.count), let first = bytes.first,
               (97...122).contains(first) || (48...57).contains(first) else { return false }

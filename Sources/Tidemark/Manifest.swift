@@ -2,16 +2,16 @@ import Foundation
 import Upstreams
 
 /// What a snapshot holds of one item: its upstream version and where its file is.
-public struct ManifestEntry: Sendable, Equatable {
-    public var id: ItemID
+package struct ManifestEntry: Sendable, Equatable {
+    package var id: ItemID
     /// The upstream `lastModified`, as upstream wrote it.
-    public var lastModified: String
+    package var lastModified: String
     /// The upstream validator (HTTP ETag, or the `dir` stat signature); empty when none.
-    public var etag: String
+    package var etag: String
     /// The item's path relative to its collection folder.
-    public var path: String
+    package var path: String
 
-    public init(id: ItemID, lastModified: String, etag: String, path: String) {
+    package init(id: ItemID, lastModified: String, etag: String, path: String) {
         self.id = id
         self.lastModified = lastModified
         self.etag = etag
@@ -20,7 +20,7 @@ public struct ManifestEntry: Sendable, Equatable {
 
     /// True when both name the same upstream version: same instant (or same text when either
     /// does not parse) and same ETag.
-    public func sameVersion(as other: ManifestEntry) -> Bool {
+    package func sameVersion(as other: ManifestEntry) -> Bool {
         guard etag == other.etag else { return false }
         if lastModified == other.lastModified { return true }
         guard let a = Timestamp(lastModified), let b = Timestamp(other.lastModified) else { return false }
@@ -31,27 +31,27 @@ public struct ManifestEntry: Sendable, Equatable {
 /// The manifest of one collection: `.tidemark/<collection>.manifest`, one line per item sorted by
 /// id bytes: `id TAB lastModified TAB etag TAB path`. Fields escape `%`, TAB, LF, CR and every
 /// other control byte as `%XX`; a leading `#` of an id is escaped too, as `#` starts a comment.
-public struct Manifest: Sendable, Equatable {
+package struct Manifest: Sendable, Equatable {
     /// The first line of every manifest.
-    public static let header = "# tidemark manifest 1: id, lastModified, etag, path (tab-separated, %XX-escaped)"
+    package static let header = "# tidemark manifest 1: id, lastModified, etag, path (tab-separated, %XX-escaped)"
 
     /// Entries sorted by id.
-    public private(set) var entries: [ManifestEntry]
+    package private(set) var entries: [ManifestEntry]
 
-    public init(entries: [ManifestEntry] = []) {
+    package init(entries: [ManifestEntry] = []) {
         self.entries = entries.sorted { $0.id < $1.id }
     }
 
     /// Why a manifest file cannot be read.
-    public struct ParseError: Error, Equatable, CustomStringConvertible {
-        public let line: Int
-        public let reason: String
-        public var description: String { "line \(line): \(reason)" }
+    package struct ParseError: Error, Equatable, CustomStringConvertible {
+        package let line: Int
+        package let reason: String
+        package var description: String { "line \(line): \(reason)" }
     }
 
     /// The entry of `id`, found by binary search over the sorted entries (no 100k-entry
     /// dictionary for one lookup).
-    public func entry(for id: ItemID) -> ManifestEntry? {
+    package func entry(for id: ItemID) -> ManifestEntry? {
         var low = 0, high = entries.count
         while low < high {
             let middle = (low + high) / 2
@@ -61,7 +61,7 @@ public struct Manifest: Sendable, Equatable {
     }
 
     /// Parses manifest text. Rejects unknown versions, short lines, bad escapes, and ids out of order.
-    public static func parse(_ data: Data) throws(ParseError) -> Manifest {
+    package static func parse(_ data: Data) throws(ParseError) -> Manifest {
         var entries: [ManifestEntry] = []
         let bytes = [UInt8](data)
         entries.reserveCapacity(bytes.count / 80)
@@ -115,7 +115,7 @@ public struct Manifest: Sendable, Equatable {
     }
 
     /// The manifest as file contents.
-    public func serialized() -> Data {
+    package func serialized() -> Data {
         var out: [UInt8] = Array(Manifest.header.utf8) + [10]
         out.reserveCapacity(entries.count * 120)
         for entry in entries { Manifest.appendLine(entry, to: &out) }

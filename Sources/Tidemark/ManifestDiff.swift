@@ -2,11 +2,11 @@ import Foundation
 import Upstreams
 
 /// One item whose version differs between two manifests.
-public struct ManifestChange: Sendable, Equatable {
+package struct ManifestChange: Sendable, Equatable {
     /// The entry before; nil when the item is new.
-    public var old: ManifestEntry?
+    package var old: ManifestEntry?
     /// The entry after; nil when the item was deleted.
-    public var new: ManifestEntry?
+    package var new: ManifestEntry?
 }
 
 extension Manifest {
@@ -15,7 +15,7 @@ extension Manifest {
     /// Lines are compared as bytes first, so the unchanged majority of a 100k-item manifest is
     /// skipped without being parsed; only the lines that differ are. A line that differs only in
     /// how an equal version is written (the same instant in another notation) is no change.
-    public static func changes(from old: Data, to new: Data) throws(ParseError) -> [ManifestChange] {
+    package static func changes(from old: Data, to new: Data) throws(ParseError) -> [ManifestChange] {
         let result = old.withUnsafeBytes { a in
             new.withUnsafeBytes { b in
                 Result { () throws(ParseError) in try changes(a, b) }

@@ -3,10 +3,10 @@ import Upstreams
 /// git's quoting of unusual names (`quote_c_style`): a name with a control character, `"`, `\`
 /// or a byte above 0x7f is wrapped in double quotes with C escapes and octal bytes. The
 /// adapters quote their messages with the same code (`CQuoting` in Upstreams).
-public enum Quoting {
+package enum Quoting {
     /// `name` quoted like git quotes paths when `core.quotePath` is on.
-    public static func cQuoted(_ bytes: [UInt8]) -> String { CQuoting.quoted(bytes) }
+    package static func cQuoted(_ bytes: [UInt8]) -> String { CQuoting.quoted(bytes) }
 
     /// An id for messages: quoted when unusual, so control characters never reach a terminal.
-    public static func display(_ id: ItemID) -> String { cQuoted(id.bytes) }
+    package static func display(_ id: ItemID) -> String { cQuoted(id.bytes) }
 }

@@ -24,27 +24,27 @@ public struct ChangeCounts: Sendable, Equatable, Codable {
 
 /// The message of a snapshot commit: a summary line, one line per collection, and git trailers
 /// (`git interpret-trailers --parse`, `git log --format='%(trailers)'`) that tidemark reads back.
-public struct SnapshotMessage: Sendable, Equatable {
-    public var verb: String
-    public var upstream: String
+package struct SnapshotMessage: Sendable, Equatable {
+    package var verb: String
+    package var upstream: String
     /// Collections in order, each with its watermark (`none` when it has no items).
-    public var collections: [(name: String, watermark: String)]
-    public var counts: ChangeCounts
-    public var perCollection: [String: ChangeCounts]
-    public var items: Int
-    public var listedAt: String?
+    package var collections: [(name: String, watermark: String)]
+    package var counts: ChangeCounts
+    package var perCollection: [String: ChangeCounts]
+    package var items: Int
+    package var listedAt: String?
     /// Items listed but not stored (`Tidemark-Failed`): failed downloads, and items gone since
     /// the listing. The watermarks then cover only what was stored before.
-    public var failed: Int
+    package var failed: Int
     /// For rollbacks: the snapshot restored.
-    public var restores: String?
+    package var restores: String?
     /// The tree of upstream's content the snapshot holds (`Tidemark-Tree`), as tidemark wrote it:
     /// the commit's own tree, unless changes of the user's are in that (a snapshot amended with
     /// `git commit --amend`, a rollback to a commit of the user's). Nil in snapshots written
     /// before the trailer was.
-    public var tree: String?
+    package var tree: String?
 
-    public init(verb: String, upstream: String, collections: [(name: String, watermark: String)],
+    package init(verb: String, upstream: String, collections: [(name: String, watermark: String)],
                 counts: ChangeCounts, perCollection: [String: ChangeCounts] = [:], items: Int,
                 listedAt: String? = nil, failed: Int = 0, restores: String? = nil, tree: String? = nil) {
         self.verb = verb
@@ -59,17 +59,17 @@ public struct SnapshotMessage: Sendable, Equatable {
         self.tree = tree
     }
 
-    public static func == (a: SnapshotMessage, b: SnapshotMessage) -> Bool {
+    package static func == (a: SnapshotMessage, b: SnapshotMessage) -> Bool {
         a.render() == b.render()
     }
 
     /// The watermark of `collection`, if recorded.
-    public func watermark(of collection: String) -> String? {
+    package func watermark(of collection: String) -> String? {
         collections.first(where: { $0.name == collection })?.watermark
     }
 
     /// The full commit message.
-    public func render() -> String {
+    package func render() -> String {
         let names = collections.map(\.name).joined(separator: ", ")
         var text = "\(verb) \(names): \(counts.summary)\n"
         if collections.count > 1 {
@@ -92,7 +92,7 @@ public struct SnapshotMessage: Sendable, Equatable {
     }
 
     /// Reads the trailers back; nil when the message has no `Tidemark-Upstream` trailer.
-    public static func parse(_ message: String) -> SnapshotMessage? {
+    package static func parse(_ message: String) -> SnapshotMessage? {
         let paragraphs = message.split(separator: "\n\n", omittingEmptySubsequences: true)
         guard let last = paragraphs.last else { return nil }
         var trailers: [(String, String)] = []
