@@ -6,7 +6,9 @@ import Upstreams
 public struct SnapshotInfo: Sendable, Codable, Equatable {
     public struct CollectionMark: Sendable, Codable, Equatable {
         public var name: String
-        public var watermark: String
+        /// The newest `lastModified` the snapshot holds, as upstream wrote it; nil when the
+        /// collection holds no items (its trailer says `none`).
+        public var watermark: String?
     }
     public var commit: String
     public var parents: [String]
@@ -69,7 +71,7 @@ extension Mirror {
                     commit: id.hex, parents: commit.parents.map(\.hex),
                     date: Timestamp(seconds: commit.committer.time).raw, summary: commit.summary,
                     upstream: message?.upstream,
-                    collections: message?.collections.map { SnapshotInfo.CollectionMark(name: $0.name, watermark: $0.watermark) } ?? [],
+                    collections: message?.collections.map { SnapshotInfo.CollectionMark(name: $0.name, watermark: $0.watermark == "none" ? nil : $0.watermark) } ?? [],
                     items: message?.items, changed: message?.counts.changed, new: message?.counts.added,
                     deleted: message?.counts.deleted, restores: message?.restores, refs: refs)
             }

@@ -122,6 +122,24 @@ struct DocumentedOutputTests {
         }
     }
 
+    /// A collection with no items has no watermark: `log --json` leaves the field out, as it
+    /// leaves out every null, where the commit's trailer says `none` (and `log` prints it).
+    @Test func anEmptyCollectionHasNoWatermarkInTheLog() async throws {
+        try await withScratch { root in
+            for collection in ["a", "b"] {
+                try FileManager.default.createDirectory(atPath: root + "/up/\(collection)", withIntermediateDirectories: true)
+            }
+            try writeItem(root + "/up/a", "one", lastModified: "2026-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m", "--collection", "a", "--collection", "b"], in: root).status == 0)
+            let log = try await CLI.tidemark(["log", "--json"], in: root + "/m")
+            let snapshots = try JSONSerialization.jsonObject(with: Data(log.stdout.utf8)) as? [[String: Any]]
+            let marks = snapshots?.first?["collections"] as? [[String: Any]]
+            #expect(marks?.count == 2 && marks?[0]["watermark"] as? String != nil, "\(log.stdout)")
+            #expect(marks?.count == 2 && marks?[1]["name"] as? String == "b" && marks?[1]["watermark"] == nil, "\(log.stdout)")
+            #expect(try await CLI.tidemark(["log"], in: root + "/m").stdout.contains("Watermark: b none\n"))
+        }
+    }
+
     /// `previous` and `current` are left out only when null: a sync with nothing to do names the
     /// commit the branch stays at.
     @Test func aFreshSyncNamesTheBranchTip() async throws {

@@ -61,7 +61,7 @@ extension TidemarkCommand {
                 emit("Date:      \(snapshot.date)\n")
                 if let items = snapshot.items { emit("Items:     \(items)\n") }
                 for mark in snapshot.collections {
-                    emit("Watermark: \(mark.name) \(mark.watermark)\n")
+                    emit("Watermark: \(mark.name) \(mark.watermark ?? "none")\n")
                 }
                 emit("\n    \(snapshot.summary)\n\n")
             }
