@@ -39,10 +39,14 @@ extension Mirror {
     /// over the listing with lookups in the manifest's index, and a mark per entry for the
     /// deletions.
     ///
-    /// - Parameter cachedFrom: the manifest `listing.unchanged` indexes when it is not `base`
-    ///   (a dry run plans against HEAD with a listing made against the fetched snapshot).
+    /// - Parameters:
+    ///   - cachedFrom: the manifest `listing.unchanged` indexes when it is not `base` (a dry run
+    ///     plans against HEAD with a listing made against the fetched snapshot).
+    ///   - racySince: items `base` holds at a version this late or later (``racySince(after:)``)
+    ///     are downloaded again though listed at that version, when the version is upstream's
+    ///     date alone (no ETag or content tag): they may have changed again within its second.
     func plan(collection: String, listing: Listing, base: ManifestTable, cachedFrom: ManifestTable? = nil,
-              options: FetchOptions) throws(MirrorError) -> FetchPlan {
+              racySince: Timestamp? = nil, options: FetchOptions) throws(MirrorError) -> FetchPlan {
         let count = base.count
         // A collection is fanned out as its first stored item is (unless set), and new items go in
         // folders as wide as those it has (two hex digits in mirrors fanned out before there were
@@ -138,9 +142,11 @@ extension Mirror {
             if let index = base.position(of: item.id) {
                 guard try mark(index, by: listed, sameAsBefore: { sameAsBefore(listedBy[index]) }) else { continue }
                 let old = base.entry(at: index)
-                if old.lastModified == item.lastModified.raw || Timestamp(old.lastModified) == item.lastModified,
-                   item.etag == nil || item.etag == old.etag {
-                    continue
+                if Mirror.sameDate(old.lastModified, item.lastModified), item.etag == nil || item.etag == old.etag {
+                    // Racily clean, as git calls a file as new as its index: stored from a
+                    // listing made in the second it was last dated (or before it), the item may
+                    // have changed since, still dated the same.
+                    guard let racySince, item.etag == nil, item.body == nil, !(item.lastModified < racySince) else { continue }
                 }
                 downloads.append((item, old.path, old))
             } else {
@@ -181,7 +187,7 @@ extension Mirror {
             func enqueue() {
                 let index = next
                 let (item, _, old) = downloads[index]
-                let cachedETag = old.flatMap { $0.etag.isEmpty ? nil : $0.etag }
+                let cachedETag = old.flatMap { $0.etag.isEmpty || $0.etag.hasPrefix(Mirror.contentTagPrefix) ? nil : $0.etag }
                 next += 1
                 group.addTask {
                     do {
@@ -228,7 +234,8 @@ extension Mirror {
                         continue
                     }
                     if let base, let blob = try? repository.treeEntry(at: "\(collection)/\(old.path)", in: base)?.id,
-                       let cached = try? repository.readBlob(blob), let served = upstream.version(ofBody: cached), served < item.lastModified {
+                       let cached = try? repository.readBlob(blob), let served = upstream.version(ofBody: cached),
+                       served.isBefore(atCoarserResolution: item.lastModified) {
                         outcome.failures.append("\(collection)/\(Quoting.display(item.id)): server answered 304 Not Modified, but the "
                                                 + "cached body is dated \(served.raw), before the listed version \(item.lastModified.raw), "
                                                 + "from a cache in front of it maybe; asked for again next run")
@@ -241,8 +248,21 @@ extension Mirror {
                     do {
                         try batch.add(object)
                         outcome.downloaded += 1
+                        var validator = item.etag ?? etag ?? ""
+                        // Downloaded again at the version cached (racily clean, see ``plan``): the
+                        // same body keeps its line as it was; another body needs a line of its own
+                        // (status and the counts compare manifest lines), so without a new validator
+                        // it is tagged by its blob, as `rest` tags bodies its listing carries.
+                        if item.etag == nil, let old, Mirror.sameDate(old.lastModified, item.lastModified) {
+                            let cachedBlob = try? base.flatMap { try repository.treeEntry(at: "\(collection)/\(old.path)", in: $0)?.id }
+                            if cachedBlob == object.id {
+                                validator = old.etag
+                            } else if validator.isEmpty || validator == old.etag {
+                                validator = Mirror.contentTagPrefix + String(object.id.hex.prefix(16))
+                            }
+                        }
                         outcome.stored.append((ManifestEntry(id: item.id, lastModified: item.lastModified.raw,
-                                                             etag: item.etag ?? etag ?? "", path: path), object.id))
+                                                             etag: validator, path: path), object.id))
                     } catch {
                         outcome.failures.append("\(collection)/\(Quoting.display(item.id)): cannot store: \(error)")
                     }
@@ -252,6 +272,15 @@ extension Mirror {
         }
         return outcome
     }
+
+    /// Whether a manifest's `lastModified` names the instant `listed` does (or the same text).
+    static func sameDate(_ cached: String, _ listed: Timestamp) -> Bool {
+        cached == listed.raw || Timestamp(cached) == listed
+    }
+
+    /// What starts a validator tidemark made from a body (`rest`'s for bodies its listing
+    /// carries, a racily clean item's that changed): never sent to a server.
+    static let contentTagPrefix = "body-"
 
     /// A failed download as `collection/id: reason`, so every failure names its item (HTTP errors
     /// alone name only the URL).

@@ -172,6 +172,7 @@ extension Mirror {
         // changed since); the time of the last full listing is recorded below.
         let fullListing = options.fullListing || fullListingDue()
         var listedWhole = true
+        let racySince = racySince(after: baseMessage)
 
         for collection in settings.collections {
             let started: (blob: ObjectID?, load: ManifestLoad)
@@ -204,7 +205,7 @@ extension Mirror {
             let listed = listing.items.count + listing.unchanged.count
             progress?(.listing(collection: collection, items: listed))
 
-            let plan = try plan(collection: collection, listing: listing, base: cached, options: options)
+            let plan = try plan(collection: collection, listing: listing, base: cached, racySince: racySince, options: options)
             // A sync's checkout writes over the changed items' files: their blocks are read in
             // meanwhile.
             if options.preloadIndex {
@@ -496,6 +497,22 @@ extension Mirror {
                 }
             }
         }
+    }
+
+    /// The version from which an item the snapshot whose message is `base` holds is downloaded
+    /// again even when it is listed at the same version (``plan(collection:listing:base:cachedFrom:racySince:options:)``):
+    /// the time the last listing that checked it started (the snapshot's `Tidemark-Listed-At`, or
+    /// a later fetch's that succeeded, `last-fetch`, which downloaded those items again), less
+    /// `tidemark.overlap` for the two clocks (at least a second, the resolution of most dates).
+    /// An item edited twice in one second, around a listing, keeps its date: WordPress's
+    /// `modified_gmt` and many APIs' dates count whole seconds. Nil without a snapshot.
+    func racySince(after base: SnapshotMessage?) -> Timestamp? {
+        guard var checked = base?.listedAt.flatMap(Timestamp.init) else { return nil }
+        if let fetched = readState("last-fetch").flatMap({ Timestamp($0.trimmingCharacters(in: .whitespacesAndNewlines)) }),
+           fetched > checked {
+            checked = fetched
+        }
+        return checked.adding(seconds: -max(settings.overlapSeconds, 1))
     }
 
     /// Where `collection`'s listing starts after the snapshot whose message is `base`: its

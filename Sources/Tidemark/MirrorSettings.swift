@@ -115,8 +115,9 @@ public struct MirrorSettings: Sendable, Equatable {
             }
             let overlapText = try repository.configString("tidemark.overlap")
             var overlap = Int64(overlapText ?? "60") ?? -1
-            if overlap < 0 {
-                problems["tidemark.overlap"] = "config tidemark.overlap must be a number of seconds (0 or more), not '\(overlapText ?? "")'"
+            // Ten years at most: a date that far back is no longer a date (it was sent as year -292277022601).
+            if overlap < 0 || overlap > 315_360_000 {
+                problems["tidemark.overlap"] = "config tidemark.overlap must be a number of seconds (0 to 315360000, ten years), not '\(overlapText ?? "")'"
                 overlap = 60
             }
             // Collections as git config lists them, each once; a name clone would refuse is a

@@ -59,6 +59,26 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
     }
 
+    /// The step of the last digit `raw` writes, in nanoseconds: 1,000,000,000 with no
+    /// fractional digits, 1,000,000 with three, 1 with nine or more.
+    public var resolution: Int32 {
+        let bytes = raw.utf8
+        guard let dot = bytes.firstIndex(of: 46) else { return 1_000_000_000 }  // '.'
+        let digits = bytes[bytes.index(after: dot)...].prefix(while: { $0 >= 48 && $0 <= 57 }).count
+        var step: Int32 = 1_000_000_000
+        for _ in 0..<min(digits, 9) { step /= 10 }
+        return step
+    }
+
+    /// Whether this instant is before `other` when both are read at the coarser of their
+    /// resolutions: `10:00:00.123Z` and `10:00:00Z` are not before `10:00:00.123456Z`, which
+    /// they may write less precisely (an item URL that dates its body in milliseconds, a listing
+    /// in microseconds).
+    public func isBefore(atCoarserResolution other: Timestamp) -> Bool {
+        let step = max(resolution, other.resolution)
+        return (seconds, nanoseconds / step) < (other.seconds, other.nanoseconds / step)
+    }
+
     /// UTC rendering without fractional digits when there are none: `2026-11-21T10:00:00Z`.
     public static func render(seconds: Int64, nanoseconds: Int32) -> String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400

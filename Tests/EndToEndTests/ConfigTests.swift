@@ -213,7 +213,10 @@ struct ConfigTests {
                 #expect(try await CLI.tidemark(["config", "fanout"], in: mirror).stdout == shown + "\n", "\(value)")
             }
             for (key, value, message) in [("tidemark.fanout", "bogus", "config tidemark.fanout must be true, false or auto, not 'bogus'"),
-                                          ("tidemark.collection", "Upper", "invalid collection name 'Upper'")] {
+                                          ("tidemark.collection", "Upper", "invalid collection name 'Upper'"),
+                                          // A date that far back is none (it was sent as year -292277022601).
+                                          ("tidemark.overlap", "9223372036854775807",
+                                           "config tidemark.overlap must be a number of seconds (0 to 315360000, ten years)")] {
                 try await CLI.git(["config", key, value], in: mirror)
                 let fetch = try await CLI.tidemark(["fetch"], in: mirror)
                 #expect(fetch.status == 128 && fetch.stderr.contains(message), "\(fetch.stderr)")

@@ -50,6 +50,42 @@ struct MirrorTests {
         }
     }
 
+    /// An item stored from a listing made within the second its date names can change again in
+    /// that second and keep its date (WordPress's `modified_gmt` counts whole seconds): the next
+    /// sync downloads it again, as git compares a racily clean file's contents, and once a later
+    /// listing has checked it, no more. An item dated well before the listing is not asked for.
+    @Test func anItemDatedAsLateAsTheListingIsDownloadedAgainOnce() async throws {
+        try await withScratch { path in
+            let upstream = TestUpstream()
+            upstream.listsDatesOnly = true
+            let second = Timestamp(date: Date()).seconds
+            let date = Timestamp(seconds: second).raw
+            upstream.put(ItemID("racy"), date, body: #"{"edit": 1}"#)
+            upstream.put(ItemID("same"), date, body: #"{"edit": 1}"#)
+            upstream.put(ItemID("old"), "2024-01-01T00:00:00Z")
+            _ = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            try git(["config", "tidemark.overlap", "0"], in: path + "/m")
+            let mirror = try await Mirror.open(at: path + "/m", upstream: upstream)
+            _ = upstream.takeDownloads()
+            // Edited again within its second: the same date.
+            upstream.put(ItemID("racy"), date, body: #"{"edit": 2}"#)
+            let plan = try await mirror.sync(SyncOptions(dryRun: true))
+            #expect(plan.plannedDownloads == 2)
+            // The next sync starts a second or more after that date: its listing checks it for good.
+            while Timestamp(date: Date()).seconds < second + 2 { try await Task.sleep(nanoseconds: 50_000_000) }
+            let synced = try await mirror.sync()
+            #expect(upstream.takeDownloads().sorted() == [ItemID("racy"), ItemID("same")])
+            // The one whose body changed is a change (status and log count it); the other is not.
+            #expect(synced.counts == ChangeCounts(changed: 1), "\(synced.counts)")
+            #expect(try await mirror.status().isClean)
+            let stored = try String(contentsOfFile: path + "/m/items/racy.json", encoding: .utf8)
+            #expect(stored.contains("\"edit\": 2"), "\(stored)")
+            // Checked by a listing made after its second: not asked for again.
+            let again = try await mirror.sync()
+            #expect(upstream.takeDownloads().isEmpty && again.counts == ChangeCounts())
+        }
+    }
+
     /// A mirror an app made with its own upstream, opened without it: the fetch says how it opens
     /// (it said only "unknown upstream kind 'test'"); the app's `Mirror.open(at:upstream:)` works.
     @Test func aMirrorOfAnAppsOwnUpstreamSaysHowItOpens() async throws {

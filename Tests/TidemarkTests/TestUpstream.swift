@@ -26,6 +26,9 @@ final class TestUpstream: Upstream, @unchecked Sendable {
     /// Listings carry each item's body, and `fetch` fails: an adapter that trusts
     /// ``ListedItem/body`` ("then no download is needed").
     var listsBodies = false
+    /// Items are listed by their date alone (no validator, none reported unchanged by position),
+    /// as DocuSign, WordPress and `rest` with `itemURL` list them.
+    var listsDatesOnly = false
 
     init(collections: [String] = ["items"]) {
         self.collections = collections
@@ -55,10 +58,10 @@ final class TestUpstream: Upstream, @unchecked Sendable {
         var items: [ListedItem] = []
         var unchanged: [Int] = []
         for (id, item) in stored {
-            if let position = cached.position(of: id), cached.etag(at: position) == item.lastModified {
+            if !listsDatesOnly, let position = cached.position(of: id), cached.etag(at: position) == item.lastModified {
                 unchanged.append(position)
             } else {
-                items.append(ListedItem(id: id, lastModified: Timestamp(item.lastModified)!, etag: item.lastModified,
+                items.append(ListedItem(id: id, lastModified: Timestamp(item.lastModified)!, etag: listsDatesOnly ? nil : item.lastModified,
                                         body: listsBodies ? Data(item.body.utf8) : nil))
             }
         }

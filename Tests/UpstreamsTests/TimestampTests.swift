@@ -59,4 +59,24 @@ import Testing
             }
         }
     }
+
+    /// A body that writes the listed instant less precisely (milliseconds against microseconds,
+    /// whole seconds) is not older than the listing: it was refused as a lagging cache's on every
+    /// run, so the item never reached the mirror.
+    @Test func aCoarserDateOfTheSameInstantIsNotBefore() throws {
+        let listed = try #require(Timestamp("2026-11-27T09:30:00.123456Z"))
+        #expect(try #require(Timestamp("2026-11-27T09:30:00Z")).resolution == 1_000_000_000)
+        #expect(try #require(Timestamp("2026-11-27T09:30:00.123+02:00")).resolution == 1_000_000)
+        #expect(listed.resolution == 1_000)
+        #expect(try #require(Timestamp("2026-11-27T09:30:00.1234567891Z")).resolution == 1)
+        for same in ["2026-11-27T09:30:00.123Z", "2026-11-27T09:30:00Z", "2026-11-27T11:30:00.1+02:00", "2026-11-27T09:30:00.123456Z"] {
+            #expect(!(try #require(Timestamp(same))).isBefore(atCoarserResolution: listed), "\(same)")
+        }
+        for older in ["2026-11-27T09:30:00.122Z", "2026-11-27T09:29:59Z", "2026-11-27T09:30:00.123455Z", "2026-11-27T09:30:00.0Z"] {
+            #expect(try #require(Timestamp(older)).isBefore(atCoarserResolution: listed), "\(older)")
+        }
+        // Either way round.
+        #expect(!listed.isBefore(atCoarserResolution: try #require(Timestamp("2026-11-27T09:30:00Z"))))
+        #expect(try #require(Timestamp("2026-11-27T09:29:59.999Z")).isBefore(atCoarserResolution: try #require(Timestamp("2026-11-27T09:30:00Z"))))
+    }
 }

@@ -89,24 +89,30 @@ import TidemarkFixtures
                     return
                 }
                 #expect(validator.hasPrefix("Last-Modified: "))
-                // Unchanged: If-Modified-Since gets a 304 and no body.
-                guard case .notModified = try await wordpress.fetch(collection: "posts", item: item, cachedETag: validator) else {
+                // Listed a second later but unchanged at its URL (the listing dates a change the
+                // body does not have): If-Modified-Since gets a 304 and no body.
+                let relisted = ListedItem(id: item.id, lastModified: item.lastModified.adding(seconds: 1))
+                guard case .notModified = try await wordpress.fetch(collection: "posts", item: relisted, cachedETag: validator) else {
                     Issue.record("expected 304 for an unchanged post")
                     return
                 }
                 #expect(wordpress.statistics.notModified == 1)
                 // Changed upstream: the same validator now gets the new body.
                 #expect(server.modify(.wordpress, id: item.id.description))
-                guard case .body(_, let newer?) = try await wordpress.fetch(collection: "posts", item: item, cachedETag: validator) else {
+                guard case .body(_, let newer?) = try await wordpress.fetch(collection: "posts", item: relisted, cachedETag: validator) else {
                     Issue.record("expected the changed body")
                     return
                 }
                 #expect(newer != validator)
-                // A version listed after the stored date is fetched without a condition (a change
-                // within the date's second must not get a 304).
+                // A version listed within the stored date's second, or before it, is fetched
+                // without a condition: a second change in that second, or an item set back to an
+                // older date (restored from a backup), must not get a 304.
                 let later = ListedItem(id: item.id, lastModified: Timestamp(seconds: item.lastModified.seconds, nanoseconds: 500_000_000))
                 #expect(HTTPResult.conditional(validator, listedVersion: later.lastModified) == nil)
-                #expect(HTTPResult.conditional(validator, listedVersion: item.lastModified) == validator)
+                #expect(HTTPResult.conditional(validator, listedVersion: item.lastModified) == nil)
+                #expect(HTTPResult.conditional(validator, listedVersion: item.lastModified.adding(seconds: -3600)) == nil)
+                // A second or more after it, a 304 can only mean the body did not change.
+                #expect(HTTPResult.conditional(validator, listedVersion: item.lastModified.adding(seconds: 1)) == validator)
                 #expect(HTTPResult.conditional("\"etag\"", listedVersion: later.lastModified) == "\"etag\"")
             }
         }

@@ -44,13 +44,15 @@ public struct HTTPResult: Sendable {
 
     /// `validator` when a conditional request with it is safe for an item now listed at
     /// `version`: always for an ETag (a strong validator); for a `Last-Modified` date (one-second
-    /// resolution, so weak) only when the listed version is not after it. A version after the
-    /// date means the item changed, possibly within that same second, where a server could
-    /// wrongly answer 304; the body is then fetched unconditionally.
+    /// resolution, so weak) only when the listed version is a second or more after it. The server
+    /// then dates a changed body after the cached one's date, and a 304 means the body did not
+    /// change. A version within the date's second (a second edit in that second) or before it
+    /// (an item restored from a backup, a clock set right) could get a 304 for another body: the
+    /// body is then fetched unconditionally.
     public static func conditional(_ validator: String?, listedVersion version: Timestamp) -> String? {
         guard let validator, validator.hasPrefix(lastModifiedPrefix) else { return validator }
         guard let date = HTTPDate.parse(String(validator.dropFirst(lastModifiedPrefix.count))) else { return nil }
-        return version <= date ? validator : nil
+        return version >= date.adding(seconds: 1) ? validator : nil
     }
 
     /// The `code` field of a JSON error body (WordPress `rest_*` codes, DocuSign `errorCode`).

@@ -428,8 +428,9 @@ extension HTTPSession {
             throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(item.id), reason: "body is not a JSON object")
         }
         // A body older than the listing says (a cache or replica in front of the item URL that
-        // lags): stored under the listed version, it would never be downloaded again.
-        if let served = bodyVersion(of: value, field: versionField), served < item.lastModified {
+        // lags): stored under the listed version, it would never be downloaded again. Compared at
+        // the coarser of the two resolutions: a body may write the listed instant less precisely.
+        if let served = bodyVersion(of: value, field: versionField), served.isBefore(atCoarserResolution: item.lastModified) {
             throw UpstreamError.malformedItem(
                 collection: collection, item: CQuoting.quoted(item.id),
                 reason: "\(URLSafety.redact(url)) served an older version (\(versionField) \(served.raw)) than the listing "
