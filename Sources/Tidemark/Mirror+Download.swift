@@ -146,7 +146,12 @@ extension Mirror {
                     // Racily clean, as git calls a file as new as its index: stored from a
                     // listing made in the second it was last dated (or before it), the item may
                     // have changed since, still dated the same.
-                    guard let racySince, item.etag == nil, item.body == nil, !(item.lastModified < racySince) else { continue }
+                    let racy = racySince.map { item.etag == nil && item.body == nil && !(item.lastModified < $0) } ?? false
+                    // Planned against HEAD, the fetched snapshot may hold another body at that
+                    // date (a racily clean item's, tagged): a change all the same.
+                    let fetchedAnother = cachedFrom.flatMap { from in from.position(of: item.id).map { from.entry(at: $0) } }
+                        .map { Mirror.sameDate($0.lastModified, item.lastModified) && $0.etag != old.etag } ?? false
+                    guard racy || fetchedAnother else { continue }
                 }
                 downloads.append((item, old.path, old))
             } else {
@@ -242,27 +247,31 @@ extension Mirror {
                         continue
                     }
                     outcome.notModified += 1
-                    outcome.stored.append((ManifestEntry(id: item.id, lastModified: item.lastModified.raw,
-                                                         etag: item.etag ?? old.etag, path: path), nil))
+                    // At the date cached (racily clean), the line stays as it was.
+                    let same = item.etag == nil && Mirror.sameDate(old.lastModified, item.lastModified)
+                    outcome.stored.append((same ? old : ManifestEntry(id: item.id, lastModified: item.lastModified.raw,
+                                                                      etag: item.etag ?? old.etag, path: path), nil))
                 case .success(let .some((object, etag))):
                     do {
                         try batch.add(object)
                         outcome.downloaded += 1
-                        var validator = item.etag ?? etag ?? ""
+                        var entry = ManifestEntry(id: item.id, lastModified: item.lastModified.raw,
+                                                  etag: item.etag ?? etag ?? "", path: path)
                         // Downloaded again at the version cached (racily clean, see ``plan``): the
-                        // same body keeps its line as it was; another body needs a line of its own
-                        // (status and the counts compare manifest lines), so without a new validator
-                        // it is tagged by its blob, as `rest` tags bodies its listing carries.
+                        // same body keeps its line as it was, the date's text too (a listing may
+                        // write the same instant another way): no snapshot of "no changes". Another
+                        // body needs a line of its own (status and the counts compare manifest
+                        // lines), so without a new validator it is tagged by its blob, as `rest`
+                        // tags the bodies its listing carries.
                         if item.etag == nil, let old, Mirror.sameDate(old.lastModified, item.lastModified) {
                             let cachedBlob = try? base.flatMap { try repository.treeEntry(at: "\(collection)/\(old.path)", in: $0)?.id }
                             if cachedBlob == object.id {
-                                validator = old.etag
-                            } else if validator.isEmpty || validator == old.etag {
-                                validator = Mirror.contentTagPrefix + String(object.id.hex.prefix(16))
+                                entry = old
+                            } else if entry.etag.isEmpty || entry.etag == old.etag {
+                                entry.etag = Mirror.contentTagPrefix + String(object.id.hex.prefix(16))
                             }
                         }
-                        outcome.stored.append((ManifestEntry(id: item.id, lastModified: item.lastModified.raw,
-                                                             etag: validator, path: path), object.id))
+                        outcome.stored.append((entry, object.id))
                     } catch {
                         outcome.failures.append("\(collection)/\(Quoting.display(item.id)): cannot store: \(error)")
                     }

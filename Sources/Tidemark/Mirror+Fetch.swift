@@ -172,7 +172,7 @@ extension Mirror {
         // changed since); the time of the last full listing is recorded below.
         let fullListing = options.fullListing || fullListingDue()
         var listedWhole = true
-        let racySince = racySince(after: baseMessage)
+        let racySince = try racySince(after: base)
 
         for collection in settings.collections {
             let started: (blob: ObjectID?, load: ManifestLoad)
@@ -499,15 +499,22 @@ extension Mirror {
         }
     }
 
-    /// The version from which an item the snapshot whose message is `base` holds is downloaded
-    /// again even when it is listed at the same version (``plan(collection:listing:base:cachedFrom:racySince:options:)``):
-    /// the time the last listing that checked it started (the snapshot's `Tidemark-Listed-At`, or
-    /// a later fetch's that succeeded, `last-fetch`, which downloaded those items again), less
-    /// `tidemark.overlap` for the two clocks (at least a second, the resolution of most dates).
-    /// An item edited twice in one second, around a listing, keeps its date: WordPress's
-    /// `modified_gmt` and many APIs' dates count whole seconds. Nil without a snapshot.
-    func racySince(after base: SnapshotMessage?) -> Timestamp? {
-        guard var checked = base?.listedAt.flatMap(Timestamp.init) else { return nil }
+    /// The version from which an item the snapshot `base` holds is downloaded again even when it
+    /// is listed at the same version (``plan(collection:listing:base:cachedFrom:racySince:options:)``):
+    /// the time the last listing that checked every such item started, less `tidemark.overlap` for
+    /// the two clocks (at least a second, the resolution of most dates). That listing is the last
+    /// snapshot's below `base` (or `base`'s) whose downloads all succeeded (its
+    /// `Tidemark-Listed-At`), or a later fetch's that succeeded without a snapshot (`last-fetch`):
+    /// a failed download leaves its item to check again. An item edited twice in one second,
+    /// around a listing, keeps its date: WordPress's `modified_gmt` and many APIs' dates count
+    /// whole seconds. Nil without such a snapshot.
+    func racySince(after base: Commit?) throws(MirrorError) -> Timestamp? {
+        guard let base else { return nil }
+        var budget = 1000
+        var snapshotsByTree: [ObjectID: [Commit]]?
+        guard let checkedBy = try firstWrittenSnapshot(along: base, budget: &budget, accept: { $0.failed == 0 && $0.listedAt != nil },
+                                                       snapshotsByTree: &snapshotsByTree),
+              var checked = checkedBy.message.listedAt.flatMap(Timestamp.init) else { return nil }
         if let fetched = readState("last-fetch").flatMap({ Timestamp($0.trimmingCharacters(in: .whitespacesAndNewlines)) }),
            fetched > checked {
             checked = fetched

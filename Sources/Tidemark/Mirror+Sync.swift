@@ -235,7 +235,7 @@ extension Mirror {
         // working tree is compared with (``workingManifestSurvives(at:head:theirs:unknown:)``).
         var manifestBases: [String: (blob: ObjectID?, changing: Set<ItemID>)] = [:]
         let fullListing = options.fetch.fullListing || fullListingDue()
-        let racySince = racySince(after: baseMessage)
+        let racySince = try racySince(after: base)
         for collection in settings.collections {
             let headBlob = try manifestBlob(collection, in: head?.tree)
             let headTable = try manifestTable(collection, blob: headBlob)
