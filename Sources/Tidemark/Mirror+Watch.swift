@@ -80,26 +80,33 @@ extension Mirror {
         #endif
     }
 
-    /// The watcher running for this mirror, when one answers on its socket: its pid (from
-    /// `watch.lock`) and the folder it watches. Takes no lock, so a watcher starting meanwhile is
-    /// not refused.
-    public func runningWatcher() -> (pid: Int32?, folder: String)? {
-        guard let answer = try? FolderChanges.ask(socket: watchSocket, since: nil) else { return nil }
-        return (RunLock.livingHolder(of: watchLock), answer.root)
+    /// The watcher running for this mirror: its pid (from `watch.lock`) and the folder it
+    /// watches, when it answers on its socket. One that holds the lock without answering (still
+    /// walking the folder before it listens, or suspended) has no folder. Takes no lock, so a
+    /// watcher starting meanwhile is not refused.
+    public func runningWatcher() -> (pid: Int32?, folder: String?)? {
+        if let answer = try? FolderChanges.ask(socket: watchSocket, since: nil) {
+            return (RunLock.livingHolder(of: watchLock), answer.root)
+        }
+        return RunLock.livingHolder(of: watchLock).map { ($0, nil) }
     }
 
-    /// Stops the watcher running for this mirror (SIGTERM to its pid), waiting up to 10 s for it
-    /// to remove its socket; returns its pid, nil when none runs. Throws when it is still there.
+    /// Stops the watcher running for this mirror (SIGTERM to its pid, then SIGCONT, as a shell's
+    /// `kill` wakes a stopped job to take it), waiting up to 10 s for it to end; returns its pid,
+    /// nil when none runs. Throws when it is still there.
     public func stopWatcher() throws(MirrorError) -> Int32? {
         guard let running = runningWatcher() else { return nil }
         guard let pid = running.pid, pid > 0, kill(pid, SIGTERM) == 0 else {
             throw .invalidArgument("cannot stop the watcher\(running.pid.map { " (pid \($0))" } ?? ""): "
                                    + "\(String(cString: strerror(errno))); stop it yourself")
         }
+        kill(pid, SIGCONT)
         let deadline = Date().addingTimeInterval(10)
-        while FileManager.default.fileExists(atPath: watchSocket), Date() < deadline { usleep(20_000) }
+        // The lock is held for the watcher's life, its socket removed before it is released.
+        func gone() -> Bool { RunLock.livingHolder(of: watchLock) != pid }
+        while !gone(), Date() < deadline { usleep(20_000) }
         // One started with SIGTERM ignored (under `nohup`-like wrappers) is still there.
-        guard runningWatcher() == nil else {
+        guard gone() || runningWatcher() == nil else {
             throw .invalidArgument("the watcher (pid \(pid)) did not stop within 10 s of SIGTERM; stop it yourself")
         }
         return pid

@@ -96,6 +96,29 @@ struct WatchTests {
         }
     }
 
+    /// A watcher that holds its lock without answering (suspended here; one still walking a
+    /// large folder is the same) is reported as running, and `--stop` ends it: both said none
+    /// ran, while a second watcher was refused naming it, and `--stop` left it running.
+    @Test func aWatcherThatDoesNotAnswerIsStillSeenAndStopped() async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            try writeItem(root + "/up", "a", lastModified: "2021-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            let mirror = root + "/m"
+            let watcher = try CLI.spawnTidemark(["watch"], in: mirror)
+            #expect(await CLI.waitForFile(mirror + "/.git/tidemark/watch.sock", seconds: 60))
+            #expect(kill(watcher.pid, SIGSTOP) == 0)
+            let status = try await CLI.tidemark(["watch", "--status"], in: mirror)
+            #expect(status.status == 0 && status.stdout == "A watcher runs for this mirror (pid \(watcher.pid)) but does not answer "
+                        + "yet: it is starting (walking the folder) or suspended.\n", "\(status.stdout)\(status.stderr)")
+            let stop = try await CLI.tidemark(["watch", "--stop"], in: mirror)
+            #expect(stop.status == 0 && stop.stdout == "Stopped the watcher (pid \(watcher.pid)).\n", "\(stop.stdout)\(stop.stderr)")
+            let stopped = await watcher.finished()
+            #expect(stopped.status == 0 && !stopped.signalled, "\(stopped.stderr)")
+            #expect(try await CLI.tidemark(["watch", "--status"], in: mirror).status == 1)
+        }
+    }
+
     @Test func changedCollectionsOrAnotherFolderAreScanned() async throws {
         try await withScratch { root in
             for folder in ["up/s1", "up/s2", "other/s1"] {

@@ -45,7 +45,13 @@ extension TidemarkCommand {
                     emit("No watcher runs for this mirror.\n")
                     throw CommandFailure.silent(1)
                 }
-                emit("A watcher runs for this mirror\(running.pid.map { " (pid \($0))" } ?? ""), watching \(running.folder).\n")
+                let pid = running.pid.map { " (pid \($0))" } ?? ""
+                if let folder = running.folder {
+                    emit("A watcher runs for this mirror\(pid), watching \(folder).\n")
+                } else {
+                    emit("A watcher runs for this mirror\(pid) but does not answer yet: it is starting (walking the "
+                         + "folder) or suspended.\n")
+                }
                 return
             }
             if stop {
