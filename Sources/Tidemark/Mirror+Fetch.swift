@@ -71,7 +71,7 @@ public struct FetchReport: Sendable {
     /// True when this fetch moved the upstream-tracking ref.
     public var updated: Bool { previous != current }
     /// What to warn of for ``vanished`` items, naming them (at most 20); nil when there are none.
-    public var vanishedWarning: String? {
+    package var vanishedWarning: String? {
         guard !vanished.isEmpty else { return nil }
         let one = vanished.count == 1
         let them = one ? "it" : "them"

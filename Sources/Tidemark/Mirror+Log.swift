@@ -6,8 +6,9 @@ import Upstreams
 public struct SnapshotInfo: Sendable, Codable, Equatable {
     public struct CollectionMark: Sendable, Codable, Equatable {
         public var name: String
-        /// The newest `lastModified` the snapshot holds, as upstream wrote it; nil when the
-        /// collection holds no items (its trailer says `none`).
+        /// The collection's watermark (``SyncReport``): the newest `lastModified` stored, as
+        /// upstream wrote it, which never goes back (items deleted since keep it); nil when no
+        /// item of the collection was ever stored (its trailer says `none`).
         public var watermark: String?
     }
     public var commit: String

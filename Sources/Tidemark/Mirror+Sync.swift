@@ -86,7 +86,7 @@ public struct SyncReport: Sendable {
 extension SyncReport {
     /// The report of a sync whose fetch could not download every item: the branch did not move
     /// from `tip` (``Mirror/branchTip()``).
-    public init(incompleteFetch fetch: FetchReport, branchAt tip: ObjectID?) {
+    package init(incompleteFetch fetch: FetchReport, branchAt tip: ObjectID?) {
         self.init(outcome: .incompleteFetch, fetch: fetch, counts: ChangeCounts(), paths: [], previous: tip,
                   current: tip, plannedDownloads: 0)
     }

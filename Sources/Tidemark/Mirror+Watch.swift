@@ -85,10 +85,9 @@ extension Mirror {
     /// walking the folder before it listens, or suspended) has no folder. Takes no lock, so a
     /// watcher starting meanwhile is not refused.
     public func runningWatcher() -> (pid: Int32?, folder: String?)? {
-        if let answer = try? FolderChanges.ask(socket: watchSocket, since: nil) {
-            return (RunLock.livingHolder(of: watchLock), answer.root)
-        }
-        return RunLock.livingHolder(of: watchLock).map { ($0, nil) }
+        let pid = RunLock.livingHolder(of: watchLock, includingOwn: true)
+        if let answer = try? FolderChanges.ask(socket: watchSocket, since: nil) { return (pid, answer.root) }
+        return pid.map { ($0, nil) }
     }
 
     /// Stops the watcher running for this mirror (SIGTERM to its pid, then SIGCONT, as a shell's
@@ -96,9 +95,14 @@ extension Mirror {
     /// nil when none runs. Throws when it is still there.
     public func stopWatcher() throws(MirrorError) -> Int32? {
         guard let running = runningWatcher() else { return nil }
-        guard let pid = running.pid, pid > 0, kill(pid, SIGTERM) == 0 else {
-            throw .invalidArgument("cannot stop the watcher\(running.pid.map { " (pid \($0))" } ?? ""): "
-                                   + "\(String(cString: strerror(errno))); stop it yourself")
+        if running.pid == getpid() {
+            throw .invalidArgument("the watcher runs in this process: end it through the pipe its watch(stop:) polls")
+        }
+        guard let pid = running.pid, pid > 0 else {
+            throw .invalidArgument("cannot stop the watcher: its lock (\(watchLock)) names no process; stop it yourself")
+        }
+        guard kill(pid, SIGTERM) == 0 else {
+            throw .invalidArgument("cannot stop the watcher (pid \(pid)): \(String(cString: strerror(errno))); stop it yourself")
         }
         kill(pid, SIGCONT)
         let deadline = Date().addingTimeInterval(10)

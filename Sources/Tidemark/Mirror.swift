@@ -62,10 +62,10 @@ public actor Mirror {
     /// Starts the one-time set-up of the git library (libgit2 reads the system's CA certificates,
     /// about 5 ms) on another thread, for a program to do its own start meanwhile. A program that
     /// started it calls ``finishPreparing()`` before it exits.
-    public static func prepareInBackground() { Library.initialiseInBackground() }
+    package static func prepareInBackground() { Library.initialiseInBackground() }
 
     /// Waits for the set-up ``prepareInBackground()`` started; at once when none was started.
-    public static func finishPreparing() { Library.finishInitialisation() }
+    package static func finishPreparing() { Library.finishInitialisation() }
 
     /// Opens the mirror containing `path` (searching parent folders, like git).
     /// - Parameter upstream: an adapter of the app's own to use instead of the configured one; it
@@ -202,7 +202,7 @@ public actor Mirror {
     }
 
     /// A branch's short name: `main` for `refs/heads/main`.
-    public static func shortBranchName(_ branch: String) -> String {
+    package static func shortBranchName(_ branch: String) -> String {
         branch.hasPrefix("refs/heads/") ? String(branch.dropFirst("refs/heads/".count)) : branch
     }
 
@@ -544,7 +544,7 @@ public actor Mirror {
     /// Warnings for `revisions` (ranges included) that name `upstream` while a branch, tag or
     /// remote of that name exists too: tidemark takes it as its upstream-tracking ref, where git
     /// would take the other (git warns of such an ambiguous name too).
-    public func revisionWarnings(_ revisions: [String]) -> [String] {
+    package func revisionWarnings(_ revisions: [String]) -> [String] {
         let names = revisions.flatMap { revision in RevisionRange(revision).map { [$0.from, $0.to] } ?? [revision] }
         guard names.contains(where: Mirror.namesUpstream) else { return [] }
         return ["refs/heads/upstream", "refs/tags/upstream", "refs/remotes/upstream/HEAD"]
@@ -556,7 +556,7 @@ public actor Mirror {
 
     /// Whether `text` names a commit, or a range of two (`A..B`, `A...B`), as `diff` and `log`
     /// take them: git takes an argument that is none, but a file, as a path.
-    public func isRevision(_ text: String) -> Bool {
+    package func isRevision(_ text: String) -> Bool {
         let sides = RevisionRange(text).map { [$0.from, $0.to] } ?? [text]
         return sides.allSatisfy { (try? resolve($0)) != nil }
     }

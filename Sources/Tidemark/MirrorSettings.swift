@@ -10,7 +10,7 @@ public struct MirrorSettings: Sendable, Equatable {
     public var collections: [String]
     /// Requests at once: item downloads, and DocuSign listing pages (at most 8).
     public var jobs: Int
-    /// Whether item files go under fan-out folders (``ItemPath/fanoutDigits``): true, false, or nil
+    /// Whether item files go under fan-out folders (3 hex digits of the id's hash): true, false, or nil
     /// for automatic (fan out a collection that has more than 10,000 items at its first fetch).
     public var fanout: Bool?
     /// How old the last sync may be before `sync --if-stale` (without a duration) syncs again.
@@ -28,6 +28,9 @@ public struct MirrorSettings: Sendable, Equatable {
     public var fullListingSeconds: Double {
         fullListingInterval.flatMap(DurationText.seconds) ?? DurationText.seconds(MirrorSettings.defaultFullListingInterval)!
     }
+    /// ``refreshInterval`` in seconds, as `SyncOptions.ifStaleSeconds` takes it; nil when unset
+    /// or unusable.
+    public var refreshSeconds: Double? { refreshInterval.flatMap(DurationText.seconds) }
     /// Kind-specific options (`tokenEnv`, `itemsPath`, ...), keyed as in git config.
     public var options: [String: String]
     /// Values in git config that cannot be used, by key (`tidemark.jobs`), with what is wrong;
@@ -36,10 +39,10 @@ public struct MirrorSettings: Sendable, Equatable {
     public var problems: [String: String] = [:]
 
     /// Item downloads at once that a mirror accepts (`tidemark.jobs`, `--jobs`).
-    public static let jobsRange = 1...256
+    package static let jobsRange = 1...256
 
     /// Why `jobs` is not accepted as `--jobs`, or nil when it is (or not given).
-    public static func jobsProblem(_ jobs: Int?) -> String? {
+    package static func jobsProblem(_ jobs: Int?) -> String? {
         guard let jobs, !jobsRange.contains(jobs) else { return nil }
         return "--jobs must be a whole number from \(jobsRange.lowerBound) to \(jobsRange.upperBound), not \(jobs)"
     }
@@ -63,17 +66,17 @@ public struct MirrorSettings: Sendable, Equatable {
     ]
 
     /// Option keys passed through to upstream adapters.
-    public static let adapterOptionKeys = adapterOptions.map(\.key)
+    package static let adapterOptionKeys = adapterOptions.map(\.key)
 
     /// The kinds of upstream (`dir`, `docusign`, `wordpress`, `rest`).
-    public static let upstreamKinds = UpstreamFactory.kinds
+    package static let upstreamKinds = UpstreamFactory.kinds
 
     /// True for an environment variable name, as `tokenEnv` and each half of `basicEnv` must be.
-    public static func isVariableName(_ name: String) -> Bool { Credentials.isVariableName(name) }
+    package static func isVariableName(_ name: String) -> Bool { Credentials.isVariableName(name) }
 
     /// The upstream kinds (`docusign`, `rest`, ...) an adapter option means something for; nil
     /// for an unknown key.
-    public static func kinds(ofOption key: String) -> Set<String>? {
+    package static func kinds(ofOption key: String) -> Set<String>? {
         adapterOptions.first { $0.key == key }?.kinds
     }
 

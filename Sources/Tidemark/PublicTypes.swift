@@ -38,7 +38,3 @@ public typealias UpstreamConfiguration = Upstreams.UpstreamConfiguration
 public typealias Conflict = GitStore.Conflict
 /// A libgit2 failure (``MirrorError/git(_:)``).
 public typealias GitError = GitStore.GitError
-/// A parsed JSON value (``CanonicalJSON``).
-public typealias JSONValue = Upstreams.JSONValue
-/// Why bytes are not JSON (``CanonicalJSON``).
-public typealias JSONParseError = Upstreams.JSONParseError

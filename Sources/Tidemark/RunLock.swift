@@ -18,10 +18,11 @@ final class RunLock {
         livingHolder(of: gitDirectory + "tidemark.lock")
     }
 
-    /// The pid of another process that holds the lock file at `path` now (see above).
-    static func livingHolder(of path: String) -> Int32? {
+    /// The pid of another process that holds the lock file at `path` now (see above); this
+    /// process's own too with `includingOwn`.
+    static func livingHolder(of path: String, includingOwn: Bool = false) -> Int32? {
         guard let data = FileManager.default.contents(atPath: path),
-              let pid = pid(in: data), pid > 0, pid != getpid() else { return nil }
+              let pid = pid(in: data), pid > 0, includingOwn || pid != getpid() else { return nil }
         return kill(pid, 0) == 0 || errno == EPERM ? pid : nil
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Tidemark
 import TidemarkFixtures
+import Upstreams
 
 @Suite("Canonical JSON, manifests, trailers, timestamps")
 struct FormatTests {

@@ -27,14 +27,20 @@ struct PublicAPITests {
             let (mirror, report) = try await Mirror.clone("notes:memory", to: path + "/m", upstream: NotesUpstream())
             #expect(report.counts == ChangeCounts(added: 1))
             #expect(try await mirror.cachedItems(in: "notes").map(\.id) == [ItemID("a")])
-            let value: JSONValue = try CanonicalJSON.parse(Data(#"{"b": 1}"#.utf8))
-            #expect(value != .null)
             await #expect { _ = try await mirror.diff(["nosuch"]) } throws: { error in
                 guard case .unknownRevision(let name)? = error as? MirrorError else { return false }
                 let describe: (UpstreamError?, GitError?) -> String = { "\(String(describing: $0))\(String(describing: $1))" }
                 return name == "nosuch" && !describe(nil, nil).isEmpty
             }
         }
+    }
+
+    /// `sync --if-stale` with the configured interval, from outside the package: the interval in
+    /// seconds, as `SyncOptions.ifStaleSeconds` takes it (its parser is not public).
+    @Test func theRefreshIntervalComesInSeconds() {
+        #expect(MirrorSettings(upstream: "dir:x", collections: ["items"], refreshInterval: "6h").refreshSeconds == 21_600)
+        #expect(MirrorSettings(upstream: "dir:x", collections: ["items"], refreshInterval: "soon").refreshSeconds == nil)
+        #expect(MirrorSettings(upstream: "dir:x", collections: ["items"]).refreshSeconds == nil)
     }
 
     /// Arguments an app can get wrong are named (they returned nothing, or meant "always stale",

@@ -40,6 +40,13 @@ import Tidemark
                 try Data(#"{"id": "a", "v": 2}"#.utf8).write(to: URL(fileURLWithPath: root + "/up0/a.json"))
                 let report = try await mirrors[0].sync()
                 #expect(report.counts == ChangeCounts(changed: 1))
+                // This process's watcher is named with its pid, and not stopped by a SIGTERM to the
+                // app (stopWatcher said "cannot stop the watcher: <a stale errno>").
+                let running = await mirrors[0].runningWatcher()
+                #expect(running?.pid == getpid() && running?.folder != nil, "\(String(describing: running))")
+                await #expect { _ = try await mirrors[0].stopWatcher() } throws: { error in
+                    "\(error)".contains("the watcher runs in this process: end it through the pipe its watch(stop:) polls")
+                }
                 for stop in stops { _ = write(stop.write, "x", 1) }
                 try await group.waitForAll()
             }
