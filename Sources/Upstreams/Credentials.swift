@@ -328,7 +328,10 @@ enum TokenCommand {
         sigemptyset(&defaults)
         sigaddset(&defaults, SIGPIPE)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+        // A process group of its own, so a timeout stops what the command started too (a
+        // script's `sleep`, a hung vault client), not only the shell.
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
         var pid: pid_t = 0
         let words: [String] = ["/bin/sh", "-c", command]
         let arguments: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
@@ -361,7 +364,11 @@ enum TokenCommand {
             child.finishExit(status)
         }.start()
         guard let status = child.waitForExit(timeout: timeout) else {
-            kill(spawned, SIGTERM)
+            kill(-spawned, SIGTERM)
+            // What is left of the group a second later (what ignores SIGTERM) gets SIGKILL.
+            _ = child.waitForExit(timeout: 1)
+            usleep(100_000)
+            kill(-spawned, SIGKILL)
             throw UpstreamError.credentials(
                 "the tokenCommand did not finish within \(formatSeconds(timeout)) s and was stopped")
         }

@@ -171,6 +171,30 @@ import Testing
         #expect(Date().timeIntervalSince(start) < 15)  // stopped after 0.3 s, not after the command's 30 s
     }
 
+    /// A timeout stops what the command started too, and what ignores SIGTERM: a script's
+    /// `sleep` (a hung vault client) was left running, one more each cron run.
+    @Test func aTokenCommandThatTimesOutLeavesNoProcessBehind() throws {
+        do {
+            let path = NSTemporaryDirectory() + "tidemark-token-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let marker = path + "/started"
+            let command = "trap '' TERM; (trap '' TERM; echo $$ > \(marker).child; exec sleep 300) & echo $! > \(marker); wait"
+            #expect(throws: UpstreamError.self) { try TokenCommand.run(command, timeout: 0.5) }
+            let text = try String(contentsOfFile: marker, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let pid = try #require(Int32(text))
+            // Gone (reaped by init), or at most a zombie for a moment.
+            var alive = true
+            for _ in 0..<50 {
+                let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: " ").dropFirst(2).first
+                alive = state != nil && state != "Z"
+                if !alive { break }
+                usleep(100_000)
+            }
+            #expect(!alive, "the command's child (pid \(pid)) still runs")
+        }
+    }
+
     @Test func tokenCommandSeesTheEnvironmentAndMustPrintOneLine() async throws {
         let home = try #require(ProcessInfo.processInfo.environment["HOME"])
         let credentials = try Credentials(options: ["tokenCommand": "printf '%s\\n' \"$HOME\""])
