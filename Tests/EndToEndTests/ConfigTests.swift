@@ -17,6 +17,30 @@ private func settings(_ mirror: String) async throws -> [String: (value: String?
 
 @Suite("End to end: settings through plain git config", .serialized)
 struct ConfigTests {
+    /// Credentials for a plain `http://` host other than this machine are named with a warning
+    /// (a mistyped `https://` put a DocuSign token on the network, silently); loopback is quiet.
+    @Test func credentialsOverPlainHTTPToAnotherHostAreWarnedOf() async throws {
+        let token = "CANARY-plain-http-5e1f-SECRET"
+        let server = try await FixtureServer.start(items: 2, seed: 3, token: token)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let env = ["TIDEMARK_TEST_TOKEN": token]
+            let warning = "warning: the credentials go to 0.0.0.0 over plain http, unencrypted; use https:// unless that network is trusted\n"
+            let loopback = try await CLI.tidemark(["clone", "docusign:\(server.baseURL)/restapi/v2.1/accounts/demo-account", "local",
+                                                   "--token-env", "TIDEMARK_TEST_TOKEN"], in: root, environment: env)
+            #expect(loopback.status == 0 && !loopback.stderr.contains("plain http"), "\(loopback.stderr)")
+            // 0.0.0.0 reaches this machine on Linux, but names no loopback address.
+            let open = server.baseURL.replacingOccurrences(of: "127.0.0.1", with: "0.0.0.0")
+            let clone = try await CLI.tidemark(["clone", "docusign:\(open)/restapi/v2.1/accounts/demo-account", "m",
+                                                "--token-env", "TIDEMARK_TEST_TOKEN"], in: root, environment: env)
+            #expect(clone.status == 0 && clone.stderr.hasPrefix(warning), "\(clone.stderr)")
+            let fetch = try await CLI.tidemark(["fetch", "-q"], in: root + "/m", environment: env)
+            #expect(fetch.status == 0 && fetch.stderr == warning, "\(fetch.stderr)")
+            let offline = try await CLI.tidemark(["sync", "--offline", "-q"], in: root + "/m", environment: env)
+            #expect(offline.status == 0 && offline.stderr.isEmpty, "\(offline.stderr)")
+        }
+    }
+
     @Test func gitConfigValuesShowUpAndAreHonoured() async throws {
         let token = "CANARY-config-91c2d4-SECRET"
         let server = try await FixtureServer.start(items: 16, seed: 9, token: token)
