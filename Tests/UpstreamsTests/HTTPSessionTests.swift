@@ -26,6 +26,21 @@ import TidemarkFixtures
         }
     }
 
+    /// `https://` to a server that speaks plain HTTP is named as such, once: it was BoringSSL's
+    /// `WRONG_VERSION_NUMBER` with a build path, after five attempts.
+    @Test func httpsToAPlainHTTPServerSaysSoAtOnce() async throws {
+        try await withFixture(items: 1) { server in
+            let url = server.baseURL.replacingOccurrences(of: "http://", with: "https://") + "/rest/items"
+            let rest = try RestUpstream(UpstreamConfiguration(spec: "rest:" + url), settings: fastSettings)
+            try await using(rest) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                #expect(error?.description.contains("the server does not speak TLS on this port (https:// for a plain-http server?)") == true,
+                        "\(String(describing: error))")
+                #expect(rest.statistics.requests == 1)
+            }
+        }
+    }
+
     /// A redirect loop cannot end well on another attempt: it fails after one request.
     @Test func redirectLoopIsNotRetried() async throws {
         try await withFixture(items: 3) { server in

@@ -363,7 +363,14 @@ public final class HTTPSession: Sendable {
             }
             return transient(socketReason(error.errnoCode) ?? "connection failed (\(error))")
         default:
-            return transient("connection failed (\(String(describing: error)))")
+            let text = String(describing: error)
+            // BoringSSL's words for a server that answered the TLS handshake in plain HTTP: no
+            // other attempt speaks TLS to it.
+            if text.contains("WRONG_VERSION_NUMBER") {
+                return TransportFailure(text: "the server does not speak TLS on this port (https:// for a plain-http server?)",
+                                        isConnecting: true, isRetryable: false)
+            }
+            return transient("connection failed (\(text))")
         }
     }
 
