@@ -23,8 +23,13 @@ package struct ManifestEntry: Sendable, Equatable {
     package func sameVersion(as other: ManifestEntry) -> Bool {
         guard etag == other.etag else { return false }
         if lastModified == other.lastModified { return true }
-        guard let a = Timestamp(lastModified), let b = Timestamp(other.lastModified) else { return false }
-        return a == b
+        return Timestamp(other.lastModified).map(isDated) ?? false
+    }
+
+    /// True when ``lastModified`` is `listed`: the same text, or the same instant written
+    /// another way.
+    package func isDated(_ listed: Timestamp) -> Bool {
+        lastModified == listed.raw || Timestamp(lastModified) == listed
     }
 }
 

@@ -142,7 +142,7 @@ extension Mirror {
             if let index = base.position(of: item.id) {
                 guard try mark(index, by: listed, sameAsBefore: { sameAsBefore(listedBy[index]) }) else { continue }
                 let old = base.entry(at: index)
-                if Mirror.sameDate(old.lastModified, item.lastModified), item.etag == nil || item.etag == old.etag {
+                if old.isDated(item.lastModified), item.etag == nil || item.etag == old.etag {
                     // Racily clean, as git calls a file as new as its index: stored from a
                     // listing made in the second it was last dated (or before it), the item may
                     // have changed since, still dated the same.
@@ -150,7 +150,7 @@ extension Mirror {
                     // Planned against HEAD, the fetched snapshot may hold another body at that
                     // date (a racily clean item's, tagged): a change all the same.
                     let fetchedAnother = cachedFrom.flatMap { from in from.position(of: item.id).map { from.entry(at: $0) } }
-                        .map { Mirror.sameDate($0.lastModified, item.lastModified) && $0.etag != old.etag } ?? false
+                        .map { $0.isDated(item.lastModified) && $0.etag != old.etag } ?? false
                     guard racy || fetchedAnother else { continue }
                 }
                 downloads.append((item, old.path, old))
@@ -222,6 +222,11 @@ extension Mirror {
             }
             while next < min(jobs, total) { enqueue() }
             var done = 0
+            /// The blob `base` holds for a cached item (nil when it cannot be read).
+            func cachedBlob(_ old: ManifestEntry) -> ObjectID? {
+                guard let base else { return nil }
+                return try? repository.treeEntry(at: "\(collection)/\(old.path)", in: base)?.id
+            }
             for await result in group {
                 if next < total { enqueue() }
                 done += 1
@@ -238,8 +243,7 @@ extension Mirror {
                         outcome.failures.append("\(collection)/\(Quoting.display(item.id)): server answered 304 for an item not in the cache")
                         continue
                     }
-                    if let base, let blob = try? repository.treeEntry(at: "\(collection)/\(old.path)", in: base)?.id,
-                       let cached = try? repository.readBlob(blob), let served = upstream.version(ofBody: cached),
+                    if let blob = cachedBlob(old), let cached = try? repository.readBlob(blob), let served = upstream.version(ofBody: cached),
                        served.isBefore(atCoarserResolution: item.lastModified) {
                         outcome.failures.append("\(collection)/\(Quoting.display(item.id)): server answered 304 Not Modified, but the "
                                                 + "cached body is dated \(served.raw), before the listed version \(item.lastModified.raw), "
@@ -248,7 +252,7 @@ extension Mirror {
                     }
                     outcome.notModified += 1
                     // At the date cached (racily clean), the line stays as it was.
-                    let same = item.etag == nil && Mirror.sameDate(old.lastModified, item.lastModified)
+                    let same = item.etag == nil && old.isDated(item.lastModified)
                     outcome.stored.append((same ? old : ManifestEntry(id: item.id, lastModified: item.lastModified.raw,
                                                                       etag: item.etag ?? old.etag, path: path), nil))
                 case .success(let .some((object, etag))):
@@ -263,9 +267,8 @@ extension Mirror {
                         // body needs a line of its own (status and the counts compare manifest
                         // lines), so without a new validator it is tagged by its blob, as `rest`
                         // tags the bodies its listing carries.
-                        if item.etag == nil, let old, Mirror.sameDate(old.lastModified, item.lastModified) {
-                            let cachedBlob = try? base.flatMap { try repository.treeEntry(at: "\(collection)/\(old.path)", in: $0)?.id }
-                            if cachedBlob == object.id {
+                        if item.etag == nil, let old, old.isDated(item.lastModified) {
+                            if cachedBlob(old) == object.id {
                                 entry = old
                             } else if entry.etag.isEmpty || entry.etag == old.etag {
                                 entry.etag = Mirror.contentTagPrefix + String(object.id.hex.prefix(16))
@@ -280,11 +283,6 @@ extension Mirror {
             }
         }
         return outcome
-    }
-
-    /// Whether a manifest's `lastModified` names the instant `listed` does (or the same text).
-    static func sameDate(_ cached: String, _ listed: Timestamp) -> Bool {
-        cached == listed.raw || Timestamp(cached) == listed
     }
 
     /// What starts a validator tidemark made from a body (`rest`'s for bodies its listing

@@ -515,10 +515,7 @@ extension Mirror {
         guard let checkedBy = try firstWrittenSnapshot(along: base, budget: &budget, accept: { $0.failed == 0 && $0.listedAt != nil },
                                                        snapshotsByTree: &snapshotsByTree),
               var checked = checkedBy.message.listedAt.flatMap(Timestamp.init) else { return nil }
-        if let fetched = readState("last-fetch").flatMap({ Timestamp($0.trimmingCharacters(in: .whitespacesAndNewlines)) }),
-           fetched > checked {
-            checked = fetched
-        }
+        if let fetched = stateTime("last-fetch"), fetched > checked { checked = fetched }
         return checked.adding(seconds: -max(settings.overlapSeconds, 1))
     }
 
@@ -533,8 +530,7 @@ extension Mirror {
     /// old or older, or there was none since this clone of the mirror was made (or since the
     /// setting came to be): a listing that would start at a watermark lists every item instead.
     func fullListingDue(now: Date = Date()) -> Bool {
-        guard let text = readState(Mirror.fullListingState)?.trimmingCharacters(in: .whitespacesAndNewlines),
-              let last = Timestamp(text)?.date else { return true }
+        guard let last = stateTime(Mirror.fullListingState)?.date else { return true }
         return !(0..<settings.fullListingSeconds).contains(now.timeIntervalSince(last))
     }
 

@@ -663,12 +663,15 @@ public actor Mirror {
         try? FileManager.default.removeItem(atPath: stateFolder + name)
     }
 
+    /// The time the state file `name` holds (`last-fetch`, ...; written as a `Tidemark-Listed-At`
+    /// is), if it holds one.
+    func stateTime(_ name: String) -> Timestamp? {
+        readState(name).flatMap { Timestamp($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
     /// When the last successful fetch and sync finished (local clock), if ever.
     public func lastActivity() -> (fetch: Date?, sync: Date?) {
-        func date(_ name: String) -> Date? {
-            readState(name).flatMap { Timestamp($0.trimmingCharacters(in: .whitespacesAndNewlines))?.date }
-        }
-        return (date("last-fetch"), date("last-sync"))
+        (stateTime("last-fetch")?.date, stateTime("last-sync")?.date)
     }
 
     /// Where the branch and the upstream-tracking ref of `repository` point: a run that moved
