@@ -25,7 +25,7 @@ extension Mirror {
     /// The credential options of `options` that a fetch would refuse, each with the reason
     /// (``Credentials/init(options:environment:commandTimeout:)`` decides; no message holds a value).
     static func credentialProblems(_ options: [String: String]) -> [String: String] {
-        let given = ["tokenEnv", "tokenCommand", "basicEnv"].filter { options[$0] != nil }
+        let given = Credentials.optionKeys.filter { options[$0] != nil }
         var problems: [String: String] = [:]
         for key in given {
             do {
@@ -56,7 +56,7 @@ extension Mirror {
     /// would make it, and shut down again; nothing is requested. None when it cannot be made
     /// without them either (an upstream folder gone): that is no option's problem.
     func adapterOptionProblems(skipping skipped: Set<String>) async -> [String: String] {
-        let credentials: Set<String> = ["tokenEnv", "tokenCommand", "basicEnv"]
+        let credentials = Set(Credentials.optionKeys)
         var base = settings.upstreamConfiguration
         base.options = base.options.filter { credentials.contains($0.key) && !skipped.contains($0.key) }
         func refusal(_ configuration: UpstreamConfiguration) async -> String? {

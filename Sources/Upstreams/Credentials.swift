@@ -52,6 +52,9 @@ public final class Credentials: @unchecked Sendable {
     private var redactions: Redactions?
     private var pending: Task<Credential?, any Error>?
 
+    /// The options that name credentials; at most one is given.
+    package static let optionKeys = ["tokenEnv", "tokenCommand", "basicEnv"]
+
     /// Reads the credential options from `options`.
     /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` when more than one is given or
     ///   `tokenEnv` is not a variable name or `basicEnv` not `USER_VAR:PASS_VAR`.
@@ -59,7 +62,7 @@ public final class Credentials: @unchecked Sendable {
         options: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment,
         commandTimeout: Double = 60
     ) throws {
-        let given = ["tokenEnv", "tokenCommand", "basicEnv"].filter { options[$0] != nil }
+        let given = Credentials.optionKeys.filter { options[$0] != nil }
         guard given.count <= 1 else {
             throw UpstreamError.invalidConfiguration(
                 "give only one of the options \(given.joined(separator: ", ")) (they all name credentials)")

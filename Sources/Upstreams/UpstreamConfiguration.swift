@@ -27,6 +27,17 @@ public struct UpstreamConfiguration: Sendable, Equatable {
         return String(spec[spec.index(after: colon)...])
     }
 
+    /// The host the credentials among ``options`` go to over plain `http://`, when ``location``
+    /// names one other than this machine: they cross the network unencrypted. Nil for https,
+    /// loopback, or no credentials.
+    package var hostGettingCredentialsInClear: String? {
+        guard Credentials.optionKeys.contains(where: { options[$0] != nil }), let url = URL(string: location),
+              url.scheme?.lowercased() == "http", let host = url.host?.lowercased() else { return nil }
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let loopback = bare == "localhost" || bare.hasSuffix(".localhost") || bare == "::1" || bare.hasPrefix("127.")
+        return loopback ? nil : host
+    }
+
     /// Whether two specs name the same upstream however they are spelled: the same kind, and the
     /// same location but for trailing slashes, or for `dir` the same folder once links are
     /// resolved (`dir:/srv/items/`, `dir:/mnt/link-to-srv/items`, `dir:../items` from

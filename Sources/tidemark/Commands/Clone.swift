@@ -137,7 +137,7 @@ extension TidemarkCommand {
                 throw CommandFailure.fatal("the destination a clone takes by default, '\(named)' (the location's last part), "
                                            + "is the upstream folder itself: give one, as 'tidemark clone \(upstream) \(named)-mirror'")
             }
-            warnIfCredentialsInClear(upstream: spec, options: adapterOptions)
+            warnIfCredentialsInClear(UpstreamConfiguration(spec: spec, options: adapterOptions))
             let cloneOptions = CloneOptions(collections: collection, options: adapterOptions, jobs: jobs,
                                             fanout: fanout == "auto" ? nil : fanout == "true")
             let announcement = output.quiet || json ? nil : "Cloning into '\(named)'...\n"

@@ -28,7 +28,7 @@ extension TidemarkCommand {
 
         func run() async throws {
             let mirror = try root.openMirror()
-            warnIfCredentialsInClear(upstream: mirror.settings.upstream, options: mirror.settings.options)
+            warnIfCredentialsInClear(mirror.settings.upstreamConfiguration)
             let reporter = transfer.reporter(output)
             defer { reporter?.finish() }
             await mirror.report(to: reporter)

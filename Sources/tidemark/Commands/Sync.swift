@@ -62,7 +62,7 @@ extension TidemarkCommand {
             }
             let options = SyncOptions(dryRun: dryRun, ifStaleSeconds: staleSeconds, force: force, offline: offline,
                                       fetch: fetchOptions.options)
-            if !offline { warnIfCredentialsInClear(upstream: mirror.settings.upstream, options: mirror.settings.options) }
+            if !offline { warnIfCredentialsInClear(mirror.settings.upstreamConfiguration) }
             let reporter = transfer.reporter(output)
             defer { reporter?.finish() }
             await mirror.report(to: reporter)

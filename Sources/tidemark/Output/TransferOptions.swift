@@ -50,16 +50,11 @@ extension Mirror {
     }
 }
 
-/// Warns on stderr when `spec` (`kind:location`) is a plain `http://` URL of a host other than
-/// this machine and `options` configure credentials: they would cross the network unencrypted
-/// (a mistyped `http://` for `https://`). Sent all the same, as curl sends them: a server on a
-/// trusted network may speak only http.
-func warnIfCredentialsInClear(upstream spec: String, options: [String: String]) {
-    guard ["tokenEnv", "tokenCommand", "basicEnv"].contains(where: { options[$0] != nil }),
-          let colon = spec.firstIndex(of: ":"),
-          let url = URL(string: String(spec[spec.index(after: colon)...])),
-          url.scheme?.lowercased() == "http", let host = url.host?.lowercased() else { return }
-    let trimmed = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-    if trimmed == "localhost" || trimmed.hasSuffix(".localhost") || trimmed == "::1" || trimmed.hasPrefix("127.") { return }
+/// Warns on stderr when `upstream`'s credentials would go over plain http to a host other than
+/// this machine (``UpstreamConfiguration/hostGettingCredentialsInClear``: a mistyped `http://` for
+/// `https://`). Sent all the same, as curl sends them: a server on a trusted network may speak
+/// only http.
+func warnIfCredentialsInClear(_ upstream: UpstreamConfiguration) {
+    guard let host = upstream.hostGettingCredentialsInClear else { return }
     writeStandardError("warning: the credentials go to \(host) over plain http, unencrypted; use https:// unless that network is trusted\n")
 }
