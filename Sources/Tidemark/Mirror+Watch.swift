@@ -110,7 +110,7 @@ extension Mirror {
         func gone() -> Bool { RunLock.livingHolder(of: watchLock) != pid }
         while !gone(), Date() < deadline { usleep(20_000) }
         // One started with SIGTERM ignored (under `nohup`-like wrappers) is still there.
-        guard gone() || runningWatcher() == nil else {
+        guard gone() else {
             throw .invalidArgument("the watcher (pid \(pid)) did not stop within 10 s of SIGTERM; stop it yourself")
         }
         return pid
