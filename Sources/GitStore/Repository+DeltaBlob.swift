@@ -115,8 +115,9 @@ private struct DeltaPack {
     /// The entries storing `data` as `edit` makes it, from the first pack that holds the edit's
     /// base as a usable entry; nil when none does, or the delta would insert too much.
     static func make(_ data: Data, _ edit: BlobEdit, in gitDirectory: String) -> DeltaPack? {
-        for pack in StoredPack.all(in: gitDirectory) {
-            guard let position = pack.position(of: edit.base) else { continue }
+        // One pack open at a time (each is released before the next is opened).
+        for path in StoredPack.indexPaths(in: gitDirectory) {
+            guard let pack = StoredPack.open(indexPath: path), let position = pack.position(of: edit.base) else { continue }
             if let made = make(data, edit, from: pack, at: position) { return made }
         }
         return nil

@@ -53,11 +53,13 @@ final class StoredPack {
         munmap(UnsafeMutableRawPointer(mutating: index.baseAddress), index.count)
     }
 
-    /// The packs of the repository whose git directory is `gitDirectory`.
-    static func all(in gitDirectory: String) -> [StoredPack] {
+    /// The index files of the repository's packs (`gitDirectory` ends with `/`). Open them one at a
+    /// time: each open pack holds a descriptor, and a repository may have hundreds of packs
+    /// while other threads need descriptors too.
+    static func indexPaths(in gitDirectory: String) -> [String] {
         let folder = gitDirectory + "objects/pack/"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        return names.filter { $0.hasPrefix("pack-") && $0.hasSuffix(".idx") }.compactMap { StoredPack.open(indexPath: folder + $0) }
+        return names.filter { $0.hasPrefix("pack-") && $0.hasSuffix(".idx") }.map { folder + $0 }
     }
 
     private static func map(_ path: String) -> UnsafeRawBufferPointer? {
