@@ -92,6 +92,8 @@ extension Mirror {
                 try? fileManager.removeItem(atPath: destination)
             }
             if case .incompleteFetch(let report) = error { throw .cloneIncomplete(report) }
+            // What an interrupted clone downloaded went with its destination.
+            if case .interrupted = error { throw .cancelled }
             // The destination is gone: there is no update for a next run to finish.
             if case .workingTreeUnfinished(let cause) = error { throw .git(cause) }
             throw error

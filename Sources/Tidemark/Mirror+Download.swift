@@ -20,6 +20,9 @@ struct DownloadOutcome {
     var vanished: [String] = []
     var downloaded = 0
     var notModified = 0
+    /// Items the task's cancellation (an interrupted run) left undownloaded: not started, or cut
+    /// short. No failures of upstream's: the next fetch downloads them.
+    var notDownloaded = 0
 
     /// Makes the vanished items failures when a collection's first fetch (a clone) found every
     /// item it asked for (`asked`, more than one) gone: a wrong `itemURL` (a 404 for each) is
@@ -175,6 +178,8 @@ extension Mirror {
 
     /// Downloads bodies with at most `jobs` requests at once, canonicalises, hashes and
     /// compresses them in parallel and adds them to `batch`. Failures are collected, not thrown.
+    /// Once the task is cancelled no download starts, those under way end (their requests are
+    /// cancelled), and what did download is kept: the items left are counted as not downloaded.
     ///
     /// - Parameter base: the tree the cached versions are in, whose body of an item the server
     ///   answered 304 Not Modified for must not be dated before the listed version (a stale cache
@@ -228,10 +233,13 @@ extension Mirror {
                 return try? repository.treeEntry(at: "\(collection)/\(old.path)", in: base)?.id
             }
             for await result in group {
-                if next < total { enqueue() }
+                if next < total, !Task.isCancelled { enqueue() }
                 done += 1
                 let (item, path, old) = downloads[result.index]
                 switch result.body {
+                case .failure where Task.isCancelled:
+                    // Ended by the cancellation, most likely (a request cut short).
+                    outcome.notDownloaded += 1
                 case .failure(let error):
                     if case .goneSinceListed = error {
                         outcome.vanished.append(Mirror.describeFailure(error, collection: collection, item: item.id))
@@ -275,12 +283,14 @@ extension Mirror {
                             }
                         }
                         outcome.stored.append((entry, object.id))
+                        if outcome.downloaded == 1 { crashPoint("after-first-download") }
                     } catch {
                         outcome.failures.append("\(collection)/\(Quoting.display(item.id)): cannot store: \(error)")
                     }
                 }
                 progress?(.downloading(collection: collection, done: done, total: total))
             }
+            outcome.notDownloaded += total - next
         }
         return outcome
     }

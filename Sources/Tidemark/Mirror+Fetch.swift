@@ -43,6 +43,9 @@ public struct FetchReport: Sendable {
         /// True when the listing asked only for items changed since the watermark (`sinceParam`),
         /// so it could show no deletions.
         public var incremental = false
+        /// Items listed as changed that an interrupted run did not download (not started, or cut
+        /// short): the next fetch downloads them.
+        public var notDownloaded = 0
     }
 
     public var collections: [Collection]
@@ -56,6 +59,8 @@ public struct FetchReport: Sendable {
     /// as the mirror had it (absent when new), and its collection's watermark stays where it was,
     /// so the next fetch lists it again (and, if it is gone for good, deletes it).
     public var vanished: [String] = []
+    /// Collections an interrupted run did not list, or not to the end: as the last fetch left them.
+    public var unlisted: [String] = []
     /// Requests made to upstream (listing pages, item bodies, retries) and body bytes received;
     /// zero for the `dir` upstream.
     public var requests = 0
@@ -68,6 +73,11 @@ public struct FetchReport: Sendable {
     public var behind: ChangeCounts { collections.map(\.behind).reduce(ChangeCounts(), +) }
     public var downloaded: Int { collections.map(\.downloaded).reduce(0, +) }
     public var listed: Int { collections.map(\.listed).reduce(0, +) }
+    /// Items not downloaded because the run was interrupted (see ``Collection/notDownloaded``).
+    public var notDownloaded: Int { collections.map(\.notDownloaded).reduce(0, +) }
+    /// True when the run was interrupted (its task cancelled) before it downloaded or listed
+    /// everything: what it did download is stored (``MirrorError/interrupted(_:)``).
+    public var interrupted: Bool { notDownloaded > 0 || !unlisted.isEmpty }
     /// True when this fetch moved the upstream-tracking ref.
     public var updated: Bool { previous != current }
     /// What to warn of for ``vanished`` items, naming them (at most 20); nil when there are none.
@@ -103,7 +113,9 @@ extension Mirror {
     /// neither the branch nor the working tree.
     ///
     /// - Throws: ``MirrorError/incompleteFetch(_:)`` after storing what did download when some
-    ///   items failed (the watermark then stays where it was).
+    ///   items failed (the watermark then stays where it was); ``MirrorError/interrupted(_:)``
+    ///   after storing what did download when the task was cancelled during the downloads;
+    ///   ``MirrorError/cancelled`` when it was cancelled before anything was downloaded.
     public func fetch(_ options: FetchOptions = FetchOptions()) async throws(MirrorError) -> FetchReport {
         await takeTurn()
         defer { endTurn() }
@@ -113,6 +125,7 @@ extension Mirror {
         try catchUpUpstreamRef()
         try Mirror.checkJobs(options.jobs)
         let report = try await fetchLocked(options)
+        if report.interrupted { throw .interrupted(report) }
         if !report.failures.isEmpty { throw .incompleteFetch(report) }
         return report
     }
@@ -154,6 +167,10 @@ extension Mirror {
         var watermarks: [(name: String, watermark: String)] = []
         var failures: [String] = []
         var vanished: [String] = []
+        // An interrupted run (its task cancelled): items it did not download, and collections it
+        // did not list (or not to the end). What did download is stored all the same.
+        var notDownloaded = 0
+        var unlisted: [String] = []
         var itemCount = 0
         let batch = ObjectBatch(repository: repository)
         // Each collection's manifest is read on another thread while its listing starts; the
@@ -174,7 +191,7 @@ extension Mirror {
         var listedWhole = true
         let racySince = try racySince(after: base)
 
-        for collection in settings.collections {
+        collections: for (index, collection) in settings.collections.enumerated() {
             let started: (blob: ObjectID?, load: ManifestLoad)
             if let firstLoad { started = firstLoad } else { started = try startLoad(collection) }
             firstLoad = nil
@@ -190,8 +207,13 @@ extension Mirror {
                     listing = try await upstream.list(collection: collection, since: since, cached: load)
                 }
             } catch {
-                // A cancelled task's listing ends in whatever error the request met.
-                if Task.isCancelled || error is CancellationError { throw .cancelled }
+                // A cancelled task's listing ends in whatever error the request met. The
+                // collections fetched before it are stored; when they changed nothing, nothing is.
+                if Task.isCancelled || error is CancellationError {
+                    guard fetched.contains(where: \.changesSnapshot) else { throw .cancelled }
+                    unlisted = Array(settings.collections[index...])
+                    break collections
+                }
                 _ = try load.table()  // an unreadable manifest is the error to report
                 throw .upstream(Mirror.upstreamError(error, listing: collection))
             }
@@ -213,8 +235,8 @@ extension Mirror {
             }
             var outcome = await download(plan.downloads, collection: collection, from: upstream,
                                          jobs: options.jobs ?? settings.jobs, base: base?.tree, into: batch)
-            // Cancelled: the downloads it cut short are no failures of upstream's.
-            if Task.isCancelled { throw .cancelled }
+            // Cancelled before anything was downloaded: the mirror stays as it was.
+            if Task.isCancelled, outcome.stored.isEmpty, !fetched.contains(where: \.changesSnapshot) { throw .cancelled }
             crashPoint("after-downloads")
             for stored in outcome.stored {
                 guard let blob = stored.blob else { continue }
@@ -224,9 +246,12 @@ extension Mirror {
                                            itemURLs: !(upstream is DirectoryUpstream))
             failures += outcome.failures
             vanished += outcome.vanished
+            notDownloaded += outcome.notDownloaded
+            let downloadedAll = outcome.failures.isEmpty && outcome.notDownloaded == 0
+            if !downloadedAll { listedWhole = false }
             // Like rclone: after a failed download, infer no deletions this run. (An item gone
             // since the listing is no failure: the listing that implies them was whole.)
-            let deletions = outcome.failures.isEmpty ? plan.deletions : []
+            let deletions = downloadedAll ? plan.deletions : []
             for position in deletions { updates.append(.remove(path: "\(collection)/\(cached.entry(at: position).path)")) }
             // The watermark advances only when every listed item is stored and the listing saw
             // every item (none changed while it was paged), and never goes back. Nor past the
@@ -236,7 +261,7 @@ extension Mirror {
             // upstream's dates are in: an item edited on a page already read while later pages are
             // read is dated after it, also when upstream's clock is behind this machine's.
             var watermark = previousWatermark
-            if outcome.failures.isEmpty, outcome.vanished.isEmpty, !listing.changedWhilePaging,
+            if downloadedAll, outcome.vanished.isEmpty, !listing.changedWhilePaging,
                let found = newestVersion(listing, cached: cached, since: previousWatermark, after: baseMessage),
                case let newest = min(found, fetchStarted, listing.upstreamTime ?? fetchStarted),
                watermark.map({ newest > $0 }) ?? true {
@@ -250,7 +275,8 @@ extension Mirror {
             var collectionFetch = FetchedCollection(
                 report: FetchReport.Collection(name: collection, listed: listed, downloaded: outcome.downloaded,
                                                notModified: outcome.notModified, behind: ChangeCounts(),
-                                               listingRequests: listing.requests, incremental: listing.incremental),
+                                               listingRequests: listing.requests, incremental: listing.incremental,
+                                               notDownloaded: outcome.notDownloaded),
                 baseBlob: baseBlob, cached: cached, stored: outcome.stored.map(\.entry), deletions: deletions,
                 notModified: outcome.stored.filter { $0.blob == nil }.map(\.entry.path))
             if !outcome.stored.isEmpty || !deletions.isEmpty || baseBlob == nil {
@@ -263,7 +289,16 @@ extension Mirror {
             fetched.append(collectionFetch)
             itemCount += cached.count - deletions.count + outcome.stored.filter { cached.position(of: $0.entry.id) == nil }.count
             crashPoint("after-manifest")
+            // Interrupted: the collections after this one are not listed.
+            if Task.isCancelled, index + 1 < settings.collections.count {
+                unlisted = Array(settings.collections[(index + 1)...])
+                break
+            }
         }
+        let interrupted = notDownloaded > 0 || !unlisted.isEmpty
+        if interrupted { listedWhole = false }
+        // From here on the run goes to its end: a task cancelled now stores what it fetched all the same.
+        progress?(.storing)
         // Collections the snapshot holds that the settings no longer name leave it (the history
         // keeps them), once allowed like any mass deletion.
         let dropped = try droppedCollections(base: base?.tree, head: head?.tree, allowed: options.allowMassDelete)
@@ -359,7 +394,8 @@ extension Mirror {
             } else {
                 let message = SnapshotMessage(
                     verb: head == nil ? "Clone" : "Sync", upstream: settings.upstream, collections: watermarks, counts: counts,
-                    perCollection: perCollection, items: itemCount, listedAt: listedAt, failed: failures.count + vanished.count, tree: tree.hex)
+                    perCollection: perCollection, items: itemCount, listedAt: listedAt,
+                    failed: failures.count + vanished.count + notDownloaded + unlisted.count, tree: tree.hex)
                 commitID = try unlessPruned([tree]) { () throws(MirrorError) in
                     try mirrorErrors {
                         try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [],
@@ -380,7 +416,7 @@ extension Mirror {
         failures.sort()
         vanished.sort()
         try writeStateLines(Mirror.fetchVanishedState, vanished)
-        if failures.isEmpty { try writeState("last-fetch", listedAt + "\n", durable: false) }
+        if failures.isEmpty, !interrupted { try writeState("last-fetch", listedAt + "\n", durable: false) }
         // A whole listing that was due (or asked for) and showed every deletion: the next is
         // due a `tidemark.fullListingInterval` later.
         // One that fell short (an item changed while the pages were read, or failed, or went
@@ -394,9 +430,10 @@ extension Mirror {
         }
         try writeStateLines(Mirror.fetchFailuresState, failures)
         // The token covers what this fetch stored only when it stored every listed item.
-        if failures.isEmpty, vanished.isEmpty, let watch, let current { saveWatchToken(watch, commit: current) }
+        if failures.isEmpty, vanished.isEmpty, !interrupted, let watch, let current { saveWatchToken(watch, commit: current) }
         var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)
         report.vanished = vanished
+        report.unlisted = unlisted
         report.folderListing = watch?.listing
         report.built = FetchReport.Built(head: head?.id, baseTree: base?.tree, paths: changedPaths)
         let traffic = upstream.statistics
@@ -572,4 +609,7 @@ private struct FetchedCollection {
     /// The new manifest, when it changed, and its write.
     var newManifest: Data? = nil
     var pending: PendingBlob? = nil
+
+    /// True when it changes the snapshot: items stored or deleted.
+    var changesSnapshot: Bool { !stored.isEmpty || !deletions.isEmpty }
 }

@@ -52,6 +52,10 @@ public struct SyncReport: Sendable {
         /// did not move. Never returned by ``Mirror/sync(_:)``, which throws instead; for reports
         /// made from that error.
         case incompleteFetch
+        /// The run was interrupted during its downloads (``MirrorError/interrupted(_:)``): what
+        /// did download is stored on `refs/tidemark/upstream`; the branch did not move. Never
+        /// returned by ``Mirror/sync(_:)``, which throws instead; for reports made from that error.
+        case interrupted
     }
     public var outcome: Outcome
     public var fetch: FetchReport?
@@ -87,7 +91,7 @@ extension SyncReport {
     /// The report of a sync whose fetch could not download every item: the branch did not move
     /// from `tip` (``Mirror/branchTip()``).
     package init(incompleteFetch fetch: FetchReport, branchAt tip: ObjectID?) {
-        self.init(outcome: .incompleteFetch, fetch: fetch, counts: ChangeCounts(), paths: [], previous: tip,
+        self.init(outcome: fetch.interrupted ? .interrupted : .incompleteFetch, fetch: fetch, counts: ChangeCounts(), paths: [], previous: tip,
                   current: tip, plannedDownloads: 0)
     }
 }
@@ -139,6 +143,7 @@ extension Mirror {
             var fetchOptions = options.fetch
             fetchOptions.preloadIndex = true
             let report = try await fetchLocked(fetchOptions)
+            if report.interrupted { throw .interrupted(report) }
             if !report.failures.isEmpty { throw .incompleteFetch(report) }
             fetchReport = report
         }

@@ -824,6 +824,10 @@ public enum ProgressEvent: Sendable, Equatable {
     case listing(collection: String, items: Int)
     /// Downloading item bodies: done of total, sent after each item.
     case downloading(collection: String, done: Int, total: Int)
+    /// The fetch's listings and downloads are over (or were interrupted): it now writes what it
+    /// got. Cancelling the task before this stores what was downloaded
+    /// (``MirrorError/interrupted(_:)``); from here on the run goes to its end.
+    case storing
     /// Updating the working tree.
     case checkingOut(files: Int)
 }

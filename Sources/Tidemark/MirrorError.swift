@@ -66,6 +66,11 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// The task running the operation was cancelled (`Task.cancel()`): what it wrote is not
     /// named by any ref, and the mirror is as it was (a clone's destination is removed).
     case cancelled
+    /// The task running a fetch or sync was cancelled during its downloads: what did download is
+    /// stored (`refs/tidemark/upstream` moved; the branch did not), as after failed downloads,
+    /// and the next fetch downloads the rest (``FetchReport/notDownloaded``,
+    /// ``FetchReport/unlisted``).
+    case interrupted(FetchReport)
     /// A libgit2 operation failed.
     case git(GitError)
     /// Writing the working tree failed partway (a full disk, a file that could not be written):
@@ -172,6 +177,17 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .unknownRevision(let revision): return "unknown revision '\(revision)'"
         case .upstream(let error): return error.description
         case .cancelled: return "cancelled; the mirror is as it was before the run"
+        case .interrupted(let report):
+            let stored = report.downloaded == 1 ? "the item downloaded" : "the \(report.downloaded) items downloaded"
+            var left: [String] = []
+            if report.notDownloaded > 0 { left.append("\(report.notDownloaded) item\(report.notDownloaded == 1 ? "" : "s") not downloaded") }
+            if !report.unlisted.isEmpty {
+                left.append("collection\(report.unlisted.count == 1 ? "" : "s") \(report.unlisted.map { "'\($0)'" }.joined(separator: ", ")) not listed")
+            }
+            let failed = report.failures.isEmpty ? ""
+                : "; \(report.failures.count) item\(report.failures.count == 1 ? "" : "s") could not be downloaded:\n" + MirrorError.list(report.failures, limit: 20)
+            return "interrupted: stored \(stored) onto tidemark/upstream; the next fetch or sync gets the rest ("
+                + left.joined(separator: ", ") + ")" + failed
         case .git(let error):
             // libgit2 cannot read a split index (git update-index --split-index, core.splitIndex).
             if error.message.contains("unsupported mandatory extension: 'link'") {

@@ -187,6 +187,41 @@ struct MirrorTests {
         }
     }
 
+    /// A task cancelled during its downloads stores what did download onto the upstream-tracking
+    /// ref (the branch stays), throws ``MirrorError/interrupted(_:)`` counting what it did not get,
+    /// and the next sync downloads only that. (It threw `cancelled` and kept nothing: a long
+    /// catch-up stopped by a time limit started over each run.)
+    @Test func aTaskCancelledDuringItsDownloadsStoresWhatDidDownload() async throws {
+        try await withScratch { path in
+            let upstream = seeded(5)
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            let head = try await mirror.log().first?.commit
+            _ = upstream.takeDownloads()
+            for index in 0..<5 { upstream.put(ItemID("item-\(index)"), "2024-03-01T00:00:0\(index)Z") }
+            upstream.downloadsBeforeHanging = 3
+            let task = Task { try await mirror.sync(SyncOptions(fetch: FetchOptions(jobs: 1))) }
+            // The fourth download hangs: the first three are in, the fifth not started.
+            while upstream.downloadsStarted < 4 { try await Task.sleep(nanoseconds: 5_000_000) }
+            task.cancel()
+            var caught: MirrorError?
+            do { _ = try await task.value } catch { caught = error as? MirrorError }
+            guard case .interrupted(let report)? = caught else { Issue.record("\(String(describing: caught))"); return }
+            #expect(report.downloaded == 3 && report.notDownloaded == 2 && report.interrupted, "\(report)")
+            #expect("\(caught!)".hasPrefix("interrupted: stored the 3 items downloaded onto tidemark/upstream; "
+                                          + "the next fetch or sync gets the rest (2 items not downloaded)"), "\(caught!)")
+            #expect(try await mirror.log().first?.commit == head)
+            let stored = try await mirror.log(from: "tidemark/upstream")
+            #expect(stored.count == 2 && stored.first?.commit == report.current?.hex && stored.first?.changed == 3)
+            #expect(upstream.takeDownloads().count == 4)
+
+            upstream.downloadsBeforeHanging = nil
+            let next = try await mirror.sync()
+            #expect(next.counts == ChangeCounts(changed: 5) && next.fetch?.downloaded == 2)
+            #expect(upstream.takeDownloads().count == 2)
+            try git(["fsck", "--strict"], in: path + "/m")
+        }
+    }
+
     /// A listing in which an item changed while it was paged may have missed another: the
     /// versions it found are stored, but the watermark stays until a listing sees everything.
     @Test func aListingThatChangedWhilePagedHoldsTheWatermark() async throws {

@@ -26,6 +26,8 @@ final class TestUpstream: Upstream, @unchecked Sendable {
     /// Listings carry each item's body, and `fetch` fails: an adapter that trusts
     /// ``ListedItem/body`` ("then no download is needed").
     var listsBodies = false
+    /// Downloads after this many hang until their task is cancelled (nil: none hangs).
+    var downloadsBeforeHanging: Int?
     /// Items are listed by their date alone (no validator, none reported unchanged by position),
     /// as DocuSign, WordPress and `rest` with `itemURL` list them.
     var listsDatesOnly = false
@@ -44,6 +46,8 @@ final class TestUpstream: Upstream, @unchecked Sendable {
     func remove(_ id: ItemID, in collection: String = "items") { _ = lock.withLock { store[collection]!.removeValue(forKey: id) } }
     func removeAll(in collection: String = "items") { lock.withLock { store[collection] = [:] } }
     func fail(_ ids: Set<ItemID>) { lock.withLock { failing = ids } }
+    /// Downloads started since the last ``takeDownloads()``.
+    var downloadsStarted: Int { lock.withLock { downloads.count } }
     /// Downloads since the last call, and resets the count.
     func takeDownloads() -> [ItemID] { lock.withLock { defer { downloads = [] }; return downloads } }
 
@@ -72,7 +76,12 @@ final class TestUpstream: Upstream, @unchecked Sendable {
     }
 
     func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
-        try lock.withLock {
+        let hangs = lock.withLock { downloadsBeforeHanging.map { downloads.count >= $0 } ?? false }
+        if hangs {
+            lock.withLock { downloads.append(item.id) }
+            while true { try await Task.sleep(nanoseconds: 10_000_000) }
+        }
+        return try lock.withLock {
             downloads.append(item.id)
             if listsBodies { throw UpstreamError.unreachable("listed with its body: no download expected") }
             if failing.contains(item.id) {

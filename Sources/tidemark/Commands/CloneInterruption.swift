@@ -72,7 +72,7 @@ final class CloneInterruption: @unchecked Sendable {
         if cleanUp { phase = .interrupting }
         state.unlock()
         // After the clone's end the signal only ends the process, leaving the finished mirror.
-        guard cleanUp else { end(by: number) }
+        guard cleanUp else { endProcess(bySignal: number) }
         let fileManager = FileManager.default
         // Threads still writing (checkout workers go on until their files are written, making
         // folders again) put entries back, or make a removal fail with a folder not empty: the
@@ -100,22 +100,7 @@ final class CloneInterruption: @unchecked Sendable {
             if fileManager.fileExists(atPath: destination) { empty(destination, removingItToo: true) }
         }
         writeStandardError("\ninterrupted: \(existed ? "emptied" : "removed") '\(destination)'\n")
-        end(by: number)
-    }
-
-    /// Ends the process by signal `number`, as its default action would.
-    private func end(by number: Int32) -> Never {
-        // Dispatch's threads, this one included, may all block the signal (libdispatch reads
-        // signals through a signalfd), and a signal sent to the process then stays pending: this
-        // thread unblocks it first, so the process ends by it here, with the signal's status.
-        signal(number, SIG_DFL)
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        sigaddset(&mask, number)
-        pthread_sigmask(SIG_UNBLOCK, &mask, nil)
-        kill(getpid(), number)
-        sleep(5)
-        _exit(128 + number)
+        endProcess(bySignal: number)
     }
 
     /// Test-only: with `TIDEMARK_INTERRUPT_PAUSE_FILE=<path>`, the handler writes `<path>.reached`

@@ -31,12 +31,16 @@ extension TidemarkCommand {
             warnIfCredentialsInClear(mirror.settings.upstreamConfiguration)
             let reporter = transfer.reporter(output)
             defer { reporter?.finish() }
-            await mirror.report(to: reporter)
+            let interruption = DownloadInterruption()
+            await mirror.report(to: reporter, interruption: interruption)
+            let options = fetchOptions.options
             let report = try await engine(on: mirror, output, settle: { reporter?.finish() }) { () async throws(MirrorError) in
                 do throws(MirrorError) {
-                    return try await mirror.fetch(fetchOptions.options)
+                    return try await interruption.run { () async throws(MirrorError) in try await mirror.fetch(options) }
                 } catch .incompleteFetch(let report) {
                     return report  // reported below, then exits 128
+                } catch .interrupted(let report) {
+                    return report  // reported below, then ends by the signal
                 }
             }
             if transfer.verbose { tellFolderListing(report) }
@@ -46,6 +50,8 @@ extension TidemarkCommand {
             } else if !output.quiet {
                 emit(Fetch.summary(report) + "\n")
             }
+            if report.interrupted { writeStandardError(MirrorError.interrupted(report).description + "\n") }
+            interruption.endIfInterrupted()
             if !report.failures.isEmpty { throw CommandFailure(.incompleteFetch(report)) }
         }
 

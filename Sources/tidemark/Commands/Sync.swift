@@ -65,18 +65,25 @@ extension TidemarkCommand {
             if !offline { warnIfCredentialsInClear(mirror.settings.upstreamConfiguration) }
             let reporter = transfer.reporter(output)
             defer { reporter?.finish() }
-            await mirror.report(to: reporter)
+            let interruption = DownloadInterruption()
+            await mirror.report(to: reporter, interruption: interruption)
             let report = try await engine(on: mirror, output, settle: { reporter?.finish() }) { () async throws(MirrorError) in
                 do throws(MirrorError) {
-                    return try await mirror.sync(options)
-                } catch .incompleteFetch(let fetch) {
-                    // Reported below, then exits 128: the JSON still names the failed items.
+                    return try await interruption.run { () async throws(MirrorError) in try await mirror.sync(options) }
+                } catch .incompleteFetch(let fetch), .interrupted(let fetch) {
+                    // Reported below, then exits 128 or ends by the signal: the JSON still names
+                    // the failed items.
                     return SyncReport(incompleteFetch: fetch, branchAt: (try? await mirror.branchTip()) ?? nil)
                 }
             }
             if transfer.verbose { tellFolderListing(report.fetch) }
             tellVanished(report.fetch)
             if json { emitJSON(SyncJSON(report)) }
+            if report.outcome == .interrupted, let fetch = report.fetch {
+                writeStandardError(MirrorError.interrupted(fetch).description
+                                   + "\nThe branch is unchanged: 'tidemark sync --offline' applies what was stored.\n")
+            }
+            interruption.endIfInterrupted()
             if report.outcome == .incompleteFetch, let fetch = report.fetch {
                 // The branch stays where it was: say so, and how to apply what did download.
                 throw CommandFailure.fatal(MirrorError.incompleteFetch(fetch).description
@@ -85,7 +92,7 @@ extension TidemarkCommand {
             }
             guard !json, !output.quiet else { return }
             switch report.outcome {
-            case .incompleteFetch:
+            case .incompleteFetch, .interrupted:
                 break
             case .fresh(let last):
                 emit("Cache is fresh (last sync \(relative(last))); nothing to do.\n")

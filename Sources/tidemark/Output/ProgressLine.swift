@@ -47,6 +47,8 @@ final class ProgressLine: @unchecked Sendable {
             case .downloading(let collection, let done, let total):
                 key = "download \(collection)"
                 final = done == total
+            case .storing:
+                key = "store"
             case .checkingOut:
                 key = "checkout"
             }
@@ -126,6 +128,8 @@ final class ProgressLine: @unchecked Sendable {
                 if done < total { line += ", ETA \(ProgressLine.clockTime(Double(total - done) / rate))" }
             }
             return line
+        case .storing:
+            return "Storing..."
         case .checkingOut(let files):
             return "Updating files: \(files)"
         }

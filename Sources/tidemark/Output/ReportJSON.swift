@@ -76,6 +76,7 @@ struct FetchJSON: Encodable {
         var behind: ChangeCounts
         var dropped: Bool?
         var incremental: Bool
+        var notDownloaded: Int?
     }
     var previous: String?
     var current: String?
@@ -86,6 +87,9 @@ struct FetchJSON: Encodable {
     var collections: [Collection]
     var failures: [String]
     var vanished: [String]
+    var interrupted: Bool?
+    var notDownloaded: Int?
+    var unlisted: [String]?
     var requests: Int
     var bytesReceived: Int
 
@@ -99,10 +103,15 @@ struct FetchJSON: Encodable {
         collections = report.collections.map {
             Collection(name: $0.name, listed: $0.listed, downloaded: $0.downloaded, notModified: $0.notModified,
                        listingRequests: $0.listingRequests, behind: $0.behind, dropped: $0.dropped ? true : nil,
-                       incremental: $0.incremental)
+                       incremental: $0.incremental, notDownloaded: report.interrupted ? $0.notDownloaded : nil)
         }
         failures = report.failures
         vanished = report.vanished
+        if report.interrupted {
+            interrupted = true
+            notDownloaded = report.notDownloaded
+            unlisted = report.unlisted
+        }
         requests = report.requests
         bytesReceived = report.bytesReceived
     }
@@ -130,6 +139,7 @@ struct SyncJSON: Encodable {
         case .updated: outcome = "updated"
         case .planned: outcome = "planned"
         case .incompleteFetch: outcome = "incomplete-fetch"
+        case .interrupted: outcome = "interrupted"
         }
         previous = report.previous?.hex
         current = report.current?.hex

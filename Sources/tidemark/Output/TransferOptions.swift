@@ -41,15 +41,6 @@ struct FetchFlags: ParsableArguments {
     var options: FetchOptions { FetchOptions(allowMassDelete: allowMassDelete, jobs: jobs, fullListing: full) }
 }
 
-extension Mirror {
-    /// Sends this mirror's progress events and HTTP requests to `reporter`.
-    func report(to reporter: ProgressLine?) async {
-        guard let reporter else { return }
-        setProgressHandler { reporter.handle($0) }
-        setRequestObserver { reporter.handle($0) }
-    }
-}
-
 /// Warns on stderr when `upstream`'s credentials would go over plain http to a host other than
 /// this machine (``UpstreamConfiguration/hostGettingCredentialsInClear``: a mistyped `http://` for
 /// `https://`). Sent all the same, as curl sends them: a server on a trusted network may speak

@@ -1,0 +1,136 @@
+import Foundation
+import Synchronization
+import Tidemark
+
+/// While a fetch (a sync's too) lists and downloads, SIGINT, SIGTERM and SIGHUP do not end the
+/// process at once: they cancel the run, which stores what it downloaded (as a run whose other
+/// downloads failed does, ``MirrorError/interrupted(_:)``), and the process then ends by the
+/// signal. A long catch-up under a cron `timeout`, or stopped with Ctrl-C, keeps what each run
+/// got instead of starting over.
+///
+/// The window opens when the fetch starts listing and closes when it starts storing
+/// (``ProgressEvent/storing``). Before it (finishing a sync an earlier run left) and after it
+/// (objects, refs, the checkout) a signal ends the process at once, as ever: the journal and the
+/// index lock's own handler are made for that. A second signal ends it at once too.
+final class DownloadInterruption: @unchecked Sendable {
+    static let signals = [SIGINT, SIGTERM, SIGHUP]
+    /// The first signal received while the window was open; 0 for none. Set by the handler.
+    fileprivate static let received = Atomic<Int32>(0)
+
+    private enum State { case waiting, open, closed }
+    private let lock = NSLock()
+    private var state = State.waiting
+    /// The signals handled while the window is open (not those the process was started ignoring).
+    private var handled: [Int32] = []
+
+    init() {
+        // Initialized before any handler can read it (a signal handler must not run a lazy initializer).
+        Self.received.store(0, ordering: .relaxed)
+    }
+
+    /// The signal that interrupted the run, if one came.
+    var signal: Int32? {
+        let number = Self.received.load(ordering: .relaxed)
+        return number == 0 ? nil : number
+    }
+
+    /// Opens the window (once): the signals are caught from now on.
+    func open() {
+        lock.withLock {
+            guard state == .waiting else { return }
+            state = .open
+            for number in Self.signals {
+                var action = sigaction()
+                sigaction(number, nil, &action)
+                // One the process was started ignoring (nohup's SIGHUP, a background job's SIGINT) stays so.
+                if unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
+                action = sigaction()
+                action.__sigaction_handler.sa_handler = { number in
+                    // Async-signal-safe only: an atomic store, and the default action back for the next one.
+                    _ = DownloadInterruption.received.compareExchange(expected: 0, desired: number, ordering: .relaxed)
+                    Glibc.signal(number, SIG_DFL)
+                }
+                sigemptyset(&action.sa_mask)
+                sigaction(number, &action, nil)
+                handled.append(number)
+            }
+        }
+    }
+
+    /// Closes the window: the signals take their default action again.
+    func close() {
+        lock.withLock {
+            guard state != .closed else { return }
+            state = .closed
+            for number in handled { Glibc.signal(number, SIG_DFL) }
+            handled = []
+        }
+    }
+
+    /// Runs `body` (a fetch or sync) in a task that a signal received while the window is open
+    /// cancels. A run cancelled before it downloaded anything ends the process by the signal
+    /// here, saying so; otherwise the caller reports what the run did, then calls
+    /// ``endIfInterrupted()``.
+    func run<R: Sendable>(_ body: @escaping @Sendable () async throws(MirrorError) -> R) async throws(MirrorError) -> R {
+        let task = Task { () async -> Result<R, MirrorError> in
+            do throws(MirrorError) { return .success(try await body()) } catch { return .failure(error) }
+        }
+        let watcher = Task {
+            while !Task.isCancelled {
+                if signal != nil {
+                    // Any further signal ends the process at once.
+                    close()
+                    task.cancel()
+                    return
+                }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        let result = await task.value
+        watcher.cancel()
+        close()
+        if signal != nil, case .failure(.cancelled) = result {
+            writeStandardError("interrupted: nothing was downloaded yet; the mirror is as it was\n")
+            endIfInterrupted()
+        }
+        return try result.get()
+    }
+
+    /// Ends the process by the signal that interrupted the run, if one came.
+    func endIfInterrupted() {
+        guard let signal else { return }
+        endProcess(bySignal: signal)
+    }
+}
+
+extension Mirror {
+    /// Sends this mirror's progress events and HTTP requests to `reporter`, and opens and closes
+    /// `interruption`'s window as the fetch starts listing and starts storing.
+    func report(to reporter: ProgressLine?, interruption: DownloadInterruption?) async {
+        guard reporter != nil || interruption != nil else { return }
+        setProgressHandler { event in
+            switch event {
+            case .listing: interruption?.open()
+            case .storing: interruption?.close()
+            default: break
+            }
+            reporter?.handle(event)
+        }
+        if let reporter { setRequestObserver { reporter.handle($0) } }
+    }
+}
+
+/// Ends the process by signal `number`, as its default action would.
+func endProcess(bySignal number: Int32) -> Never {
+    // Dispatch's threads, this one included, may all block the signal (libdispatch reads
+    // signals through a signalfd), and a signal sent to the process then stays pending: this
+    // thread unblocks it first, so the process ends by it here, with the signal's status.
+    signal(number, SIG_DFL)
+    var mask = sigset_t()
+    sigemptyset(&mask)
+    sigaddset(&mask, number)
+    pthread_sigmask(SIG_UNBLOCK, &mask, nil)
+    kill(getpid(), number)
+    sleep(5)
+    _exit(128 + number)
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+import TidemarkFixtures
+
+/// Ctrl-C, SIGTERM (a cron `timeout`) or SIGHUP while a fetch or sync downloads: what finished
+/// downloading is stored, the process ends by the signal, and the next run gets the rest. (The
+/// process ended at once and kept nothing: with DocuSign's hourly request limit, a catch-up
+/// longer than the time limit started over every run and never finished.)
+@Suite("Reliability: runs interrupted by a signal")
+struct InterruptedRunTests {
+    static let token = "CANARY-interrupted-51c2-SECRET"
+    static let account = "/restapi/v2.1/accounts/interrupted"
+    static let environment = ["TIDEMARK_TEST_TOKEN": token]
+
+    /// A clone of 20 templates, all 20 since modified, each download held 0.3 s by the fixture.
+    static func mirrorBehindBy20(_ server: FixtureServer, in root: String) async throws -> String {
+        let clone = try await CLI.tidemark(["clone", "docusign:\(server.baseURL)\(account)", "m", "--token-env", "TIDEMARK_TEST_TOKEN"],
+                                           in: root, environment: environment)
+        #expect(clone.status == 0, "\(clone.stderr)")
+        for id in server.ids(.docusign) { #expect(server.modify(.docusign, id: id)) }
+        server.inject(FixtureFault(delay: 0.3, pathPrefix: "\(account)/templates/", count: 1000))
+        return root + "/m"
+    }
+
+    static func rev(_ name: String, in mirror: String) async throws -> String {
+        try await CLI.git(["rev-parse", name], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func trailer(_ key: String, at revision: String, in mirror: String) async throws -> String {
+        try await CLI.git(["log", "-1", "--format=%(trailers:key=\(key),valueonly)", revision], in: mirror)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test(arguments: [("sync", SIGTERM), ("sync", SIGINT), ("fetch", SIGHUP)])
+    func aRunInterruptedDuringItsDownloadsKeepsThemAndEndsByTheSignal(_ command: String, _ number: Int32) async throws {
+        let server = try await FixtureServer.start(items: 20, seed: 7, token: Self.token)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let mirror = try await Self.mirrorBehindBy20(server, in: root)
+            let head = try await Self.rev("HEAD", in: mirror)
+            let upstreamBefore = try await Self.rev("tidemark/upstream", in: mirror)
+            let watermark = try await Self.trailer("Tidemark-Watermark", at: "tidemark/upstream", in: mirror)
+            let go = root + "/go"
+            let run = try CLI.spawnTidemark([command, "--jobs", "1"], in: mirror, environment: Self.environment.merging(
+                ["TIDEMARK_PAUSE_AT": "after-first-download", "TIDEMARK_PAUSE_FILE": go]) { $1 })
+            #expect(await CLI.waitForFile(go + ".reached"))
+            #expect(run.process.signal(number))
+            FileManager.default.createFile(atPath: go, contents: Data())
+            let ended = await run.finished()
+            #expect(ended.signalled && ended.status == number, "\(ended.status) \(ended.stderr)")
+            #expect(ended.stderr.contains("interrupted: stored the"), "\(ended.stderr)")
+            #expect(ended.stderr.contains("items not downloaded)"), "\(ended.stderr)")
+
+            // Stored on the upstream-tracking ref, with the watermark held; the branch stays.
+            #expect(try await Self.rev("HEAD", in: mirror) == head)
+            #expect(try await Self.rev("tidemark/upstream", in: mirror) != upstreamBefore)
+            let stored = try await CLI.git(["diff", "--name-only", upstreamBefore, "tidemark/upstream", "--", "templates"], in: mirror)
+                .split(separator: "\n").count
+            #expect(stored >= 1 && stored < 20, "\(stored)")
+            #expect(try await Self.trailer("Tidemark-Failed", at: "tidemark/upstream", in: mirror) == "\(20 - stored)")
+            #expect(try await Self.trailer("Tidemark-Watermark", at: "tidemark/upstream", in: mirror) == watermark)
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/index.lock"))
+            try await CLI.expectClean(mirror)
+
+            // The next sync downloads the others alone, and ends where a fresh clone does.
+            server.clearFaults()
+            server.resetCounts()
+            let next = try await CLI.tidemark(["sync"], in: mirror, environment: Self.environment)
+            #expect(next.status == 0 && next.stdout.contains("20 changed, 0 new, 0 deleted"), "\(next.stdout)\(next.stderr)")
+            #expect(server.requests.filter { $0.path.hasPrefix("\(Self.account)/templates/") }.count == 20 - stored)
+            let fresh = try await CLI.tidemark(["clone", "docusign:\(server.baseURL)\(Self.account)", "fresh", "--token-env", "TIDEMARK_TEST_TOKEN"],
+                                               in: root, environment: Self.environment)
+            #expect(fresh.status == 0)
+            #expect(try await Self.rev("HEAD^{tree}", in: mirror) == (try await Self.rev("HEAD^{tree}", in: root + "/fresh")))
+            try await CLI.expectClean(mirror)
+        }
+    }
+
+    /// Interrupted while listing, before anything was downloaded: nothing is stored, and it says so.
+    @Test func aRunInterruptedWhileListingStoresNothing() async throws {
+        let server = try await FixtureServer.start(items: 20, seed: 8, token: Self.token)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let mirror = try await Self.mirrorBehindBy20(server, in: root)
+            let upstreamBefore = try await Self.rev("tidemark/upstream", in: mirror)
+            server.inject(FixtureFault(delay: 30, count: 1, queryContains: "order_by=modified"))
+            server.resetCounts()
+            let run = try CLI.spawnTidemark(["sync"], in: mirror, environment: Self.environment)
+            let deadline = Date().addingTimeInterval(60)
+            while server.requests.isEmpty, Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
+            #expect(run.process.signal(SIGTERM))
+            let ended = await run.finished()
+            #expect(ended.signalled && ended.status == SIGTERM, "\(ended.status) \(ended.stderr)")
+            #expect(ended.stderr.contains("interrupted: nothing was downloaded yet; the mirror is as it was"), "\(ended.stderr)")
+            #expect(try await Self.rev("tidemark/upstream", in: mirror) == upstreamBefore)
+            try await CLI.expectClean(mirror)
+        }
+    }
+
+    /// Once the fetch stores what it got, a signal ends the process at once, as before: nothing
+    /// names what it wrote, and the next run starts over.
+    @Test func aSignalWhileStoringEndsTheProcessAtOnce() async throws {
+        let server = try await FixtureServer.start(items: 20, seed: 9, token: Self.token)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let mirror = try await Self.mirrorBehindBy20(server, in: root)
+            server.clearFaults()
+            let upstreamBefore = try await Self.rev("tidemark/upstream", in: mirror)
+            let go = root + "/go"
+            let run = try CLI.spawnTidemark(["sync"], in: mirror, environment: Self.environment.merging(
+                ["TIDEMARK_PAUSE_AT": "after-objects", "TIDEMARK_PAUSE_FILE": go]) { $1 })
+            #expect(await CLI.waitForFile(go + ".reached"))
+            #expect(run.process.signal(SIGTERM))
+            let ended = await run.finished()
+            #expect(ended.signalled && ended.status == SIGTERM, "\(ended.status) \(ended.stderr)")
+            #expect(!ended.stderr.contains("interrupted"), "\(ended.stderr)")
+            #expect(try await Self.rev("tidemark/upstream", in: mirror) == upstreamBefore)
+            let next = try await CLI.tidemark(["sync"], in: mirror, environment: Self.environment)
+            #expect(next.status == 0 && next.stdout.contains("20 changed"), "\(next.stdout)\(next.stderr)")
+            try await CLI.expectClean(mirror)
+        }
+    }
+}
