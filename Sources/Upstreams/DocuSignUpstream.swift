@@ -263,15 +263,21 @@ public struct DocuSignUpstream: Upstream {
     }
 
     /// DocuSign counts are strings ("100"); numbers are accepted too.
+    /// The largest count a listing may give (2^40, about 10^12 templates): a larger one is
+    /// malformed, and positions computed from it (`startPosition` + rows) must not overflow.
+    static let largestCount = 1 << 40
+
     private func count(_ value: JSONValue?, _ field: String, _ collection: String) throws -> Int? {
         switch value {
         case nil, .null?: return nil
         case .string(let text)?:
-            guard let number = Int(text), number >= 0 else {
+            guard let number = Int(text), number >= 0, number <= Self.largestCount else {
                 throw UpstreamError.malformedListing(collection: collection, reason: "'\(field)' is not a count: '\(CQuoting.quoted(String(session.credentials.redact(text).prefix(32))))'")
             }
             return number
-        case let number? where (number.exactInteger ?? -1) >= 0: return Int(number.exactInteger!)
+        case let number? where (0...Int64(Self.largestCount)).contains(number.exactInteger ?? -1): return Int(number.exactInteger!)
+        case let other? where other.exactInteger != nil:
+            throw UpstreamError.malformedListing(collection: collection, reason: "'\(field)' is not a count: \(other.exactInteger!)")
         case let other?:
             throw UpstreamError.malformedListing(collection: collection, reason: "'\(field)' is \(other.typeName), not a count")
         }

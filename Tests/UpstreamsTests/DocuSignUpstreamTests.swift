@@ -250,6 +250,30 @@ import TidemarkFixtures
         }
     }
 
+    /// Counts too large to page by (a hostile or broken server's) are malformed listings, named:
+    /// `startPosition` near 2^63 overflowed the position sum and trapped, killing the process
+    /// without a message (and leaving a clone's destination behind).
+    @Test(arguments: [("startPosition", "9223372036854775807"), ("startPosition", "1099511627777"),
+                      ("totalSetSize", "9223372036854775807"), ("resultSetSize", "9223372036854775806")])
+    func countsTooLargeAreMalformedListings(_ field: String, _ value: String) async throws {
+        try await withFixture(token: canary) { server in
+            var fields = ["resultSetSize": "2", "startPosition": "0", "totalSetSize": "2"]
+            fields[field] = value
+            for quoted in [true, false] {
+                let counts = fields.map { quoted ? "\"\($0.key)\":\"\($0.value)\"" : "\"\($0.key)\":\($0.value)" }.joined(separator: ",")
+                server.clearFaults()
+                server.inject(FixtureFault(replacementBody: "{\(counts),\"envelopeTemplates\":["
+                    + #"{"templateId":"a","lastModified":"2018-03-26T03:54:40.4470000Z"},"#
+                    + #"{"templateId":"b","lastModified":"2018-03-26T03:54:40.4470000Z"}]}"#))
+                try await using(try upstream(server)) { docusign in
+                    let error = await upstreamError { _ = try await docusign.list(collection: "templates", since: nil, cached: .none) }
+                    guard case .malformedListing("templates", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                    #expect(reason.contains("'\(field)' is not a count"), "\(reason)")
+                }
+            }
+        }
+    }
+
     /// Six templates listed two a page, one page at a time, against `cached` of them (by index);
     /// `change` is made to the oldest (on page 1) while page 2 is held. Returns that listing, one
     /// made after it, and the ids.
