@@ -605,7 +605,11 @@ public actor Mirror {
             throw .invalidArgument("cannot write \(path): \(error.localizedDescription)")
         }
         let temporary = path + ".tmp-\(getpid())"
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // A new file, never one found there (a symbolic link planted under that name would have
+        // the write go where it leads): what a killed process of the same pid left goes first.
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
+        var fd = Glibc.open(temporary, flags, 0o644)
+        if fd < 0, errno == EEXIST, unlink(temporary) == 0 { fd = Glibc.open(temporary, flags, 0o644) }
         guard fd >= 0 else { throw fail("open") }
         let bytes = Array(text.utf8)
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }

@@ -39,9 +39,17 @@ final class RunLock {
     /// Takes the lock file at `path` at once or throws ``MirrorError/locked(pid:path:)``.
     init(path: String) throws(MirrorError) {
         self.path = path
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            let reason = errno
+        // Never through a symbolic link (one planted in `.git`, a mirror unpacked from an archive):
+        // the lock is written and emptied, which would empty the file it leads to.
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
+        var info = stat()
+        guard fd >= 0, fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            let reason = fd >= 0 ? EINVAL : errno
+            if fd >= 0 { close(fd) }
+            if reason == ELOOP || reason == EINVAL {
+                throw .invalidArgument("lock file '\(path)' is \(reason == ELOOP ? "a symbolic link" : "not a regular file"), "
+                                       + "which tidemark does not write through: remove it (no tidemark run holds it then)")
+            }
             let hint = reason == EACCES || reason == EROFS
                 ? " (the mirror is read-only to you: status, diff, log, config and sync --dry-run only read it)" : ""
             throw .invalidArgument("cannot open lock file '\(path)': \(String(cString: strerror(reason)))" + hint)
@@ -54,8 +62,7 @@ final class RunLock {
             throw .locked(pid: pid, path: path)
         }
         descriptor = fd
-        var info = stat()
-        abandonedRunStart = fstat(fd, &info) == 0 && info.st_size > 0 ? info.st_mtim : nil
+        abandonedRunStart = info.st_size > 0 ? info.st_mtim : nil
         let text = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
         _ = pwrite(fd, text, text.count, 0)

@@ -109,4 +109,33 @@ struct SymlinkTests {
             try await CLI.expectClean(mirror)
         }
     }
+
+    /// A symbolic link planted as `.git/tidemark.lock` is not written through: the lock is written
+    /// and emptied, which emptied the file it led to (a security tester's, session 33), even for
+    /// `sync --dry-run`. The run is refused naming the lock; once it is removed, runs go on.
+    @Test func aLinkPlantedAsTheRunLockIsNotWrittenThrough() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            for id in ["a", "b"] { try writeItem(upstream, id, lastModified: "2021-01-01T00:00:00Z") }
+            #expect(try await CLI.tidemark(["clone", "dir:up", "m"], in: root).status == 0)
+            let mirror = root + "/m", victim = root + "/victim.txt", lock = mirror + "/.git/tidemark.lock"
+            let sentinel = Data("not a lock file\n".utf8)
+            try sentinel.write(to: URL(fileURLWithPath: victim))
+            try? FileManager.default.removeItem(atPath: lock)
+            try FileManager.default.createSymbolicLink(atPath: lock, withDestinationPath: victim)
+            for arguments in [["sync"], ["sync", "--dry-run"], ["fetch"], ["rollback", "HEAD"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 128 && refused.stderr.contains("lock file '\(lock)' is a symbolic link"), "\(arguments): \(refused.stderr)")
+                #expect(try Data(contentsOf: URL(fileURLWithPath: victim)) == sentinel, "\(arguments)")
+            }
+            // Led nowhere, it makes no file either.
+            try FileManager.default.removeItem(atPath: lock)
+            try FileManager.default.createSymbolicLink(atPath: lock, withDestinationPath: root + "/made")
+            #expect(try await CLI.tidemark(["sync"], in: mirror).status == 128)
+            #expect(!FileManager.default.fileExists(atPath: root + "/made"))
+            try FileManager.default.removeItem(atPath: lock)
+            #expect(try await CLI.tidemark(["sync"], in: mirror).status == 0)
+        }
+    }
 }
