@@ -67,7 +67,7 @@ public enum URLSafety {
                 "\(kind) upstream URL must not embed credentials (user:password@); "
                     + "use the tokenEnv, tokenCommand or basicEnv option instead")
         }
-        if let name = components.queryItems?.map(\.name).first(where: isSecretParameter) {
+        if let name = queryNames(components.percentEncodedQuery).first(where: isSecretParameter) {
             throw UpstreamError.invalidConfiguration(
                 "\(kind) upstream URL must not carry a secret in its query ('\(name)='); "
                     + "use the tokenEnv, tokenCommand or basicEnv option instead")
@@ -104,15 +104,42 @@ public enum URLSafety {
             components.password = nil
             changed = true
         }
-        if let items = components.queryItems {
-            components.queryItems = items.map { item in
-                guard isSecretParameter(item.name) else { return item }
-                changed = true
-                return URLQueryItem(name: item.name, value: "***")
+        if let query = components.percentEncodedQuery {
+            // Parameters end at `;` too, as many servers read them (Rack, older Python).
+            var redacted = ""
+            var parameter = ""
+            func flush() {
+                let name = String(parameter.prefix { $0 != "=" })
+                if parameter.contains("="), isSecretParameter(name.removingPercentEncoding ?? name) {
+                    redacted += name + "=***"
+                    changed = true
+                } else {
+                    redacted += parameter
+                }
+                parameter = ""
             }
+            for character in query {
+                if character == "&" || character == ";" {
+                    flush()
+                    redacted.append(character)
+                } else {
+                    parameter.append(character)
+                }
+            }
+            flush()
+            components.percentEncodedQuery = redacted
         }
         guard changed else { return text }
-        return (components.string ?? text).replacingOccurrences(of: "%2A%2A%2A", with: "***")
+        return components.string ?? text
+    }
+
+    /// The names of a percent-encoded query's parameters, decoded, split at `&` and at `;` (which
+    /// many servers take as a separator too: `?x=1;access_token=...` carries a token).
+    static func queryNames(_ query: String?) -> [String] {
+        (query ?? "").split(whereSeparator: { $0 == "&" || $0 == ";" }).map {
+            let name = String($0.prefix { $0 != "=" })
+            return name.removingPercentEncoding ?? name
+        }
     }
 
     /// `url` with the query parameters in `parameters` set (replacing any of the same name).
