@@ -82,7 +82,8 @@ final class FixtureStore: @unchecked Sendable {
         let id = nextPostID
         nextPostID += 1
         let statuses = ["publish", "publish", "publish", "draft", "private", "future", "pending"]
-        let status = id % 11 == 0 ? statuses[random(3..<statuses.count)] : "publish"
+        let status = type == "media" ? (id % 11 == 0 ? "private" : "inherit")
+            : id % 11 == 0 ? statuses[random(3..<statuses.count)] : "publish"
         posts.append(Post(
             id: id, type: type, status: status, slug: "\(type)-\(id)", title: "\(type.capitalized) \(id)",
             content: "<p>Content \(random(0..<1_000_000)) of \(type) \(id).</p>", date: now, modified: now))

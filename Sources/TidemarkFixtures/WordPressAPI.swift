@@ -4,6 +4,10 @@ import Foundation
 /// (`wp-json` or `index.php/wp-json`) or `/?rest_route=<route>`.
 enum WordPressAPI {
     static let knownStatuses: Set<String> = ["publish", "future", "draft", "pending", "private", "trash"]
+    static let attachmentStatuses: Set<String> = ["inherit", "private", "trash"]
+
+    /// The status a listing shows without a `status` filter (and anyone may read).
+    static func defaultStatus(_ type: String) -> String { type == "media" ? "inherit" : "publish" }
 
     /// Handles REST route `route` (e.g. `/wp/v2/posts`) reached under `prefix` (nil: `?rest_route=`).
     static func handle(_ request: FixtureRequest, route: String, prefix: String?, store: FixtureStore, origin: String) -> FixtureReply {
@@ -22,10 +26,10 @@ enum WordPressAPI {
         if parts.isEmpty {
             return .json([
                 "name": "Tidemark Fixture", "url": origin, "namespaces": ["wp/v2"],
-                "routes": ["/wp/v2/posts": [:], "/wp/v2/pages": [:]],
+                "routes": ["/wp/v2/posts": [:], "/wp/v2/pages": [:], "/wp/v2/media": [:]],
             ])
         }
-        guard parts.count >= 3, parts[0] == "wp", parts[1] == "v2", ["posts", "pages"].contains(parts[2]), parts.count <= 4 else {
+        guard parts.count >= 3, parts[0] == "wp", parts[1] == "v2", ["posts", "pages", "media"].contains(parts[2]), parts.count <= 4 else {
             return .wpError(404, "rest_no_route", "No route was found matching the URL and request method.")
         }
         return store.withLock {
@@ -49,12 +53,16 @@ enum WordPressAPI {
         guard let page = Int(request.query("page") ?? "1"), page >= 1 else {
             return invalid("page", "page must be greater than or equal to 1")
         }
-        var statuses: Set<String> = ["publish"]
+        // Attachments (`media`) have statuses of their own, `inherit` by default, as WordPress's
+        // attachments controller has them.
+        let known = type == "media" ? attachmentStatuses : knownStatuses
+        let shown = defaultStatus(type)
+        var statuses: Set<String> = [shown]
         if let value = request.query("status") {
             statuses = Set(value.split(separator: ",").map(String.init))
-            if statuses.contains("any") { statuses = knownStatuses.subtracting(["trash"]) }
-            guard statuses.isSubset(of: knownStatuses) else { return invalid("status", "status is not one of \(knownStatuses.sorted())") }
-            if statuses != ["publish"] && !authenticated {
+            if statuses.contains("any") { statuses = known.subtracting(["trash"]) }
+            guard statuses.isSubset(of: known) else { return invalid("status", "status is not one of \(known.sorted())") }
+            if statuses != [shown] && !authenticated {
                 return invalid("status", "Status is forbidden.")
             }
         }
@@ -109,7 +117,7 @@ enum WordPressAPI {
             return .wpError(404, "rest_post_invalid_id", "Invalid post ID.")
         }
         let edit = request.query("context") == "edit"
-        if (edit || post.status != "publish") && !authenticated {
+        if (edit || post.status != defaultStatus(type)) && !authenticated {
             return .wpError(401, edit ? "rest_forbidden_context" : "rest_forbidden",
                             "Sorry, you are not allowed to do that.")
         }
@@ -130,7 +138,8 @@ enum WordPressAPI {
             content["raw"] = post.content
         }
         return [
-            "id": post.id, "type": post.type == "posts" ? "post" : "page", "status": post.status, "slug": post.slug,
+            "id": post.id, "type": ["posts": "post", "pages": "page", "media": "attachment"][post.type] ?? post.type,
+            "status": post.status, "slug": post.slug,
             "date": FixtureTime.wordPress(post.date, offset: offset), "date_gmt": FixtureTime.wordPress(post.date),
             "modified": FixtureTime.wordPress(post.modified, offset: offset),
             "modified_gmt": FixtureTime.wordPress(post.modified),

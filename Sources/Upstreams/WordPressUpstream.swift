@@ -61,7 +61,7 @@ public struct WordPressUpstream: Upstream {
         try WordPressUpstream.validate(collection)
         let before = session.statistics.requests
         let authenticated = session.credentials.isConfigured
-        let statuses = authenticated ? "publish,future,draft,pending,private" : nil
+        let statuses = authenticated ? Self.statusesWithCredentials(collection) : nil
         // A post trashed and another published while the pages are read leave the total as it
         // was, and still shift a row past a page boundary: the deletions a listing implies are
         // confirmed (``confirmingDeletions(_:cached:collection:exists:again:)``).
@@ -80,14 +80,24 @@ public struct WordPressUpstream: Upstream {
         return Listing(pass, deleted: deleted, requests: session.statistics.requests - before)
     }
 
+    /// The statuses a listing with credentials covers: attachments (`media`) have their own
+    /// (WordPress refuses the others for them, 400 `rest_invalid_param`); any other post type
+    /// the five a post can be seen in, short of the trash.
+    static func statusesWithCredentials(_ collection: String) -> String {
+        collection == "media" ? "inherit,private" : "publish,future,draft,pending,private"
+    }
+
+    /// The status a listing without credentials shows: `inherit` for attachments, else `publish`.
+    static func defaultStatus(_ collection: String) -> String { collection == "media" ? "inherit" : "publish" }
+
     /// Whether the post `id` is still one the listing shows: it answers with one of `statuses`
-    /// (`publish` without credentials); a 404, 401 or 403, or a post in the trash or another
+    /// (``defaultStatus(_:)`` without credentials); a 404, 401 or 403, or a post in the trash or another
     /// status, is gone from what this mirror lists.
     private func listed(_ id: ItemID, in collection: String, statuses: String?) async throws -> Bool {
         let url = try await postURL(id, in: collection, query: [("_fields", "id,status")])
         let result = try await session.get(url, acceptStatuses: [401, 403, 404, 410])
         guard result.status == 200 else { return false }
-        let shown = Set((statuses ?? "publish").split(separator: ",").map(String.init))
+        let shown = Set((statuses ?? Self.defaultStatus(collection)).split(separator: ",").map(String.init))
         if case .object(let fields)? = try? JSONValue.parse(result.body), let status = fields["status"]?.stringValue {
             return shown.contains(status)
         }

@@ -46,6 +46,13 @@ private final class Records: @unchecked Sendable {
                 let locked = await upstreamError { _ = try await http.get(try #require(URL(string: server.baseURL + "/rest/locked"))) }
                 #expect(locked?.description.contains("tidemark sends credentials only to the upstream's origin") == true, "\(String(describing: locked))")
                 #expect(locked?.description.contains("were refused") == false)
+                // Nor is a 400 (WordPress refuses a private status to a request without them).
+                server.inject(FixtureFault(status: 302, pathPrefix: "/rest/status", count: 1, location: foreign.baseURL + "/rest/status"))
+                foreign.inject(FixtureFault(status: 400, pathPrefix: "/rest/status", count: 1,
+                                            replacementBody: #"{"code": "rest_invalid_param", "message": "Invalid parameter(s): status"}"#))
+                let refused = await upstreamError { _ = try await http.get(try #require(URL(string: server.baseURL + "/rest/status"))) }
+                #expect(refused?.description.contains("(rest_invalid_param: Invalid parameter(s): status); tidemark sends credentials only to "
+                                                      + "the upstream's origin") == true, "\(String(describing: refused))")
 
                 // Six hops are one too many.
                 for hop in 0..<6 {

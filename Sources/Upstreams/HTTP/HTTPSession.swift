@@ -180,7 +180,7 @@ public final class HTTPSession: Sendable {
                     // Refused for want of credentials that were never given: say how to give them;
                     // refused with those given: say where they came from.
                     var hint = ""
-                    if (status == 401 || status == 403) && Origin(current) != origin {
+                    if (status == 400 || status == 401 || status == 403) && Origin(current) != origin && credentials.isConfigured {
                         // A link or redirect to another origin, followed without the credentials.
                         hint = "; tidemark sends credentials only to the upstream's origin (\(origin)), "
                             + "not to this one, which a link or redirect led to"
@@ -451,7 +451,20 @@ extension HTTPResult {
     /// ``errorCode`` for a message, ` (code)`, or empty: the secrets of `credentials` taken out
     /// first (an echoed token), then at most 100 characters, quoted like git quotes names when it
     /// holds a control character (the server's text must not drive a terminal).
+    /// ` (code: message; param: why)` from a JSON error body (WordPress's `code`, `message` and
+    /// `data.params`; DocuSign's `errorCode` and `message`), redacted and at most 300 characters;
+    /// empty when the body names no code.
     func shownErrorCode(redacting credentials: Credentials) -> String {
-        errorCode.map { " (\(CQuoting.quoted(String(credentials.redact($0).prefix(100)))))" } ?? ""
+        guard let code = errorCode else { return "" }
+        var text = code
+        if case .object(let fields)? = try? JSONValue.parse(body) {
+            if case .string(let message)? = fields["message"], !message.isEmpty { text += ": " + message }
+            if case .object(let data)? = fields["data"], case .object(let params)? = data["params"] {
+                for (name, why) in params.members {
+                    if case .string(let reason) = why { text += "; \(name): \(reason)" }
+                }
+            }
+        }
+        return " (\(CQuoting.quoted(String(credentials.redact(text).prefix(300)))))"
     }
 }
