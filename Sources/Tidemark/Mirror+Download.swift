@@ -145,7 +145,9 @@ extension Mirror {
             if let index = base.position(of: item.id) {
                 guard try mark(index, by: listed, sameAsBefore: { sameAsBefore(listedBy[index]) }) else { continue }
                 let old = base.entry(at: index)
-                if old.isDated(item.lastModified), item.etag == nil || item.etag == old.etag {
+                // A listing tag the cached entry has and the listing no longer gives: changed.
+                let untagged = item.etag == nil && old.etag.hasPrefix(ListedItem.listingTagPrefix)
+                if old.isDated(item.lastModified), !untagged, item.etag == nil || item.etag == old.etag {
                     // Racily clean, as git calls a file as new as its index: stored from a
                     // listing made in the second it was last dated (or before it), the item may
                     // have changed since, still dated the same.
@@ -197,7 +199,8 @@ extension Mirror {
             func enqueue() {
                 let index = next
                 let (item, _, old) = downloads[index]
-                let cachedETag = old.flatMap { $0.etag.isEmpty || $0.etag.hasPrefix(Mirror.contentTagPrefix) ? nil : $0.etag }
+                let cachedETag = old.flatMap { $0.etag.isEmpty || $0.etag.hasPrefix(Mirror.contentTagPrefix)
+                                                   || $0.etag.hasPrefix(ListedItem.listingTagPrefix) ? nil : $0.etag }
                 next += 1
                 group.addTask {
                     do {

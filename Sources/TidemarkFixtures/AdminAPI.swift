@@ -3,6 +3,8 @@ import Foundation
 /// Admin endpoints under `/_admin/`, for tests and demos driving a fixture over HTTP (any method):
 /// - `/_admin/{docusign|wordpress|rest}/create[?type=posts|pages]` → `{"id": ...}`
 /// - `/_admin/{api}/modify?id=X`, `/_admin/{api}/trash?id=X`, `/_admin/{api}/purge?id=X`
+/// - `/_admin/wordpress/status?id=X&status=future|publish|...` (a scheduled post set to `publish`
+///   keeps its modified date, as WordPress's cron publishes it)
 /// - `/_admin/{api}/ids[?type=]` → `{"ids": [...]}`
 /// - `/_admin/fault?status=503&retryAfter=1&retryAfterDate=1&delay=0.5&body=truncated|malformed|drop&prefix=/x&count=K&probability=p&query=TEXT&replace=JSON&location=URL`
 /// - `/_admin/faults/clear`, `/_admin/foreign-next?origin=http://...` (no origin: off)
@@ -45,6 +47,9 @@ enum AdminAPI {
             case "modify": found = store.withLock { store.modify(api, id: id) }
             case "trash": found = store.withLock { store.trash(api, id: id) }
             case "purge", "delete": found = store.withLock { store.purge(api, id: id) }
+            case "status" where api == .wordpress:
+                guard let status = request.query("status"), WordPressAPI.knownStatuses.contains(status) else { return bad("bad status") }
+                found = store.withLock { store.setStatus(postID: id, to: status) }
             default: return bad("unknown operation \(s[1])")
             }
             return found ? .json(["ok": true]) : .json(["error": "no such item"], status: 404)

@@ -125,6 +125,11 @@ public final class FixtureServer: Sendable {
     @discardableResult
     public func modify(_ api: FixtureAPI, id: String) -> Bool { store.withLock { store.modify(api, id: id) } }
 
+    /// Sets a WordPress post's status; a scheduled (`future`) post set to `publish` keeps its
+    /// modified date, as WordPress's cron publishes it. Returns false for an unknown id.
+    @discardableResult
+    public func setStatus(postID id: String, to status: String) -> Bool { store.withLock { store.setStatus(postID: id, to: status) } }
+
     /// Trashes an item (WordPress: status `trash`; DocuSign: recycle bin; REST: deleted).
     @discardableResult
     public func trash(_ api: FixtureAPI, id: String) -> Bool { store.withLock { store.trash(api, id: id) } }

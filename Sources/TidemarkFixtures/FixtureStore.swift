@@ -116,6 +116,17 @@ final class FixtureStore: @unchecked Sendable {
         return true
     }
 
+    /// Sets a WordPress post's status: `future` as an edit does (modified bumped); `publish` of a
+    /// scheduled post as WordPress's cron publishes it (`wp_publish_post`: the status alone,
+    /// modified kept). Returns false when there is no such post.
+    func setStatus(postID id: String, to status: String) -> Bool {
+        guard let index = posts.firstIndex(where: { String($0.id) == id }) else { return false }
+        let scheduled = posts[index].status == "future" && status == "publish"
+        posts[index].status = status
+        if !scheduled { posts[index].modified = tick() / FixtureTime.ticksPerSecond }
+        return true
+    }
+
     /// Trashes an item: WordPress status `trash` (modified bumped), DocuSign recycle bin (out of
     /// the listing), REST: removed.
     func trash(_ api: FixtureAPI, id: String) -> Bool {

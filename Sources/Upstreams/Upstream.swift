@@ -6,12 +6,19 @@ public struct ListedItem: Sendable, Equatable {
     public var id: ItemID
     /// The upstream `lastModified`, raw and parsed.
     public var lastModified: Timestamp
-    /// A validator upstream gives besides the date (an HTTP ETag, or for `dir` a stat signature).
+    /// A validator upstream gives besides the date (an HTTP ETag, or for `dir` a stat signature),
+    /// or a tag of the listing's (``listingTagPrefix``).
     public var etag: String?
     /// The item's body when the listing already carries it (then no download is needed).
     public var body: Data?
     /// Where the adapter finds the body (a file path, an item URL); adapter-private.
     public var location: String?
+
+    /// What starts an ``etag`` that is a tag the listing gives, not a validator: never sent to a
+    /// server, and an item cached with one that is listed without it has changed, though its
+    /// date has not (WordPress lists a scheduled post `listed-future`: published by WordPress's
+    /// cron, its status changes and its `modified_gmt` does not).
+    public static let listingTagPrefix = "listed-"
 
     public init(id: ItemID, lastModified: Timestamp, etag: String? = nil, body: Data? = nil, location: String? = nil) {
         self.id = id

@@ -13,7 +13,9 @@ import Foundation
 /// cross-checked against `X-WP-Total` (a post edited while paging is listed twice: the newer version
 /// is kept, and the listing is not complete). With credentials it covers the statuses
 /// `publish,future,draft,pending,private`, and a second listing of `status=trash` reports trashed
-/// ids in ``Listing/deleted``. The version is `modified_gmt` (UTC, no offset).
+/// ids in ``Listing/deleted``. The version is `modified_gmt` (UTC, no offset); a scheduled post
+/// (status `future`) is listed with the tag `listed-future` besides (``ListedItem/listingTagPrefix``):
+/// WordPress's cron publishes it without changing `modified_gmt`.
 public struct WordPressUpstream: Upstream {
     public let spec: String
     public let collections: [String]
@@ -122,7 +124,7 @@ public struct WordPressUpstream: Upstream {
     /// Lists every item of `collection` with the given `status` filter (nil: the default).
     private func listAll(collection: String, status: String?) async throws -> ListingPass {
         var query = [("per_page", String(pageSize)), ("page", "1"), ("orderby", "modified"), ("order", "asc"),
-                     ("_fields", "id,modified_gmt")]
+                     ("_fields", "id,modified_gmt,status")]
         if let status { query.append(("status", status)) }
         let first = try await endpoint(["wp", "v2", collection], query: query)
         var accumulator = ListingAccumulator(collection: collection, maxItems: session.settings.maxListedItems)
@@ -192,8 +194,12 @@ public struct WordPressUpstream: Upstream {
         }
         let version = try listedVersion(fields["modified_gmt"], collection: collection, item: id, field: "modified_gmt",
                                         redact: session.credentials.redact)
-        return ListedItem(id: ItemID(id), lastModified: version)
+        let scheduled = fields["status"]?.stringValue == "future"
+        return ListedItem(id: ItemID(id), lastModified: version, etag: scheduled ? Self.scheduledTag : nil)
     }
+
+    /// The listing tag of a scheduled post.
+    static let scheduledTag = ListedItem.listingTagPrefix + "future"
 
     /// The URL of REST route `segments` (percent-encoded) with `query`, under the discovered root.
     private func endpoint(_ segments: [String], query: [(String, String)]) async throws -> URL {

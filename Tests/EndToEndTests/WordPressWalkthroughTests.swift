@@ -7,6 +7,41 @@ struct WordPressWalkthroughTests {
     static let password = "CANARY-wp-e2e-51c9aa-SECRET"
     static let visible: Set<String> = ["publish", "future", "draft", "pending", "private"]
 
+    /// A scheduled post that WordPress's cron publishes changes its status and not its
+    /// `modified_gmt`: the next sync downloads it once (listed as scheduled before, it is not now),
+    /// and the one after downloads nothing. (It stayed `"status": "future"` in the mirror for
+    /// good, `sync --full` included: a WordPress admin tester's, session 33.)
+    @Test func aScheduledPostPublishedByWordPressIsDownloadedOnce() async throws {
+        let server = try await FixtureServer.start(items: 12, seed: 5, basic: (user: "editor", password: Self.password))
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let run = Transcript(environment: ["WP_USER": "editor", "WP_PASS": Self.password])
+            let post = server.ids(.wordpress, type: "posts", statuses: ["publish"])[0]
+            #expect(server.setStatus(postID: post, to: "future"))
+            #expect(try await run.tidemark(["clone", "wordpress:\(server.baseURL)", "m", "--basic-env", "WP_USER:WP_PASS"], in: root).status == 0)
+            let mirror = root + "/m", file = root + "/m/posts/\(post).json"
+            #expect(try String(contentsOfFile: file, encoding: .utf8).contains("\"status\": \"future\""))
+            let modified = try await CLI.git(["show", "HEAD:.tidemark/posts.manifest"], in: mirror)
+                .split(separator: "\n").first { $0.hasPrefix(post + "\t") }.map { $0.split(separator: "\t")[1] }
+            #expect(try await run.tidemark(["sync"], in: mirror).stdout.contains("Already up to date"))
+
+            try await admin(server, "wordpress/status?id=\(post)&status=publish")
+            server.resetCounts()
+            let sync = try await run.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0 && sync.stdout.contains("1 changed, 0 new, 0 deleted (1 downloaded)"), "\(sync.stdout)\(sync.stderr)")
+            #expect(try String(contentsOfFile: file, encoding: .utf8).contains("\"status\": \"publish\""))
+            #expect(requestsByPath(server)["/wp-json/wp/v2/posts/\(post)"] == 1)
+            // Its date is as it was; nothing else to download from now on.
+            let after = try await CLI.git(["show", "HEAD:.tidemark/posts.manifest"], in: mirror)
+                .split(separator: "\n").first { $0.hasPrefix(post + "\t") }.map { $0.split(separator: "\t")[1] }
+            #expect(after == modified && after != nil)
+            server.resetCounts()
+            #expect(try await run.tidemark(["sync"], in: mirror).stdout.contains("Already up to date"))
+            #expect(requestsByPath(server)["/wp-json/wp/v2/posts/\(post)"] == nil)
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     @Test func postsAndPagesWithBasicCredentials() async throws {
         let server = try await FixtureServer.start(items: 60, seed: 11, basic: (user: "editor", password: Self.password))
         defer { Task { await server.stop() } }
