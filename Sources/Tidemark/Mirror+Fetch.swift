@@ -136,8 +136,18 @@ extension Mirror {
     }
 
     func fetchLocked(_ options: FetchOptions) async throws(MirrorError) -> FetchReport {
-        try await withUpstream(jobs: options.jobs) { (upstream) async throws(MirrorError) in
-            try await fetchLocked(options, from: upstream)
+        do {
+            return try await withUpstream(jobs: options.jobs) { (upstream) async throws(MirrorError) in
+                try await fetchLocked(options, from: upstream)
+            }
+        } catch {
+            // Refused, it stored nothing: `status` says so until a fetch stores (it said "up to
+            // date", judging by the snapshot before).
+            switch error {
+            case .massDeletion, .droppedCollection: try? writeStateLines(Mirror.fetchRefusedState, [error.description])
+            default: break
+            }
+            throw error
         }
     }
 
@@ -429,6 +439,7 @@ extension Mirror {
             }
         }
         try writeStateLines(Mirror.fetchFailuresState, failures)
+        removeState(Mirror.fetchRefusedState)
         // The token covers what this fetch stored only when it stored every listed item.
         if failures.isEmpty, vanished.isEmpty, !interrupted, let watch, let current { saveWatchToken(watch, commit: current) }
         var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)

@@ -63,6 +63,10 @@ public struct StatusReport: Sendable {
     /// The items the last fetch found gone upstream since its listing (`collection/id: reason`),
     /// left as the snapshot had them; the next fetch lists them again.
     public var fetchVanished: [String] = []
+    /// Why the last fetch was refused, storing nothing (a mass deletion without
+    /// `--allow-mass-delete`, a collection dropped from `tidemark.collection`): the
+    /// upstream-tracking snapshot is an earlier fetch's. Nil once a fetch stores.
+    public var fetchRefused: String?
     /// Why the object store upkeep at the end of the last run that moved a ref failed (packing
     /// loose objects, combining packs); nil when it did not. The next such run tries again.
     public var upkeepFailure: String?
@@ -72,7 +76,8 @@ public struct StatusReport: Sendable {
 
     /// True when nothing differs on either side and the last fetch got every item.
     public var isClean: Bool {
-        items.isEmpty && otherPaths.isEmpty && ownCommits.isEmpty && fetchFailures.isEmpty && operationInProgress == nil
+        items.isEmpty && otherPaths.isEmpty && ownCommits.isEmpty && fetchFailures.isEmpty && fetchRefused == nil
+            && operationInProgress == nil
     }
     /// Counts of the upstream side: what a sync would apply.
     public var behind: ChangeCounts {
@@ -234,6 +239,8 @@ extension Mirror {
         report.ownCommits = ownCommits
         report.fetchFailures = stateLines(Mirror.fetchFailuresState)
         report.fetchVanished = stateLines(Mirror.fetchVanishedState)
+        let refused = stateLines(Mirror.fetchRefusedState)
+        report.fetchRefused = refused.isEmpty ? nil : refused.joined(separator: "\n")
         report.upkeepFailure = stateLines(Mirror.upkeepFailedState).first
         report.operationInProgress = operationInProgress(headDetached: report.branch == "HEAD")
         return report

@@ -641,6 +641,8 @@ public actor Mirror {
 
     /// The state file listing the items the last fetch could not download.
     static let fetchFailuresState = "fetch-failures"
+    /// Why the last fetch was refused (a mass deletion), until a fetch stores.
+    static let fetchRefusedState = "fetch-refused"
     /// The state file listing the items the last fetch found gone since its listing.
     static let fetchVanishedState = "fetch-vanished"
     /// The state file holding when the last whole listing that was due or asked for started

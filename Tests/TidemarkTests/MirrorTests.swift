@@ -376,10 +376,17 @@ struct MirrorTests {
                 return false
             }
             #expect(try await mirror.log().first?.commit == before)
+            // Status says the fetch was refused, not that the cache is up to date.
+            let refused = try await mirror.status()
+            #expect(refused.fetchRefused?.hasPrefix("refusing to delete 10 of 10 items of 'items'") == true && !refused.isClean,
+                    "\(String(describing: refused.fetchRefused))")
             for index in 0..<4 { upstream.put(ItemID("item-\(index)"), "2024-01-01T00:00:00Z") }
             await #expect(throws: MirrorError.self) { _ = try await mirror.sync() }
+            #expect(try await mirror.status().fetchRefused?.hasPrefix("refusing to delete 6 of 10 items") == true)
             let report = try await mirror.sync(SyncOptions(fetch: FetchOptions(allowMassDelete: true)))
             #expect(report.counts.deleted == 6)
+            let after = try await mirror.status()
+            #expect(after.fetchRefused == nil && after.isClean)
         }
     }
 

@@ -27,6 +27,7 @@ struct StatusJSON: Encodable {
     var otherPaths: [OtherPath]?
     var fetchFailures: [String]?
     var fetchVanished: [String]?
+    var fetchRefused: String?
     var upkeepFailure: String?
     var operationInProgress: String?
 
@@ -42,6 +43,7 @@ struct StatusJSON: Encodable {
         ownCommits = report.ownCommits.isEmpty ? nil : report.ownCommits
         fetchFailures = report.fetchFailures.isEmpty ? nil : report.fetchFailures
         fetchVanished = report.fetchVanished.isEmpty ? nil : report.fetchVanished
+        fetchRefused = report.fetchRefused
         upkeepFailure = report.upkeepFailure
         operationInProgress = report.operationInProgress
         head = report.head?.hex

@@ -72,6 +72,10 @@ enum StatusFormatter {
                 + "'tidemark fetch' tries them again:\n"
                 + indented(report.fetchFailures, style: output.red)
         }
+        if let refused = report.fetchRefused {
+            out += "The last fetch was refused and stored nothing, so 'tidemark/upstream' is an earlier fetch's:\n"
+                + indented([terminalSafe(refused)], style: output.red)
+        }
         if !report.fetchVanished.isEmpty {
             let one = report.fetchVanished.count == 1
             let them = one ? "it" : "them"
