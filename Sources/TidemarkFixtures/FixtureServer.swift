@@ -125,6 +125,18 @@ public final class FixtureServer: Sendable {
     @discardableResult
     public func modify(_ api: FixtureAPI, id: String) -> Bool { store.withLock { store.modify(api, id: id) } }
 
+    /// Makes a WordPress post readable but not editable with the credentials (another author's
+    /// post, to an Author): its `context=edit` answers 403 `rest_forbidden_context`.
+    public func forbidEditing(postID id: Int) { store.withLock { _ = store.notEditable.insert(id) } }
+
+    /// Edits WordPress posts in one `modified` second, as a bulk edit does.
+    @discardableResult
+    public func bulkModify(postIDs ids: [String]) -> Bool { store.withLock { store.bulkModify(postIDs: ids) } }
+
+    /// Orders WordPress posts tied on `modified` differently for each page asked for, as MySQL
+    /// may (``FixtureStore/unstableTies``).
+    public func setUnstableTies(_ on: Bool) { store.withLock { store.unstableTies = on } }
+
     /// Sets a WordPress post's status; a scheduled (`future`) post set to `publish` keeps its
     /// modified date, as WordPress's cron publishes it. Returns false for an unknown id.
     @discardableResult

@@ -26,6 +26,13 @@ final class FixtureStore: @unchecked Sendable {
     var advertisesRoot = true
     /// Seconds east of UTC of the emulated WordPress site.
     var timezoneOffset: Int64 = 0
+    /// WordPress posts of one `modified` second come in an order that depends on the page asked
+    /// for, as MySQL may order rows tied on `ORDER BY post_modified` differently for each `LIMIT`
+    /// (WordPress adds no tie-breaker); off: ordered by id.
+    var unstableTies = false
+    /// WordPress posts the credentials may read but not edit (another author's, to an Author):
+    /// their `context=edit` answers 403 `rest_forbidden_context`.
+    var notEditable: Set<Int> = []
     var rateLimit = 3000
     var rateRemaining = 3000
     var rateReset: Int64 = 0
@@ -112,6 +119,19 @@ final class FixtureStore: @unchecked Sendable {
             guard let index = restItems.firstIndex(where: { $0.id == id }) else { return false }
             restItems[index].lastModified = tick() / 10_000 * 10_000  // served with millisecond precision
             restItems[index].value += 1
+        }
+        return true
+    }
+
+    /// Edits WordPress posts at once, as a bulk edit or an import does: one `modified` second for
+    /// all. Returns false when one is missing (none is edited then).
+    func bulkModify(postIDs ids: [String]) -> Bool {
+        let indices = ids.compactMap { id in posts.firstIndex { String($0.id) == id } }
+        guard indices.count == ids.count else { return false }
+        let now = tick() / FixtureTime.ticksPerSecond
+        for index in indices {
+            posts[index].modified = now
+            posts[index].content += "<p>Bulk edited.</p>"
         }
         return true
     }

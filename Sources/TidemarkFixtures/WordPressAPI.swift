@@ -75,6 +75,14 @@ enum WordPressAPI {
             rows = rows.filter { $0.modified > seconds }
         }
         switch request.query("orderby") ?? "date" {
+        case "modified" where store.unstableTies:
+            // Ties in an order that depends on the page (a hash of id and page), as MySQL's may.
+            func rank(_ post: Post) -> UInt64 {
+                var z = UInt64(post.id) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(page) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 30)) &* 0x94D0_49BB_1331_11EB
+                return z ^ (z >> 31)
+            }
+            rows.sort { ($0.modified, rank($0)) < ($1.modified, rank($1)) }
         case "modified": rows.sort { ($0.modified, $0.id) < ($1.modified, $1.id) }
         case "id": rows.sort { $0.id < $1.id }
         case "date": rows.sort { ($0.date, $0.id) < ($1.date, $1.id) }
@@ -117,6 +125,9 @@ enum WordPressAPI {
             return .wpError(404, "rest_post_invalid_id", "Invalid post ID.")
         }
         let edit = request.query("context") == "edit"
+        if edit && authenticated && store.notEditable.contains(post.id) {
+            return .wpError(403, "rest_forbidden_context", "Sorry, you are not allowed to edit this post.")
+        }
         if (edit || post.status != defaultStatus(type)) && !authenticated {
             return .wpError(401, edit ? "rest_forbidden_context" : "rest_forbidden",
                             "Sorry, you are not allowed to do that.")

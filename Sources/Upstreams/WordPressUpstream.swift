@@ -8,10 +8,11 @@ import Foundation
 ///
 /// The REST root is discovered once: `<site>/wp-json/`, else the root the home page advertises in
 /// its `Link: <...>; rel="https://api.w.org/"` header, else `<site>/?rest_route=/` (sites without
-/// pretty permalinks). Every listing is a full id listing (`_fields=id,modified_gmt`, 100 per
-/// page, ordered by `modified` ascending), paged by `Link rel="next"` or `X-WP-TotalPages`, and
-/// cross-checked against `X-WP-Total` (a post edited while paging is listed twice: the newer version
-/// is kept, and the listing is not complete). With credentials it covers the statuses
+/// pretty permalinks). Every listing is a full id listing (`_fields=id,modified_gmt,status`, 100
+/// per page, ordered by id: unique, where many posts share a `modified` second after a bulk edit
+/// or an import and MySQL may order such ties differently for each page, so that some are on no
+/// page), paged by `Link rel="next"` or `X-WP-TotalPages`, and cross-checked against `X-WP-Total`
+/// (a post listed twice keeps its newer version, and the listing is not complete). With credentials it covers the statuses
 /// `publish,future,draft,pending,private`, and a second listing of `status=trash` reports trashed
 /// ids in ``Listing/deleted``. The version is `modified_gmt` (UTC, no offset); a scheduled post
 /// (status `future`) is listed with the tag `listed-future` besides (``ListedItem/listingTagPrefix``):
@@ -108,22 +109,31 @@ public struct WordPressUpstream: Upstream {
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
         try WordPressUpstream.validate(collection)
-        return try await session.downloadItem(try await postURL(item.id, in: collection), collection: collection, item: item,
-                                              cachedValidator: cachedETag, requireObject: true, versionField: "modified_gmt")
+        do {
+            return try await session.downloadItem(try await postURL(item.id, in: collection), collection: collection, item: item,
+                                                  cachedValidator: cachedETag, requireObject: true, versionField: "modified_gmt")
+        } catch UpstreamError.http(let status, _, let message)
+            where (status == 401 || status == 403) && message.contains("rest_forbidden_context") && session.credentials.isConfigured {
+            // Credentials that read the post but may not edit it (an Author's, another author's
+            // published post): what anyone sees, without the raw fields.
+            return try await session.downloadItem(try await postURL(item.id, in: collection, context: "view"), collection: collection,
+                                                  item: item, cachedValidator: cachedETag, requireObject: true, versionField: "modified_gmt")
+        }
     }
 
     public func version(ofBody body: Data) -> Timestamp? { bodyVersion(of: body, field: "modified_gmt") }
 
     /// The URL of the post `id` of `collection`, in the context the credentials allow (`edit`
-    /// with them: drafts and private posts answer too), with `query` added.
-    private func postURL(_ id: ItemID, in collection: String, query: [(String, String)] = []) async throws -> URL {
-        let context = session.credentials.isConfigured ? "edit" : "view"
+    /// with them: drafts and private posts answer too, with their raw fields) or `context`,
+    /// with `query` added.
+    private func postURL(_ id: ItemID, in collection: String, context: String? = nil, query: [(String, String)] = []) async throws -> URL {
+        let context = context ?? (session.credentials.isConfigured ? "edit" : "view")
         return try await endpoint(["wp", "v2", collection, id.description], query: [("context", context)] + query)
     }
 
     /// Lists every item of `collection` with the given `status` filter (nil: the default).
     private func listAll(collection: String, status: String?) async throws -> ListingPass {
-        var query = [("per_page", String(pageSize)), ("page", "1"), ("orderby", "modified"), ("order", "asc"),
+        var query = [("per_page", String(pageSize)), ("page", "1"), ("orderby", "id"), ("order", "asc"),
                      ("_fields", "id,modified_gmt,status")]
         if let status { query.append(("status", status)) }
         let first = try await endpoint(["wp", "v2", collection], query: query)
