@@ -94,11 +94,15 @@ public struct WordPressUpstream: Upstream {
     static func defaultStatus(_ collection: String) -> String { collection == "media" ? "inherit" : "publish" }
 
     /// Whether the post `id` is still one the listing shows: it answers with one of `statuses`
-    /// (``defaultStatus(_:)`` without credentials); a 404, 401 or 403, or a post in the trash or another
-    /// status, is gone from what this mirror lists.
+    /// (``defaultStatus(_:)`` without credentials); a 404, a 401 or 403 without credentials, or a
+    /// post in the trash or another status, is gone from what this mirror lists.
     private func listed(_ id: ItemID, in collection: String, statuses: String?) async throws -> Bool {
         let url = try await postURL(id, in: collection, query: [("_fields", "id,status")])
         let result = try await session.get(url, acceptStatuses: [401, 403, 404, 410])
+        // Refused to credentials that did read it (a security plugin's passing 403, a role that
+        // lost a right): no proof it is gone, and it is kept. Without credentials a refusal is a
+        // post no longer public: gone from what this mirror lists.
+        if [401, 403].contains(result.status), session.credentials.isConfigured { return true }
         guard result.status == 200 else { return false }
         let shown = Set((statuses ?? Self.defaultStatus(collection)).split(separator: ",").map(String.init))
         if case .object(let fields)? = try? JSONValue.parse(result.body), let status = fields["status"]?.stringValue {

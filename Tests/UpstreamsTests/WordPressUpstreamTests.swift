@@ -65,6 +65,28 @@ import TidemarkFixtures
         }
     }
 
+    /// A post missing from a listing that adds up, whose own URL refuses the credentials (403:
+    /// a security plugin, a role that lost a right), is no proof of a deletion: it is kept. (A
+    /// 403 counted as gone, and the post was deleted from the mirror.) Without credentials a 403
+    /// is a post no longer public, and it goes.
+    @Test(arguments: [true, false])
+    func aPostWhoseURLRefusesIsKeptOnlyWithCredentials(authenticated: Bool) async throws {
+        try await withFixture(items: 12, seed: 3, basic: Self.credentials) { server in
+            try await using(try upstream(server, authenticated: authenticated, options: ["pageSize": "3"])) { wordpress in
+                let all = try await wordpress.list(collection: "posts", since: nil, cached: .none)
+                #expect(all.isComplete && all.items.count > 3)
+                let missing = all.items[1]
+                // Out of every listing (a status none asks for: the totals agree); its URL refuses.
+                #expect(server.setStatus(postID: missing.id.description, to: "hidden"))
+                server.inject(FixtureFault(status: 403, pathPrefix: "/wp-json/wp/v2/posts/\(missing.id)", count: 10))
+                let listing = try await wordpress.list(collection: "posts", since: nil, cached: ListedIDs(ids: all.items.map(\.id)))
+                #expect(!listing.idStrings.contains(missing.id.description) && listing.isComplete)
+                let kept = listing.unchanged.contains(1)
+                #expect(kept == authenticated, "\(listing.idStrings) kept \(listing.unchanged)")
+            }
+        }
+    }
+
     /// Forty posts edited in one second (a bulk edit, an import), whose order among themselves
     /// depends on the page asked for, as MySQL's may for rows tied on `post_modified`: a listing
     /// by id sees every one. (Ordered by `modified`, a clone got 29 of 40, exit 0, and the others
