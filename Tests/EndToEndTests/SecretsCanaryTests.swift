@@ -99,6 +99,16 @@ struct SecretsCanaryTests {
             let itemFailure = try await run(["fetch", "--json"], in: mirror)
             #expect(itemFailure.status == 128 && itemFailure.stdout.contains("HTTP 502"), "\(itemFailure.stdout)")
             try await CLI.git(["config", "--unset", "tidemark.maxAttempts"], in: mirror)
+            // A server that echoes the token as an item's ETag: the item is stored, the ETag not
+            // (it went into the manifest, so into every snapshot; a security tester's, session 33).
+            server.modify(.docusign, id: ids[2])
+            let path = "/restapi/v2.1/accounts/canary-account/templates/\(ids[2])"
+            let served = try await CLI.run("/usr/bin/curl", ["-sS", "-H", "Authorization: Bearer \(Self.canary)", server.baseURL + path],
+                                           in: root).stdout
+            server.inject(FixtureFault(pathPrefix: path, count: 1, replacementBody: served,
+                                       replacementHeaders: ["ETag": "\"\(Self.canary)\""]))
+            let etagEcho = try await run(["sync"], in: mirror)
+            #expect(etagEcho.status == 0 && etagEcho.stdout.contains("Synced: "), "\(etagEcho.stdout)\(etagEcho.stderr)")
 
             for (command, result) in outputs {
                 for secret in [Self.canary, Self.wrongCanary] {

@@ -443,7 +443,9 @@ extension HTTPSession {
                 reason: "\(URLSafety.redact(url)) served an older version (\(versionField) \(served.raw)) than the listing "
                     + "names (\(item.lastModified.raw)), from a cache in front of it maybe; not stored, asked for again next run")
         }
-        return .body(result.body, etag: result.validator)
+        // A validator holding a credential (a server echoing the token) is not kept: it would be
+        // written into the manifest, and so into every snapshot.
+        return .body(result.body, etag: result.validator.flatMap { credentials.redact($0) == $0 ? $0 : nil })
     }
 }
 
