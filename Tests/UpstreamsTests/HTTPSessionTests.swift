@@ -87,6 +87,16 @@ import TidemarkFixtures
         #expect(!HTTPSession.transportFailure(HTTPClientError.redirectCycleDetected).isRetryable)
         #expect(!HTTPSession.transportFailure(HTTPClientError.invalidURL).isRetryable)
         #expect(!HTTPSession.transportFailure(HTTPClientError.unsupportedScheme("ftp")).isRetryable)
+        // TLS: an untrusted certificate, or one for another host, is said so, once, without the
+        // build's source paths BoringSSL's errors carry.
+        struct Described: Error, CustomStringConvertible { let description: String }
+        let untrusted = HTTPSession.transportFailure(Described(description: "handshakeFailed(sslError([Error: 268435581 "
+            + "error:1000007d:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED at /work/x/.build/checkouts/swift-nio-ssl/handshake.cc:393]))"))
+        #expect(!untrusted.isRetryable && untrusted.text.hasPrefix("the server's TLS certificate could not be verified"))
+        let otherHost = HTTPSession.transportFailure(Described(description: "NIOSSLExtraError.failedToValidateHostname: x"))
+        #expect(!otherHost.isRetryable && otherHost.text == "the server's TLS certificate is not for this host name")
+        let other = HTTPSession.transportFailure(Described(description: "sslError([Error: 1 error:SOMETHING at /a/b/c.cc:12])"))
+        #expect(other.isRetryable && other.text == "connection failed (sslError([Error: 1 error:SOMETHING]))", "\(other.text)")
     }
 }
 

@@ -370,8 +370,31 @@ public final class HTTPSession: Sendable {
                 return TransportFailure(text: "the server does not speak TLS on this port (https:// for a plain-http server?)",
                                         isConnecting: true, isRetryable: false)
             }
-            return transient("connection failed (\(text))")
+            // A certificate this machine does not trust, or not for this host: no other attempt
+            // trusts it either (it was retried five times, and shown as BoringSSL's words with
+            // the path of a source file of the build).
+            if text.contains("CERTIFICATE_VERIFY_FAILED") {
+                return TransportFailure(text: "the server's TLS certificate could not be verified (expired, self-signed, or issued by "
+                                            + "an authority this machine does not trust: see /etc/ssl/certs)",
+                                        isConnecting: true, isRetryable: false)
+            }
+            if text.contains("failedToValidateHostname") {
+                return TransportFailure(text: "the server's TLS certificate is not for this host name",
+                                        isConnecting: true, isRetryable: false)
+            }
+            return transient("connection failed (\(withoutSourcePaths(text)))")
         }
+    }
+
+    /// `text` without the source file paths BoringSSL's errors name (` at /.../handshake.cc:393`).
+    static func withoutSourcePaths(_ text: String) -> String {
+        var result = ""
+        var rest = Substring(text)
+        while let range = rest.range(of: " at /") {
+            result += rest[..<range.lowerBound]
+            rest = rest[range.upperBound...].drop { !"])\n,".contains($0) }
+        }
+        return result + rest
     }
 
     /// A socket error number in words, for the ones users meet.
