@@ -33,6 +33,12 @@ public struct WordPressUpstream: Upstream {
         var location = configuration.location
         while location.hasSuffix("/") { location.removeLast() }
         site = try URLSafety.specURL(location, kind: "wordpress", example: "https://example.org")
+        // The REST API's URL pasted for the site's: its routes would be looked for below it.
+        if site.pathComponents.contains("wp-json") || site.query?.contains("rest_route=") == true {
+            throw UpstreamError.invalidConfiguration(
+                "wordpress upstream takes the site's URL, not its REST API's ('\(URLSafety.redact(site))'): "
+                    + "wordpress:https://example.org (the API is found from there)")
+        }
         spec = "wordpress:" + location
         collections = configuration.collections.isEmpty ? ["posts"] : configuration.collections
         for collection in collections { try WordPressUpstream.validate(collection) }
@@ -116,6 +122,12 @@ public struct WordPressUpstream: Upstream {
         do {
             return try await session.downloadItem(try await postURL(item.id, in: collection), collection: collection, item: item,
                                                   cachedValidator: cachedETag, requireObject: true, versionField: "modified_gmt")
+        } catch UpstreamError.http(let status, let url, let message) where (status == 401 || status == 403) && !session.credentials.isConfigured {
+            // Public when listed, refused now: unpublished (or trashed) meanwhile, gone from what
+            // this mirror shows; no failure (it said to configure credentials).
+            throw UpstreamError.goneSinceListed(
+                collection: collection, item: CQuoting.quoted(item.id),
+                reason: "HTTP \(status) from \(url) after the listing named it (no longer public)")
         } catch UpstreamError.http(let status, _, let message)
             where (status == 401 || status == 403) && message.contains("rest_forbidden_context") && session.credentials.isConfigured {
             // Credentials that read the post but may not edit it (an Author's, another author's

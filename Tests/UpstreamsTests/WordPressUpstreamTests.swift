@@ -386,6 +386,34 @@ import TidemarkFixtures
         }
     }
 
+    /// The REST API's URL given for the site's is refused, saying which to give (it failed later
+    /// with "is not a JSON array" or "body is not a JSON object").
+    @Test(arguments: ["https://example.org/wp-json", "https://example.org/wp-json/wp/v2/posts", "https://example.org/blog/wp-json/",
+                      "https://example.org/?rest_route=/wp/v2/posts"])
+    func theRESTAPIsURLIsRefusedForTheSites(_ location: String) async throws {
+        #expect(throws: UpstreamError.invalidConfiguration(
+            "wordpress upstream takes the site's URL, not its REST API's ('\(location.hasSuffix("/") ? String(location.dropLast()) : location)'): "
+                + "wordpress:https://example.org (the API is found from there)")) {
+            try WordPressUpstream(UpstreamConfiguration(spec: "wordpress:" + location))
+        }
+        await try WordPressUpstream(UpstreamConfiguration(spec: "wordpress:https://example.org/blog")).shutdown()
+    }
+
+    /// Without credentials, a post published when listed and refused when downloaded (unpublished
+    /// or trashed meanwhile) is gone since the listing, not a failure (which advised credentials).
+    @Test func aPostUnpublishedAfterAnAnonymousListingIsGoneNotFailed() async throws {
+        try await withFixture(items: 6) { server in
+            try await using(try upstream(server)) { wordpress in
+                let listing = try await wordpress.list(collection: "posts", since: nil, cached: .none)
+                let post = try #require(listing.items.first)
+                #expect(server.setStatus(postID: post.id.description, to: "draft"))
+                let error = await upstreamError { _ = try await wordpress.fetch(collection: "posts", item: post, cachedETag: nil) }
+                guard case .goneSinceListed("posts", let item, let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(item == post.id.description && reason.hasPrefix("HTTP 401 from ") && reason.hasSuffix("(no longer public)"), "\(reason)")
+            }
+        }
+    }
+
     @Test func collectionNamesAreValidated() throws {
         for bad in ["../users", "Posts", "", "a/b", "pöst"] {
             #expect(throws: UpstreamError.self) {
