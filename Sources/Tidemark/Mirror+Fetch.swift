@@ -305,6 +305,11 @@ extension Mirror {
                 break
             }
         }
+        // Collections the interrupted run did not list stay as the base has them, watermark too.
+        for collection in unlisted {
+            watermarks.append((collection, baseMessage?.watermark(of: collection) ?? "none"))
+            itemCount += try self.itemCount(collection, in: base?.tree)
+        }
         let interrupted = notDownloaded > 0 || !unlisted.isEmpty
         if interrupted { listedWhole = false }
         // From here on the run goes to its end: a task cancelled now stores what it fetched all the same.

@@ -222,6 +222,35 @@ struct MirrorTests {
         }
     }
 
+    /// Cancelled while listing its second collection, a fetch stores the first one's downloads;
+    /// the second stays as it was, its watermark and item count with it.
+    @Test func aTaskCancelledWhileListingALaterCollectionStoresTheEarlierOnes() async throws {
+        try await withScratch { path in
+            let upstream = TestUpstream(collections: ["a", "b"])
+            for collection in ["a", "b"] {
+                for index in 0..<3 { upstream.put(ItemID("\(collection)-\(index)"), "2024-01-01T00:00:0\(index)Z", in: collection) }
+            }
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            let before = try await mirror.log(from: "tidemark/upstream").first
+            for collection in ["a", "b"] { upstream.put(ItemID("\(collection)-0"), "2024-03-01T00:00:00Z", in: collection) }
+            upstream.listingDelays = ["b": 30]
+            let task = Task { try await mirror.fetch() }
+            while upstream.takeDownloads().isEmpty { try await Task.sleep(nanoseconds: 5_000_000) }
+            try await Task.sleep(nanoseconds: 100_000_000)
+            task.cancel()
+            var caught: MirrorError?
+            do { _ = try await task.value } catch { caught = error as? MirrorError }
+            guard case .interrupted(let report)? = caught else { Issue.record("\(String(describing: caught))"); return }
+            #expect(report.unlisted == ["b"] && report.downloaded == 1 && report.notDownloaded == 0)
+            let stored = try #require(try await mirror.log(from: "tidemark/upstream").first)
+            #expect(stored.changed == 1 && stored.items == 6)
+            #expect(stored.collections.map(\.name) == ["a", "b"])
+            #expect(stored.collections.last?.watermark == before?.collections.last?.watermark)
+            upstream.listingDelays = [:]
+            #expect(try await mirror.sync().counts == ChangeCounts(changed: 2))
+        }
+    }
+
     /// A listing in which an item changed while it was paged may have missed another: the
     /// versions it found are stored, but the watermark stays until a listing sees everything.
     @Test func aListingThatChangedWhilePagedHoldsTheWatermark() async throws {

@@ -23,6 +23,8 @@ final class TestUpstream: Upstream, @unchecked Sendable {
     private(set) var lastSince: Timestamp?
     /// How long each listing waits before answering, in seconds.
     var listingDelay = 0.0
+    /// How long the listings of some collections wait, in seconds (besides ``listingDelay``).
+    var listingDelays: [String: Double] = [:]
     /// Listings carry each item's body, and `fetch` fails: an adapter that trusts
     /// ``ListedItem/body`` ("then no download is needed").
     var listsBodies = false
@@ -53,6 +55,7 @@ final class TestUpstream: Upstream, @unchecked Sendable {
 
     func list(collection: String, since: Timestamp?, cached: some CachedVersions) async throws -> Listing {
         if listingDelay > 0 { try await Task.sleep(nanoseconds: UInt64(listingDelay * 1e9)) }
+        if let delay = listingDelays[collection] { try await Task.sleep(nanoseconds: UInt64(delay * 1e9)) }
         let stored = lock.withLock {
             lastSince = since
             return store[collection] ?? [:]
