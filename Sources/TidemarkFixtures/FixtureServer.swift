@@ -129,6 +129,10 @@ public final class FixtureServer: Sendable {
     /// post, to an Author): its `context=edit` answers 403 `rest_forbidden_context`.
     public func forbidEditing(postID id: Int) { store.withLock { _ = store.notEditable.insert(id) } }
 
+    /// Makes a WordPress post one the credentials may not read (another author's draft, to an
+    /// Author): WordPress counts it in `X-WP-Total`, leaves it out of the page, and refuses its URL.
+    public func hideFromCredentials(postID id: Int) { store.withLock { _ = store.unreadable.insert(id) } }
+
     /// Edits WordPress posts in one `modified` second, as a bulk edit does.
     @discardableResult
     public func bulkModify(postIDs ids: [String]) -> Bool { store.withLock { store.bulkModify(postIDs: ids) } }

@@ -33,6 +33,9 @@ final class FixtureStore: @unchecked Sendable {
     /// WordPress posts the credentials may read but not edit (another author's, to an Author):
     /// their `context=edit` answers 403 `rest_forbidden_context`.
     var notEditable: Set<Int> = []
+    /// WordPress posts the credentials may not read at all (another author's drafts, to an
+    /// Author): counted in `X-WP-Total`, left out of the pages, 403 at their URL.
+    var unreadable: Set<Int> = []
     var rateLimit = 3000
     var rateRemaining = 3000
     var rateReset: Int64 = 0

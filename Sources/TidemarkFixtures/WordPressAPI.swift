@@ -95,7 +95,9 @@ enum WordPressAPI {
             return .wpError(400, "rest_post_invalid_page_number",
                             "The page number requested is larger than the number of pages available.")
         }
-        let slice = rows.dropFirst((page - 1) * perPage).prefix(perPage)
+        // Posts the credentials may not read count in the total and are dropped from the page, as
+        // WordPress's check_read_permission drops them after the query.
+        let slice = rows.dropFirst((page - 1) * perPage).prefix(perPage).filter { !(authenticated && store.unreadable.contains($0.id)) }
         let fields = request.query("_fields").map { Set($0.split(separator: ",").map(String.init)) }
         let body: [[String: Any]] = slice.map { post in
             let object = render(post, edit: false, offset: store.timezoneOffset)
@@ -125,6 +127,9 @@ enum WordPressAPI {
             return .wpError(404, "rest_post_invalid_id", "Invalid post ID.")
         }
         let edit = request.query("context") == "edit"
+        if authenticated && store.unreadable.contains(post.id) {
+            return .wpError(403, "rest_forbidden", "Sorry, you are not allowed to do that.")
+        }
         if edit && authenticated && store.notEditable.contains(post.id) {
             return .wpError(403, "rest_forbidden_context", "Sorry, you are not allowed to edit this post.")
         }
