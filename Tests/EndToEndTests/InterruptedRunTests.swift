@@ -22,6 +22,19 @@ struct InterruptedRunTests {
         return root + "/m"
     }
 
+    /// Runs `body` with a fixture seeded `seed`, a scratch folder, a mirror behind by 20
+    /// (``mirrorBehindBy20(_:in:)``) and its `tidemark/upstream` before the run.
+    static func withMirrorBehind(seed: UInt64,
+                                 _ body: (_ server: FixtureServer, _ root: String, _ mirror: String, _ upstreamBefore: String) async throws -> Void)
+        async throws {
+        let server = try await FixtureServer.start(items: 20, seed: seed, token: token)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let mirror = try await mirrorBehindBy20(server, in: root)
+            try await body(server, root, mirror, try await rev("tidemark/upstream", in: mirror))
+        }
+    }
+
     static func rev(_ name: String, in mirror: String) async throws -> String {
         try await CLI.git(["rev-parse", name], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -33,12 +46,8 @@ struct InterruptedRunTests {
 
     @Test(arguments: [("sync", SIGTERM), ("sync", SIGINT), ("fetch", SIGHUP)])
     func aRunInterruptedDuringItsDownloadsKeepsThemAndEndsByTheSignal(_ command: String, _ number: Int32) async throws {
-        let server = try await FixtureServer.start(items: 20, seed: 7, token: Self.token)
-        defer { Task { await server.stop() } }
-        try await withScratch { root in
-            let mirror = try await Self.mirrorBehindBy20(server, in: root)
+        try await Self.withMirrorBehind(seed: 7) { server, root, mirror, upstreamBefore in
             let head = try await Self.rev("HEAD", in: mirror)
-            let upstreamBefore = try await Self.rev("tidemark/upstream", in: mirror)
             let watermark = try await Self.trailer("Tidemark-Watermark", at: "tidemark/upstream", in: mirror)
             let go = root + "/go"
             let run = try CLI.spawnTidemark([command, "--jobs", "1"], in: mirror, environment: Self.environment.merging(
@@ -78,11 +87,7 @@ struct InterruptedRunTests {
 
     /// Interrupted while listing, before anything was downloaded: nothing is stored, and it says so.
     @Test func aRunInterruptedWhileListingStoresNothing() async throws {
-        let server = try await FixtureServer.start(items: 20, seed: 8, token: Self.token)
-        defer { Task { await server.stop() } }
-        try await withScratch { root in
-            let mirror = try await Self.mirrorBehindBy20(server, in: root)
-            let upstreamBefore = try await Self.rev("tidemark/upstream", in: mirror)
+        try await Self.withMirrorBehind(seed: 8) { server, _, mirror, upstreamBefore in
             server.inject(FixtureFault(delay: 30, count: 1, queryContains: "order_by=modified"))
             server.resetCounts()
             let run = try CLI.spawnTidemark(["sync"], in: mirror, environment: Self.environment)
@@ -100,12 +105,8 @@ struct InterruptedRunTests {
     /// Once the fetch stores what it got, a signal ends the process at once, as before: nothing
     /// names what it wrote, and the next run starts over.
     @Test func aSignalWhileStoringEndsTheProcessAtOnce() async throws {
-        let server = try await FixtureServer.start(items: 20, seed: 9, token: Self.token)
-        defer { Task { await server.stop() } }
-        try await withScratch { root in
-            let mirror = try await Self.mirrorBehindBy20(server, in: root)
+        try await Self.withMirrorBehind(seed: 9) { server, root, mirror, upstreamBefore in
             server.clearFaults()
-            let upstreamBefore = try await Self.rev("tidemark/upstream", in: mirror)
             let go = root + "/go"
             let run = try CLI.spawnTidemark(["sync"], in: mirror, environment: Self.environment.merging(
                 ["TIDEMARK_PAUSE_AT": "after-objects", "TIDEMARK_PAUSE_FILE": go]) { $1 })

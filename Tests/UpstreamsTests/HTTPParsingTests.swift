@@ -75,21 +75,18 @@ import Testing
         "passwd", "pwd", "client-secret", "Client_Secret", "refresh_token", "apiKey", "key", "password", "Token",
     ])
     func secretParametersAreRefusedAndRedacted(_ name: String) {
-        let url = "https://example.org/x?page=2&\(name)=\(canary)"
-        #expect(throws: UpstreamError.invalidConfiguration(
-            "rest upstream URL must not carry a secret in its query ('\(name)='); "
-                + "use the tokenEnv, tokenCommand or basicEnv option instead")) {
-            try URLSafety.specURL(url, kind: "rest", example: "https://h/items")
+        // After `&`, and after `;`, which many servers take as a separator too (it was stored,
+        // and shown by -v).
+        for (query, redacted) in [("page=2&\(name)=\(canary)", "page=2&\(name)=***"),
+                                  ("page=2;\(name)=\(canary);v=1", "page=2;\(name)=***;v=1")] {
+            let url = "https://example.org/x?" + query
+            #expect(throws: UpstreamError.invalidConfiguration(
+                "rest upstream URL must not carry a secret in its query ('\(name)='); "
+                    + "use the tokenEnv, tokenCommand or basicEnv option instead")) {
+                try URLSafety.specURL(url, kind: "rest", example: "https://h/items")
+            }
+            #expect(URLSafety.redact(url) == "https://example.org/x?" + redacted)
         }
-        #expect(URLSafety.redact(url) == "https://example.org/x?page=2&\(name)=***")
-        // After `;`, which many servers take as a separator too (it was stored, and shown by -v).
-        let semicolon = "https://example.org/x?page=2;\(name)=\(canary);v=1"
-        #expect(throws: UpstreamError.invalidConfiguration(
-            "rest upstream URL must not carry a secret in its query ('\(name)='); "
-                + "use the tokenEnv, tokenCommand or basicEnv option instead")) {
-            try URLSafety.specURL(semicolon, kind: "rest", example: "https://h/items")
-        }
-        #expect(URLSafety.redact(semicolon) == "https://example.org/x?page=2;\(name)=***;v=1")
         // As a path parameter too (it was stored in the config and printed by -v).
         #expect(throws: UpstreamError.invalidConfiguration(
             "rest upstream URL must not carry a secret in its path (';\(name)='); "
