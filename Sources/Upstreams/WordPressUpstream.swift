@@ -12,9 +12,10 @@ import Foundation
 /// per page, ordered by id: unique, where many posts share a `modified` second after a bulk edit
 /// or an import and MySQL may order such ties differently for each page, so that some are on no
 /// page), paged by `Link rel="next"` or `X-WP-TotalPages`, and cross-checked against `X-WP-Total`
-/// (a post listed twice keeps its newer version, and the listing is not complete). With credentials it covers the statuses
-/// `publish,future,draft,pending,private`, and a second listing of `status=trash` reports trashed
-/// ids in ``Listing/deleted``. The version is `modified_gmt` (UTC, no offset); a scheduled post
+/// (a post listed twice keeps its newer version, and the listing is not complete). With
+/// credentials it covers the statuses `publish,future,draft,pending,private` (`inherit,private`
+/// for `media`), and a second listing of `status=trash` reports trashed ids in
+/// ``Listing/deleted``. The version is `modified_gmt` (UTC, no offset); a scheduled post
 /// (status `future`) is listed with the tag `listed-future` besides (``ListedItem/listingTagPrefix``):
 /// WordPress's cron publishes it without changing `modified_gmt`.
 public struct WordPressUpstream: Upstream {
@@ -139,7 +140,7 @@ public struct WordPressUpstream: Upstream {
         do {
             return try await session.downloadItem(try await postURL(item.id, in: collection), collection: collection, item: item,
                                                   cachedValidator: cachedETag, requireObject: true, versionField: "modified_gmt")
-        } catch UpstreamError.http(let status, let url, let message) where (status == 401 || status == 403) && !session.credentials.isConfigured {
+        } catch UpstreamError.http(let status, let url, _) where (status == 401 || status == 403) && !session.credentials.isConfigured {
             // Public when listed, refused now: unpublished (or trashed) meanwhile, gone from what
             // this mirror shows; no failure (it said to configure credentials).
             throw UpstreamError.goneSinceListed(
