@@ -7,6 +7,9 @@ extension TidemarkCommand {
     struct Sync: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Fetch, then move the branch to the new snapshot and update the working tree.",
+            // Written out: with all its flags the generated line was cut to `tidemark sync <options>`.
+            usage: "tidemark sync [--dry-run] [--force] [--offline] [--if-stale [<duration>]] [--full] [--allow-mass-delete] "
+                + "[--jobs <jobs>] [--json] [-q] [-v] [--[no-]progress] [--[no-]color]",
             discussion: """
                 Refuses (exit 1, nothing changed) when items it would overwrite are edited
                 locally, unless --force. --if-stale skips everything when the last sync is
