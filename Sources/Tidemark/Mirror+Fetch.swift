@@ -144,7 +144,7 @@ extension Mirror {
             // Refused, it stored nothing: `status` says so until a fetch stores (it said "up to
             // date", judging by the snapshot before).
             switch error {
-            case .massDeletion, .droppedCollection: try? writeStateLines(Mirror.fetchRefusedState, [error.description])
+            case .massDeletion, .droppedCollection: try? writeTimedState(Mirror.fetchRefusedState, error.description)
             default: break
             }
             throw error
@@ -445,6 +445,14 @@ extension Mirror {
         }
         try writeStateLines(Mirror.fetchFailuresState, failures)
         removeState(Mirror.fetchRefusedState)
+        if interrupted {
+            var left: [String] = []
+            if notDownloaded > 0 { left.append("\(notDownloaded) item\(notDownloaded == 1 ? "" : "s") not downloaded") }
+            if !unlisted.isEmpty { left.append("collection\(unlisted.count == 1 ? "" : "s") \(unlisted.map { "'\($0)'" }.joined(separator: ", ")) not listed") }
+            try writeTimedState(Mirror.fetchInterruptedState, left.joined(separator: ", "))
+        } else {
+            removeState(Mirror.fetchInterruptedState)
+        }
         // The token covers what this fetch stored only when it stored every listed item.
         if failures.isEmpty, vanished.isEmpty, !interrupted, let watch, let current { saveWatchToken(watch, commit: current) }
         var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)

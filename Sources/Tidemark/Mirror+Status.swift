@@ -67,6 +67,10 @@ public struct StatusReport: Sendable {
     /// `--allow-mass-delete`, a collection dropped from `tidemark.collection`): the
     /// upstream-tracking snapshot is an earlier fetch's. Nil once a fetch stores.
     public var fetchRefused: String?
+    /// What the last fetch, interrupted by a signal or a cancelled task, did not get (`12 items
+    /// not downloaded`, `collection 'pages' not listed`): the upstream-tracking snapshot holds
+    /// the rest. Nil once a fetch gets everything.
+    public var fetchInterrupted: String?
     /// Why the object store upkeep at the end of the last run that moved a ref failed (packing
     /// loose objects, combining packs); nil when it did not. The next such run tries again.
     public var upkeepFailure: String?
@@ -77,7 +81,7 @@ public struct StatusReport: Sendable {
     /// True when nothing differs on either side and the last fetch got every item.
     public var isClean: Bool {
         items.isEmpty && otherPaths.isEmpty && ownCommits.isEmpty && fetchFailures.isEmpty && fetchRefused == nil
-            && operationInProgress == nil
+            && fetchInterrupted == nil && operationInProgress == nil
     }
     /// Counts of the upstream side: what a sync would apply.
     public var behind: ChangeCounts {
@@ -239,8 +243,8 @@ extension Mirror {
         report.ownCommits = ownCommits
         report.fetchFailures = stateLines(Mirror.fetchFailuresState)
         report.fetchVanished = stateLines(Mirror.fetchVanishedState)
-        let refused = stateLines(Mirror.fetchRefusedState)
-        report.fetchRefused = refused.isEmpty ? nil : refused.joined(separator: "\n")
+        report.fetchRefused = timedStateSinceLastFetch(Mirror.fetchRefusedState)
+        report.fetchInterrupted = timedStateSinceLastFetch(Mirror.fetchInterruptedState)
         report.upkeepFailure = stateLines(Mirror.upkeepFailedState).first
         report.operationInProgress = operationInProgress(headDetached: report.branch == "HEAD")
         return report

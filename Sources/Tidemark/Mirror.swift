@@ -643,6 +643,23 @@ public actor Mirror {
     static let fetchFailuresState = "fetch-failures"
     /// Why the last fetch was refused (a mass deletion), until a fetch stores.
     static let fetchRefusedState = "fetch-refused"
+    /// What the last fetch, interrupted, did not get, until a fetch gets everything.
+    static let fetchInterruptedState = "fetch-interrupted"
+
+    /// Writes the state file `name`: the time now, then `text` (one line).
+    nonisolated func writeTimedState(_ name: String, _ text: String) throws(MirrorError) {
+        try writeStateLines(name, [Timestamp(date: Date()).raw, text])
+    }
+
+    /// The text of the state file `name` that ``writeTimedState(_:_:)`` wrote, unless a fetch
+    /// that got everything (`last-fetch`) started after it: a build that knows nothing of the
+    /// file (an older one) leaves it behind.
+    func timedStateSinceLastFetch(_ name: String) -> String? {
+        let lines = stateLines(name)
+        guard lines.count >= 2, let written = Timestamp(lines[0]) else { return nil }
+        if let fetched = stateTime("last-fetch"), !(fetched < written) { return nil }
+        return lines.dropFirst().joined(separator: "\n")
+    }
     /// The state file listing the items the last fetch found gone since its listing.
     static let fetchVanishedState = "fetch-vanished"
     /// The state file holding when the last whole listing that was due or asked for started

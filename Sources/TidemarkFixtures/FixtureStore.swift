@@ -139,14 +139,21 @@ final class FixtureStore: @unchecked Sendable {
         return true
     }
 
-    /// Sets a WordPress post's status: `future` as an edit does (modified bumped); `publish` of a
-    /// scheduled post as WordPress's cron publishes it (`wp_publish_post`: the status alone,
-    /// modified kept). Returns false when there is no such post.
+    /// Sets a WordPress post's status as an edit does (modified bumped); `future` schedules it an
+    /// hour after that (its date); `publish` of a scheduled post is WordPress's cron publishing it
+    /// (`wp_publish_post`: the status alone, modified and date kept). Returns false when there is
+    /// no such post.
     func setStatus(postID id: String, to status: String) -> Bool {
         guard let index = posts.firstIndex(where: { String($0.id) == id }) else { return false }
         let scheduled = posts[index].status == "future" && status == "publish"
         posts[index].status = status
-        if !scheduled { posts[index].modified = tick() / FixtureTime.ticksPerSecond }
+        // Published by the cron at its date: the site's time is past it from now on.
+        guard !scheduled else {
+            clock = max(clock, posts[index].date * FixtureTime.ticksPerSecond)
+            return true
+        }
+        posts[index].modified = tick() / FixtureTime.ticksPerSecond
+        if status == "future" { posts[index].date = posts[index].modified + 3600 }
         return true
     }
 

@@ -15,9 +15,12 @@ import Foundation
 /// (a post listed twice keeps its newer version, and the listing is not complete). With
 /// credentials it covers the statuses `publish,future,draft,pending,private` (`inherit,private`
 /// for `media`), and a second listing of `status=trash` reports trashed ids in
-/// ``Listing/deleted``. The version is `modified_gmt` (UTC, no offset); a scheduled post
-/// (status `future`) is listed with the tag `listed-future` besides (``ListedItem/listingTagPrefix``):
-/// WordPress's cron publishes it without changing `modified_gmt`.
+/// ``Listing/deleted``. The version is `modified_gmt` (UTC, no offset). WordPress's cron publishes
+/// a scheduled post without changing `modified_gmt` (`wp_publish_post`), so such posts carry a
+/// tag besides (``ListedItem/listingTagPrefix``): `listed-future` while scheduled, and
+/// `listed-scheduled` once published until edited again (published, and dated after its last
+/// save: `date_gmt` later than `modified_gmt`). A post published while a mirror still held it
+/// scheduled is downloaded once, also in a mirror an older build made.
 public struct WordPressUpstream: Upstream {
     public let spec: String
     public let collections: [String]
@@ -168,7 +171,7 @@ public struct WordPressUpstream: Upstream {
     /// Lists every item of `collection` with the given `status` filter (nil: the default).
     private func listAll(collection: String, status: String?) async throws -> ListingPass {
         var query = [("per_page", String(pageSize)), ("page", "1"), ("orderby", "id"), ("order", "asc"),
-                     ("_fields", "id,modified_gmt,status")]
+                     ("_fields", "id,modified_gmt,status,date_gmt")]
         if let status { query.append(("status", status)) }
         let first = try await endpoint(["wp", "v2", collection], query: query)
         var accumulator = ListingAccumulator(collection: collection, maxItems: session.settings.maxListedItems)
@@ -238,12 +241,22 @@ public struct WordPressUpstream: Upstream {
         }
         let version = try listedVersion(fields["modified_gmt"], collection: collection, item: id, field: "modified_gmt",
                                         redact: session.credentials.redact)
-        let scheduled = fields["status"]?.stringValue == "future"
-        return ListedItem(id: ItemID(id), lastModified: version, etag: scheduled ? Self.scheduledTag : nil)
+        return ListedItem(id: ItemID(id), lastModified: version, etag: Self.tag(status: fields["status"]?.stringValue,
+                                                                               date: fields["date_gmt"]?.stringValue, modified: version))
     }
 
-    /// The listing tag of a scheduled post.
-    static let scheduledTag = ListedItem.listingTagPrefix + "future"
+    /// The listing tag of a post: `listed-future` while scheduled; `listed-scheduled` when
+    /// published and dated after its last save (its cron publication kept `modified_gmt`); nil
+    /// for any other.
+    static func tag(status: String?, date: String?, modified: Timestamp) -> String? {
+        switch status {
+        case "future": return ListedItem.listingTagPrefix + "future"
+        case "publish":
+            guard let date = date.flatMap(Timestamp.init), modified < date else { return nil }
+            return ListedItem.listingTagPrefix + "scheduled"
+        default: return nil
+        }
+    }
 
     /// The URL of REST route `segments` (percent-encoded) with `query`, under the discovered root.
     private func endpoint(_ segments: [String], query: [(String, String)]) async throws -> URL {

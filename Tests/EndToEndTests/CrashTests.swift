@@ -420,8 +420,10 @@ struct CrashTests {
 
     /// Like `git clone`, an interrupted clone (SIGINT, SIGTERM) removes what it made of its
     /// destination, so the same clone can be run again; a folder that existed (empty) stays.
-    @Test(arguments: [SIGINT, SIGTERM])
-    func anInterruptedCloneRemovesItsDestination(_ number: Int32) async throws {
+    /// A second signal while it does so (systemd's SIGHUP after its SIGTERM) waits for it: it
+    /// ended the process at once, leaving `<dest>.tidemark-interrupted-<pid>` half removed.
+    @Test(arguments: [(SIGINT, nil), (SIGTERM, nil), (SIGTERM, SIGHUP)])
+    func anInterruptedCloneRemovesItsDestination(_ number: Int32, _ then: Int32?) async throws {
         try await withScratch { root in
             let upstream = root + "/up"
             try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
@@ -429,11 +431,21 @@ struct CrashTests {
             try FileManager.default.createDirectory(atPath: root + "/empty", withIntermediateDirectories: true)
             for destination in ["m", "empty"] {
                 let go = root + "/go-\(destination)"
+                // With a second signal, the handler of the first is held once it has started
+                // removing the destination, and the second comes meanwhile.
+                let handler = root + "/handler-\(destination)"
                 let clone = try CLI.spawnTidemark(["clone", "dir:up", destination], in: root,
-                                                  environment: ["TIDEMARK_PAUSE_AT": "after-objects", "TIDEMARK_PAUSE_FILE": go])
+                                                  environment: ["TIDEMARK_PAUSE_AT": "after-objects", "TIDEMARK_PAUSE_FILE": go]
+                                                    .merging(then == nil ? [:] : ["TIDEMARK_INTERRUPT_PAUSE_FILE": handler]) { $1 })
                 #expect(await CLI.waitForFile(go + ".reached"))
                 #expect(FileManager.default.fileExists(atPath: root + "/\(destination)/.git"))
                 #expect(clone.process.signal(number))
+                if let then {
+                    #expect(await CLI.waitForFile(handler + ".reached"))
+                    #expect(clone.process.signal(then))
+                    try await Task.sleep(nanoseconds: 200_000_000)
+                    _ = FileManager.default.createFile(atPath: handler, contents: Data())
+                }
                 let result = await clone.finished()
                 #expect(result.signalled && result.status == number, "\(result.status) \(result.stderr)")
                 // A folder that existed is emptied, not removed, and said so.

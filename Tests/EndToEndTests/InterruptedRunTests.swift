@@ -54,7 +54,7 @@ struct InterruptedRunTests {
                 ["TIDEMARK_PAUSE_AT": "after-first-download", "TIDEMARK_PAUSE_FILE": go]) { $1 })
             #expect(await CLI.waitForFile(go + ".reached"))
             #expect(run.process.signal(number))
-            FileManager.default.createFile(atPath: go, contents: Data())
+            _ = FileManager.default.createFile(atPath: go, contents: Data())
             let ended = await run.finished()
             #expect(ended.signalled && ended.status == number, "\(ended.status) \(ended.stderr)")
             #expect(ended.stderr.contains("interrupted: stored the"), "\(ended.stderr)")
@@ -81,6 +81,50 @@ struct InterruptedRunTests {
                                                in: root, environment: Self.environment)
             #expect(fresh.status == 0)
             #expect(try await Self.rev("HEAD^{tree}", in: mirror) == (try await Self.rev("HEAD^{tree}", in: root + "/fresh")))
+            try await CLI.expectClean(mirror)
+        }
+    }
+
+    /// GNU `timeout` sends its SIGTERM twice at once (to the process, then to its group): that
+    /// is one interruption, which stores what was downloaded. (The second ended the process at
+    /// once, about one run in four, storing nothing.)
+    @Test func aSignalSentTwiceAtOnceIsOneInterruption() async throws {
+        try await Self.withMirrorBehind(seed: 10) { server, root, mirror, upstreamBefore in
+            let go = root + "/go"
+            let run = try CLI.spawnTidemark(["sync", "--jobs", "1"], in: mirror, environment: Self.environment.merging(
+                ["TIDEMARK_PAUSE_AT": "after-first-download", "TIDEMARK_PAUSE_FILE": go]) { $1 })
+            #expect(await CLI.waitForFile(go + ".reached"))
+            // The second a moment after the first, as timeout's to the group follows its own.
+            #expect(run.process.signal(SIGTERM))
+            try await Task.sleep(nanoseconds: 20_000_000)
+            #expect(run.process.signal(SIGTERM))
+            _ = FileManager.default.createFile(atPath: go, contents: Data())
+            let ended = await run.finished()
+            #expect(ended.signalled && ended.status == SIGTERM, "\(ended.status) \(ended.stderr)")
+            #expect(ended.stderr.contains("interrupted: stored the"), "\(ended.stderr)")
+            #expect(try await Self.rev("tidemark/upstream", in: mirror) != upstreamBefore)
+        }
+    }
+
+    /// A signal that comes once every download is done cuts nothing short: the run goes to its
+    /// end, says so, and exits as it did (it ended by the signal, with no word, after moving
+    /// the branch).
+    @Test func aSignalAfterTheLastDownloadLetsTheRunEnd() async throws {
+        try await Self.withMirrorBehind(seed: 11) { server, root, mirror, upstreamBefore in
+            server.clearFaults()
+            let go = root + "/go"
+            let head = try await Self.rev("HEAD", in: mirror)
+            let run = try CLI.spawnTidemark(["sync"], in: mirror, environment: Self.environment.merging(
+                ["TIDEMARK_PAUSE_AT": "after-downloads", "TIDEMARK_PAUSE_FILE": go]) { $1 })
+            #expect(await CLI.waitForFile(go + ".reached"))
+            #expect(run.process.signal(SIGTERM))
+            try await Task.sleep(nanoseconds: 100_000_000)
+            _ = FileManager.default.createFile(atPath: go, contents: Data())
+            let ended = await run.finished()
+            #expect(!ended.signalled && ended.status == 0, "\(ended.status) \(ended.stderr)")
+            #expect(ended.stdout.contains("Synced: 20 changed"), "\(ended.stdout)")
+            #expect(ended.stderr.contains("came as the downloads ended: the run went to its end"), "\(ended.stderr)")
+            #expect(try await Self.rev("HEAD", in: mirror) != head)
             try await CLI.expectClean(mirror)
         }
     }

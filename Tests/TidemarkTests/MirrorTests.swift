@@ -213,11 +213,17 @@ struct MirrorTests {
             let stored = try await mirror.log(from: "tidemark/upstream")
             #expect(stored.count == 2 && stored.first?.commit == report.current?.hex && stored.first?.changed == 3)
             #expect(upstream.takeDownloads().count == 4)
+            // Status says what the tracking snapshot lacks, until a fetch gets it.
+            let partial = try await mirror.status()
+            #expect(partial.fetchInterrupted == "2 items not downloaded" && !partial.isClean, "\(String(describing: partial.fetchInterrupted))")
 
             upstream.downloadsBeforeHanging = nil
-            let next = try await mirror.sync()
-            #expect(next.counts == ChangeCounts(changed: 5) && next.fetch?.downloaded == 2)
+            // Applied offline, what was stored makes no fresh cache: the fetch was interrupted.
+            #expect(try await mirror.sync(SyncOptions(offline: true)).counts == ChangeCounts(changed: 3))
+            let next = try await mirror.sync(SyncOptions(ifStaleSeconds: 3600))
+            #expect(next.counts == ChangeCounts(changed: 2) && next.fetch?.downloaded == 2, "\(next.outcome)")
             #expect(upstream.takeDownloads().count == 2)
+            #expect(try await mirror.status().fetchInterrupted == nil)
             try git(["fsck", "--strict"], in: path + "/m")
         }
     }
@@ -412,6 +418,14 @@ struct MirrorTests {
             for index in 0..<4 { upstream.put(ItemID("item-\(index)"), "2024-01-01T00:00:00Z") }
             await #expect(throws: MirrorError.self) { _ = try await mirror.sync() }
             #expect(try await mirror.status().fetchRefused?.hasPrefix("refusing to delete 6 of 10 items") == true)
+            // A fetch that stored since (a build that knows nothing of the record wrote only its
+            // last-fetch) makes the record stale: no longer shown.
+            let lastFetch = path + "/m/.git/tidemark/last-fetch"
+            let saved = try String(contentsOfFile: lastFetch, encoding: .utf8)
+            try (Timestamp(date: Date().addingTimeInterval(5)).raw + "\n").write(toFile: lastFetch, atomically: true, encoding: .utf8)
+            #expect(try await mirror.status().fetchRefused == nil)
+            try saved.write(toFile: lastFetch, atomically: true, encoding: .utf8)
+            #expect(try await mirror.status().fetchRefused != nil)
             let report = try await mirror.sync(SyncOptions(fetch: FetchOptions(allowMassDelete: true)))
             #expect(report.counts.deleted == 6)
             let after = try await mirror.status()

@@ -39,6 +39,28 @@ import TidemarkFixtures
         }
     }
 
+    /// A scheduled post is tagged `listed-future`; published by WordPress's cron (its status
+    /// alone changes) `listed-scheduled`, as long as it is dated after its last save, which
+    /// tells it from a post never scheduled also where a mirror never saw it scheduled (one an
+    /// older build made); edited again, it has no tag.
+    @Test func scheduledPostsAreTaggedUntilEditedAfterTheirPublication() async throws {
+        try await withFixture(items: 6, basic: Self.credentials) { server in
+            let post = server.ids(.wordpress, statuses: ["publish"])[0]
+            try await using(try upstream(server, authenticated: true)) { (wordpress) async throws in
+                func tag() async throws -> String? {
+                    try await wordpress.list(collection: "posts", since: nil, cached: .none).items.first { $0.id.description == post }?.etag
+                }
+                #expect(try await tag() == nil)
+                #expect(server.setStatus(postID: post, to: "future"))
+                #expect(try await tag() == "listed-future")
+                #expect(server.setStatus(postID: post, to: "publish"))
+                #expect(try await tag() == "listed-scheduled")
+                #expect(server.modify(.wordpress, id: post))
+                #expect(try await tag() == nil)
+            }
+        }
+    }
+
     /// A post the credentials may read but not edit (another author's, with an Author's
     /// application password) is downloaded in the view context: WordPress refuses it the edit
     /// context (403 `rest_forbidden_context`), which failed the item, and so every clone and sync
@@ -422,7 +444,7 @@ import TidemarkFixtures
                 + "wordpress:https://example.org (the API is found from there)")) {
             try WordPressUpstream(UpstreamConfiguration(spec: "wordpress:" + location))
         }
-        await try WordPressUpstream(UpstreamConfiguration(spec: "wordpress:https://example.org/blog")).shutdown()
+        try await WordPressUpstream(UpstreamConfiguration(spec: "wordpress:https://example.org/blog")).shutdown()
     }
 
     /// Without credentials, a post published when listed and refused when downloaded (unpublished

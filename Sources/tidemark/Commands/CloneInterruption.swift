@@ -68,11 +68,14 @@ final class CloneInterruption: @unchecked Sendable {
 
     private func interrupted(by number: Int32) {
         state.lock()
-        let cleanUp = phase == .watching
-        if cleanUp { phase = .interrupting }
+        let before = phase
+        if before == .watching { phase = .interrupting }
         state.unlock()
+        // Another signal while the first one's handler removes the destination (systemd's SIGHUP
+        // after its SIGTERM) waits for it: ended at once, it left the folder half removed.
+        if before == .interrupting { return }
         // After the clone's end the signal only ends the process, leaving the finished mirror.
-        guard cleanUp else { endProcess(bySignal: number) }
+        guard before == .watching else { endProcess(bySignal: number) }
         let fileManager = FileManager.default
         // Threads still writing (checkout workers go on until their files are written, making
         // folders again) put entries back, or make a removal fail with a folder not empty: the

@@ -11,17 +11,23 @@ import Tidemark
 /// The window opens when the fetch starts listing and closes when it starts storing
 /// (``ProgressEvent/storing``). Before it (finishing a sync an earlier run left) and after it
 /// (objects, refs, the checkout) a signal ends the process at once, as ever: the journal and the
-/// index lock's own handler are made for that. A second signal ends it at once too.
+/// index lock's own handler are made for that. A second signal ends it at once too, from a
+/// moment after the first: GNU `timeout` sends its SIGTERM twice at once, to the process and to
+/// its group, which must not count as two.
 final class DownloadInterruption: @unchecked Sendable {
     static let signals = [SIGINT, SIGTERM, SIGHUP]
     /// The first signal received while the window was open; 0 for none. Set by the handler.
     fileprivate static let received = Atomic<Int32>(0)
+    /// How long after the first signal another one is taken for the same one sent twice.
+    static let repeatWindow: Duration = .milliseconds(300)
 
     private enum State { case waiting, open, closed }
     private let lock = NSLock()
     private var state = State.waiting
     /// The signals handled while the window is open (not those the process was started ignoring).
     private var handled: [Int32] = []
+    /// When the watcher first saw the signal.
+    private var seen: ContinuousClock.Instant?
 
     init() {
         // Initialized before any handler can read it (a signal handler must not run a lazy initializer).
@@ -46,9 +52,9 @@ final class DownloadInterruption: @unchecked Sendable {
                 if unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
                 action = sigaction()
                 action.__sigaction_handler.sa_handler = { number in
-                    // Async-signal-safe only: an atomic store, and the default action back for the next one.
+                    // Async-signal-safe only: an atomic store. The default action comes back
+                    // (``close()``) a moment later, for the next signal.
                     _ = DownloadInterruption.received.compareExchange(expected: 0, desired: number, ordering: .relaxed)
-                    Glibc.signal(number, SIG_DFL)
                 }
                 sigemptyset(&action.sa_mask)
                 sigaction(number, &action, nil)
@@ -57,15 +63,24 @@ final class DownloadInterruption: @unchecked Sendable {
         }
     }
 
-    /// Closes the window: the signals take their default action again.
+    /// Closes the window: the signals take their default action again, once
+    /// ``repeatWindow`` has passed since a signal was seen (waiting here for the rest of it).
     func close() {
         lock.withLock {
             guard state != .closed else { return }
             state = .closed
+            if signal != nil {
+                let since = seen ?? ContinuousClock.now
+                let left = since + Self.repeatWindow - ContinuousClock.now
+                if left > .zero { usleep(UInt32(left.components.attoseconds / 1_000_000_000_000)) }
+            }
             for number in handled { Glibc.signal(number, SIG_DFL) }
             handled = []
         }
     }
+
+    /// Notes when the signal was first seen.
+    private func noteSeen() { lock.withLock { if seen == nil { seen = .now } } }
 
     /// Runs `body` (a fetch or sync) in a task that a signal received while the window is open
     /// cancels. A run cancelled before it downloaded anything ends the process by the signal
@@ -78,12 +93,14 @@ final class DownloadInterruption: @unchecked Sendable {
         let watcher = Task {
             while !Task.isCancelled {
                 if signal != nil {
-                    // Any further signal ends the process at once.
-                    close()
+                    noteSeen()
                     task.cancel()
+                    // Any further signal ends the process at once, from a moment on.
+                    try? await Task.sleep(for: Self.repeatWindow)
+                    close()
                     return
                 }
-                try? await Task.sleep(for: .milliseconds(50))
+                try? await Task.sleep(for: .milliseconds(20))
             }
         }
         let result = await task.value
@@ -91,14 +108,20 @@ final class DownloadInterruption: @unchecked Sendable {
         close()
         if signal != nil, case .failure(.cancelled) = result {
             writeStandardError("interrupted: nothing was downloaded yet; the mirror is as it was\n")
-            endIfInterrupted()
+            endIfInterrupted(true)
         }
         return try result.get()
     }
 
-    /// Ends the process by the signal that interrupted the run, if one came.
-    func endIfInterrupted() {
+    /// Ends the process by the signal that interrupted the run, if one came and `interrupted`
+    /// (the run stopped short). One that came too late to cut anything short (as the last
+    /// downloads ended) lets the process end as the run did, saying so: the run is complete.
+    func endIfInterrupted(_ interrupted: Bool) {
         guard let signal else { return }
+        guard interrupted else {
+            writeStandardError("Signal \(signal) came as the downloads ended: the run went to its end.\n")
+            return
+        }
         endProcess(bySignal: signal)
     }
 }

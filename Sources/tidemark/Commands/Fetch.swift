@@ -51,7 +51,7 @@ extension TidemarkCommand {
                 emit(Fetch.summary(report) + "\n")
             }
             if report.interrupted { writeStandardError(MirrorError.interrupted(report).description + "\n") }
-            interruption.endIfInterrupted()
+            interruption.endIfInterrupted(report.interrupted)
             if !report.failures.isEmpty { throw CommandFailure(.incompleteFetch(report)) }
         }
 

@@ -86,7 +86,7 @@ extension TidemarkCommand {
                 writeStandardError(MirrorError.interrupted(fetch).description
                                    + "\nThe branch is unchanged: 'tidemark sync --offline' applies what was stored.\n")
             }
-            interruption.endIfInterrupted()
+            interruption.endIfInterrupted(report.outcome == .interrupted)
             if report.outcome == .incompleteFetch, let fetch = report.fetch {
                 // The branch stays where it was: say so, and how to apply what did download.
                 throw CommandFailure.fatal(MirrorError.incompleteFetch(fetch).description

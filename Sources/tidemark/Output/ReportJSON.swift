@@ -28,6 +28,7 @@ struct StatusJSON: Encodable {
     var fetchFailures: [String]?
     var fetchVanished: [String]?
     var fetchRefused: String?
+    var fetchInterrupted: String?
     var upkeepFailure: String?
     var operationInProgress: String?
 
@@ -44,6 +45,7 @@ struct StatusJSON: Encodable {
         fetchFailures = report.fetchFailures.isEmpty ? nil : report.fetchFailures
         fetchVanished = report.fetchVanished.isEmpty ? nil : report.fetchVanished
         fetchRefused = report.fetchRefused
+        fetchInterrupted = report.fetchInterrupted
         upkeepFailure = report.upkeepFailure
         operationInProgress = report.operationInProgress
         head = report.head?.hex

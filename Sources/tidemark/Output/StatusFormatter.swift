@@ -72,6 +72,10 @@ enum StatusFormatter {
                 + "'tidemark fetch' tries them again:\n"
                 + indented(report.fetchFailures, style: output.red)
         }
+        if let left = report.fetchInterrupted {
+            out += "The last fetch was interrupted, so 'tidemark/upstream' may be behind upstream (\(terminalSafe(left))); "
+                + "'tidemark fetch' gets the rest.\n"
+        }
         if let refused = report.fetchRefused {
             out += "The last fetch was refused and stored nothing, so 'tidemark/upstream' is an earlier fetch's:\n"
                 + indented([terminalSafe(refused)], style: output.red)
