@@ -36,9 +36,23 @@ public final class SpawnedProcess: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         SpawnedProcess.closeInheritedDescriptors(&actions)
+        // Started as a shell starts a command: no signal blocked, the usual ones at their default
+        // action. The thread spawning it may be one of libdispatch's, which block every signal,
+        // and a child inheriting that mask never saw a SIGTERM a test sent (its handler did not run).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for number in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE] { sigaddset(&defaults, number) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
         let rc = withCStringArray(argv) { cArgv in
-            withCStringArray(envp) { cEnvp in posix_spawn(&pid, argv[0], &actions, nil, cArgv, cEnvp) }
+            withCStringArray(envp) { cEnvp in posix_spawn(&pid, argv[0], &actions, &attributes, cArgv, cEnvp) }
         }
         guard rc == 0 else {
             struct SpawnFailed: Error, CustomStringConvertible { let description: String }

@@ -8,6 +8,19 @@ struct FetchPlan {
     var downloads: [(item: ListedItem, path: String, old: ManifestEntry?)]
     /// Positions in the base manifest of the items upstream no longer lists, in id order.
     var deletions: [Int]
+    /// Among the downloads, the items listed at the version cached that are downloaded again
+    /// as racily clean (``Mirror/RacyCheck``).
+    var racy: Set<ItemID> = []
+}
+
+extension Mirror {
+    /// Which cached items listed at their version are downloaded again as racily clean: those
+    /// dated `since` or later, and those a run that checked the others could not check
+    /// (`pending`, by collection: it failed or was interrupted before their download).
+    struct RacyCheck {
+        var since: Timestamp?
+        var pending: [String: Set<ItemID>] = [:]
+    }
 }
 
 /// What the downloads of one collection stored.
@@ -45,11 +58,14 @@ extension Mirror {
     /// - Parameters:
     ///   - cachedFrom: the manifest `listing.unchanged` indexes when it is not `base` (a dry run
     ///     plans against HEAD with a listing made against the fetched snapshot).
-    ///   - racySince: items `base` holds at a version this late or later (``racySince(after:)``)
-    ///     are downloaded again though listed at that version, when the version is upstream's
-    ///     date alone (no ETag or content tag): they may have changed again within its second.
+    ///   - racy: items `base` holds at a version as late as `racy.since` or later
+    ///     (``racyCheck(after:)``), or pending, are downloaded again though listed at that
+    ///     version, when the version is upstream's date alone (no ETag or content tag): they may
+    ///     have changed again within its second.
     func plan(collection: String, listing: Listing, base: ManifestTable, cachedFrom: ManifestTable? = nil,
-              racySince: Timestamp? = nil, options: FetchOptions) throws(MirrorError) -> FetchPlan {
+              racy racyCheck: RacyCheck = RacyCheck(), options: FetchOptions) throws(MirrorError) -> FetchPlan {
+        let pending = racyCheck.pending[collection] ?? []
+        var racyIDs: Set<ItemID> = []
         let count = base.count
         // A collection is fanned out as its first stored item is (unless set), and new items go in
         // folders as wide as those it has (two hex digits in mirrors fanned out before there were
@@ -151,12 +167,14 @@ extension Mirror {
                     // Racily clean, as git calls a file as new as its index: stored from a
                     // listing made in the second it was last dated (or before it), the item may
                     // have changed since, still dated the same.
-                    let racy = racySince.map { item.etag == nil && item.body == nil && !(item.lastModified < $0) } ?? false
+                    let racy = item.etag == nil && item.body == nil
+                        && (racyCheck.since.map { !(item.lastModified < $0) } ?? false || pending.contains(item.id))
                     // Planned against HEAD, the fetched snapshot may hold another body at that
                     // date (a racily clean item's, tagged): a change all the same.
                     let fetchedAnother = cachedFrom.flatMap { from in from.position(of: item.id).map { from.entry(at: $0) } }
                         .map { $0.isDated(item.lastModified) && $0.etag != old.etag } ?? false
                     guard racy || fetchedAnother else { continue }
+                    if racy { racyIDs.insert(item.id) }
                 }
                 downloads.append((item, old.path, old))
             } else {
@@ -175,7 +193,7 @@ extension Mirror {
            (listing.isComplete && !listedAny) || deletions.count * 2 > count {
             throw .massDeletion(collection: collection, deleting: deletions.count, of: count)
         }
-        return FetchPlan(downloads: downloads, deletions: deletions)
+        return FetchPlan(downloads: downloads, deletions: deletions, racy: racyIDs)
     }
 
     /// Downloads bodies with at most `jobs` requests at once, canonicalises, hashes and

@@ -199,7 +199,9 @@ extension Mirror {
         // changed since); the time of the last full listing is recorded below.
         let fullListing = options.fullListing || fullListingDue()
         var listedWhole = true
-        let racySince = try racySince(after: base)
+        let racy = try racyCheck(after: base)
+        // Racily clean items this run planned to check and did not store, by collection.
+        var racyPending: [(collection: String, id: ItemID)] = []
 
         collections: for (index, collection) in settings.collections.enumerated() {
             let started: (blob: ObjectID?, load: ManifestLoad)
@@ -237,7 +239,7 @@ extension Mirror {
             let listed = listing.items.count + listing.unchanged.count
             progress?(.listing(collection: collection, items: listed))
 
-            let plan = try plan(collection: collection, listing: listing, base: cached, racySince: racySince, options: options)
+            let plan = try plan(collection: collection, listing: listing, base: cached, racy: racy, options: options)
             // A sync's checkout writes over the changed items' files: their blocks are read in
             // meanwhile.
             if options.preloadIndex {
@@ -257,6 +259,8 @@ extension Mirror {
             failures += outcome.failures
             vanished += outcome.vanished
             notDownloaded += outcome.notDownloaded
+            let storedIDs = Set(outcome.stored.map(\.entry.id))
+            racyPending += plan.racy.subtracting(storedIDs).map { (collection, $0) }
             let downloadedAll = outcome.failures.isEmpty && outcome.notDownloaded == 0
             if !downloadedAll { listedWhole = false }
             // Like rclone: after a failed download, infer no deletions this run. (An item gone
@@ -425,6 +429,22 @@ extension Mirror {
             current = commitID
             crashPoint("after-upstream-ref")
         }
+        // A run that checked every racily clean item ends what an earlier one noted. One that did
+        // not store every item made its snapshot from a listing that checked those it stored:
+        // those it did not get are noted with it, to be checked by the next run. One that left a
+        // collection unlisted checked nothing there: nothing is noted, and the next run takes its
+        // checks from the snapshot before (``racyCheck(after:)``). One that wrote no snapshot
+        // leaves the note as it was.
+        if failures.isEmpty, !interrupted {
+            removeState(Mirror.racyPendingState)
+        } else if let current, current != previous?.id {
+            if unlisted.isEmpty {
+                try writeStateLines(Mirror.racyPendingState, [current.hex]
+                                    + racyPending.map { $0.collection + "\t" + Mirror.hexEncoded($0.id.bytes) })
+            } else {
+                removeState(Mirror.racyPendingState)
+            }
+        }
         // Which items the last fetch could not download, for status until a fetch gets them all;
         // and those it found gone since its listing, for status, and so a sync `--if-stale` runs.
         // In order of their names, not of the downloads that ended first.
@@ -560,24 +580,63 @@ extension Mirror {
         }
     }
 
-    /// The version from which an item the snapshot `base` holds is downloaded again even when it
-    /// is listed at the same version (``plan(collection:listing:base:cachedFrom:racySince:options:)``):
-    /// the time the last listing that checked every such item started, less `tidemark.overlap` for
+    /// Which items the snapshot `base` holds are downloaded again even when listed at the same
+    /// version (``plan(collection:listing:base:cachedFrom:racy:options:)``): those dated from the
+    /// time the last listing that checked every such item started, less `tidemark.overlap` for
     /// the two clocks (at least a second, the resolution of most dates). That listing is the last
     /// snapshot's below `base` (or `base`'s) whose downloads all succeeded (its
     /// `Tidemark-Listed-At`), or a later fetch's that succeeded without a snapshot (`last-fetch`):
-    /// a failed download leaves its item to check again. An item edited twice in one second,
-    /// around a listing, keeps its date: WordPress's `modified_gmt` and many APIs' dates count
-    /// whole seconds. Nil without such a snapshot.
-    func racySince(after base: Commit?) throws(MirrorError) -> Timestamp? {
-        guard let base else { return nil }
+    /// a failed download leaves its item to check again. When `base` is the snapshot of a run
+    /// that failed or was interrupted and noted the racily clean items it did not get
+    /// (``racyPendingState``), its listing counts, with those items pending: each interrupted run
+    /// of a long catch-up moves on (they all downloaded the same items again). An item edited
+    /// twice in one second, around a listing, keeps its date: WordPress's `modified_gmt` and many
+    /// APIs' dates count whole seconds. No `since` without such a snapshot.
+    func racyCheck(after base: Commit?) throws(MirrorError) -> RacyCheck {
+        guard let base else { return RacyCheck() }
+        let overlap = max(settings.overlapSeconds, 1)
+        let noted = stateLines(Mirror.racyPendingState)
+        if noted.first == base.id.hex, let listed = SnapshotMessage.parse(base.message)?.listedAt.flatMap(Timestamp.init) {
+            var check = RacyCheck(since: max(listed, stateTime("last-fetch") ?? listed).adding(seconds: -overlap))
+            for line in noted.dropFirst() {
+                let fields = line.split(separator: "\t", maxSplits: 1).map(String.init)
+                guard fields.count == 2, let bytes = Mirror.hexDecoded(fields[1]) else { continue }
+                check.pending[fields[0], default: []].insert(ItemID(bytes: bytes))
+            }
+            return check
+        }
         var budget = 1000
         var snapshotsByTree: [ObjectID: [Commit]]?
         guard let checkedBy = try firstWrittenSnapshot(along: base, budget: &budget, accept: { $0.failed == 0 && $0.listedAt != nil },
                                                        snapshotsByTree: &snapshotsByTree),
-              var checked = checkedBy.message.listedAt.flatMap(Timestamp.init) else { return nil }
+              var checked = checkedBy.message.listedAt.flatMap(Timestamp.init) else { return RacyCheck() }
         if let fetched = stateTime("last-fetch"), fetched > checked { checked = fetched }
-        return checked.adding(seconds: -max(settings.overlapSeconds, 1))
+        return RacyCheck(since: checked.adding(seconds: -overlap))
+    }
+
+    /// `bytes` as lower-case hexadecimal digits (an id in a state file, whatever its bytes).
+    static func hexEncoded(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
+    }
+
+    /// The bytes ``hexEncoded(_:)`` wrote; nil for anything else.
+    static func hexDecoded(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        func value(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
     }
 
     /// Where `collection`'s listing starts after the snapshot whose message is `base`: its

@@ -242,7 +242,7 @@ extension Mirror {
         // working tree is compared with (``workingManifestSurvives(at:head:theirs:unknown:)``).
         var manifestBases: [String: (blob: ObjectID?, changing: Set<ItemID>)] = [:]
         let fullListing = options.fetch.fullListing || fullListingDue()
-        let racySince = try racySince(after: base)
+        let racy = try racyCheck(after: base)
         for collection in settings.collections {
             let headBlob = try manifestBlob(collection, in: head?.tree)
             let headTable = try manifestTable(collection, blob: headBlob)
@@ -256,7 +256,7 @@ extension Mirror {
                 if Task.isCancelled || error is CancellationError { throw .cancelled }
                 throw .upstream(Mirror.upstreamError(error, listing: collection))
             }
-            let fetchPlan = try plan(collection: collection, listing: listing, base: cached, racySince: racySince, options: options.fetch)
+            let fetchPlan = try plan(collection: collection, listing: listing, base: cached, racy: racy, options: options.fetch)
             manifestBases[Mirror.manifestPath(collection)] = (
                 baseBlob, Set(fetchPlan.downloads.map(\.item.id)).union(fetchPlan.deletions.map(cached.id(at:))))
             downloads += fetchPlan.downloads.filter { $0.item.body == nil }.count

@@ -90,21 +90,29 @@ final class DownloadInterruption: @unchecked Sendable {
         let task = Task { () async -> Result<R, MirrorError> in
             do throws(MirrorError) { return .success(try await body()) } catch { return .failure(error) }
         }
-        let watcher = Task {
-            while !Task.isCancelled {
+        // A thread of its own watches, with the signals unblocked: libdispatch's threads (the
+        // tasks' among them) block every signal, and one sent to the process reaches a handler
+        // only through a thread that does not. It sleeps between looks; a signal wakes it.
+        let done = Atomic(false)
+        Thread { [self] in
+            var signals = sigset_t()
+            sigemptyset(&signals)
+            for number in Self.signals { sigaddset(&signals, number) }
+            pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+            while !done.load(ordering: .relaxed) {
                 if signal != nil {
                     noteSeen()
                     task.cancel()
                     // Any further signal ends the process at once, from a moment on.
-                    try? await Task.sleep(for: Self.repeatWindow)
+                    usleep(UInt32(Self.repeatWindow.components.attoseconds / 1_000_000_000_000))
                     close()
                     return
                 }
-                try? await Task.sleep(for: .milliseconds(20))
+                usleep(20_000)
             }
-        }
+        }.start()
         let result = await task.value
-        watcher.cancel()
+        done.store(true, ordering: .relaxed)
         close()
         if signal != nil, case .failure(.cancelled) = result {
             writeStandardError("interrupted: nothing was downloaded yet; the mirror is as it was\n")
