@@ -430,20 +430,18 @@ extension Mirror {
             crashPoint("after-upstream-ref")
         }
         // A run that checked every racily clean item ends what an earlier one noted. One that did
-        // not store every item made its snapshot from a listing that checked those it stored:
-        // those it did not get are noted with it, to be checked by the next run. One that left a
-        // collection unlisted checked nothing there: nothing is noted, and the next run takes its
-        // checks from the snapshot before (``racyCheck(after:)``). One that wrote no snapshot
-        // leaves the note as it was.
+        // not store every item listed at `listedAt` and checked those it stored (also when they
+        // changed no file, and it wrote no snapshot): with the snapshot the next run builds on,
+        // that time and the items it did not get are noted, to be checked by the next run. One
+        // that left a collection unlisted checked nothing there: nothing is noted, and the next
+        // run takes its checks from the last complete run's snapshot (``racyCheck(after:)``).
         if failures.isEmpty, !interrupted {
             removeState(Mirror.racyPendingState)
-        } else if let current, current != previous?.id {
-            if unlisted.isEmpty {
-                try writeStateLines(Mirror.racyPendingState, [current.hex]
-                                    + racyPending.map { $0.collection + "\t" + Mirror.hexEncoded($0.id.bytes) })
-            } else {
-                removeState(Mirror.racyPendingState)
-            }
+        } else if unlisted.isEmpty, let current {
+            try writeStateLines(Mirror.racyPendingState, [current.hex, listedAt]
+                                + racyPending.map { $0.collection + "\t" + Mirror.hexEncoded($0.id.bytes) })
+        } else {
+            removeState(Mirror.racyPendingState)
         }
         // Which items the last fetch could not download, for status until a fetch gets them all;
         // and those it found gone since its listing, for status, and so a sync `--if-stale` runs.
@@ -586,8 +584,8 @@ extension Mirror {
     /// the two clocks (at least a second, the resolution of most dates). That listing is the last
     /// snapshot's below `base` (or `base`'s) whose downloads all succeeded (its
     /// `Tidemark-Listed-At`), or a later fetch's that succeeded without a snapshot (`last-fetch`):
-    /// a failed download leaves its item to check again. When `base` is the snapshot of a run
-    /// that failed or was interrupted and noted the racily clean items it did not get
+    /// a failed download leaves its item to check again. When a run that failed or was
+    /// interrupted noted `base`, the time it listed, and the racily clean items it did not get
     /// (``racyPendingState``), its listing counts, with those items pending: each interrupted run
     /// of a long catch-up moves on (they all downloaded the same items again). An item edited
     /// twice in one second, around a listing, keeps its date: WordPress's `modified_gmt` and many
@@ -596,9 +594,9 @@ extension Mirror {
         guard let base else { return RacyCheck() }
         let overlap = max(settings.overlapSeconds, 1)
         let noted = stateLines(Mirror.racyPendingState)
-        if noted.first == base.id.hex, let listed = SnapshotMessage.parse(base.message)?.listedAt.flatMap(Timestamp.init) {
+        if noted.count >= 2, noted[0] == base.id.hex, let listed = Timestamp(noted[1]) {
             var check = RacyCheck(since: max(listed, stateTime("last-fetch") ?? listed).adding(seconds: -overlap))
-            for line in noted.dropFirst() {
+            for line in noted.dropFirst(2) {
                 let fields = line.split(separator: "\t", maxSplits: 1).map(String.init)
                 guard fields.count == 2, let bytes = Mirror.hexDecoded(fields[1]) else { continue }
                 check.pending[fields[0], default: []].insert(ItemID(bytes: bytes))

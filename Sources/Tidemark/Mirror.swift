@@ -645,8 +645,9 @@ public actor Mirror {
     static let fetchRefusedState = "fetch-refused"
     /// What the last fetch, interrupted, did not get, until a fetch gets everything.
     static let fetchInterruptedState = "fetch-interrupted"
-    /// After a fetch that failed or was interrupted: the id of its snapshot, then the racily clean
-    /// items it did not check, `collection TAB hex of the id`, one a line (``racyCheck(after:)``).
+    /// After a fetch that failed or was interrupted: the id of the snapshot the next builds on,
+    /// the time it listed, then the racily clean items it did not check, `collection TAB hex of
+    /// the id`, one a line (``racyCheck(after:)``).
     static let racyPendingState = "racy-pending"
 
     /// Writes the state file `name`: the time now, then `text` (one line).

@@ -266,6 +266,37 @@ struct MirrorTests {
         }
     }
 
+    /// An interrupted run that checked racily clean items and stored nothing new (their bodies
+    /// had not changed: no snapshot) still counts for them: the next run does not ask for them
+    /// again. (The note went with a snapshot only, and runs that got no further than those items
+    /// repeated them for good.)
+    @Test func anInterruptedRunThatOnlyCheckedRacilyCleanItemsCountsForThem() async throws {
+        try await withScratch { path in
+            let upstream = TestUpstream()
+            upstream.listsDatesOnly = true
+            upstream.put(ItemID("z-new"), "2024-01-01T00:00:00Z")
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            try git(["config", "tidemark.overlap", "0"], in: path + "/m")
+            let reopened = try await Mirror.open(at: path + "/m", upstream: upstream)
+            // Stored by a listing made in their own second: racily clean.
+            let second = try await Self.earlyInASecond()
+            for name in ["a-racy1", "a-racy2"] { upstream.put(ItemID(name), Timestamp(seconds: second).raw, body: #"{"v": 1}"#) }
+            _ = try await reopened.fetch()
+            upstream.put(ItemID("z-new"), "2024-02-01T00:00:00Z")
+            while Timestamp(date: Date()).seconds < second + 2 { try await Task.sleep(nanoseconds: 50_000_000) }
+            _ = upstream.takeDownloads()
+            upstream.downloadsBeforeHanging = 2
+            let task = Task { try await reopened.fetch(FetchOptions(jobs: 1)) }
+            while upstream.downloadsStarted < 3 { try await Task.sleep(nanoseconds: 5_000_000) }
+            task.cancel()
+            _ = try? await task.value
+            #expect(upstream.takeDownloads() == [ItemID("a-racy1"), ItemID("a-racy2"), ItemID("z-new")])
+            upstream.downloadsBeforeHanging = nil
+            _ = try await reopened.fetch()
+            #expect(upstream.takeDownloads() == [ItemID("z-new")])
+        }
+    }
+
     /// Cancelled while listing its second collection, a fetch stores the first one's downloads;
     /// the second stays as it was, its watermark and item count with it.
     @Test func aTaskCancelledWhileListingALaterCollectionStoresTheEarlierOnes() async throws {

@@ -64,7 +64,8 @@ final class TestUpstream: Upstream, @unchecked Sendable {
         // reported by position, as the `dir` adapter reports files whose signature matches.
         var items: [ListedItem] = []
         var unchanged: [Int] = []
-        for (id, item) in stored {
+        // In id order, so that downloads go in a known order.
+        for (id, item) in stored.sorted(by: { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }) {
             if !listsDatesOnly, let position = cached.position(of: id), cached.etag(at: position) == item.lastModified {
                 unchanged.append(position)
             } else {
