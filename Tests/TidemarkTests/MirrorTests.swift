@@ -200,13 +200,8 @@ struct MirrorTests {
             let head = try await mirror.log().first?.commit
             _ = upstream.takeDownloads()
             for index in 0..<5 { upstream.put(ItemID("item-\(index)"), "2024-03-01T00:00:0\(index)Z") }
-            upstream.downloadsBeforeHanging = 3
-            let task = Task { try await mirror.sync(SyncOptions(fetch: FetchOptions(jobs: 1))) }
             // The fourth download hangs: the first three are in, the fifth not started.
-            while upstream.downloadsStarted < 4 { try await Task.sleep(nanoseconds: 5_000_000) }
-            task.cancel()
-            var caught: MirrorError?
-            do { _ = try await task.value } catch { caught = error as? MirrorError }
+            let caught = try await Self.cancelled(after: 3, downloadsFrom: upstream) { _ = try await mirror.sync(SyncOptions(fetch: FetchOptions(jobs: 1))) }
             guard case .interrupted(let report)? = caught else { Issue.record("\(String(describing: caught))"); return }
             #expect(report.downloaded == 3 && report.notDownloaded == 2 && report.interrupted, "\(report)")
             #expect("\(caught!)".hasPrefix("interrupted: stored the 3 items downloaded onto tidemark/upstream; "
@@ -219,7 +214,6 @@ struct MirrorTests {
             let partial = try await mirror.status()
             #expect(partial.fetchInterrupted == "2 items not downloaded" && !partial.isClean, "\(String(describing: partial.fetchInterrupted))")
 
-            upstream.downloadsBeforeHanging = nil
             // Applied offline, what was stored makes no fresh cache: the fetch was interrupted.
             #expect(try await mirror.sync(SyncOptions(offline: true)).counts == ChangeCounts(changed: 3))
             let next = try await mirror.sync(SyncOptions(ifStaleSeconds: 3600))
@@ -228,6 +222,19 @@ struct MirrorTests {
             #expect(try await mirror.status().fetchInterrupted == nil)
             try git(["fsck", "--strict"], in: path + "/m")
         }
+    }
+
+    /// The error of `run` (a fetch or sync with one job) cancelled once the download after the
+    /// first `count` (which hangs until then) has started; nil when it threw none.
+    static func cancelled(after count: Int, downloadsFrom upstream: TestUpstream,
+                          _ run: @escaping @Sendable () async throws -> Void) async throws -> MirrorError? {
+        upstream.downloadsBeforeHanging = count
+        defer { upstream.downloadsBeforeHanging = nil }
+        let task = Task { try await run() }
+        while upstream.downloadsStarted < count + 1 { try await Task.sleep(nanoseconds: 5_000_000) }
+        task.cancel()
+        do { try await task.value } catch { return error as? MirrorError }
+        return nil
     }
 
     /// A long catch-up of items dated within the last seconds, interrupted run after run, moves
@@ -250,17 +257,12 @@ struct MirrorTests {
             var downloads: [[ItemID]] = []
             for _ in 0..<3 {
                 _ = upstream.takeDownloads()
-                upstream.downloadsBeforeHanging = 2
-                let task = Task { try await reopened.fetch(FetchOptions(jobs: 1)) }
-                while upstream.downloadsStarted < 3 { try await Task.sleep(nanoseconds: 5_000_000) }
-                task.cancel()
-                _ = try? await task.value
+                _ = try await Self.cancelled(after: 2, downloadsFrom: upstream) { _ = try await reopened.fetch(FetchOptions(jobs: 1)) }
                 downloads.append(upstream.takeDownloads())
             }
             // Each run stores two new ones (the third is cut short): none asks for one stored before.
             let stored = downloads.map { Array($0.prefix(2)) }
             #expect(Set(stored.flatMap { $0 }).count == 6, "\(downloads)")
-            upstream.downloadsBeforeHanging = nil
             let last = try await reopened.sync()
             #expect(upstream.takeDownloads().count == 2 && last.counts == ChangeCounts(changed: 8), "\(last.counts)")
         }
@@ -285,13 +287,8 @@ struct MirrorTests {
             upstream.put(ItemID("z-new"), "2024-02-01T00:00:00Z")
             while Timestamp(date: Date()).seconds < second + 2 { try await Task.sleep(nanoseconds: 50_000_000) }
             _ = upstream.takeDownloads()
-            upstream.downloadsBeforeHanging = 2
-            let task = Task { try await reopened.fetch(FetchOptions(jobs: 1)) }
-            while upstream.downloadsStarted < 3 { try await Task.sleep(nanoseconds: 5_000_000) }
-            task.cancel()
-            _ = try? await task.value
+            _ = try await Self.cancelled(after: 2, downloadsFrom: upstream) { _ = try await reopened.fetch(FetchOptions(jobs: 1)) }
             #expect(upstream.takeDownloads() == [ItemID("a-racy1"), ItemID("a-racy2"), ItemID("z-new")])
-            upstream.downloadsBeforeHanging = nil
             _ = try await reopened.fetch()
             #expect(upstream.takeDownloads() == [ItemID("z-new")])
         }
