@@ -85,7 +85,7 @@ final class DownloadInterruption: @unchecked Sendable {
     /// Runs `body` (a fetch or sync) in a task that a signal received while the window is open
     /// cancels. A run cancelled before it downloaded anything ends the process by the signal
     /// here, saying so; otherwise the caller reports what the run did, then calls
-    /// ``endIfInterrupted()``.
+    /// ``endIfInterrupted(_:)``.
     func run<R: Sendable>(_ body: @escaping @Sendable () async throws(MirrorError) -> R) async throws(MirrorError) -> R {
         let task = Task { () async -> Result<R, MirrorError> in
             do throws(MirrorError) { return .success(try await body()) } catch { return .failure(error) }
