@@ -18,6 +18,20 @@ final class DownloadInterruption: @unchecked Sendable {
     static let signals = [SIGINT, SIGTERM, SIGHUP]
     /// The first signal received while the window was open; 0 for none. Set by the handler.
     fileprivate static let received = Atomic<Int32>(0)
+    /// Whether the window is open. The handler acts as the default action when it is not: the
+    /// index lock's handler (`lock_cleanup.c`), armed meanwhile, may have saved this one as the
+    /// action to put back, and puts it back after the window closed.
+    fileprivate static let windowOpen = Atomic<Bool>(false)
+    /// The handler: notes the first signal while the window is open; else ends the process by
+    /// the signal, as the default action would. Async-signal-safe only (atomics, `signal`, `raise`).
+    private static let handler: @convention(c) (Int32) -> Void = { number in
+        if DownloadInterruption.windowOpen.load(ordering: .relaxed) {
+            _ = DownloadInterruption.received.compareExchange(expected: 0, desired: number, ordering: .relaxed)
+        } else {
+            Glibc.signal(number, SIG_DFL)
+            raise(number)
+        }
+    }
     /// How long after the first signal another one is taken for the same one sent twice.
     static let repeatWindow: Duration = .milliseconds(300)
 
@@ -30,8 +44,10 @@ final class DownloadInterruption: @unchecked Sendable {
     private var seen: ContinuousClock.Instant?
 
     init() {
-        // Initialized before any handler can read it (a signal handler must not run a lazy initializer).
+        // Initialized before any handler can read them (a signal handler must not run a lazy initializer).
         Self.received.store(0, ordering: .relaxed)
+        Self.windowOpen.store(false, ordering: .relaxed)
+        _ = Self.handler
     }
 
     /// The signal that interrupted the run, if one came.
@@ -45,21 +61,37 @@ final class DownloadInterruption: @unchecked Sendable {
         lock.withLock {
             guard state == .waiting else { return }
             state = .open
+            Self.windowOpen.store(true, ordering: .relaxed)
             for number in Self.signals {
-                var action = sigaction()
-                sigaction(number, nil, &action)
                 // One the process was started ignoring (nohup's SIGHUP, a background job's SIGINT) stays so.
-                if unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
-                action = sigaction()
-                action.__sigaction_handler.sa_handler = { number in
-                    // Async-signal-safe only: an atomic store. The default action comes back
-                    // (``close()``) a moment later, for the next signal.
-                    _ = DownloadInterruption.received.compareExchange(expected: 0, desired: number, ordering: .relaxed)
-                }
-                sigemptyset(&action.sa_mask)
-                sigaction(number, &action, nil)
+                if Self.action(of: number) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
+                Self.install(number)
                 handled.append(number)
             }
+        }
+    }
+
+    /// The action of signal `number`, as a number (a handler's address, or `SIG_DFL`, `SIG_IGN`).
+    private static func action(of number: Int32) -> Int {
+        var action = sigaction()
+        sigaction(number, nil, &action)
+        return unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self)
+    }
+
+    private static func install(_ number: Int32) {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = handler
+        sigemptyset(&action.sa_mask)
+        sigaction(number, &action, nil)
+    }
+
+    /// Puts the handler back where another took its place while the window is open (the index
+    /// lock's handler, armed and disarmed by a background index refresh, puts back the action
+    /// it found, which may be the default one).
+    private func keepHandlers() {
+        lock.withLock {
+            guard state == .open else { return }
+            for number in handled where Self.action(of: number) != unsafeBitCast(Self.handler, to: Int.self) { Self.install(number) }
         }
     }
 
@@ -74,6 +106,7 @@ final class DownloadInterruption: @unchecked Sendable {
                 let left = since + Self.repeatWindow - ContinuousClock.now
                 if left > .zero { usleep(UInt32(left.components.attoseconds / 1_000_000_000_000)) }
             }
+            Self.windowOpen.store(false, ordering: .relaxed)
             for number in handled { Glibc.signal(number, SIG_DFL) }
             handled = []
         }
@@ -108,6 +141,7 @@ final class DownloadInterruption: @unchecked Sendable {
                     close()
                     return
                 }
+                keepHandlers()
                 usleep(20_000)
             }
         }.start()
