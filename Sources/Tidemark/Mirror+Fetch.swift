@@ -78,6 +78,15 @@ public struct FetchReport: Sendable {
     /// True when the run was interrupted (its task cancelled) before it downloaded or listed
     /// everything: what it did download is stored (``MirrorError/interrupted(_:)``).
     public var interrupted: Bool { notDownloaded > 0 || !unlisted.isEmpty }
+    /// What an interrupted run left: `12 items not downloaded, collection 'pages' not listed`.
+    package var leftByInterruption: String {
+        var left: [String] = []
+        if notDownloaded > 0 { left.append("\(notDownloaded) item\(notDownloaded == 1 ? "" : "s") not downloaded") }
+        if !unlisted.isEmpty {
+            left.append("collection\(unlisted.count == 1 ? "" : "s") \(unlisted.map { "'\($0)'" }.joined(separator: ", ")) not listed")
+        }
+        return left.joined(separator: ", ")
+    }
     /// True when this fetch moved the upstream-tracking ref.
     public var updated: Bool { previous != current }
     /// What to warn of for ``vanished`` items, naming them (at most 20); nil when there are none.
@@ -438,8 +447,11 @@ extension Mirror {
         if failures.isEmpty, !interrupted {
             removeState(Mirror.racyPendingState)
         } else if unlisted.isEmpty, let current {
-            try writeStateLines(Mirror.racyPendingState, [current.hex, listedAt]
-                                + racyPending.map { $0.collection + "\t" + Mirror.hexEncoded($0.id.bytes) })
+            try writeStateLines(Mirror.racyPendingState, [current.hex, listedAt] + racyPending.map { pending in
+                var id: [UInt8] = []
+                Manifest.escape(pending.id.bytes, leadingHash: false, into: &id)
+                return pending.collection + "\t" + String(decoding: id, as: UTF8.self)
+            })
         } else {
             removeState(Mirror.racyPendingState)
         }
@@ -463,19 +475,16 @@ extension Mirror {
         }
         try writeStateLines(Mirror.fetchFailuresState, failures)
         removeState(Mirror.fetchRefusedState)
-        if interrupted {
-            var left: [String] = []
-            if notDownloaded > 0 { left.append("\(notDownloaded) item\(notDownloaded == 1 ? "" : "s") not downloaded") }
-            if !unlisted.isEmpty { left.append("collection\(unlisted.count == 1 ? "" : "s") \(unlisted.map { "'\($0)'" }.joined(separator: ", ")) not listed") }
-            try writeTimedState(Mirror.fetchInterruptedState, left.joined(separator: ", "))
-        } else {
-            removeState(Mirror.fetchInterruptedState)
-        }
         // The token covers what this fetch stored only when it stored every listed item.
         if failures.isEmpty, vanished.isEmpty, !interrupted, let watch, let current { saveWatchToken(watch, commit: current) }
         var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)
         report.vanished = vanished
         report.unlisted = unlisted
+        if interrupted {
+            try writeTimedState(Mirror.fetchInterruptedState, report.leftByInterruption)
+        } else {
+            removeState(Mirror.fetchInterruptedState)
+        }
         report.folderListing = watch?.listing
         report.built = FetchReport.Built(head: head?.id, baseTree: base?.tree, paths: changedPaths)
         let traffic = upstream.statistics
@@ -598,7 +607,7 @@ extension Mirror {
             var check = RacyCheck(since: max(listed, stateTime("last-fetch") ?? listed).adding(seconds: -overlap))
             for line in noted.dropFirst(2) {
                 let fields = line.split(separator: "\t", maxSplits: 1).map(String.init)
-                guard fields.count == 2, let bytes = Mirror.hexDecoded(fields[1]) else { continue }
+                guard fields.count == 2, let bytes = Manifest.unescape(Array(fields[1].utf8)[...]) else { continue }
                 check.pending[fields[0], default: []].insert(ItemID(bytes: bytes))
             }
             return check
@@ -610,31 +619,6 @@ extension Mirror {
               var checked = checkedBy.message.listedAt.flatMap(Timestamp.init) else { return RacyCheck() }
         if let fetched = stateTime("last-fetch"), fetched > checked { checked = fetched }
         return RacyCheck(since: checked.adding(seconds: -overlap))
-    }
-
-    /// `bytes` as lower-case hexadecimal digits (an id in a state file, whatever its bytes).
-    static func hexEncoded(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
-    }
-
-    /// The bytes ``hexEncoded(_:)`` wrote; nil for anything else.
-    static func hexDecoded(_ text: String) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        func value(_ digit: UInt8) -> UInt8? {
-            switch digit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-            default: nil
-            }
-        }
-        var bytes: [UInt8] = []
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return bytes
     }
 
     /// Where `collection`'s listing starts after the snapshot whose message is `base`: its

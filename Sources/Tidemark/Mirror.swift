@@ -646,8 +646,8 @@ public actor Mirror {
     /// What the last fetch, interrupted, did not get, until a fetch gets everything.
     static let fetchInterruptedState = "fetch-interrupted"
     /// After a fetch that failed or was interrupted: the id of the snapshot the next builds on,
-    /// the time it listed, then the racily clean items it did not check, `collection TAB hex of
-    /// the id`, one a line (``racyCheck(after:)``).
+    /// the time it listed, then the racily clean items it did not check, `collection TAB id` (the
+    /// id escaped as in a manifest), one a line (``racyCheck(after:)``).
     static let racyPendingState = "racy-pending"
 
     /// Writes the state file `name`: the time now, then `text` (one line).

@@ -179,15 +179,10 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .cancelled: return "cancelled; the mirror is as it was before the run"
         case .interrupted(let report):
             let stored = report.downloaded == 1 ? "the item downloaded" : "the \(report.downloaded) items downloaded"
-            var left: [String] = []
-            if report.notDownloaded > 0 { left.append("\(report.notDownloaded) item\(report.notDownloaded == 1 ? "" : "s") not downloaded") }
-            if !report.unlisted.isEmpty {
-                left.append("collection\(report.unlisted.count == 1 ? "" : "s") \(report.unlisted.map { "'\($0)'" }.joined(separator: ", ")) not listed")
-            }
             let failed = report.failures.isEmpty ? ""
                 : "; \(report.failures.count) item\(report.failures.count == 1 ? "" : "s") could not be downloaded:\n" + MirrorError.list(report.failures, limit: 20)
             return "interrupted: stored \(stored) onto tidemark/upstream; the next fetch or sync gets the rest ("
-                + left.joined(separator: ", ") + ")" + failed
+                + report.leftByInterruption + ")" + failed
         case .git(let error):
             // libgit2 cannot read a split index (git update-index --split-index, core.splitIndex).
             if error.message.contains("unsupported mandatory extension: 'link'") {
