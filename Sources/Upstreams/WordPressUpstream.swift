@@ -98,7 +98,8 @@ public struct WordPressUpstream: Upstream {
             let versions = try cached.loaded()
             let known = live.union(deleted)
             let kept = Set(pass.kept)
-            let unlisted = (0..<versions.count).filter { !kept.contains($0) }.map(versions.id(at:)).filter { !known.contains($0) }
+            let unlisted = Array((0..<versions.count).lazy.filter { !kept.contains($0) }.map(versions.id(at:))
+                .filter { !known.contains($0) }.prefix(Self.postsAskedFor + 1))
             if unlisted.count <= Self.postsAskedFor {
                 for id in unlisted where try await !listed(id, in: collection, statuses: statuses) { deleted.append(id) }
             }
