@@ -81,9 +81,7 @@ public enum URLSafety {
         }
         // A fragment never reaches the server; a token in it (`#access_token=`, as OAuth's
         // implicit flow returns one) would only be stored.
-        let fragmentNames = (components.fragment ?? "").split(whereSeparator: { $0 == "&" || $0 == ";" })
-            .map { String($0.prefix { $0 != "=" }) }
-        if let name = fragmentNames.first(where: isSecretParameter) {
+        if let name = queryNames(components.percentEncodedFragment).first(where: isSecretParameter) {
             throw UpstreamError.invalidConfiguration(
                 "\(kind) upstream URL must not carry a secret in its fragment ('#\(name)='): a server never sees it; "
                     + "use the tokenEnv, tokenCommand or basicEnv option instead")
@@ -105,41 +103,35 @@ public enum URLSafety {
             changed = true
         }
         if let query = components.percentEncodedQuery {
-            // Parameters end at `;` too, as many servers read them (Rack, older Python).
             var redacted = ""
-            var parameter = ""
-            func flush() {
-                let name = String(parameter.prefix { $0 != "=" })
-                if parameter.contains("="), isSecretParameter(name.removingPercentEncoding ?? name) {
-                    redacted += name + "=***"
+            for parameter in query.split(omittingEmptySubsequences: false, whereSeparator: separatesParameters) {
+                if parameter.contains("="), isSecretParameter(parameterName(parameter)) {
+                    redacted += parameter.prefix { $0 != "=" } + "=***"
                     changed = true
                 } else {
                     redacted += parameter
                 }
-                parameter = ""
+                if parameter.endIndex < query.endIndex { redacted.append(query[parameter.endIndex]) }
             }
-            for character in query {
-                if character == "&" || character == ";" {
-                    flush()
-                    redacted.append(character)
-                } else {
-                    parameter.append(character)
-                }
-            }
-            flush()
             components.percentEncodedQuery = redacted
         }
         guard changed else { return text }
         return components.string ?? text
     }
 
-    /// The names of a percent-encoded query's parameters, decoded, split at `&` and at `;` (which
-    /// many servers take as a separator too: `?x=1;access_token=...` carries a token).
+    /// The names of a percent-encoded query's parameters, decoded (``parameterName(_:)``).
     static func queryNames(_ query: String?) -> [String] {
-        (query ?? "").split(whereSeparator: { $0 == "&" || $0 == ";" }).map {
-            let name = String($0.prefix { $0 != "=" })
-            return name.removingPercentEncoding ?? name
-        }
+        (query ?? "").split(whereSeparator: separatesParameters).map(parameterName)
+    }
+
+    /// Whether `character` ends a query parameter: `&`, and `;`, which many servers take as a
+    /// separator too (`?x=1;access_token=...` carries a token).
+    private static func separatesParameters(_ character: Character) -> Bool { character == "&" || character == ";" }
+
+    /// The name of a percent-encoded parameter (`name=value`), decoded.
+    private static func parameterName(_ parameter: Substring) -> String {
+        let name = String(parameter.prefix { $0 != "=" })
+        return name.removingPercentEncoding ?? name
     }
 
     /// `url` with the query parameters in `parameters` set (replacing any of the same name).
