@@ -104,13 +104,16 @@ final class DownloadInterruption: @unchecked Sendable {
             if signal != nil {
                 let since = seen ?? ContinuousClock.now
                 let left = since + Self.repeatWindow - ContinuousClock.now
-                if left > .zero { usleep(UInt32(left.components.attoseconds / 1_000_000_000_000)) }
+                if left > .zero { Self.pause(left) }
             }
             Self.windowOpen.store(false, ordering: .relaxed)
             for number in handled { Glibc.signal(number, SIG_DFL) }
             handled = []
         }
     }
+
+    /// Blocks the calling thread for `duration` (under a second).
+    private static func pause(_ duration: Duration) { usleep(UInt32(duration.components.attoseconds / 1_000_000_000_000)) }
 
     /// Notes when the signal was first seen.
     private func noteSeen() { lock.withLock { if seen == nil { seen = .now } } }
@@ -137,7 +140,7 @@ final class DownloadInterruption: @unchecked Sendable {
                     noteSeen()
                     task.cancel()
                     // Any further signal ends the process at once, from a moment on.
-                    usleep(UInt32(Self.repeatWindow.components.attoseconds / 1_000_000_000_000))
+                    Self.pause(Self.repeatWindow)
                     close()
                     return
                 }
