@@ -50,8 +50,14 @@ extension Mirror {
         // A collection given twice is one, as the settings read it again.
         var collections: [String] = []
         for name in options.collections where !collections.contains(name) { collections.append(name) }
+        // A certificates file named relative to where the clone was started is stored as a full
+        // path (a relative one in the config is relative to the mirror, as a `dir:` folder is).
+        var adapterOptions = options.options
+        if let path = adapterOptions["sslCAInfo"], !path.isEmpty, !path.hasPrefix("/") {
+            adapterOptions["sslCAInfo"] = URL(fileURLWithPath: path).standardizedFileURL.path
+        }
         var configuration = UpstreamConfiguration(spec: spec, collections: collections,
-                                                  options: options.options, jobs: options.jobs)
+                                                  options: adapterOptions, jobs: options.jobs)
         let upstream: any Upstream
         do {
             upstream = try custom ?? UpstreamFactory.make(configuration)
@@ -70,7 +76,7 @@ extension Mirror {
             throw .unsafeName("invalid collection name '\(Quoting.cQuoted(Array(name.utf8)))'")
         }
         let settings = MirrorSettings(upstream: configuration.spec, collections: configuration.collections,
-                                      jobs: options.jobs, fanout: options.fanout, options: options.options)
+                                      jobs: options.jobs, fanout: options.fanout, options: adapterOptions)
         // Claimed with one mkdir, so that of two clones into one destination, one fails here
         // before it writes anything, and its cleanup cannot remove the other's mirror.
         try claim(destination, existed: existed)

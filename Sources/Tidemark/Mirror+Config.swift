@@ -57,7 +57,8 @@ extension Mirror {
     /// without them either (an upstream folder gone): that is no option's problem.
     func adapterOptionProblems(skipping skipped: Set<String>) async -> [String: String] {
         let credentials = Set(Credentials.optionKeys)
-        var base = settings.upstreamConfiguration
+        let resolved = upstreamConfiguration
+        var base = resolved
         base.options = base.options.filter { credentials.contains($0.key) && !skipped.contains($0.key) }
         func refusal(_ configuration: UpstreamConfiguration) async -> String? {
             do {
@@ -70,7 +71,7 @@ extension Mirror {
         }
         guard await refusal(base) == nil else { return [:] }
         var problems: [String: String] = [:]
-        for (key, value) in settings.options where !credentials.contains(key) {
+        for (key, value) in resolved.options where !credentials.contains(key) {
             var alone = base
             alone.options[key] = value
             problems[key] = await refusal(alone)

@@ -119,6 +119,20 @@ public actor Mirror {
                                + "(clone it into one: git clone \(repository.gitDirectory.dropLast()) <folder>)")
     }
 
+    /// The settings' upstream configuration, its paths made absolute: a relative `dir:` folder
+    /// or `sslCAInfo` file is relative to the mirror (as a relative git remote is to its
+    /// repository), not to wherever tidemark was started: `-C` and subfolders find it too.
+    var upstreamConfiguration: UpstreamConfiguration {
+        var configuration = settings.upstreamConfiguration
+        if configuration.kind == "dir", !configuration.location.isEmpty, !configuration.location.hasPrefix("/") {
+            configuration.spec = "dir:" + workingTree + configuration.location
+        }
+        if let path = configuration.options["sslCAInfo"], !path.isEmpty, !path.hasPrefix("/") {
+            configuration.options["sslCAInfo"] = workingTree + path
+        }
+        return configuration
+    }
+
     /// The adapter this mirror reads from.
     func makeUpstream(jobs: Int? = nil) throws(MirrorError) -> any Upstream {
         // A bad value a fetch would use (`--jobs` stands in for `tidemark.jobs`; only
@@ -128,13 +142,8 @@ public actor Mirror {
             throw .invalidArgument(settings.problems[key]!)
         }
         if let customUpstream { return customUpstream }
-        var configuration = settings.upstreamConfiguration
+        var configuration = upstreamConfiguration
         if let jobs { configuration.jobs = jobs }
-        // A relative folder is relative to the mirror (as a relative git remote is to its
-        // repository), not to wherever tidemark was started: `-C` and subfolders find it too.
-        if configuration.kind == "dir", !configuration.location.isEmpty, !configuration.location.hasPrefix("/") {
-            configuration.spec = "dir:" + workingTree + configuration.location
-        }
         do {
             return try UpstreamFactory.make(configuration, settings: HTTPSettings(requestObserver: requestObserver))
         } catch let error as MirrorError {

@@ -57,6 +57,7 @@ public struct MirrorSettings: Sendable, Equatable {
         ("maxAttempts", ["docusign", "wordpress", "rest"], "5"),
         ("timeout", ["docusign", "wordpress", "rest"], "120"),
         ("maxItems", ["docusign", "wordpress", "rest"], "1000000"),
+        ("sslCAInfo", ["docusign", "wordpress", "rest"], nil),
         ("itemsPath", ["rest"], ""),
         ("idField", ["rest"], "id"),
         ("modifiedField", ["rest"], "lastModified"),

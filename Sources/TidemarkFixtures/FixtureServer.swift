@@ -1,5 +1,7 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import HTTPTypes
 import Logging
 import NIOCore
@@ -17,15 +19,18 @@ import ServiceLifecycle
 public final class FixtureServer: Sendable {
     /// The port it listens on.
     public let port: Int
+    /// Whether it speaks HTTPS (started with `tls`).
+    public let isTLS: Bool
     let store: FixtureStore
     private let task: Task<Void, any Error>
     private let group: ServiceGroup
 
-    /// `http://127.0.0.1:<port>`.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `http://127.0.0.1:<port>`, or `https://` with TLS.
+    public var baseURL: String { "\(isTLS ? "https" : "http")://127.0.0.1:\(port)" }
 
-    private init(port: Int, store: FixtureStore, task: Task<Void, any Error>, group: ServiceGroup) {
+    private init(port: Int, isTLS: Bool, store: FixtureStore, task: Task<Void, any Error>, group: ServiceGroup) {
         self.port = port
+        self.isTLS = isTLS
         self.store = store
         self.task = task
         self.group = group
@@ -40,15 +45,25 @@ public final class FixtureServer: Sendable {
     ///   - token: when set, DocuSign and REST require `Authorization: Bearer <token>`; WordPress
     ///     accepts it as authentication.
     ///   - basic: WordPress application-password credentials; needed for non-public statuses.
+    ///   - tls: PEM files of the server's certificate (chain) and private key: the server then
+    ///     speaks HTTPS only (a private authority's upstream, for `tidemark.sslCAInfo`).
     public static func start(
         port: Int = 0, items: Int = 0, seed: UInt64 = 1, token: String? = nil,
-        basic: (user: String, password: String)? = nil
+        basic: (user: String, password: String)? = nil, tls: (certificate: String, key: String)? = nil
     ) async throws -> FixtureServer {
         let store = FixtureStore(items: items, seed: seed, token: token, basic: basic)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let responder = FixtureResponder(store: store)
+        var server = HTTPServerBuilder.http1()
+        if let tls {
+            let configuration = TLSConfiguration.makeServerConfiguration(
+                certificateChain: try NIOSSLCertificate.fromPEMFile(tls.certificate).map { .certificate($0) },
+                privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.key, format: .pem)))
+            server = try .tls(.http1(), tlsConfiguration: configuration)
+        }
         let app = Application(
             responder: responder,
+            server: server,
             configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: nil),
             onServerRunning: { channel in
                 continuation.yield(channel.localAddress?.port ?? 0)
@@ -72,8 +87,8 @@ public final class FixtureServer: Sendable {
             _ = await task.result
             throw FixtureError.cannotStart(port: port)
         }
-        responder.setOrigin("http://127.0.0.1:\(bound)")
-        return FixtureServer(port: bound, store: store, task: task, group: group)
+        responder.setOrigin("\(tls == nil ? "http" : "https")://127.0.0.1:\(bound)")
+        return FixtureServer(port: bound, isTLS: tls != nil, store: store, task: task, group: group)
     }
 
     /// Stops the server (a graceful shutdown: no new connections, open ones closed once their

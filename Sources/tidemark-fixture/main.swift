@@ -17,12 +17,15 @@ struct FixtureCommand: AsyncParsableCommand {
     @Option(help: "DocuSign burst limit: requests per 30 s, sent as X-BurstLimit-* (default: off).") var burstLimit: Int?
     @Option(help: "Where the WordPress REST API lives: wp-json, pathinfo (/index.php/wp-json/, found through the home page's Link header) or plain (?rest_route= only).")
     var wordpressRoot: String = "wp-json"
+    @Option(help: "PEM file of the server's certificate (chain): serve HTTPS only (with --tls-key).") var tlsCert: String?
+    @Option(help: "PEM file of the server's private key (with --tls-cert).") var tlsKey: String?
 
     func validate() throws {
         guard ["wp-json", "pathinfo", "plain"].contains(wordpressRoot) else {
             throw ValidationError("--wordpress-root takes wp-json, pathinfo or plain")
         }
         if let burstLimit, burstLimit < 1 { throw ValidationError("--burst-limit must be at least 1") }
+        if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
     }
 
     func run() async throws {
@@ -32,7 +35,8 @@ struct FixtureCommand: AsyncParsableCommand {
             guard parts.count == 2 else { throw ValidationError("--basic must be USER:PASSWORD") }
             credentials = (parts[0], parts[1])
         }
-        let server = try await FixtureServer.start(port: port, items: items, seed: seed, token: token, basic: credentials)
+        let server = try await FixtureServer.start(port: port, items: items, seed: seed, token: token, basic: credentials,
+                                                  tls: tlsCert.map { ($0, tlsKey!) })
         server.setTimezoneOffset(timezone)
         server.setBurstLimit(burstLimit)
         server.setWordPressRoot(wordpressRoot == "pathinfo" ? .pathInfo : wordpressRoot == "plain" ? .plain : .wpJSON)

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// The HTTP client of one upstream: GET with timeouts, a body size limit, retries with backoff,
 /// `Retry-After` and rate-limit handling, conditional requests, counting, and credentials that
@@ -45,6 +46,7 @@ public final class HTTPSession: Sendable {
         // backoff and attempt count. Left on, the pool keeps reconnecting until the connect
         // timeout, so a refused connection took the whole timeout on every attempt.
         configuration.connectionPool.retryConnectionEstablishment = false
+        if let trusted = settings.trustedCertificates { configuration.tlsConfiguration = try trusted.clientConfiguration() }
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -210,7 +212,7 @@ public final class HTTPSession: Sendable {
                     status: status, url: shownURL,
                     message: "response body larger than the \(settings.maxBodyBytes)-byte limit")
             } catch {
-                let found = Self.transportFailure(error)
+                let found = Self.transportFailure(error, trusting: settings.trustedCertificates)
                 transport = found
                 failure = credentials.redact(found.text)
                 observe(status, 0, failure)
@@ -333,8 +335,8 @@ public final class HTTPSession: Sendable {
         }
     }
 
-    /// Classifies a transport error.
-    static func transportFailure(_ error: any Error) -> TransportFailure {
+    /// Classifies a transport error; `trusted` names the certificates trusted instead of the system's.
+    static func transportFailure(_ error: any Error, trusting trusted: TrustedCertificates? = nil) -> TransportFailure {
         func connecting(_ text: String) -> TransportFailure { TransportFailure(text: text, isConnecting: true, isRetryable: true) }
         func transient(_ text: String) -> TransportFailure { TransportFailure(text: text, isConnecting: false, isRetryable: true) }
         func final(_ text: String) -> TransportFailure { TransportFailure(text: text, isConnecting: false, isRetryable: false) }
@@ -374,8 +376,13 @@ public final class HTTPSession: Sendable {
             // trusts it either (it was retried five times, and shown as BoringSSL's words with
             // the path of a source file of the build).
             if text.contains("CERTIFICATE_VERIFY_FAILED") {
-                return TransportFailure(text: "the server's TLS certificate could not be verified (expired, self-signed, or issued by "
-                                            + "an authority this machine does not trust: see /etc/ssl/certs)",
+                let why = trusted.map { (trusted) -> String in
+                    "against \(trusted.described): expired, self-signed, or issued by an authority not among them"
+                        + (trusted.source == "tidemark.sslCAInfo" ? "" : " (name its certificate: git config tidemark.sslCAInfo <file.pem>)")
+                }
+                    ?? "(expired, self-signed, or issued by an authority this machine does not trust: add the authority to the "
+                    + "system's (/etc/ssl/certs), or name its certificate: git config tidemark.sslCAInfo <file.pem>)"
+                return TransportFailure(text: "the server's TLS certificate could not be verified " + why,
                                         isConnecting: true, isRetryable: false)
             }
             if text.contains("failedToValidateHostname") {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Tunables of the HTTP layer. Defaults suit real services; tests shrink the delays.
 public struct HTTPSettings: Sendable {
     /// Time allowed to open a TCP (and TLS) connection, in seconds.
@@ -24,12 +26,14 @@ public struct HTTPSettings: Sendable {
     public var clock: any HTTPClock
     /// Told about every request once it ends (`tidemark -v`); nil: nobody listens.
     public var requestObserver: HTTPRequestObserver?
+    /// The certificates trusted instead of the system's (a private authority's); nil: the system's.
+    public var trustedCertificates: TrustedCertificates?
 
     public init(
         connectTimeout: Double = 10, readTimeout: Double = 30, requestTimeout: Double = 120,
         maxBodyBytes: Int = 32 << 20, maxAttempts: Int = 5, maxListedItems: Int = 1_000_000, baseDelay: Double = 0.5,
         maxDelay: Double = 30, maxRetryAfter: Double = 60, clock: any HTTPClock = SystemHTTPClock(),
-        requestObserver: HTTPRequestObserver? = nil
+        requestObserver: HTTPRequestObserver? = nil, trustedCertificates: TrustedCertificates? = nil
     ) {
         self.connectTimeout = connectTimeout
         self.readTimeout = readTimeout
@@ -42,13 +46,24 @@ public struct HTTPSettings: Sendable {
         self.maxRetryAfter = maxRetryAfter
         self.clock = clock
         self.requestObserver = requestObserver
+        self.trustedCertificates = trustedCertificates
     }
 
     /// These settings with the upstream options `maxAttempts` (1-20), `timeout` (seconds allowed
-    /// for one request, 1-3600) and `maxItems` (``maxListedItems``, 1-100,000,000) applied.
+    /// for one request, 1-3600), `maxItems` (``maxListedItems``, 1-100,000,000) and `sslCAInfo`
+    /// (``trustedCertificates``) applied. Without `sslCAInfo`, OpenSSL's variables `SSL_CERT_FILE`
+    /// then `SSL_CERT_DIR` in `environment` name the certificates, as for curl and most TLS tools.
     /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` naming the option when a value is out of range.
-    public func applying(_ options: [String: String]) throws -> HTTPSettings {
+    public func applying(_ options: [String: String],
+                         environment: [String: String] = ProcessInfo.processInfo.environment) throws -> HTTPSettings {
         var settings = self
+        if let path = options["sslCAInfo"] {
+            settings.trustedCertificates = TrustedCertificates(path: path, source: "tidemark.sslCAInfo")
+        } else if settings.trustedCertificates == nil,
+                  let (name, path) = ["SSL_CERT_FILE", "SSL_CERT_DIR"].lazy.compactMap({ name in
+                      environment[name].flatMap { $0.isEmpty ? nil : (name, $0) } }).first {
+            settings.trustedCertificates = TrustedCertificates(path: path, source: name)
+        }
         settings.maxAttempts = try positiveOption(options, "maxAttempts", default: maxAttempts, max: 20)
         settings.requestTimeout = Double(try positiveOption(options, "timeout", default: Int(requestTimeout), max: 3600))
         settings.readTimeout = min(readTimeout, settings.requestTimeout)
