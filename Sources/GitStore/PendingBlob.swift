@@ -58,6 +58,12 @@ public final class PendingBlob: @unchecked Sendable {
         return try wait()
     }
 
+    /// Waits for the write to end, whatever its outcome: a run that fails before it stores
+    /// leaves no half-written pack behind (nor a file written into a clone's folder as it is removed).
+    public func finish() {
+        _ = write.value
+    }
+
     /// Waits for the write, makes the repository given to ``init(_:into:)`` see the new pack
     /// (it must not be in use on another thread), and returns the blob's id.
     public func wait() throws(GitError) -> ObjectID {

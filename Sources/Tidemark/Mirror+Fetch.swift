@@ -183,6 +183,8 @@ extension Mirror {
 
         var updates: [TreeUpdate] = []
         var fetched: [FetchedCollection] = []
+        // A run failing after a collection's manifest write started waits for it to end.
+        defer { for fetch in fetched { fetch.pending?.finish() } }
         var watermarks: [(name: String, watermark: String)] = []
         var failures: [String] = []
         var vanished: [String] = []

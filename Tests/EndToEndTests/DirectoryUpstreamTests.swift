@@ -333,6 +333,33 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// A run failing at a later collection's listing, once an earlier collection's manifest is
+    /// being written (on another thread), waits for that write: no temporary pack file is left
+    /// (`git count-objects` calls them garbage, and nothing removed them), and a failed clone's
+    /// folder is removed whole, not left with the files written while it was being removed.
+    @Test func aRunFailingAtALaterCollectionLeavesNoHalfWrittenPack() async throws {
+        try await withScratch { root in
+            for collection in ["a", "b"] {
+                try FileManager.default.createDirectory(atPath: "\(root)/up/\(collection)", withIntermediateDirectories: true)
+                for item in 0..<60 { try writeItem("\(root)/up/\(collection)", "\(collection)\(item)", lastModified: "2021-01-01T00:00:00Z") }
+            }
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m", "--collection", "a", "--collection", "b"], in: root).status == 0)
+            for round in 1...4 {
+                for item in 0..<60 { try writeItem(root + "/up/a", "a\(item)", lastModified: "2022-01-0\(round)T00:00:00Z") }
+                try FileManager.default.moveItem(atPath: root + "/up/b", toPath: root + "/up/b-away")
+                let fetch = try await CLI.tidemark(["fetch", "-q"], in: root + "/m")
+                #expect(fetch.status == 128 && fetch.stderr.contains("up/b"), "\(fetch.stderr)")
+                try FileManager.default.moveItem(atPath: root + "/up/b-away", toPath: root + "/up/b")
+                let clone = try await CLI.tidemark(["clone", "-q", "dir:up", "failed-\(round)", "--collection", "a", "--collection", "c"], in: root)
+                #expect(clone.status == 128 && !FileManager.default.fileExists(atPath: "\(root)/failed-\(round)"), "\(clone.stderr)")
+            }
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: root + "/m/.git/objects/pack").filter { !$0.hasPrefix("pack-") }
+            #expect(leftovers.isEmpty)
+            #expect(try await CLI.git(["count-objects", "-v"], in: root + "/m").contains("\ngarbage: 0\n"))
+            try await CLI.expectClean(root + "/m")
+        }
+    }
+
     /// Numbers a `Double` cannot hold (past its range, more digits than it keeps, `-0`) are
     /// listed and stored as the file writes them; a key written twice is an error naming the
     /// file and the key, and the other items are stored.
