@@ -94,8 +94,8 @@ public struct FetchReport: Sendable {
         guard !vanished.isEmpty else { return nil }
         let one = vanished.count == 1
         let them = one ? "it" : "them"
-        return (one ? "1 item was" : "\(vanished.count) items were") + " gone upstream by the time \(one ? "it was" : "they were") "
-            + "downloaded (deleted or replaced after the listing named \(them)); left as the mirror had \(them), and the "
+        return (one ? "1 item was" : "\(vanished.count) items were") + " gone or changed upstream by the time \(one ? "it was" : "they were") "
+            + "downloaded (deleted, replaced or written to after the listing named \(them)); left as the mirror had \(them), and the "
             + "next sync lists \(them) again:\n" + MirrorError.list(vanished, limit: 20)
     }
 
@@ -150,10 +150,11 @@ extension Mirror {
                 try await fetchLocked(options, from: upstream)
             }
         } catch {
-            // Refused, it stored nothing: `status` says so until a fetch stores (it said "up to
-            // date", judging by the snapshot before).
+            // Refused, or failed at upstream, it stored nothing: `status` says so until a fetch
+            // stores (it said "up to date", judging by the snapshot before).
             switch error {
             case .massDeletion, .droppedCollection: try? writeTimedState(Mirror.fetchRefusedState, error.description)
+            case .upstream: try? writeTimedState(Mirror.fetchFailedState, error.description)
             default: break
             }
             throw error
@@ -477,6 +478,7 @@ extension Mirror {
         }
         try writeStateLines(Mirror.fetchFailuresState, failures)
         removeState(Mirror.fetchRefusedState)
+        removeState(Mirror.fetchFailedState)
         // The token covers what this fetch stored only when it stored every listed item.
         if failures.isEmpty, vanished.isEmpty, !interrupted, let watch, let current { saveWatchToken(watch, commit: current) }
         var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)

@@ -67,6 +67,10 @@ public struct StatusReport: Sendable {
     /// `--allow-mass-delete`, a collection dropped from `tidemark.collection`): the
     /// upstream-tracking snapshot is an earlier fetch's. Nil once a fetch stores.
     public var fetchRefused: String?
+    /// Why the last fetch failed before it stored anything (upstream unreachable, its folder
+    /// unreadable, a listing page malformed): the upstream-tracking snapshot is an earlier
+    /// fetch's. Nil once a fetch stores.
+    public var fetchFailed: String?
     /// What the last fetch, interrupted by a signal or a cancelled task, did not get (`12 items
     /// not downloaded`, `collection 'pages' not listed`): the upstream-tracking snapshot holds
     /// the rest. Nil once a fetch gets everything.
@@ -80,7 +84,7 @@ public struct StatusReport: Sendable {
 
     /// True when nothing differs on either side and the last fetch got every item.
     public var isClean: Bool {
-        items.isEmpty && otherPaths.isEmpty && ownCommits.isEmpty && fetchFailures.isEmpty && fetchRefused == nil
+        items.isEmpty && otherPaths.isEmpty && ownCommits.isEmpty && fetchFailures.isEmpty && fetchRefused == nil && fetchFailed == nil
             && fetchInterrupted == nil && operationInProgress == nil
     }
     /// Counts of the upstream side: what a sync would apply.
@@ -244,6 +248,7 @@ extension Mirror {
         report.fetchFailures = stateLines(Mirror.fetchFailuresState)
         report.fetchVanished = stateLines(Mirror.fetchVanishedState)
         report.fetchRefused = timedStateSinceLastFetch(Mirror.fetchRefusedState)
+        report.fetchFailed = timedStateSinceLastFetch(Mirror.fetchFailedState)
         report.fetchInterrupted = timedStateSinceLastFetch(Mirror.fetchInterruptedState)
         report.upkeepFailure = stateLines(Mirror.upkeepFailedState).first
         report.operationInProgress = operationInProgress(headDetached: report.branch == "HEAD")

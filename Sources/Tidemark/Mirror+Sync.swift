@@ -109,13 +109,13 @@ extension Mirror {
         // Fresh: both the last sync and the fetch it applied are recent (a sync --offline applies
         // an older fetch, and a fetch alone leaves the working tree behind), no fetched snapshot
         // waits to be applied, and the last fetch got every item (none failed, none was gone, it
-        // was neither interrupted nor refused).
+        // was neither interrupted, refused nor failed).
         let activity = lastActivity()
         if let seconds = options.ifStaleSeconds, let synced = activity.sync, let fetched = activity.fetch,
            case let last = min(synced, fetched), Date().timeIntervalSince(last) < seconds, max(synced, fetched).timeIntervalSinceNow <= 60,
            try upstreamCommit()?.tree == headCommit()?.tree, readState(Mirror.fetchFailuresState) == nil,
            readState(Mirror.fetchVanishedState) == nil, timedStateSinceLastFetch(Mirror.fetchInterruptedState) == nil,
-           timedStateSinceLastFetch(Mirror.fetchRefusedState) == nil {
+           timedStateSinceLastFetch(Mirror.fetchRefusedState) == nil, timedStateSinceLastFetch(Mirror.fetchFailedState) == nil {
             let tip = try headCommit()?.id
             return SyncReport(outcome: .fresh(lastSync: last), fetch: nil, counts: ChangeCounts(), paths: [],
                               previous: tip, current: tip, plannedDownloads: 0)

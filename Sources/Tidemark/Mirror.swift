@@ -652,6 +652,9 @@ public actor Mirror {
     static let fetchFailuresState = "fetch-failures"
     /// Why the last fetch was refused (a mass deletion), until a fetch stores.
     static let fetchRefusedState = "fetch-refused"
+    /// Why the last fetch failed before it stored anything (its listing: upstream unreachable, a
+    /// folder unreadable, a malformed page), until a fetch stores.
+    static let fetchFailedState = "fetch-failed"
     /// What the last fetch, interrupted, did not get, until a fetch gets everything.
     static let fetchInterruptedState = "fetch-interrupted"
     /// After a fetch that failed or was interrupted: the id of the snapshot the next builds on,

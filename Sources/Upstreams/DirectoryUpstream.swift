@@ -212,8 +212,33 @@ public struct DirectoryUpstream: Upstream {
         let data = try DirectoryUpstream.readListedFile(path, collection: collection, id: item.id) {
             StatSignature($0).description == item.etag
         }
-        _ = try DirectoryUpstream.version(of: data, collection: collection, id: item.id, fallback: item.lastModified, path: path)
+        do {
+            _ = try DirectoryUpstream.version(of: data, collection: collection, id: item.id, fallback: item.lastModified, path: path)
+        } catch UpstreamError.malformedItem(_, _, let reason) where DirectoryUpstream.isBeingWritten(path) {
+            // Written in place (truncated, then written in pieces) as it was listed and read:
+            // the next run reads what the writer leaves. One that stays as it is fails its item.
+            throw UpstreamError.goneSinceListed(collection: collection, item: CQuoting.quoted(item.id),
+                                                reason: "was being written as it was read (\(reason)); the next fetch reads it again")
+        }
         return .body(data, etag: item.etag)
+    }
+
+    /// True when the file at `path`, which did not parse, is being written in place: it changed
+    /// (its ctime) less than two seconds ago, and changes again within half a second. A file
+    /// that stays as it is, however new, is no such file.
+    static func isBeingWritten(_ path: String) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return false }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        guard Double(now.tv_sec - info.st_ctim.tv_sec) + Double(now.tv_nsec - info.st_ctim.tv_nsec) / 1e9 < 2 else { return false }
+        let listed = StatSignature(info)
+        for _ in 0..<20 {
+            usleep(25_000)
+            guard lstat(path, &info) == 0 else { return true }
+            if StatSignature(info) != listed { return true }
+        }
+        return false
     }
 
     /// The most an item's file may hold: as much as an HTTP upstream's body may (32 MiB).
@@ -233,14 +258,16 @@ public struct DirectoryUpstream: Upstream {
                 throw UpstreamError.goneSinceListed(collection: collection, item: CQuoting.quoted(id),
                                                     reason: "'\(CQuoting.quoted(path))' was removed after it was listed")
             }
-            throw UpstreamError.unreachable("cannot read '\(CQuoting.quoted(path))': \(String(cString: strerror(errno)))")
+            // Its own (its permissions, an I/O error): the other items are stored.
+            throw unreadable(path, collection: collection, id: id)
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, isListed(info) else {
             throw UpstreamError.goneSinceListed(collection: collection, item: CQuoting.quoted(id),
-                                                reason: "'\(CQuoting.quoted(path))' changed while it was being read (it is no longer "
-                                                    + "the file listed); the next fetch lists it again")
+                                                reason: "'\(CQuoting.quoted(path))' changed after it was listed ("
+                                                    + (info.st_mode & S_IFMT == S_IFREG ? "written to, or replaced" : "no longer a file")
+                                                    + "); the next fetch lists it again")
         }
         guard Int(info.st_size) <= maxFileBytes else {
             throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(id),
@@ -256,7 +283,7 @@ public struct DirectoryUpstream: Upstream {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw UpstreamError.unreachable("cannot read '\(CQuoting.quoted(path))': \(String(cString: strerror(errno)))")
+                throw unreadable(path, collection: collection, id: id)
             }
             if count == 0 { break }
             data.append(contentsOf: buffer[0..<count])
@@ -265,7 +292,20 @@ public struct DirectoryUpstream: Upstream {
                                                   reason: "'\(CQuoting.quoted(path))' grew past the \(maxFileBytes >> 20) MiB an item may hold")
             }
         }
+        // Written to while it was read: what was read may be half of one version and half of another.
+        var after = stat()
+        if fstat(fd, &after) == 0, StatSignature(after) != StatSignature(info) {
+            throw UpstreamError.goneSinceListed(collection: collection, item: CQuoting.quoted(id),
+                                                reason: "'\(CQuoting.quoted(path))' was written to while it was being read; "
+                                                    + "the next fetch reads it again")
+        }
         return data
+    }
+
+    /// The error for an item file that cannot be opened or read (`errno` says why): the item's own.
+    static func unreadable(_ path: String, collection: String, id: ItemID) -> UpstreamError {
+        .malformedItem(collection: collection, item: CQuoting.quoted(id),
+                       reason: "cannot read '\(CQuoting.quoted(path))': \(String(cString: strerror(errno)))")
     }
 
     /// True for the errors of one item (not JSON, a bad `lastModified`; its file removed or

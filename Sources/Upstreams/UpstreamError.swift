@@ -2,7 +2,8 @@
 public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The upstream spec or an option is not usable.
     case invalidConfiguration(String)
-    /// An item in a listing or a body lacks a field or has the wrong type.
+    /// An item in a listing or a body lacks a field or has the wrong type; a `dir` item's file
+    /// cannot be read or is not JSON.
     case malformedItem(collection: String, item: String, reason: String)
     /// A listing response could not be understood.
     case malformedListing(collection: String, reason: String)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// The `dir` upstream as a user meets it: files next to the items that are not items, folders
@@ -357,6 +358,68 @@ struct DirectoryUpstreamEndToEndTests {
             #expect(leftovers.isEmpty)
             #expect(try await CLI.git(["count-objects", "-v"], in: root + "/m").contains("\ngarbage: 0\n"))
             try await CLI.expectClean(root + "/m")
+        }
+    }
+
+    /// A file a program is writing in place (truncated, then written in pieces), which does not
+    /// parse as read and changes again within half a second, is left for the next run with a
+    /// warning: the rest of the sync is applied. One that stays as it is fails its item.
+    @Test func aFileBeingWrittenInPlaceIsLeftForTheNextRun() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            for id in ["a", "b"] { try writeItem(upstream, id, lastModified: "2021-01-01T00:00:00Z") }
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            try writeItem(upstream, "a", lastModified: "2022-01-01T00:00:00Z")
+            // The writer: b.json truncated and written half again and again.
+            let half = Data(#"{"id": "b", "lastModified": "2022-01-0"#.utf8)
+            try half.write(to: URL(fileURLWithPath: upstream + "/b.json"))
+            // On a thread of its own: the test process's shared threads may all be busy.
+            let stop = Mutex(false)
+            let writer = Thread {
+                while !stop.withLock({ $0 }) {
+                    try? half.write(to: URL(fileURLWithPath: upstream + "/b.json"))
+                    usleep(20_000)
+                }
+            }
+            writer.start()
+            let sync = try await CLI.tidemark(["sync"], in: root + "/m")
+            stop.withLock { $0 = true }
+            usleep(50_000)
+            #expect(sync.status == 0 && sync.stdout.contains("1 changed"), "\(sync.stdout) \(sync.stderr)")
+            #expect(sync.stderr.contains("items/b: was being written as it was read (not valid JSON")
+                    || sync.stderr.contains("items/b: '\(upstream)/b.json' changed after it was listed"), "\(sync.stderr)")
+            #expect(try String(contentsOfFile: root + "/m/items/b.json", encoding: .utf8).contains("2021-01-01"))
+            // Left half written: the item's failure, named.
+            let later = try await CLI.tidemark(["sync"], in: root + "/m")
+            #expect(later.status == 128 && later.stderr.contains("items/b: not valid JSON"), "\(later.stderr)")
+        }
+    }
+
+    /// An upstream folder gone (an unmounted share) fails the fetch storing nothing: `status`
+    /// says so, `--exit-code` exits 1 and `sync --if-stale` runs, until a fetch stores.
+    @Test func aFetchFailingAtUpstreamIsNamedByStatusUntilOneStores() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            try writeItem(upstream, "a", lastModified: "2021-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            let mirror = root + "/m"
+            #expect(try await CLI.tidemark(["status", "--exit-code"], in: mirror).status == 0)
+            try FileManager.default.moveItem(atPath: upstream, toPath: root + "/away")
+            let failed = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(failed.status == 128 && failed.stderr.contains("upstream folder '\(upstream)' does not exist"), "\(failed.stderr)")
+            let status = try await CLI.tidemark(["status", "--exit-code"], in: mirror)
+            #expect(status.status == 1 && status.stdout.contains("The last fetch failed and stored nothing")
+                    && status.stdout.contains("upstream folder '\(upstream)' does not exist"), "\(status.stdout)")
+            let json = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.utf8)) as? [String: Any]
+            #expect((json?["fetchFailed"] as? String)?.contains("does not exist or is not a folder") == true && json?["clean"] as? Bool == false)
+            let stale = try await CLI.tidemark(["sync", "--if-stale", "1h"], in: mirror)
+            #expect(stale.status == 128 && !stale.stdout.contains("fresh"), "\(stale.stdout)")
+            try FileManager.default.moveItem(atPath: root + "/away", toPath: upstream)
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
+            let after = try await CLI.tidemark(["status", "--exit-code"], in: mirror)
+            #expect(after.status == 0 && !after.stdout.contains("failed"), "\(after.stdout)")
         }
     }
 

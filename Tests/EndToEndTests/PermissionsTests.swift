@@ -36,6 +36,30 @@ struct PermissionsTests {
         }
     }
 
+    /// An item file the user cannot read (`chmod 000`) is its item's failure: the other changes
+    /// are stored on `tidemark/upstream`, the run exits 128 naming it, and `status` lists it as
+    /// not downloaded until a fetch reads it.
+    @Test func anUnreadableItemFileFailsOnlyItsItem() async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            for id in ["a", "b", "c"] { try writeItem(root + "/up", id, lastModified: "2021-01-01T00:00:00Z") }
+            #expect(try await CLI.run("/bin/chown", ["-R", "\(Self.nobody):\(Self.nobody)", root], in: root).status == 0)
+            #expect(try await Self.asNobody(["clone", "-q", "dir:up", "m"], in: root, home: root).status == 0)
+            for id in ["a", "b"] { try writeItem(root + "/up", id, lastModified: "2022-01-01T00:00:00Z") }
+            #expect(chmod(root + "/up/b.json", 0o000) == 0)
+            let fetch = try await Self.asNobody(["-C", "m", "fetch"], in: root, home: root)
+            #expect(fetch.status == 128 && fetch.stderr.contains("items/b: cannot read '\(root)/up/b.json': Permission denied"),
+                    "\(fetch.stdout) \(fetch.stderr)")
+            let status = try await Self.asNobody(["-C", "m", "status", "--porcelain"], in: root, home: root)
+            #expect(status.stdout == "M  items/a\n", "\(status.stdout)")
+            let exit = try await Self.asNobody(["-C", "m", "status", "--exit-code"], in: root, home: root)
+            #expect(exit.status == 1 && exit.stdout.contains("items/b: cannot read"), "\(exit.stdout)")
+            #expect(chmod(root + "/up/b.json", 0o644) == 0)
+            let sync = try await Self.asNobody(["-C", "m", "sync"], in: root, home: root)
+            #expect(sync.status == 0 && sync.stdout.contains("2 changed"), "\(sync.stdout) \(sync.stderr)")
+        }
+    }
+
     /// Item files made read-only (`chmod a-w`) in a mirror the user owns are replaced by a sync,
     /// as git's checkout replaces them, on one thread (few changes) or on all cores (many); a
     /// read-only file edited locally is still refused without `--force`, and replaced with it.

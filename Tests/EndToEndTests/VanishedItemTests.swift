@@ -27,7 +27,7 @@ struct VanishedItemTests {
                                                 "--token-env", "TIDEMARK_TEST_TOKEN"], in: root, environment: env)
             #expect(clone.status == 0, "\(clone.stderr)")
             #expect(clone.stdout.hasPrefix("Cloned 29 items (29 downloaded)"), "\(clone.stdout)")
-            #expect(clone.stderr.contains("warning: 1 item was gone upstream") && clone.stderr.contains("templates/\(ids[4]): HTTP 404 from"),
+            #expect(clone.stderr.contains("warning: 1 item was gone or changed upstream") && clone.stderr.contains("templates/\(ids[4]): HTTP 404 from"),
                     "\(clone.stderr)")
             #expect(!clone.stderr.contains(Self.token))
             let mirror = root + "/m"
@@ -65,12 +65,12 @@ struct VanishedItemTests {
             try await CLI.expectClean(mirror)
             // status names it; and it is not fresh: a sync --if-stale lists again (and meets the 410 again).
             let status = try await CLI.tidemark(["status"], in: mirror)
-            #expect(status.stdout.contains("The last fetch found 1 item gone upstream") && status.stdout.contains("templates/\(ids[7]): HTTP 410"),
+            #expect(status.stdout.contains("The last fetch found 1 item gone or changed upstream") && status.stdout.contains("templates/\(ids[7]): HTTP 410"),
                     "\(status.stdout)")
             let statusJSON = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.utf8))
             #expect(((statusJSON as? [String: Any])?["fetchVanished"] as? [String])?.count == 1)
             let stale = try await CLI.tidemark(["sync", "--if-stale", "6h"], in: mirror, environment: env)
-            #expect(stale.status == 0 && !stale.stdout.contains("fresh") && stale.stderr.contains("1 item was gone upstream"),
+            #expect(stale.status == 0 && !stale.stdout.contains("fresh") && stale.stderr.contains("1 item was gone or changed upstream"),
                     "\(stale.stdout)\(stale.stderr)")
 
             // Every changed template gone (the first still, two more): after the first fetch that
@@ -81,7 +81,7 @@ struct VanishedItemTests {
             server.inject(FixtureFault(status: 404, pathPrefix: templatePath(ids[10]), count: 100))
             server.inject(FixtureFault(status: 404, pathPrefix: templatePath(ids[11]), count: 100))
             let all = try await CLI.tidemark(["sync"], in: mirror, environment: env)
-            #expect(all.status == 0 && all.stderr.contains("warning: 3 items were gone upstream"), "\(all.stderr)")
+            #expect(all.status == 0 && all.stderr.contains("warning: 3 items were gone or changed upstream"), "\(all.stderr)")
             #expect(all.stdout.contains("Already up to date"), "\(all.stdout)")
             #expect(try String(contentsOfFile: file7, encoding: .utf8) == before)
 

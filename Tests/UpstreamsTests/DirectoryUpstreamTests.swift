@@ -87,7 +87,7 @@ struct DirectoryUpstreamTests {
             }] {
                 await #expect { _ = try await attempt() } throws: { error in
                     guard case UpstreamError.goneSinceListed("items", "a", let reason) = error else { return false }
-                    return reason.contains("changed while it was being read")
+                    return reason.contains("changed after it was listed (written to, or replaced)")
                 }
             }
             // Removed since it was listed: gone too, which the engine leaves for the next run.

@@ -28,6 +28,7 @@ struct StatusJSON: Encodable {
     var fetchFailures: [String]?
     var fetchVanished: [String]?
     var fetchRefused: String?
+    var fetchFailed: String?
     var fetchInterrupted: String?
     var upkeepFailure: String?
     var operationInProgress: String?
@@ -45,6 +46,7 @@ struct StatusJSON: Encodable {
         fetchFailures = report.fetchFailures.isEmpty ? nil : report.fetchFailures
         fetchVanished = report.fetchVanished.isEmpty ? nil : report.fetchVanished
         fetchRefused = report.fetchRefused
+        fetchFailed = report.fetchFailed
         fetchInterrupted = report.fetchInterrupted
         upkeepFailure = report.upkeepFailure
         operationInProgress = report.operationInProgress

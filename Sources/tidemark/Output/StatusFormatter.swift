@@ -76,6 +76,10 @@ enum StatusFormatter {
             out += "The last fetch was interrupted, so 'tidemark/upstream' may be behind upstream (\(terminalSafe(left))); "
                 + "'tidemark fetch' gets the rest.\n"
         }
+        if let failed = report.fetchFailed {
+            out += "The last fetch failed and stored nothing, so 'tidemark/upstream' is an earlier fetch's:\n"
+                + indented([terminalSafe(failed)], style: output.red)
+        }
         if let refused = report.fetchRefused {
             out += "The last fetch was refused and stored nothing, so 'tidemark/upstream' is an earlier fetch's:\n"
                 + indented([terminalSafe(refused)], style: output.red)
@@ -83,7 +87,7 @@ enum StatusFormatter {
         if !report.fetchVanished.isEmpty {
             let one = report.fetchVanished.count == 1
             let them = one ? "it" : "them"
-            out += "The last fetch found \(report.fetchVanished.count) item\(one ? "" : "s") gone upstream after its listing named "
+            out += "The last fetch found \(report.fetchVanished.count) item\(one ? "" : "s") gone or changed upstream after its listing named "
                 + "\(them), left as \(one ? "it was" : "they were"); the next fetch lists \(them) again:\n"
                 + indented(report.fetchVanished)
         }
