@@ -61,6 +61,10 @@ public struct FetchReport: Sendable {
     public var vanished: [String] = []
     /// Collections an interrupted run did not list, or not to the end: as the last fetch left them.
     public var unlisted: [String] = []
+    /// Items the listing left out whose deletion could not be confirmed (asked for, they failed
+    /// with an error other than 404 or 410), as `collection/id: error`: kept, and no deletion of
+    /// their collection is inferred this run.
+    public var unconfirmed: [String] = []
     /// Requests made to upstream (listing pages, item bodies, retries) and body bytes received;
     /// zero for the `dir` upstream.
     public var requests = 0
@@ -97,6 +101,14 @@ public struct FetchReport: Sendable {
         return (one ? "1 item was" : "\(vanished.count) items were") + " gone or changed upstream by the time \(one ? "it was" : "they were") "
             + "downloaded (deleted, replaced or written to after the listing named \(them)); left as the mirror had \(them), and the "
             + "next sync lists \(them) again:\n" + MirrorError.list(vanished, limit: 20)
+    }
+    /// What to warn of for ``unconfirmed`` items, naming them (at most 20); nil when there are none.
+    package var unconfirmedWarning: String? {
+        guard !unconfirmed.isEmpty else { return nil }
+        let one = unconfirmed.count == 1
+        return (one ? "1 item" : "\(unconfirmed.count) items") + " the listing left out could not be confirmed deleted (asked for, "
+            + (one ? "it" : "they") + " answered neither 404 nor 410); kept, and no deletion is applied until a listing "
+            + "confirms them:\n" + MirrorError.list(unconfirmed, limit: 20)
     }
 
     /// What a sync in the same run may reuse instead of comparing trees again: HEAD when the
@@ -189,6 +201,7 @@ extension Mirror {
         var watermarks: [(name: String, watermark: String)] = []
         var failures: [String] = []
         var vanished: [String] = []
+        var unconfirmed: [String] = []
         // An interrupted run (its task cancelled): items it did not download, and collections it
         // did not list (or not to the end). What did download is stored all the same.
         var notDownloaded = 0
@@ -242,6 +255,7 @@ extension Mirror {
                 throw .upstream(Mirror.upstreamError(error, listing: collection))
             }
             let cached = try load.table()
+            unconfirmed += listing.unconfirmed
             // Whole, and showing every deletion: not one that changed while it was paged (its
             // deletions are held back), nor one whose items went missing before their download.
             if listing.incremental || !listing.isComplete { listedWhole = false }
@@ -483,6 +497,7 @@ extension Mirror {
         if failures.isEmpty, vanished.isEmpty, !interrupted, let watch, let current { saveWatchToken(watch, commit: current) }
         var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)
         report.vanished = vanished
+        report.unconfirmed = unconfirmed
         report.unlisted = unlisted
         if interrupted {
             try writeTimedState(Mirror.fetchInterruptedState, report.leftByInterruption)

@@ -188,6 +188,8 @@ struct ListingPass {
     /// serves (``confirmingDeletions(_:cached:collection:exists:answeringIsLive:again:)``): kept as
     /// cached (``Listing/unchanged``).
     var kept: [Int] = []
+    /// Items the listing left out whose deletion could not be confirmed (``Listing/unconfirmed``).
+    var unconfirmed: [String] = []
 }
 
 extension Listing {
@@ -196,6 +198,7 @@ extension Listing {
         self.init(items: pass.items, isComplete: pass.complete, unchanged: pass.kept, deleted: deleted, requests: requests,
                   changedWhilePaging: pass.changedWhilePaging)
         upstreamTime = pass.upstreamTime
+        unconfirmed = pass.unconfirmed
     }
 }
 
@@ -247,6 +250,11 @@ private func merged(_ first: ListingPass, _ second: ListingPass) -> (items: [Lis
 /// a WordPress post in a listed status; not DocuSign, whose recycle bin answers), an item neither
 /// reading lists that answers is kept as cached, not deleted: a server paging rows of tied sort
 /// keys can repeat one row and leave another out the same way on every reading.
+///
+/// An item whose request fails (an HTTP error other than 404 or 410 after its retries: a 403
+/// from a server that answers so for what it does not have, a 500) is taken as answering, and
+/// the listing is incomplete: no deletion is inferred this run, and the item is named in
+/// ``ListingPass/unconfirmed``.
 func confirmingDeletions(_ first: ListingPass, cached: some CachedVersions, collection: String,
                          exists: ((ItemID) async throws -> Bool)? = nil, answeringIsLive: Bool = false,
                          again: () async throws -> ListingPass) async throws -> ListingPass {
@@ -258,8 +266,17 @@ func confirmingDeletions(_ first: ListingPass, cached: some CachedVersions, coll
     guard !unlisted.isEmpty else { return first }
     var answering: ItemID?
     let asking = exists != nil && unlisted.count <= first.pages
-    if let exists, asking {
-        for id in unlisted where try await exists(id) {
+    var unconfirmed: [String] = []
+    func stillServed(_ id: ItemID) async throws -> Bool {
+        do {
+            return try await exists!(id)
+        } catch UpstreamError.http(let status, let url, let message) {
+            unconfirmed.append("\(collection)/\(CQuoting.quoted(id)): " + UpstreamError.http(status: status, url: url, message: message).description)
+            return true
+        }
+    }
+    if asking {
+        for id in unlisted where try await stillServed(id) {
             answering = id
             break
         }
@@ -270,13 +287,17 @@ func confirmingDeletions(_ first: ListingPass, cached: some CachedVersions, coll
     // Upstream's time when the first reading started: what either reading missed changed later.
     var pass = ListingPass(items: both.items, complete: second.complete && !both.changed, changedWhilePaging: both.changed,
                            pages: first.pages + second.pages, upstreamTime: first.upstreamTime ?? second.upstreamTime)
-    if answeringIsLive, asking, let exists {
+    if answeringIsLive, asking {
         let listed = Set(both.items.map(\.id))
         for id in unlisted where !listed.contains(id) {
             let answers: Bool
-            if id == answering { answers = true } else { answers = try await exists(id) }
+            if id == answering { answers = true } else { answers = try await stillServed(id) }
             if answers, let position = cachedVersions.position(of: id) { pass.kept.append(position) }
         }
+    }
+    if !unconfirmed.isEmpty {
+        pass.complete = false
+        pass.unconfirmed = unconfirmed
     }
     return pass
 }

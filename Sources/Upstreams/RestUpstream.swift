@@ -44,6 +44,12 @@ public struct RestUpstream: Upstream {
         listURL = try URLSafety.specURL(location, kind: "rest", example: "https://api.example.org/items")
         spec = "rest:" + location
         collections = configuration.collections.isEmpty ? ["items"] : configuration.collections
+        // One URL lists one collection: a second name would mirror the same items again.
+        guard collections.count == 1 else {
+            throw UpstreamError.invalidConfiguration(
+                "a rest upstream mirrors one collection (its URL's items), not \(collections.count) "
+                    + "(\(collections.map { "'\($0)'" }.joined(separator: ", "))); clone each URL into a mirror of its own")
+        }
         itemsPath = options["itemsPath"] ?? ""
         guard itemsPath.isEmpty || itemsPath.hasPrefix("/") else {
             throw UpstreamError.invalidConfiguration("option itemsPath must be a JSON pointer starting with '/', got '\(itemsPath)'")
@@ -53,7 +59,12 @@ public struct RestUpstream: Upstream {
         guard !idField.isEmpty, !modifiedField.isEmpty else {
             throw UpstreamError.invalidConfiguration("options idField and modifiedField must not be empty")
         }
-        if let template = options["itemURL"] {
+        if var template = options["itemURL"] {
+            // A path alone is on the listing's server.
+            if template.hasPrefix("/"), !template.hasPrefix("//"), let scheme = listURL.scheme, let host = listURL.host {
+                let port = listURL.port.map { ":\($0)" } ?? ""
+                template = "\(scheme)://\(host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host)\(port)" + template
+            }
             guard template.contains("{id}") else {
                 throw UpstreamError.invalidConfiguration("option itemURL must contain '{id}', got '\(URLSafety.redact(template))'")
             }
@@ -150,7 +161,14 @@ public struct RestUpstream: Upstream {
             let result = try await session.get(url)
             if pageNumber == 1 { upstreamTime = result.header("Date").flatMap(HTTPDate.parse) }
             let json = try parseListingBody(result, collection: collection)
-            guard let found = json.at(pointer: itemsPath) else {
+            // An empty array written as `null` (Go's nil slice), or left out past the first page
+            // (Go's `omitempty`): a page without rows, which ends `page` and `offset` paging.
+            let found: JSONValue
+            switch json.at(pointer: itemsPath) {
+            case .null? where !itemsPath.isEmpty: found = .array([])
+            case nil where pageNumber > 1 && !itemsPath.isEmpty: found = .array([])
+            case let value?: found = value
+            case nil:
                 throw UpstreamError.malformedListing(
                     collection: collection, reason: "no value at itemsPath '\(itemsPath)' in \(URLSafety.redact(url))")
             }

@@ -110,6 +110,10 @@ public struct Listing: Sendable {
     /// True when only the items changed since the `since` given were asked for (`rest` with
     /// `sinceParam`); an upstream that always lists everything ignores `since`.
     public var incremental = false
+    /// Items the listing left out that were asked for, to confirm their deletion, and did not
+    /// answer 404 or 410 but failed (`collection/id: error`): they are kept, and the listing is
+    /// not complete, so no deletion is inferred from it.
+    public var unconfirmed: [String] = []
 
     public init(items: [ListedItem], isComplete: Bool, unchanged: [Int] = [], deleted: [ItemID] = [], requests: Int = 0,
                 changedWhilePaging: Bool = false) {

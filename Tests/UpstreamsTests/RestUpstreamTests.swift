@@ -317,6 +317,72 @@ import TidemarkFixtures
         }
     }
 
+    /// An item the listing leaves out whose URL answers neither 404 nor 410 but fails (a 403
+    /// from a server answering so for what it does not have, a 500 after the retries) cannot be
+    /// confirmed deleted: it is kept, named, and the listing is incomplete (no deletion this run),
+    /// instead of failing the listing and every run after it.
+    @Test(arguments: [403, 500])
+    func aDeletionThatCannotBeConfirmedKeepsTheItem(_ status: Int) async throws {
+        try await withFixture(items: 6, token: canary) { server in
+            let options = ["itemURL": server.baseURL + "/rest/items/{id}", "tokenEnv": "REST_TOKEN",
+                           "paging": "offset", "pageSize": "2"]
+            try await using(try upstream(server, options: options)) { rest in
+                let items = try await rest.list(collection: "items", since: nil, cached: .none).items
+                let cached = ListedIDs(ids: items.map(\.id))
+                let gone = items[2].id.description
+                #expect(server.purge(.rest, id: gone))
+                server.inject(FixtureFault(status: status, pathPrefix: "/rest/items/\(gone)", count: 100))
+                let listing = try await rest.list(collection: "items", since: nil, cached: cached)
+                #expect(!listing.isComplete && listing.unconfirmed.count == 1, "\(listing.unconfirmed)")
+                #expect(listing.unconfirmed.first?.hasPrefix("items/\(gone): HTTP \(status) from \(server.baseURL)/rest/items/\(gone)") == true,
+                        "\(listing.unconfirmed)")
+                #expect(listing.unchanged == [2], "kept as cached")
+            }
+        }
+    }
+
+    /// An items array written `null` (Go's nil slice) is an empty page, on any page; one left out
+    /// (Go's `omitempty`) past the first page too. Left out of the first page, it is an error:
+    /// a wrong `itemsPath` must not read as an empty collection.
+    @Test func anItemsArrayWrittenNullOrLeftOutIsAnEmptyPage() async throws {
+        try await withFixture { server in
+            let row = { (id: String) in #"{"id":"\#(id)","lastModified":"2024-01-01T00:00:00Z"}"# }
+            let options = ["paging": "offset", "pageSize": "2", "itemsPath": "/data"]
+            for last in [#"{"data":null}"#, #"{"meta":{}}"#] {
+                server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, queryContains: "offset=0&",
+                                           replacementBody: #"{"data":[\#(row("a")),\#(row("b"))]}"#))
+                server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, queryContains: "offset=2&", replacementBody: last))
+                try await using(try upstream(server, options: options)) { rest in
+                    let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                    #expect(listing.idStrings == ["a", "b"] && listing.isComplete, "\(last)")
+                }
+            }
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, replacementBody: #"{"data":null}"#))
+            try await using(try upstream(server, options: options)) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                #expect(listing.items.isEmpty)
+            }
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, replacementBody: #"{"meta":{}}"#))
+            try await using(try upstream(server, options: options)) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                #expect(error?.description.contains("no value at itemsPath '/data'") == true, "\(String(describing: error))")
+            }
+        }
+    }
+
+    /// An `itemURL` given as a path is on the listing's server.
+    @Test func anItemURLGivenAsAPathIsOnTheListingsServer() async throws {
+        try await withFixture(items: 2, token: canary) { server in
+            try await using(try upstream(server, options: ["itemURL": "/rest/items/{id}", "tokenEnv": "REST_TOKEN"])) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                let item = try #require(listing.items.first)
+                guard case .body = try await rest.fetch(collection: "items", item: item, cachedETag: nil)
+                else { Issue.record("expected a body"); return }
+                #expect(server.requests.last?.path == "/rest/items/\(item.id)")
+            }
+        }
+    }
+
     /// A relative next link (a `Link` header's, or a `next` field's) resolves against the URL the
     /// page came from after a redirect, as a browser resolves it (it resolved against the URL
     /// asked for, and the listing failed with a 404).
@@ -594,6 +660,12 @@ import TidemarkFixtures
             #expect(throws: UpstreamError.self) {
                 try RestUpstream(UpstreamConfiguration(spec: "rest:https://h/items", options: options))
             }
+        }
+        // One URL, one collection: a second would mirror the same items again.
+        #expect {
+            try RestUpstream(UpstreamConfiguration(spec: "rest:https://h/items", collections: ["a", "b"]))
+        } throws: { error in
+            (error as? UpstreamError)?.description.hasPrefix("a rest upstream mirrors one collection (its URL's items), not 2") == true
         }
     }
 }

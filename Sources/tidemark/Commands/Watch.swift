@@ -89,9 +89,12 @@ extension TidemarkCommand {
     }
 }
 
-/// Warns on stderr of the items a fetch found gone between its listing and their download.
+/// Warns on stderr of the items a fetch found gone between its listing and their download, and
+/// of those whose deletion it could not confirm.
 func tellVanished(_ report: FetchReport?) {
-    if let warning = report?.vanishedWarning { writeStandardError("warning: \(terminalSafe(warning))\n") }
+    for warning in [report?.vanishedWarning, report?.unconfirmedWarning].compactMap({ $0 }) {
+        writeStandardError("warning: \(terminalSafe(warning))\n")
+    }
 }
 
 /// Tells on stderr (`-v`) how a fetch listed a `dir` upstream: from `tidemark watch`, or by a scan and why.

@@ -93,6 +93,7 @@ struct FetchJSON: Encodable {
     var collections: [Collection]
     var failures: [String]
     var vanished: [String]
+    var unconfirmed: [String]?
     var interrupted: Bool?
     var notDownloaded: Int?
     var unlisted: [String]?
@@ -113,6 +114,7 @@ struct FetchJSON: Encodable {
         }
         failures = report.failures
         vanished = report.vanished
+        unconfirmed = report.unconfirmed.isEmpty ? nil : report.unconfirmed
         if report.interrupted {
             interrupted = true
             notDownloaded = report.notDownloaded
