@@ -327,7 +327,7 @@ public struct DirectoryUpstream: Upstream {
         }
     }
 
-    /// The item's version: its `lastModified` string field, else `fallback`.
+    /// The item's version: its `lastModified` field (a date-time or a Unix time), else (none, or `null`) `fallback`.
     static func version(of data: Data, collection: String, id: ItemID, fallback: Timestamp) throws -> Timestamp {
         // The parse the stored form gets (numbers kept as written, a key only once), so a file
         // that passes here is stored as it is.
@@ -341,15 +341,17 @@ public struct DirectoryUpstream: Upstream {
         case .failure(let error):
             throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(id), reason: error.summary)
         }
-        guard let value = object["lastModified"] else { return fallback }
-        guard case .string(let text) = value else {
+        // None, or `null` (a tool writing every field): the file's modification time.
+        guard let value = object["lastModified"], value != .null else { return fallback }
+        guard let text = Timestamp.versionText(of: value) else {
             throw UpstreamError.malformedItem(
-                collection: collection, item: CQuoting.quoted(id), reason: "field 'lastModified' is not a string")
+                collection: collection, item: CQuoting.quoted(id),
+                reason: "field 'lastModified' is \(value.typeName), not a date-time (it takes \(Timestamp.acceptedForms))")
         }
         guard let timestamp = Timestamp(text) else {
             throw UpstreamError.malformedItem(
                 collection: collection, item: CQuoting.quoted(id),
-                reason: "field 'lastModified' is not a date-time: '\(CQuoting.quoted(text))'")
+                reason: "field 'lastModified' is not a date-time: '\(CQuoting.quoted(text))' (it takes \(Timestamp.acceptedForms))")
         }
         return timestamp
     }

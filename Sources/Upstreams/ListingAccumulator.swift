@@ -133,13 +133,14 @@ func listedVersion(
     guard let value else {
         throw UpstreamError.malformedItem(collection: collection, item: item, reason: "field '\(field)' is missing" + missingHint)
     }
-    guard let text = value.stringValue else {
+    guard let text = Timestamp.versionText(of: value) else {
         throw UpstreamError.malformedItem(
-            collection: collection, item: item, reason: "field '\(field)' is \(value.typeName), not a string")
+            collection: collection, item: item, reason: "field '\(field)' is \(value.typeName), not a date-time (it takes \(Timestamp.acceptedForms))")
     }
     guard let timestamp = Timestamp(text) else {
         throw UpstreamError.malformedItem(
-            collection: collection, item: item, reason: "field '\(field)' is not a date-time: '\(CQuoting.quoted(String(redact(text).prefix(64))))'")
+            collection: collection, item: item,
+            reason: "field '\(field)' is not a date-time: '\(CQuoting.quoted(String(redact(text).prefix(64))))' (it takes \(Timestamp.acceptedForms))")
     }
     return timestamp
 }
@@ -155,7 +156,7 @@ func bodyVersion(of body: JSONValue, field: String) -> Timestamp? {
     } else {
         value = nil
     }
-    return value?.stringValue.flatMap(Timestamp.init)
+    return value.flatMap { Timestamp(versionValue: $0) }
 }
 
 /// ``bodyVersion(of:field:)`` of a body's bytes.

@@ -15,8 +15,11 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     public var description: String { raw }
 
     /// Parses an ISO 8601 / RFC 3339 date-time. A value without an offset is read as UTC
-    /// (WordPress `*_gmt` fields). Accepts any number of fractional digits (kept to 9).
-    /// Returns nil when the text is not such a date-time.
+    /// (WordPress `*_gmt` fields); a date alone is its midnight, UTC. Accepts any number of
+    /// fractional digits (kept to 9). Digits alone (nine or more: a year is no such time) are a Unix
+    /// time: seconds, or milliseconds
+    /// (12 to 14 digits), microseconds (15 to 17) or nanoseconds (18 or 19), as JavaScript's
+    /// `Date.now()` and others write it. Returns nil when the text is none of these.
     public init?(_ raw: String) {
         guard let parsed = Timestamp.parse(Array(raw.utf8)) else { return nil }
         self.raw = raw
@@ -126,7 +129,27 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         return text + "Z"
     }
 
+    /// A version field's value: a date-time string, or a Unix time as a JSON number or string
+    /// (``init(_:)``); nil for anything else.
+    public init?(versionValue value: JSONValue) {
+        guard let text = Timestamp.versionText(of: value) else { return nil }
+        self.init(text)
+    }
+
+    /// The text of a version field's value: a string's, or a number's as written; nil for other values.
+    public static func versionText(of value: JSONValue) -> String? {
+        switch value {
+        case .string(let text), .number(let text): return text
+        case .integer(let number): return String(number)
+        default: return nil
+        }
+    }
+
+    /// The words naming what ``init(_:)`` accepts, for an error.
+    public static let acceptedForms = "an ISO 8601 date-time (2024-05-01T10:00:00Z) or date, or a Unix time in seconds or milliseconds"
+
     private static func parse(_ b: [UInt8]) -> (Int64, Int32)? {
+        if let unix = parseUnixTime(b) { return unix }
         var i = 0
         func digits(_ n: Int) -> Int64? {
             guard i + n <= b.count else { return nil }
@@ -145,6 +168,11 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         }
         guard let year = digits(4), expect(45), let month = digits(2), expect(45), let day = digits(2)
         else { return nil }
+        // A date alone: its midnight, UTC.
+        if i == b.count {
+            guard (1...12).contains(month), (1...daysIn(month: Int(month), of: year)).contains(Int(day)) else { return nil }
+            return (daysFromCivil(year, Int(month), Int(day)) * 86_400, 0)
+        }
         guard i < b.count, b[i] == 84 || b[i] == 116 || b[i] == 32 else { return nil }  // T, t or space
         i += 1
         guard let hour = digits(2), expect(58), let minute = digits(2), expect(58), let second = digits(2)
@@ -183,6 +211,25 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let days = daysFromCivil(year, Int(month), Int(day))
         let total = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offset
         return (total, Int32(nanos))
+    }
+
+    /// Digits alone, perhaps with a fraction: a Unix time, its unit told by how many digits the
+    /// whole part has (see ``init(_:)``).
+    private static func parseUnixTime(_ b: [UInt8]) -> (Int64, Int32)? {
+        let whole = b.prefix { $0 >= 48 && $0 <= 57 }
+        guard (9...19).contains(whole.count), whole.count == b.count || b[whole.count] == 46 else { return nil }
+        let fraction = b.dropFirst(whole.count + 1)
+        guard whole.count == b.count || (!fraction.isEmpty && fraction.allSatisfy { $0 >= 48 && $0 <= 57 }) else { return nil }
+        guard let value = UInt64(String(decoding: whole, as: UTF8.self)) else { return nil }
+        // Nanoseconds per unit: seconds, milliseconds, microseconds, nanoseconds.
+        let unit: UInt64 = whole.count <= 11 ? 1_000_000_000 : whole.count <= 14 ? 1_000_000 : whole.count <= 17 ? 1_000 : 1
+        var nanos = (value % (1_000_000_000 / unit)) * unit
+        var scale = unit
+        for digit in fraction.prefix(9) {
+            scale /= 10
+            nanos += UInt64(digit - 48) * scale
+        }
+        return (Int64(value / (1_000_000_000 / unit)), Int32(nanos))
     }
 
     /// The days of `month` (1...12) in `year` of the proleptic Gregorian calendar: a February 30

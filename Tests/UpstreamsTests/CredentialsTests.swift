@@ -56,7 +56,7 @@ import Testing
         #expect {
             _ = try listedVersion(.string("Bearer " + token), collection: "items", item: "b", field: "lastModified", redact: credentials.redact)
         } throws: { error in
-            (error as? UpstreamError)?.description == "items/b: field 'lastModified' is not a date-time: 'Bearer ***'"
+            (error as? UpstreamError)?.description.hasPrefix("items/b: field 'lastModified' is not a date-time: 'Bearer ***' (it takes") == true
         }
     }
 

@@ -66,6 +66,21 @@ struct DirectoryUpstreamTests {
     /// A listed file swapped, between the listing and the read, for a link to a file outside the
     /// upstream folder (or for another file) is not read: it was read through the link and its
     /// outside contents stored. Nor is a file over 32 MiB, which was read whole.
+    /// `lastModified` may be a date alone or a Unix time (a JSON number, as JavaScript's
+    /// `Date.now()` writes it); `null` is none: the file's modification time.
+    @Test func lastModifiedTakesDatesUnixTimesAndNull() throws {
+        let mtime = Timestamp(seconds: 1_600_000_000)
+        func version(_ json: String) throws -> Timestamp {
+            try DirectoryUpstream.version(of: Data(json.utf8), collection: "items", id: ItemID("a"), fallback: mtime)
+        }
+        #expect(try version(#"{"lastModified": null}"#) == mtime && version("{}") == mtime)
+        #expect(try version(#"{"lastModified": 1704067200000}"#) == Timestamp("2024-01-01T00:00:00Z"))
+        #expect(try version(#"{"lastModified": "2024-01-01"}"#).raw == "2024-01-01")
+        #expect { try version(#"{"lastModified": true}"#) } throws: { error in
+            (error as? UpstreamError)?.description.hasPrefix("items/a: field 'lastModified' is a boolean, not a date-time (it takes an ISO 8601") == true
+        }
+    }
+
     @Test func aFileSwappedAfterTheListingIsNotReadThroughALink() async throws {
         try await withScratch { path in
             try write(#"{"lastModified": "2024-01-01T00:00:00Z", "n": 1}"#, to: "\(path)/up/a.json")

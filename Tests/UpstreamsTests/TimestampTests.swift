@@ -22,7 +22,25 @@ import Testing
         #expect(try #require(Timestamp("2018-03-26T03:54:40.1234567891Z")).nanoseconds == 123_456_789)
     }
 
-    @Test(arguments: ["", "2018-03-26", "2018-03-26T03:54", "2018-13-01T00:00:00Z", "2018-03-26T03:54:40.Z",
+    /// A date alone is its midnight, UTC; digits alone are a Unix time, its unit told by their
+    /// count (JavaScript's milliseconds); the text stays as written.
+    @Test func datesAloneAndUnixTimesParse() throws {
+        let midnight = try #require(Timestamp("2024-01-01T00:00:00Z"))
+        #expect(Timestamp("2024-01-01") == midnight && Timestamp("2024-01-01")?.raw == "2024-01-01")
+        #expect(Timestamp("1704067200") == midnight)
+        #expect(Timestamp("1704067200000") == midnight && Timestamp("1704067200000000") == midnight
+                && Timestamp("1704067200000000000") == midnight)
+        let later = try #require(Timestamp("1704067200.25"))
+        #expect(later.seconds == midnight.seconds && later.nanoseconds == 250_000_000)
+        let millis = try #require(Timestamp("1704067200123"))
+        #expect(millis.seconds == midnight.seconds && millis.nanoseconds == 123_000_000)
+        #expect(Timestamp(versionValue: .number("1704067200")) == midnight && Timestamp(versionValue: .null) == nil)
+        for text in ["2021", "12345678", "-1704067200", "1704067200.", "1e9", "17040672000000000000", "2024-02-30", "1704067200 "] {
+            #expect(Timestamp(text) == nil, "\(text)")
+        }
+    }
+
+    @Test(arguments: ["", "2018-03-26T03:54", "2018-13-01T00:00:00Z", "2018-03-26T03:54:40.Z",
                       "2018-03-26T03:54:40+2", "2018-03-26T03:54:40Zjunk", "not a date",
                       "2021-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2021-04-31T00:00:00Z", "2021-01-00T00:00:00Z"])
     func garbageIsRejected(_ text: String) {
