@@ -44,9 +44,15 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
     }
 
-    /// This instant moved by `delta` seconds (may be negative).
+    /// This instant moved by `delta` seconds (may be negative), written as this one is: a Unix
+    /// time in the same unit (an incremental listing's `since` in the form upstream dates
+    /// items with), else as ``render(seconds:nanoseconds:)`` writes it.
     public func adding(seconds delta: Int64) -> Timestamp {
-        Timestamp(seconds: seconds + delta, nanoseconds: nanoseconds)
+        let moved = Timestamp(seconds: seconds + delta, nanoseconds: nanoseconds)
+        guard let unit = Timestamp.unixUnit(raw), !raw.contains("."), moved.seconds >= 0 else { return moved }
+        let perSecond = Int64(1_000_000_000 / unit)
+        let text = String(moved.seconds * perSecond + Int64(moved.nanoseconds) / Int64(unit))
+        return Timestamp(text) ?? moved
     }
 
     public static func == (lhs: Timestamp, rhs: Timestamp) -> Bool {
@@ -65,6 +71,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// The step of the last digit `raw` writes, in nanoseconds: 1,000,000,000 with no
     /// fractional digits, 1,000,000 with three, 1 with nine or more.
     public var resolution: Int32 {
+        if let unit = Timestamp.unixUnit(raw), !raw.contains(".") { return Int32(unit) }
         let bytes = raw.utf8
         guard let dot = bytes.firstIndex(of: 46) else { return 1_000_000_000 }  // '.'
         let digits = bytes[bytes.index(after: dot)...].prefix(while: { $0 >= 48 && $0 <= 57 }).count
@@ -213,6 +220,14 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         return (total, Int32(nanos))
     }
 
+    /// The nanoseconds in one unit of `raw` when it is a Unix time (``init(_:)``), told by how
+    /// many digits its whole part has; nil for a date-time.
+    private static func unixUnit(_ raw: String) -> UInt64? {
+        let count = raw.utf8.prefix { $0 >= 48 && $0 <= 57 }.count
+        guard (9...19).contains(count), count == raw.utf8.count || raw.utf8.dropFirst(count).first == 46 else { return nil }
+        return count <= 11 ? 1_000_000_000 : count <= 14 ? 1_000_000 : count <= 17 ? 1_000 : 1
+    }
+
     /// Digits alone, perhaps with a fraction: a Unix time, its unit told by how many digits the
     /// whole part has (see ``init(_:)``).
     private static func parseUnixTime(_ b: [UInt8]) -> (Int64, Int32)? {
@@ -220,9 +235,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         guard (9...19).contains(whole.count), whole.count == b.count || b[whole.count] == 46 else { return nil }
         let fraction = b.dropFirst(whole.count + 1)
         guard whole.count == b.count || (!fraction.isEmpty && fraction.allSatisfy { $0 >= 48 && $0 <= 57 }) else { return nil }
-        guard let value = UInt64(String(decoding: whole, as: UTF8.self)) else { return nil }
-        // Nanoseconds per unit: seconds, milliseconds, microseconds, nanoseconds.
-        let unit: UInt64 = whole.count <= 11 ? 1_000_000_000 : whole.count <= 14 ? 1_000_000 : whole.count <= 17 ? 1_000 : 1
+        guard let value = UInt64(String(decoding: whole, as: UTF8.self)),
+              let unit = unixUnit(String(decoding: whole, as: UTF8.self)) else { return nil }
         var nanos = (value % (1_000_000_000 / unit)) * unit
         var scale = unit
         for digit in fraction.prefix(9) {

@@ -34,7 +34,10 @@ import Testing
         #expect(later.seconds == midnight.seconds && later.nanoseconds == 250_000_000)
         let millis = try #require(Timestamp("1704067200123"))
         #expect(millis.seconds == midnight.seconds && millis.nanoseconds == 123_000_000)
-        #expect(Timestamp(versionValue: .number("1704067200")) == midnight && Timestamp(versionValue: .null) == nil)
+        #expect(Timestamp(versionValue: .integer(1704067200)) == midnight && Timestamp(versionValue: .null) == nil)
+        // Moved (a listing's `since`), it is written in its unit; its last digit is its resolution.
+        #expect(millis.adding(seconds: -60).raw == "1704067140123" && Timestamp("1704067200")!.adding(seconds: 1).raw == "1704067201")
+        #expect(millis.resolution == 1_000_000 && midnight.adding(seconds: 1).raw == "2024-01-01T00:00:01Z")
         for text in ["2021", "12345678", "-1704067200", "1704067200.", "1e9", "17040672000000000000", "2024-02-30", "1704067200 "] {
             #expect(Timestamp(text) == nil, "\(text)")
         }
