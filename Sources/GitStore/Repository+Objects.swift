@@ -105,6 +105,21 @@ extension Repository {
         }
     }
 
+    /// Why writing objects may have failed unseen: the file system holding the repository is
+    /// full (less than 1 MiB free to this user) or out of inodes, in words; nil when it is not.
+    /// A write libgit2 lost on a full disk shows up as an object missing from disk, which would
+    /// otherwise be put down to a `git prune`.
+    public func spaceShortage() -> String? {
+        var info = statvfs()
+        guard statvfs(gitDirectory + "objects", &info) == 0 else { return nil }
+        let free = UInt64(info.f_bavail) * UInt64(info.f_frsize)
+        let folder = String(gitDirectory.dropLast())
+        if free < 1 << 20 { return "the file system holding '\(folder)' is full (\(free >> 10) KB free)" }
+        // File systems without an inode limit (btrfs) report none at all.
+        if info.f_files > 0, info.f_favail < 64 { return "the file system holding '\(folder)' has no inodes left (\(info.f_favail) free)" }
+        return nil
+    }
+
     /// True when the object database holds `id`.
     public func contains(_ id: ObjectID) -> Bool {
         var odb: OpaquePointer?

@@ -380,7 +380,8 @@ extension Mirror {
                 return try body()
             } catch {
                 let missing = (try? repository.missingFromDisk(written())) ?? []
-                if let first = missing.first { throw .objectsRemoved(count: missing.count, first: first) }
+                if let first = missing.first { throw repository.spaceShortage().map { .objectsNotWritten(reason: $0) }
+                    ?? .objectsRemoved(count: missing.count, first: first) }
                 throw error
             }
         }
@@ -539,6 +540,7 @@ extension Mirror {
         for folder in folders { lookUp(folder) }
         let missing = try mirrorErrors { try repository.missingFromDisk(Array(ids)) }
         if !missing.isEmpty || unreadable > 0 {
+            if let shortage = repository.spaceShortage() { throw .objectsNotWritten(reason: shortage) }
             throw .objectsRemoved(count: missing.count + unreadable, first: missing.first)
         }
     }

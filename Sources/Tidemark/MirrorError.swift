@@ -19,6 +19,9 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// before its refs named them, as `git gc --prune=now` or `git prune --expire=now` run
     /// meanwhile removes new loose objects; no ref was moved.
     case objectsRemoved(count: Int, first: ObjectID?)
+    /// Objects this run wrote are missing from disk, and the disk is full (`reason`): a write
+    /// lost to it, not a `git prune`.
+    case objectsNotWritten(reason: String)
     /// A git lock file (`index.lock`, `<ref>.lock`) exists: another git process is running, or
     /// one crashed. It is never deleted by tidemark.
     case gitLocked(String)
@@ -105,6 +108,9 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "\(count) object\(count == 1 ? "" : "s") this run wrote\(named) "
                 + "disappeared before its snapshot was recorded: was 'git gc --prune=now' or 'git prune' run meanwhile? "
                 + "Nothing was changed; run the command again (and run those with tidemark's lock held, as the Guide shows)"
+        case .objectsNotWritten(let reason):
+            return "No space left on device: \(reason), and objects this run wrote are not on disk. "
+                + "Nothing was changed; free some space, then run the command again"
         case .gitLocked(let path):
             return "unable to create '\(path)': file exists; another git process seems to be running in this repository. If no git process is running (one may have crashed), remove the file and run again; tidemark never deletes it"
         case .symlinkInWorkingTree(let path, let target):
