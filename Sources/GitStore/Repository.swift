@@ -64,6 +64,10 @@ public final class Repository {
                                + "git config --global --add safe.directory \(foreign)", operation: "git_repository_open_ext")
             }
             throw error
+        } catch where error.message.contains("unsupported extension name extensions.objectformat") {
+            // `git init --object-format=sha256`: libgit2 1.5 reads SHA-1 repositories only.
+            throw GitError(code: error.code, message: error.message + " (a SHA-256 repository, which libgit2 1.5 and so tidemark "
+                           + "cannot read: tidemark's mirrors are SHA-1, as git's default is)", operation: error.operation)
         }
     }
 

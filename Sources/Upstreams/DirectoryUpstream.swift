@@ -527,6 +527,9 @@ public struct DirectoryUpstream: Upstream {
             try checkUTF8(name, in: path, what: "an item file")
             return .item(info)
         case S_IFLNK:
+            // Emacs's lock of a file being edited (`.#x.json`, a link to `user@host.pid:time`),
+            // which leads nowhere: no item.
+            guard !name.starts(with: ".#".utf8) else { return .other }
             try checkUTF8(name, in: path, what: "an item file")
             return .item(try followLink(path + "/" + String(decoding: name, as: UTF8.self), within: root))
         default:

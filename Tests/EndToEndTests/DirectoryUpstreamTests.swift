@@ -334,6 +334,20 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// Emacs's lock of a file being edited (`.#a.json`, a link leading nowhere) is no item: a
+    /// sync while someone edits a file goes on.
+    @Test func anEditorsLockLinkIsNoItem() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            try writeItem(upstream, "a", lastModified: "2021-01-01T00:00:00Z")
+            try FileManager.default.createSymbolicLink(atPath: upstream + "/.#a.json", withDestinationPath: "root@host.4242:1700000000")
+            let clone = try await CLI.tidemark(["clone", "dir:up", "m"], in: root)
+            #expect(clone.status == 0 && clone.stdout.hasPrefix("Cloned 1 item"), "\(clone.stdout)\(clone.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/m/items") == ["a.json"])
+        }
+    }
+
     /// A run failing at a later collection's listing, once an earlier collection's manifest is
     /// being written (on another thread), waits for that write: no temporary pack file is left
     /// (`git count-objects` calls them garbage, and nothing removed them), and a failed clone's

@@ -25,6 +25,18 @@ struct RepositoryTests {
         }
     }
 
+    /// A SHA-256 repository (`git init --object-format=sha256`) is refused saying so, not only
+    /// with libgit2's words about an unsupported extension.
+    @Test func aSHA256RepositoryIsNamed() async throws {
+        try await withScratch { path in
+            _ = try git(["init", "-q", "--object-format=sha256", path + "/repo"], in: path)
+            #expect { _ = try Repository.open(at: path + "/repo") } throws: { error in
+                (error as? GitError)?.message.hasSuffix("(a SHA-256 repository, which libgit2 1.5 and so tidemark cannot read: "
+                                                        + "tidemark's mirrors are SHA-1, as git's default is)") == true
+            }
+        }
+    }
+
     @Test func blobsRoundTripAndHashLikeGit() async throws {
         try await withScratch { path in
             let repository = try Repository.create(at: path + "/repo")
