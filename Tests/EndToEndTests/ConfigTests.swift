@@ -19,6 +19,27 @@ private func settings(_ mirror: String) async throws -> [String: (value: String?
 struct ConfigTests {
     /// Credentials for a plain `http://` host other than this machine are named with a warning
     /// (a mistyped `https://` put a DocuSign token on the network, silently); loopback is quiet.
+    /// `GIT_CONFIG_GLOBAL` names the global config, as for git: the snapshot's author is the
+    /// name it gives (not `~/.gitconfig`'s), and `/dev/null` keeps a broken `~/.gitconfig` away.
+    @Test func theGlobalConfigIsTheOneGitConfigGlobalNames() async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: root + "/home", withIntermediateDirectories: true)
+            try writeItem(root + "/up", "a", lastModified: "2021-01-01T00:00:00Z")
+            try Data("[user]\n\tname = Home User\n\temail = home@example.org\n".utf8).write(to: URL(fileURLWithPath: root + "/home/.gitconfig"))
+            try Data("[user]\n\tname = Global User\n\temail = global@example.org\n".utf8).write(to: URL(fileURLWithPath: root + "/global"))
+            let environment = ["HOME": root + "/home", "GIT_CONFIG_GLOBAL": "global", "GIT_AUTHOR_NAME": "", "GIT_COMMITTER_NAME": ""]
+            let clone = try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root, environment: environment)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            #expect(try await CLI.git(["log", "-1", "--format=%an <%ae>"], in: root + "/m") == "Global User <global@example.org>\n")
+            try Data("[user\n".utf8).write(to: URL(fileURLWithPath: root + "/home/.gitconfig"))
+            let broken = try await CLI.tidemark(["status"], in: root + "/m", environment: ["HOME": root + "/home"])
+            #expect(broken.status == 128 && broken.stderr.contains("failed to parse config file"), "\(broken.stderr)")
+            let isolated = try await CLI.tidemark(["status"], in: root + "/m", environment: ["HOME": root + "/home", "GIT_CONFIG_GLOBAL": "/dev/null"])
+            #expect(isolated.status == 0, "\(isolated.stderr)")
+        }
+    }
+
     @Test func credentialsOverPlainHTTPToAnotherHostAreWarnedOf() async throws {
         let token = "CANARY-plain-http-5e1f-SECRET"
         let server = try await FixtureServer.start(items: 2, seed: 3, token: token)

@@ -24,8 +24,41 @@ public enum Library {
             _ = tidemark_set_mwindow_file_limit(Int(min(max(descriptors.rlim_cur / 4, 16), 512)))
         }
         skipUnreachableGlobalConfig()
+        honourGlobalConfigVariable()
         return true
     }()
+
+    /// git's `GIT_CONFIG_GLOBAL`: the file read (and written by `git config --global`) instead
+    /// of `~/.gitconfig` and the XDG one, which libgit2 1.5 does not know. It reads the global
+    /// config as `.gitconfig` in the folders of a search path, so a private folder holding a link
+    /// of that name to the file stands for it; an empty value or `/dev/null` is no global config.
+    /// Without it the user's name, `safe.directory` and every other global setting would come
+    /// from another file than git's (and git's advice, `git config --global ...`, never help).
+    private static func honourGlobalConfigVariable() {
+        guard let file = ProcessInfo.processInfo.environment["GIT_CONFIG_GLOBAL"] else { return }
+        _ = tidemark_set_config_search_path(GIT_CONFIG_LEVEL_XDG, "")
+        _ = tidemark_set_config_search_path(GIT_CONFIG_LEVEL_GLOBAL, "")
+        guard !file.isEmpty, file != "/dev/null" else { return }
+        var template = Array((NSTemporaryDirectory() + "tidemark-global-config-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { return }
+        let folder = String(cString: made)
+        let target = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
+        guard symlink(target, folder + "/.gitconfig") == 0 else {
+            rmdir(folder)
+            return
+        }
+        _ = tidemark_set_config_search_path(GIT_CONFIG_LEVEL_GLOBAL, folder)
+        globalConfigLink.withLock { $0 = folder }
+        // The folder goes when the process ends (the config is read as repositories are opened).
+        atexit {
+            guard let folder = Library.globalConfigLink.withLock({ $0 }) else { return }
+            unlink(folder + "/.gitconfig")
+            rmdir(folder)
+        }
+    }
+
+    /// The folder ``honourGlobalConfigVariable()`` made, removed at exit.
+    private static let globalConfigLink = Mutex<String?>(nil)
 
     /// A global config file that cannot be reached (a `$HOME` of another user, as `sudo -u`
     /// without `-H` leaves it) is skipped, as git skips it (with a warning), instead of failing
