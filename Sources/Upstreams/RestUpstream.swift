@@ -250,7 +250,29 @@ public struct RestUpstream: Upstream {
             throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "itemURL gives no valid URL")
         }
         return try await session.downloadItem(url, collection: collection, item: item, cachedValidator: cachedETag,
-                                              requireObject: false, versionField: modifiedField)
+                                              requireObject: false, versionField: modifiedField) { body in
+            bodyProblem(body, for: item.id)
+        }
+    }
+
+    /// Why a body `itemURL` served is not the item `id`'s: it names another id in `idField`, or
+    /// it is a listing page (it holds an array at a non-empty `itemsPath`): an `itemURL` that
+    /// leaves the id out of its path, or a server ignoring a query parameter, would otherwise
+    /// store one wrong body for every item.
+    private func bodyProblem(_ body: JSONValue, for id: ItemID) -> String? {
+        if !itemsPath.isEmpty, case .array? = body.at(pointer: itemsPath) {
+            return "served a listing (an array at itemsPath '\(itemsPath)'), not the item: does itemURL lead to the item's own URL?"
+        }
+        guard case .object(let fields) = body else { return nil }
+        let served: String
+        switch field(idField, of: fields, whole: body) {
+        case .string(let text)?: served = text
+        case let number? where number.exactInteger != nil: served = String(number.exactInteger!)
+        default: return nil
+        }
+        guard served != id.description else { return nil }
+        return "served the item '\(CQuoting.quoted(served))' (its \(idField)), not '\(CQuoting.quoted(id.description))': "
+            + "does itemURL put {id} where the item's own URL has it?"
     }
 
     public func version(ofBody body: Data) -> Timestamp? { bodyVersion(of: body, field: modifiedField) }

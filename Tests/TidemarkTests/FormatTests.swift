@@ -253,7 +253,7 @@ struct FormatTests {
         #expect(wordpress == offset)
         #expect(wordpress < docusign)
         #expect(Timestamp("9999-12-31T23:59:59Z") != nil)
-        for bad in ["", "yesterday", "2018-03-26", "2018-13-01T00:00:00Z", "2018-03-26T03:54:40.Z", "2018-03-26T03:54:40Zjunk"] {
+        for bad in ["", "yesterday", "2018-03-32", "2018-13-01T00:00:00Z", "2018-03-26T03:54:40.Z", "2018-03-26T03:54:40Zjunk"] {
             #expect(Timestamp(bad) == nil, "\(bad)")
         }
         #expect(Timestamp(seconds: 0).raw == "1970-01-01T00:00:00Z")

@@ -370,6 +370,33 @@ import TidemarkFixtures
         }
     }
 
+    /// A body that is another item's (its id field names another id) or a listing page (an
+    /// `itemURL` leaving the id out, a server ignoring `?id=`) is the item's failure, said so,
+    /// not stored under every item's name.
+    @Test func aBodyThatIsAnotherItemsOrAListingIsRefused() async throws {
+        try await withFixture(items: 3, token: canary) { server in
+            try await using(try upstream(server, options: ["itemURL": "/rest/items/{id}", "tokenEnv": "REST_TOKEN",
+                                                           "itemsPath": "/items"])) { rest in
+                server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1,
+                                           replacementBody: #"{"items":[{"id":"a","lastModified":"2024-01-01T00:00:00Z"}]}"#))
+                let item = try #require(try await rest.list(collection: "items", since: nil, cached: .none).items.first)
+                for (body, problem) in [(#"{"id":"b","lastModified":"2024-01-01T00:00:00Z"}"#, "served the item 'b' (its id), not 'a'"),
+                                        (#"{"items":[{"id":"a"}]}"#, "served a listing (an array at itemsPath '/items'), not the item")] {
+                    server.inject(FixtureFault(pathPrefix: "/rest/items/a", count: 1, replacementBody: body))
+                    let error = await upstreamError { _ = try await rest.fetch(collection: "items", item: item, cachedETag: nil) }
+                    guard case .malformedItem("items", "a", let reason)? = error else {
+                        Issue.record("expected a malformed item, got \(String(describing: error))")
+                        continue
+                    }
+                    #expect(reason.contains(problem), "\(reason)")
+                }
+                server.inject(FixtureFault(pathPrefix: "/rest/items/a", count: 1, replacementBody: #"{"id":"a","n":1}"#))
+                guard case .body = try await rest.fetch(collection: "items", item: item, cachedETag: nil)
+                else { Issue.record("expected the body"); return }
+            }
+        }
+    }
+
     /// An `itemURL` given as a path is on the listing's server.
     @Test func anItemURLGivenAsAPathIsOnTheListingsServer() async throws {
         try await withFixture(items: 2, token: canary) { server in

@@ -442,9 +442,11 @@ extension HTTPSession {
     /// and a body that is not JSON (or, with `requireObject`, not a JSON object) as a malformed item,
     /// as is one whose `versionField` (a key, or a JSON pointer) dates it before the listed version.
     /// A 404 or 410 is ``UpstreamError/goneSinceListed(collection:item:reason:)``: the item was
-    /// deleted after the listing named it.
+    /// deleted after the listing named it. `problem` finds what else makes a body another item's
+    /// (a malformed item, its text saying why).
     func downloadItem(_ url: URL, collection: String, item: ListedItem, cachedValidator: String?,
-                      requireObject: Bool, versionField: String) async throws -> FetchedBody {
+                      requireObject: Bool, versionField: String,
+                      problem: (JSONValue) -> String? = { _ in nil }) async throws -> FetchedBody {
         let result: HTTPResult
         do {
             result = try await get(url, validator: HTTPResult.conditional(cachedValidator, listedVersion: item.lastModified))
@@ -463,6 +465,10 @@ extension HTTPSession {
         }
         if requireObject, case .object = value {} else if requireObject {
             throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(item.id), reason: "body is not a JSON object")
+        }
+        if let problem = problem(value) {
+            throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(item.id),
+                                              reason: "\(URLSafety.redact(url)) \(problem); not stored")
         }
         // A body older than the listing says (a cache or replica in front of the item URL that
         // lags): stored under the listed version, it would never be downloaded again. Compared at
