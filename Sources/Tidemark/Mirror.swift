@@ -64,6 +64,12 @@ public actor Mirror {
     /// started it calls ``finishPreparing()`` before it exits.
     package static func prepareInBackground() { Library.initialiseInBackground() }
 
+    /// The CLI's download window (GitStore's ``SignalWindow``): opened, closed, and the signal
+    /// it noted.
+    package static func openSignalWindow() { SignalWindow.open() }
+    package static func closeSignalWindow() { SignalWindow.close() }
+    package static var signalNoted: Int32? { SignalWindow.received }
+
     /// Waits for the set-up ``prepareInBackground()`` started; at once when none was started.
     package static func finishPreparing() { Library.finishInitialisation() }
 

@@ -16,99 +16,49 @@ import Tidemark
 /// its group, which must not count as two.
 final class DownloadInterruption: @unchecked Sendable {
     static let signals = [SIGINT, SIGTERM, SIGHUP]
-    /// The first signal received while the window was open; 0 for none. Set by the handler.
-    fileprivate static let received = Atomic<Int32>(0)
-    /// Whether the window is open. The handler acts as the default action when it is not: the
-    /// index lock's handler (`lock_cleanup.c`), armed meanwhile, may have saved this one as the
-    /// action to put back, and puts it back after the window closed.
-    fileprivate static let windowOpen = Atomic<Bool>(false)
-    /// The handler: notes the first signal while the window is open; else ends the process by
-    /// the signal, as the default action would. Async-signal-safe only (atomics, `signal`, `raise`).
-    private static let handler: @convention(c) (Int32) -> Void = { number in
-        if DownloadInterruption.windowOpen.load(ordering: .relaxed) {
-            _ = DownloadInterruption.received.compareExchange(expected: 0, desired: number, ordering: .relaxed)
-        } else {
-            Glibc.signal(number, SIG_DFL)
-            raise(number)
-        }
-    }
     /// How long after the first signal another one is taken for the same one sent twice.
     static let repeatWindow: Duration = .milliseconds(300)
 
     private enum State { case waiting, open, closed }
     private let lock = NSLock()
     private var state = State.waiting
-    /// The signals handled while the window is open (not those the process was started ignoring).
-    private var handled: [Int32] = []
     /// When the watcher first saw the signal.
     private var seen: ContinuousClock.Instant?
-
-    init() {
-        // Initialized before any handler can read them (a signal handler must not run a lazy initializer).
-        Self.received.store(0, ordering: .relaxed)
-        Self.windowOpen.store(false, ordering: .relaxed)
-        _ = Self.handler
-    }
+    /// The signal noted while the window was open, kept once it closed.
+    private var noted: Int32?
 
     /// The signal that interrupted the run, if one came.
     var signal: Int32? {
-        let number = Self.received.load(ordering: .relaxed)
-        return number == 0 ? nil : number
+        lock.withLock { noted ?? (state == .open ? Mirror.signalNoted : nil) }
     }
 
-    /// Opens the window (once): the signals are caught from now on.
+    /// Opens the window (once): the signals are noted from now on. The handler is the one the
+    /// index lock's clean-up uses (``Mirror/openSignalWindow()``): neither puts back the
+    /// other's action, and a signal in the window leaves the lock files to the run.
     func open() {
         lock.withLock {
             guard state == .waiting else { return }
             state = .open
-            Self.windowOpen.store(true, ordering: .relaxed)
-            for number in Self.signals {
-                // One the process was started ignoring (nohup's SIGHUP, a background job's SIGINT) stays so.
-                if Self.action(of: number) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
-                Self.install(number)
-                handled.append(number)
-            }
+            Mirror.openSignalWindow()
         }
     }
 
-    /// The action of signal `number`, as a number (a handler's address, or `SIG_DFL`, `SIG_IGN`).
-    private static func action(of number: Int32) -> Int {
-        var action = sigaction()
-        sigaction(number, nil, &action)
-        return unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self)
-    }
-
-    private static func install(_ number: Int32) {
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = handler
-        sigemptyset(&action.sa_mask)
-        sigaction(number, &action, nil)
-    }
-
-    /// Puts the handler back where another took its place while the window is open (the index
-    /// lock's handler, armed and disarmed by a background index refresh, puts back the action
-    /// it found, which may be the default one).
-    private func keepHandlers() {
-        lock.withLock {
-            guard state == .open else { return }
-            for number in handled where Self.action(of: number) != unsafeBitCast(Self.handler, to: Int.self) { Self.install(number) }
-        }
-    }
-
-    /// Closes the window: the signals take their default action again, once
-    /// ``repeatWindow`` has passed since a signal was seen (waiting here for the rest of it).
+    /// Closes the window: the signals act as they did before it, once ``repeatWindow`` has passed
+    /// since a signal was seen (waiting here for the rest of it).
     func close() {
         lock.withLock {
-            guard state != .closed else { return }
+            guard state == .open else {
+                state = .closed
+                return
+            }
             state = .closed
-            if signal != nil {
+            noted = Mirror.signalNoted
+            if noted != nil {
                 let since = seen ?? ContinuousClock.now
                 let left = since + Self.repeatWindow - ContinuousClock.now
                 if left > .zero { Self.pause(left) }
             }
-            Self.windowOpen.store(false, ordering: .relaxed)
-            for number in handled { Glibc.signal(number, SIG_DFL) }
-            handled = []
+            Mirror.closeSignalWindow()
         }
     }
 
@@ -144,7 +94,6 @@ final class DownloadInterruption: @unchecked Sendable {
                     close()
                     return
                 }
-                keepHandlers()
                 usleep(20_000)
             }
         }.start()
