@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -135,6 +136,31 @@ void tidemark_signal_window_open(void) {
 
 void tidemark_signal_window_close(void) {
     pthread_mutex_lock(&installing);
+    // A signal sent while no thread could take it (every thread blocking it: the one that
+    // unblocks it not yet running) is still pending: it came in the window, and is noted here
+    // rather than left to end the process once its default action is back.
+    if (window_open && (users & USE_WINDOW)) {
+        sigset_t window_signals;
+        sigemptyset(&window_signals);
+        sigaddset(&window_signals, SIGINT);
+        sigaddset(&window_signals, SIGTERM);
+        sigaddset(&window_signals, SIGHUP);
+        sigset_t pending;
+        sigemptyset(&pending);
+        sigpending(&pending);
+        for (int i = 0; i < 3; i++) {
+            int number = i == 0 ? SIGINT : i == 1 ? SIGTERM : SIGHUP;
+            if (!sigismember(&pending, number)) continue;
+            sigset_t one, previous;
+            sigemptyset(&one);
+            sigaddset(&one, number);
+            // Taken only blocked: this thread blocks it a moment to take it.
+            pthread_sigmask(SIG_BLOCK, &one, &previous);
+            struct timespec none = {0, 0};
+            if (sigtimedwait(&one, NULL, &none) == number && !window_signal) window_signal = number;
+            pthread_sigmask(SIG_SETMASK, &previous, NULL);
+        }
+    }
     window_open = 0;
     uninstall(USE_WINDOW);
     pthread_mutex_unlock(&installing);

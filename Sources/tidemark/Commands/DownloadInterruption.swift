@@ -52,13 +52,14 @@ final class DownloadInterruption: @unchecked Sendable {
                 return
             }
             state = .closed
-            noted = Mirror.signalNoted
-            if noted != nil {
+            if Mirror.signalNoted != nil {
                 let since = seen ?? ContinuousClock.now
                 let left = since + Self.repeatWindow - ContinuousClock.now
                 if left > .zero { Self.pause(left) }
             }
+            // Closing notes a signal still pending (sent when no thread could take it).
             Mirror.closeSignalWindow()
+            noted = Mirror.signalNoted
         }
     }
 
@@ -73,30 +74,37 @@ final class DownloadInterruption: @unchecked Sendable {
     /// here, saying so; otherwise the caller reports what the run did, then calls
     /// ``endIfInterrupted(_:)``.
     func run<R: Sendable>(_ body: @escaping @Sendable () async throws(MirrorError) -> R) async throws(MirrorError) -> R {
+        // A thread of its own watches, with the signals unblocked: libdispatch's threads (the
+        // tasks' among them) block every signal, and one sent to the process reaches a handler
+        // only through a thread that does not. It sleeps between looks; a signal wakes it. The
+        // run starts once it takes the signals: until then no thread of the process would (under
+        // load a new thread can wait long for a core, and a signal then stayed pending).
+        let done = Atomic(false)
+        let running = Mutex<Task<Result<R, MirrorError>, Never>?>(nil)
+        await withCheckedContinuation { (watching: CheckedContinuation<Void, Never>) in
+            Thread { [self] in
+                var signals = sigset_t()
+                sigemptyset(&signals)
+                for number in Self.signals { sigaddset(&signals, number) }
+                pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+                watching.resume()
+                while !done.load(ordering: .relaxed) {
+                    if signal != nil, let task = running.withLock({ $0 }) {
+                        noteSeen()
+                        task.cancel()
+                        // Any further signal ends the process at once, from a moment on.
+                        Self.pause(Self.repeatWindow)
+                        close()
+                        return
+                    }
+                    usleep(20_000)
+                }
+            }.start()
+        }
         let task = Task { () async -> Result<R, MirrorError> in
             do throws(MirrorError) { return .success(try await body()) } catch { return .failure(error) }
         }
-        // A thread of its own watches, with the signals unblocked: libdispatch's threads (the
-        // tasks' among them) block every signal, and one sent to the process reaches a handler
-        // only through a thread that does not. It sleeps between looks; a signal wakes it.
-        let done = Atomic(false)
-        Thread { [self] in
-            var signals = sigset_t()
-            sigemptyset(&signals)
-            for number in Self.signals { sigaddset(&signals, number) }
-            pthread_sigmask(SIG_UNBLOCK, &signals, nil)
-            while !done.load(ordering: .relaxed) {
-                if signal != nil {
-                    noteSeen()
-                    task.cancel()
-                    // Any further signal ends the process at once, from a moment on.
-                    Self.pause(Self.repeatWindow)
-                    close()
-                    return
-                }
-                usleep(20_000)
-            }
-        }.start()
+        running.withLock { $0 = task }
         let result = await task.value
         done.store(true, ordering: .relaxed)
         close()
