@@ -191,9 +191,28 @@ extension Mirror {
             : listing.deleted.compactMap { id in base.position(of: id).flatMap { listedBy[$0] == notListed ? $0 : nil } }
         if !options.allowMassDelete, !deletions.isEmpty,
            (listing.isComplete && !listedAny) || deletions.count * 2 > count {
-            throw .massDeletion(collection: collection, deleting: deletions.count, of: count)
+            let deleted = deletions.map { base.entry(at: $0).id }
+            throw .massDeletion(collection: collection, deleting: deletions.count, of: count,
+                                detail: Mirror.massDeletionDetail(collection, deleted: deleted,
+                                                                  new: downloads.filter { $0.old == nil }.map(\.item.id)))
         }
         return FetchPlan(downloads: downloads, deletions: deletions, racy: racyIDs)
+    }
+
+    /// What a mass-deletion refusal names: a few of the items it would delete, and how many of
+    /// them the listing brings back as new items under a name that differs only in its Unicode
+    /// normalization (NFC and NFD: files copied from macOS, or renamed by a sync tool), which
+    /// Swift's string comparison sees as the same.
+    static func massDeletionDetail(_ collection: String, deleted: [ItemID], new: [ItemID]) -> String {
+        let shown = deleted.prefix(3).map { "\(collection)/\(Quoting.display($0))" }.joined(separator: ", ")
+        var detail = "it would delete " + shown + (deleted.count > 3 ? ", ..." : "")
+        let newIDs = Set(new), newNames = Set(new.map(\.description))
+        let renamed = deleted.filter { id in newNames.contains(id.description) && !newIDs.contains(id) }.count
+        if renamed > 0 {
+            detail += "; \(renamed) of them come back as new items named the same but for their Unicode normalization "
+                + "(NFC and NFD: files copied from macOS, or renamed by a sync tool)"
+        }
+        return detail
     }
 
     /// Downloads bodies with at most `jobs` requests at once, canonicalises, hashes and

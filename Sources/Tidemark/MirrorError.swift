@@ -53,7 +53,7 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// would undo.
     case ownCommits(branch: String, commits: [String], items: [String], by: String = "sync")
     /// The listing would delete too much; `--allow-mass-delete` overrides.
-    case massDeletion(collection: String, deleting: Int, of: Int)
+    case massDeletion(collection: String, deleting: Int, of: Int, detail: String)
     /// A collection the snapshot holds is no longer configured: dropping it deletes all its
     /// items, which `--allow-mass-delete` allows.
     case droppedCollection([String], items: [Int])
@@ -166,8 +166,9 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "\(branch) has commits of your own that a \(command) would undo:\n" + MirrorError.list(commits, limit: 10)
                 + "\nThey change:\n" + MirrorError.list(items, limit: 20)
                 + "\nRevert them ('git revert'), or run with --force to \(force)."
-        case .massDeletion(let collection, let deleting, let total):
-            return "refusing to delete \(deleting) of \(total) items of '\(collection)' (upstream listing empty or more than half missing); if upstream really lost them, run again with --allow-mass-delete"
+        case .massDeletion(let collection, let deleting, let total, let detail):
+            return "refusing to delete \(deleting) of \(total) items of '\(collection)' (upstream listing empty or more than half missing"
+                + (detail.isEmpty ? "" : "; \(detail)") + "); if upstream really lost them, run again with --allow-mass-delete"
         case .droppedCollection(let collections, let items):
             // Every one named: adding back only the first, while tidemark.collection is unset,
             // would make it the only one, and the next run refuse for the others.

@@ -334,6 +334,29 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// Files renamed to another Unicode normalization (NFC to NFD, as a copy from macOS does)
+    /// look deleted and new: the refusal of that mass deletion names a few and says so.
+    @Test func aMassDeletionOfRenormalizedNamesSaysSo() async throws {
+        try await withScratch { root in
+            let upstream = root + "/up"
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            let names = ["caf\u{E9}", "na\u{EF}ve", "r\u{E9}sum\u{E9}"]
+            for name in names { try writeItem(upstream, name, lastModified: "2021-01-01T00:00:00Z") }
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            for name in names {
+                let decomposed = name.decomposedStringWithCanonicalMapping
+                try FileManager.default.moveItem(atPath: "\(upstream)/\(name).json", toPath: "\(upstream)/\(decomposed).json")
+            }
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let refused = try await CLI.tidemark(arguments, in: root + "/m")
+                #expect(refused.status == 1 && refused.stderr.contains("refusing to delete 3 of 3 items of 'items'")
+                        && refused.stderr.contains(#"it would delete items/"caf\303\251", items/"na\303\257ve""#)
+                        && refused.stderr.contains("3 of them come back as new items named the same but for their Unicode normalization"),
+                        "\(refused.stderr)")
+            }
+        }
+    }
+
     /// Emacs's lock of a file being edited (`.#a.json`, a link leading nowhere) is no item: a
     /// sync while someone edits a file goes on.
     @Test func anEditorsLockLinkIsNoItem() async throws {

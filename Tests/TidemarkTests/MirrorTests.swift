@@ -473,7 +473,7 @@ struct MirrorTests {
             let before = try await mirror.log().first?.commit
             upstream.removeAll()
             await #expect { _ = try await mirror.sync() } throws: {
-                if case .massDeletion(_, 10, 10) = $0 as? MirrorError { return true }
+                if case .massDeletion(_, 10, 10, _) = $0 as? MirrorError { return true }
                 return false
             }
             #expect(try await mirror.log().first?.commit == before)
