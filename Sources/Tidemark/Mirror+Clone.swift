@@ -53,7 +53,7 @@ extension Mirror {
         // A certificates file named relative to where the clone was started is stored as a full
         // path (a relative one in the config is relative to the mirror, as a `dir:` folder is).
         var adapterOptions = options.options
-        if let path = adapterOptions["sslCAInfo"], !path.isEmpty, !path.hasPrefix("/") {
+        if let path = adapterOptions["sslCAInfo"].map(Mirror.expandingHome), !path.isEmpty {
             adapterOptions["sslCAInfo"] = URL(fileURLWithPath: path).standardizedFileURL.path
         }
         var configuration = UpstreamConfiguration(spec: spec, collections: collections,

@@ -133,10 +133,17 @@ public actor Mirror {
         if configuration.kind == "dir", !configuration.location.isEmpty, !configuration.location.hasPrefix("/") {
             configuration.spec = "dir:" + workingTree + configuration.location
         }
-        if let path = configuration.options["sslCAInfo"], !path.isEmpty, !path.hasPrefix("/") {
-            configuration.options["sslCAInfo"] = workingTree + path
+        if let path = configuration.options["sslCAInfo"].map(Mirror.expandingHome), !path.isEmpty {
+            configuration.options["sslCAInfo"] = path.hasPrefix("/") ? path : workingTree + path
         }
         return configuration
+    }
+
+    /// `path` with a leading `~/` (or `~` alone) read as the home folder (`$HOME`), as git reads a path setting.
+    package static func expandingHome(_ path: String) -> String {
+        guard path == "~" || path.hasPrefix("~/") else { return path }
+        let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + path.dropFirst()
     }
 
     /// The adapter this mirror reads from.

@@ -45,6 +45,14 @@ struct PrivateAuthorityTests {
                     && untrusted.stderr.contains("git config tidemark.sslCAInfo <file.pem>"), "\(untrusted.stderr)")
             #expect(server.requests.isEmpty && !FileManager.default.fileExists(atPath: root + "/m"))
 
+            // Named relative to where `-C` says the clone runs.
+            try FileManager.default.createDirectory(atPath: root + "/team", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: root + "/ca.pem", toPath: root + "/team/ca.pem")
+            let dashC = try await CLI.tidemark(["-C", "team"] + clone + ["--option", "sslCAInfo=ca.pem", "t"], in: root,
+                                               environment: Self.systemTrust)
+            #expect(dashC.status == 0, "\(dashC.stderr)")
+            #expect(try await CLI.git(["config", "tidemark.sslCAInfo"], in: root + "/team/t") == root + "/team/ca.pem\n")
+
             // Named relative to where the clone starts: stored as a full path.
             let cloned = try await CLI.tidemark(clone + ["--option", "sslCAInfo=ca.pem", "m"], in: root, environment: Self.systemTrust)
             #expect(cloned.status == 0 && cloned.stdout.hasPrefix("Cloned 12 items (12 downloaded)"), "\(cloned.stderr)")
@@ -62,6 +70,20 @@ struct PrivateAuthorityTests {
             try await CLI.git(["config", "tidemark.sslCAInfo", ".git/corp-ca.pem"], in: mirror)
             let relative = try await CLI.tidemark(["-C", "m/templates", "fetch"], in: root, environment: Self.systemTrust)
             #expect(relative.status == 0, "\(relative.stderr)")
+
+            // `~` is the home folder, as in git's path settings.
+            try await CLI.git(["config", "tidemark.sslCAInfo", "~/ca.pem"], in: mirror)
+            var home = Self.systemTrust
+            home["HOME"] = root
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror, environment: home).status == 0)
+
+            // A folder without the names `openssl rehash` gives: said so.
+            try FileManager.default.createDirectory(atPath: root + "/unhashed", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: root + "/ca.pem", toPath: root + "/unhashed/ca.pem")
+            try await CLI.git(["config", "tidemark.sslCAInfo", root + "/unhashed"], in: mirror)
+            let unhashed = try await CLI.tidemark(["fetch"], in: mirror, environment: Self.systemTrust)
+            #expect(unhashed.status == 128 && unhashed.stderr.contains("holds no certificate named by its hash: run 'openssl rehash"),
+                    "\(unhashed.stderr)")
 
             // Another authority: refused, naming the file and where it was set.
             try await CLI.git(["config", "tidemark.sslCAInfo", root + "/other-ca.pem"], in: mirror)
@@ -119,6 +141,12 @@ struct PrivateAuthorityTests {
             let byFolder = try await CLI.tidemark(clone + ["by-folder"], in: root, environment: environment)
             #expect(byFolder.status == 0, "\(byFolder.stderr)")
             try await CLI.expectClean(root + "/by-folder")
+            // Both, as OpenSSL reads them: the file's authorities and the folder's are trusted (a
+            // missing folder in the list is passed over).
+            environment["SSL_CERT_FILE"] = root + "/other-ca.pem"
+            environment["SSL_CERT_DIR"] = root + "/missing:" + folder
+            let byBoth = try await CLI.tidemark(clone + ["by-both"], in: root, environment: environment)
+            #expect(byBoth.status == 0, "\(byBoth.stderr)")
         }
     }
 }

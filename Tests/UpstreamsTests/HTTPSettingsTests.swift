@@ -20,22 +20,31 @@ import Testing
         }
     }
 
+    /// The option names the certificates; without it OpenSSL's variables do, as OpenSSL reads
+    /// them: both the file and the folders (`:`-separated), those that exist.
     @Test func certificatesComeFromTheOptionThenOpenSSLsVariables() throws {
-        let file = TrustedCertificates(path: "/env/ca.pem", source: "SSL_CERT_FILE")
-        let both = ["SSL_CERT_FILE": "/env/ca.pem", "SSL_CERT_DIR": "/env/certs"]
-        #expect(try HTTPSettings().applying([:], environment: both).trustedCertificates == file)
-        #expect(try HTTPSettings().applying([:], environment: ["SSL_CERT_FILE": "", "SSL_CERT_DIR": "/env/certs"]).trustedCertificates
-                == TrustedCertificates(path: "/env/certs", source: "SSL_CERT_DIR"))
+        let folder = NSTemporaryDirectory() + "tidemark-trust-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder + "/certs", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        _ = FileManager.default.createFile(atPath: folder + "/ca.pem", contents: Data())
+        let file = folder + "/ca.pem", certs = folder + "/certs"
+        let both = ["SSL_CERT_FILE": file, "SSL_CERT_DIR": "\(folder)/missing:\(certs)"]
+        #expect(try HTTPSettings().applying([:], environment: both).trustedCertificates
+                == TrustedCertificates(path: file, source: "SSL_CERT_FILE", folders: [certs]))
+        #expect(try HTTPSettings().applying([:], environment: ["SSL_CERT_FILE": folder + "/missing.pem", "SSL_CERT_DIR": certs])
+                .trustedCertificates == TrustedCertificates(path: certs, source: "SSL_CERT_DIR"))
         #expect(try HTTPSettings().applying(["sslCAInfo": "/etc/corp.pem"], environment: both).trustedCertificates
                 == TrustedCertificates(path: "/etc/corp.pem", source: "tidemark.sslCAInfo"))
         #expect(try HTTPSettings().applying([:], environment: ["SSL_CERT_FILE": ""]).trustedCertificates == nil)
         // The failure names them, and where they were named; the system's store gets advice.
         struct Described: Error, CustomStringConvertible { let description: String }
         let untrusted = Described(description: "handshakeFailed(CERTIFICATE_VERIFY_FAILED)")
-        #expect(HTTPSession.transportFailure(untrusted, trusting: file).text == "the server's TLS certificate could not be verified "
-                + "against the certificates in /env/ca.pem (SSL_CERT_FILE): expired, self-signed, or issued by an authority not among "
-                + "them (name its certificate: git config tidemark.sslCAInfo <file.pem>)")
-        #expect(HTTPSession.transportFailure(untrusted).text.hasSuffix("or name its certificate: git config tidemark.sslCAInfo <file.pem>)"))
+        let fromEnvironment = TrustedCertificates(path: file, source: "SSL_CERT_FILE", folders: [certs])
+        #expect(HTTPSession.transportFailure(untrusted, trusting: fromEnvironment).text == "the server's TLS certificate could not be verified "
+                + "against the certificates in \(file) (SSL_CERT_FILE) and in \(certs) (SSL_CERT_DIR): expired, self-signed, or issued by "
+                + "an authority not among them (name its certificate in tidemark.sslCAInfo: clone --option sslCAInfo=<file.pem>, "
+                + "or git config tidemark.sslCAInfo <file.pem> in a mirror)")
+        #expect(HTTPSession.transportFailure(untrusted).text.hasSuffix("or git config tidemark.sslCAInfo <file.pem> in a mirror)"))
     }
 
     @Test func factoryRejectsBadHTTPOptions() {

@@ -378,10 +378,12 @@ public final class HTTPSession: Sendable {
             if text.contains("CERTIFICATE_VERIFY_FAILED") {
                 let why = trusted.map { (trusted) -> String in
                     "against \(trusted.described): expired, self-signed, or issued by an authority not among them"
-                        + (trusted.source == "tidemark.sslCAInfo" ? "" : " (name its certificate: git config tidemark.sslCAInfo <file.pem>)")
+                        + (trusted.source == "tidemark.sslCAInfo" ? "" : " (name its certificate in tidemark.sslCAInfo: "
+                            + "clone --option sslCAInfo=<file.pem>, or git config tidemark.sslCAInfo <file.pem> in a mirror)")
                 }
                     ?? "(expired, self-signed, or issued by an authority this machine does not trust: add the authority to the "
-                    + "system's (/etc/ssl/certs), or name its certificate: git config tidemark.sslCAInfo <file.pem>)"
+                    + "system's (/etc/ssl/certs), or name its certificate in tidemark.sslCAInfo: clone --option sslCAInfo=<file.pem>, "
+                    + "or git config tidemark.sslCAInfo <file.pem> in a mirror)"
                 return TransportFailure(text: "the server's TLS certificate could not be verified " + why,
                                         isConnecting: true, isRetryable: false)
             }

@@ -52,17 +52,16 @@ public struct HTTPSettings: Sendable {
     /// These settings with the upstream options `maxAttempts` (1-20), `timeout` (seconds allowed
     /// for one request, 1-3600), `maxItems` (``maxListedItems``, 1-100,000,000) and `sslCAInfo`
     /// (``trustedCertificates``) applied. Without `sslCAInfo`, OpenSSL's variables `SSL_CERT_FILE`
-    /// then `SSL_CERT_DIR` in `environment` name the certificates, as for curl and most TLS tools.
+    /// and `SSL_CERT_DIR` in `environment` name the certificates, as OpenSSL reads them
+    /// (``TrustedCertificates/fromEnvironment(_:)``).
     /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` naming the option when a value is out of range.
     public func applying(_ options: [String: String],
                          environment: [String: String] = ProcessInfo.processInfo.environment) throws -> HTTPSettings {
         var settings = self
         if let path = options["sslCAInfo"] {
             settings.trustedCertificates = TrustedCertificates(path: path, source: "tidemark.sslCAInfo")
-        } else if settings.trustedCertificates == nil,
-                  let (name, path) = ["SSL_CERT_FILE", "SSL_CERT_DIR"].lazy.compactMap({ name in
-                      environment[name].flatMap { $0.isEmpty ? nil : (name, $0) } }).first {
-            settings.trustedCertificates = TrustedCertificates(path: path, source: name)
+        } else if settings.trustedCertificates == nil {
+            settings.trustedCertificates = TrustedCertificates.fromEnvironment(environment)
         }
         settings.maxAttempts = try positiveOption(options, "maxAttempts", default: maxAttempts, max: 20)
         settings.requestTimeout = Double(try positiveOption(options, "timeout", default: Int(requestTimeout), max: 3600))

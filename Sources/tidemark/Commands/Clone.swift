@@ -122,6 +122,10 @@ extension TidemarkCommand {
             if let tokenEnv { adapterOptions["tokenEnv"] = tokenEnv }
             if let tokenCommand { adapterOptions["tokenCommand"] = tokenCommand }
             if let basicEnv { adapterOptions["basicEnv"] = basicEnv }
+            // A certificates file is named from where the clone runs: `-C` too.
+            if let path = adapterOptions["sslCAInfo"], !path.isEmpty {
+                adapterOptions["sslCAInfo"] = root.path(Mirror.expandingHome(path))
+            }
             var spec = upstream
             // An empty `dir:` stays empty (an error naming the missing folder), not the current folder.
             if spec.hasPrefix("dir:"), spec.count > 4 { spec = "dir:" + root.path(String(spec.dropFirst(4))) }
