@@ -165,10 +165,10 @@ extension Mirror {
                 let untagged = item.etag == nil && old.etag.hasPrefix(ListedItem.listingTagPrefix)
                 if old.isDated(item.lastModified), !untagged, item.etag == nil || item.etag == old.etag {
                     // Racily clean, as git calls a file as new as its index: stored from a
-                    // listing made in the second it was last dated (or before it), the item may
-                    // have changed since, still dated the same.
+                    // listing made in the second it was last dated (or before it; in its day,
+                    // for a date alone), the item may have changed since, still dated the same.
                     let racy = item.etag == nil && item.body == nil
-                        && (racyCheck.since.map { !(item.lastModified < $0) } ?? false || pending.contains(item.id))
+                        && (racyCheck.since.map { !(item.lastModified.latest < $0) } ?? false || pending.contains(item.id))
                     // Planned against HEAD, the fetched snapshot may hold another body at that
                     // date (a racily clean item's, tagged): a change all the same.
                     let fetchedAnother = cachedFrom.flatMap { from in from.position(of: item.id).map { from.entry(at: $0) } }

@@ -303,8 +303,11 @@ extension Mirror {
             var watermark = previousWatermark
             if downloadedAll, outcome.vanished.isEmpty, !listing.changedWhilePaging,
                let found = newestVersion(listing, cached: cached, since: previousWatermark, after: baseMessage),
-               case let newest = min(found, fetchStarted, listing.upstreamTime ?? fetchStarted),
-               watermark.map({ newest > $0 }) ?? true {
+               case let capped = min(found, fetchStarted, listing.upstreamTime ?? fetchStarted),
+               // Written as upstream dates its items (a Unix time stays one when capped), and
+               // rewritten when upstream moved to another form for the same instant.
+               case let newest = capped.raw == found.raw ? found : capped.written(like: found),
+               watermark.map({ newest > $0 || (newest == $0 && newest.isUnixTime != $0.isUnixTime) }) ?? true {
                 watermark = newest
             }
             watermarks.append((collection, watermark?.raw ?? "none"))

@@ -44,15 +44,45 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
     }
 
-    /// This instant moved by `delta` seconds (may be negative), written as this one is: a Unix
-    /// time in the same unit (an incremental listing's `since` in the form upstream dates
-    /// items with), else as ``render(seconds:nanoseconds:)`` writes it.
+    /// This instant moved by `delta` seconds (may be negative), written as this one is
+    /// (``written(like:)``): an incremental listing's `since` in the form upstream dates items with.
     public func adding(seconds delta: Int64) -> Timestamp {
-        let moved = Timestamp(seconds: seconds + delta, nanoseconds: nanoseconds)
-        guard let unit = Timestamp.unixUnit(raw), !raw.contains("."), moved.seconds >= 0 else { return moved }
-        let perSecond = Int64(1_000_000_000 / unit)
-        let text = String(moved.seconds * perSecond + Int64(moved.nanoseconds) / Int64(unit))
-        return Timestamp(text) ?? moved
+        Timestamp(seconds: seconds + delta, nanoseconds: nanoseconds).written(like: self)
+    }
+
+    /// This instant written as `other` is: a Unix time in its unit (seconds with as many
+    /// fractional digits), not before 1970; else as ``render(seconds:nanoseconds:)`` writes it,
+    /// not before the year 1 (a `since` of year 0 is refused by most servers). A watermark capped
+    /// at a listing's `Date` is written so too, and the next `since` with it.
+    public func written(like other: Timestamp) -> Timestamp {
+        if let unit = Timestamp.unixUnit(other.raw) {
+            guard seconds >= 0 else { return Timestamp(raw: "0", seconds: 0, nanoseconds: 0) }
+            let fraction = other.raw.utf8.split(separator: 46, maxSplits: 1, omittingEmptySubsequences: false).dropFirst().first?.count ?? 0
+            if fraction > 0, unit == 1_000_000_000 {
+                let digits = String(String(nanoseconds + 1_000_000_000).dropFirst().prefix(min(fraction, 9)))
+                return Timestamp(raw: "\(seconds).\(digits)", seconds: seconds, nanoseconds: nanoseconds)
+            }
+            let value = UInt64(seconds) * (1_000_000_000 / unit) + UInt64(nanoseconds) / unit
+            return Timestamp(raw: String(value), seconds: seconds, nanoseconds: nanoseconds)
+        }
+        let earliest: Int64 = -62_135_596_800  // 0001-01-01T00:00:00Z
+        return Timestamp(seconds: max(seconds, earliest), nanoseconds: seconds < earliest ? 0 : nanoseconds)
+    }
+
+    /// True when ``raw`` is a Unix time (digits), not a date-time.
+    public var isUnixTime: Bool { Timestamp.unixUnit(raw) != nil }
+
+    /// The last instant this version may stand for: a date alone stands for its whole day (an
+    /// item edited again that day keeps it), anything else for itself.
+    public var latest: Timestamp {
+        let dateOnly = raw.utf8.count == 10 && raw.utf8.dropFirst(4).first == 45 && raw.utf8.dropFirst(7).first == 45
+        return dateOnly ? Timestamp(seconds: seconds + 86_399, nanoseconds: 999_999_999) : self
+    }
+
+    private init(raw: String, seconds: Int64, nanoseconds: Int32) {
+        self.raw = raw
+        self.seconds = seconds
+        self.nanoseconds = nanoseconds
     }
 
     public static func == (lhs: Timestamp, rhs: Timestamp) -> Bool {
@@ -153,7 +183,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// The words naming what ``init(_:)`` accepts, for an error.
-    public static let acceptedForms = "an ISO 8601 date-time (2024-05-01T10:00:00Z) or date, or a Unix time in seconds or milliseconds"
+    public static let acceptedForms = "an ISO 8601 date-time (2024-05-01T10:00:00Z) or date, or a Unix time of 9 digits or more "
+        + "(seconds; milliseconds from 12 digits, micro- and nanoseconds from 15 and 18)"
 
     private static func parse(_ b: [UInt8]) -> (Int64, Int32)? {
         if let unix = parseUnixTime(b) { return unix }

@@ -103,6 +103,27 @@ struct MirrorTests {
     /// its changed body is one change; one the failed run did check is not asked for again; the
     /// same instant listed in other words with the same body changes no line (it made a snapshot
     /// of "no changes").
+    /// An item dated by a day alone (`2024-05-01`) may be edited again that day under the same
+    /// date: it is racily clean through its whole day, not only within the overlap of its
+    /// midnight, so a second edit the same day is downloaded.
+    @Test func anItemDatedByItsDayIsCheckedThroughThatDay() async throws {
+        try await withScratch { path in
+            let upstream = TestUpstream()
+            upstream.listsDatesOnly = true
+            let today = String(Timestamp(date: Date()).raw.prefix(10))
+            upstream.put(ItemID("today"), today, body: #"{"edit": 1}"#)
+            upstream.put(ItemID("old"), "2024-01-01", body: #"{"edit": 1}"#)
+            _ = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            let mirror = try await Mirror.open(at: path + "/m", upstream: upstream)
+            _ = upstream.takeDownloads()
+            upstream.put(ItemID("today"), today, body: #"{"edit": 2}"#)
+            _ = try await mirror.sync()
+            #expect(upstream.takeDownloads() == [ItemID("today")], "the day-old one is settled")
+            #expect(try await mirror.cachedContents(of: "today", in: "items").map { String(decoding: $0, as: UTF8.self) }?
+                .contains("2") == true)
+        }
+    }
+
     @Test func aRacilyCleanItemStaysSoUntilADownloadOfItSucceeds() async throws {
         try await withScratch { path in
             let upstream = TestUpstream()
@@ -363,6 +384,21 @@ struct MirrorTests {
             upstream.put(ItemID("item-2"), Timestamp(date: Date()).raw)
             #expect(try await mirror.fetch().downloaded == 1)
             #expect(upstream.lastSince.map { $0 < watermark } == true)
+        }
+    }
+
+    /// Items dated by Unix times (milliseconds): a watermark capped at the fetch's start is
+    /// written as one too, so the next incremental listing's `since` is in the form upstream takes.
+    @Test func aCappedUnixTimeWatermarkStaysAUnixTime() async throws {
+        try await withScratch { path in
+            let upstream = seeded(2)
+            upstream.put(ItemID("item-1"), "1704067200000")
+            upstream.put(ItemID("item-2"), "4102444800000")  // 2100: past the fetch's start
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            let text = try #require(try await mirror.log().first?.collections.first?.watermark)
+            #expect(text.count == 13 && text.allSatisfy(\.isNumber), "\(text)")
+            _ = try await mirror.fetch()
+            #expect(upstream.lastSince?.isUnixTime == true, "\(String(describing: upstream.lastSince))")
         }
     }
 

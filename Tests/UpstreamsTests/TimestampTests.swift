@@ -38,6 +38,11 @@ import Testing
         // Moved (a listing's `since`), it is written in its unit; its last digit is its resolution.
         #expect(millis.adding(seconds: -60).raw == "1704067140123" && Timestamp("1704067200")!.adding(seconds: 1).raw == "1704067201")
         #expect(millis.resolution == 1_000_000 && midnight.adding(seconds: 1).raw == "2024-01-01T00:00:01Z")
+        // A fraction keeps its digits; before 1970 a Unix time is 0, before the year 1 a date-time is the year 1.
+        #expect(later.adding(seconds: -60).raw == "1704067140.25" && Timestamp("315532800")!.adding(seconds: -400_000_000).raw == "0")
+        #expect(Timestamp("0001-01-01T00:00:00Z")!.adding(seconds: -60).raw == "0001-01-01T00:00:00Z")
+        // Written like another: a capped watermark in the form its items have.
+        #expect(midnight.written(like: millis).raw == "1704067200000" && midnight.written(like: millis).isUnixTime)
         for text in ["2021", "12345678", "-1704067200", "1704067200.", "1e9", "17040672000000000000", "2024-02-30", "1704067200 "] {
             #expect(Timestamp(text) == nil, "\(text)")
         }
