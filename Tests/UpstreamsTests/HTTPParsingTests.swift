@@ -273,4 +273,24 @@ struct JSONValueTests {
             }
         }
     }
+
+    /// An error body's code and message are shown in the shapes common APIs write them.
+    @Test func errorBodiesOfCommonShapesAreShown() throws {
+        let credentials = try Credentials(options: [:], environment: [:])
+        func shown(_ body: String) -> String {
+            HTTPResult(url: URL(string: "http://x/items")!, status: 400, headers: [], body: Data(body.utf8))
+                .shownErrorCode(redacting: credentials)
+        }
+        #expect(shown(#"{"code":"rest_invalid_param","message":"Invalid parameter(s): per_page","data":{"params":{"per_page":"too big"}}}"#)
+                == " (rest_invalid_param: Invalid parameter(s): per_page; per_page: too big)")
+        #expect(shown(#"{"error":"invalid_since","message":"since must be digits"}"#) == " (invalid_since: since must be digits)")
+        #expect(shown(#"{"message":"since must be digits"}"#) == " (since must be digits)")
+        #expect(shown(#"{"error":{"code":400,"message":"Bad since"}}"#) == " (400: Bad since)")
+        #expect(shown(#"{"type":"about:blank","title":"Bad Request","detail":"since is not a number"}"#)
+                == " (Bad Request: since is not a number)")
+        #expect(shown(#"{"errors":[{"title":"Invalid","detail":"since"}]}"#) == " (Invalid: since)")
+        #expect(shown(#"{"error":"invalid_grant","error_description":"expired"}"#) == " (invalid_grant: expired)")
+        #expect(shown("[1]") == "" && shown("not json") == "" && shown("{}") == "")
+    }
+
 }

@@ -491,20 +491,33 @@ extension HTTPResult {
     /// ``errorCode`` for a message, ` (code)`, or empty: the secrets of `credentials` taken out
     /// first (an echoed token), then at most 100 characters, quoted like git quotes names when it
     /// holds a control character (the server's text must not drive a terminal).
-    /// ` (code: message; param: why)` from a JSON error body (WordPress's `code`, `message` and
-    /// `data.params`; DocuSign's `errorCode` and `message`), redacted and at most 300 characters;
-    /// empty when the body names no code.
+    /// ` (code: message; param: why)` from a JSON error body, redacted and at most 300
+    /// characters; empty when the body says nothing of the kind. Read as the common shapes write
+    /// them: WordPress's `code`, `message` and `data.params`; DocuSign's `errorCode`; `error` as a
+    /// code beside `message` or `error_description` (OAuth), or as an object of `code` and
+    /// `message`; RFC 7807's `title` and `detail`; JSON:API's and GraphQL's `errors` list.
     func shownErrorCode(redacting credentials: Credentials) -> String {
-        guard let code = errorCode else { return "" }
-        var text = code
-        if case .object(let fields)? = try? JSONValue.parse(body) {
-            if case .string(let message)? = fields["message"], !message.isEmpty { text += ": " + message }
-            if case .object(let data)? = fields["data"], case .object(let params)? = data["params"] {
-                for (name, why) in params.members {
-                    if case .string(let reason) = why { text += "; \(name): \(reason)" }
-                }
+        guard case .object(let fields)? = try? JSONValue.parse(body) else { return "" }
+        func text(_ value: JSONValue?) -> String? {
+            switch value {
+            case .string(let text)? where !text.isEmpty: return text
+            case .integer(let number)?: return String(number)
+            default: return nil
             }
         }
-        return " (\(CQuoting.quoted(String(credentials.redact(text).prefix(300)))))"
+        var inner = fields
+        if case .object(let error)? = fields["error"] { inner = error }
+        if case .array(let errors)? = fields["errors"], case .object(let first)? = errors.first { inner = first }
+        let code = text(fields["code"]) ?? text(fields["errorCode"]) ?? text(fields["error"]) ?? text(inner["code"]) ?? text(inner["title"])
+        let message = text(fields["message"]) ?? text(fields["error_description"]) ?? text(fields["detail"])
+            ?? text(inner["message"]) ?? text(inner["detail"])
+        var shown = [code, message].compactMap({ $0 }).joined(separator: ": ")
+        guard !shown.isEmpty else { return "" }
+        if case .object(let data)? = fields["data"], case .object(let params)? = data["params"] {
+            for (name, why) in params.members {
+                if case .string(let reason) = why { shown += "; \(name): \(reason)" }
+            }
+        }
+        return " (\(CQuoting.quoted(String(credentials.redact(shown).prefix(300)))))"
     }
 }
