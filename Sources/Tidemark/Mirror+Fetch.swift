@@ -482,6 +482,7 @@ extension Mirror {
         failures.sort()
         vanished.sort()
         try writeStateLines(Mirror.fetchVanishedState, vanished)
+        try writeStateLines(Mirror.fetchUnconfirmedState, unconfirmed)
         if failures.isEmpty, !interrupted { try writeState("last-fetch", listedAt + "\n", durable: false) }
         // A whole listing that was due (or asked for) and showed every deletion: the next is
         // due a `tidemark.fullListingInterval` later.

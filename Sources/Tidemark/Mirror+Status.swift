@@ -63,6 +63,10 @@ public struct StatusReport: Sendable {
     /// The items the last fetch found gone upstream since its listing (`collection/id: reason`),
     /// left as the snapshot had them; the next fetch lists them again.
     public var fetchVanished: [String] = []
+    /// The items the last fetch's listing left out whose deletion it could not confirm (asked
+    /// for, they failed with an error other than 404 or 410), `collection/id: error`: kept, and
+    /// no deletion of their collection applied. Like ``fetchVanished``, no bar to ``isClean``.
+    public var fetchUnconfirmed: [String] = []
     /// Why the last fetch was refused, storing nothing (a mass deletion without
     /// `--allow-mass-delete`, a collection dropped from `tidemark.collection`): the
     /// upstream-tracking snapshot is an earlier fetch's. Nil once a fetch stores.
@@ -247,6 +251,7 @@ extension Mirror {
         report.ownCommits = ownCommits
         report.fetchFailures = stateLines(Mirror.fetchFailuresState)
         report.fetchVanished = stateLines(Mirror.fetchVanishedState)
+        report.fetchUnconfirmed = stateLines(Mirror.fetchUnconfirmedState)
         report.fetchRefused = timedStateSinceLastFetch(Mirror.fetchRefusedState)
         report.fetchFailed = timedStateSinceLastFetch(Mirror.fetchFailedState)
         report.fetchInterrupted = timedStateSinceLastFetch(Mirror.fetchInterruptedState)

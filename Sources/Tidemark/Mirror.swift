@@ -691,6 +691,8 @@ public actor Mirror {
     }
     /// The state file listing the items the last fetch found gone since its listing.
     static let fetchVanishedState = "fetch-vanished"
+    /// The items the last fetch's listing left out whose deletion it could not confirm.
+    static let fetchUnconfirmedState = "fetch-unconfirmed"
     /// The state file holding when the last whole listing that was due or asked for started
     /// (``fullListingDue(now:)``).
     static let fullListingState = "last-full-listing"

@@ -272,7 +272,9 @@ func confirmingDeletions(_ first: ListingPass, cached: some CachedVersions, coll
         do {
             return try await exists!(id)
         } catch UpstreamError.http(let status, let url, let message) {
-            unconfirmed.append("\(collection)/\(CQuoting.quoted(id)): " + UpstreamError.http(status: status, url: url, message: message).description)
+            // Without the advice on credentials a refusal gets: here it is no refusal of the listing's.
+            let plain = message.components(separatedBy: "; no credentials are configured").first ?? message
+            unconfirmed.append("\(collection)/\(CQuoting.quoted(id)): " + UpstreamError.http(status: status, url: url, message: plain).description)
             return true
         }
     }

@@ -387,6 +387,22 @@ struct MirrorTests {
         }
     }
 
+    /// Items whose deletion a listing could not confirm are named by the fetch and by `status`
+    /// until a fetch confirms them; they leave `isClean` alone, as vanished items do.
+    @Test func unconfirmedDeletionsAreNamedUntilAFetchConfirmsThem() async throws {
+        try await withScratch { path in
+            let upstream = seeded(3)
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            upstream.unconfirmed = ["items/gone: HTTP 403 from http://x/items/gone: Forbidden"]
+            #expect(try await mirror.fetch().unconfirmed == upstream.unconfirmed)
+            let status = try await mirror.status()
+            #expect(status.fetchUnconfirmed == upstream.unconfirmed && status.isClean)
+            upstream.unconfirmed = []
+            _ = try await mirror.fetch()
+            #expect(try await mirror.status().fetchUnconfirmed.isEmpty)
+        }
+    }
+
     /// Items dated by Unix times (milliseconds): a watermark capped at the fetch's start is
     /// written as one too, so the next incremental listing's `since` is in the form upstream takes.
     @Test func aCappedUnixTimeWatermarkStaysAUnixTime() async throws {

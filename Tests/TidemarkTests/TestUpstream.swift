@@ -33,6 +33,8 @@ final class TestUpstream: Upstream, @unchecked Sendable {
     /// Items are listed by their date alone (no validator, none reported unchanged by position),
     /// as DocuSign, WordPress and `rest` with `itemURL` list them.
     var listsDatesOnly = false
+    /// Items each listing says it could not confirm deleted (``Listing/unconfirmed``).
+    var unconfirmed: [String] = []
 
     init(collections: [String] = ["items"]) {
         self.collections = collections
@@ -76,6 +78,7 @@ final class TestUpstream: Upstream, @unchecked Sendable {
         var listing = Listing(items: items, isComplete: listingIsComplete, unchanged: unchanged, requests: 1)
         listing.changedWhilePaging = listingChangedWhilePaging
         listing.upstreamTime = upstreamTime
+        listing.unconfirmed = unconfirmed
         return listing
     }
 

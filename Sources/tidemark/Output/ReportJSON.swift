@@ -27,6 +27,7 @@ struct StatusJSON: Encodable {
     var otherPaths: [OtherPath]?
     var fetchFailures: [String]?
     var fetchVanished: [String]?
+    var fetchUnconfirmed: [String]?
     var fetchRefused: String?
     var fetchFailed: String?
     var fetchInterrupted: String?
@@ -45,6 +46,7 @@ struct StatusJSON: Encodable {
         ownCommits = report.ownCommits.isEmpty ? nil : report.ownCommits
         fetchFailures = report.fetchFailures.isEmpty ? nil : report.fetchFailures
         fetchVanished = report.fetchVanished.isEmpty ? nil : report.fetchVanished
+        fetchUnconfirmed = report.fetchUnconfirmed.isEmpty ? nil : report.fetchUnconfirmed
         fetchRefused = report.fetchRefused
         fetchFailed = report.fetchFailed
         fetchInterrupted = report.fetchInterrupted

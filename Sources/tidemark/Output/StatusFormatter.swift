@@ -91,6 +91,12 @@ enum StatusFormatter {
                 + "\(them), left as \(one ? "it was" : "they were"); the next fetch lists \(them) again:\n"
                 + indented(report.fetchVanished)
         }
+        if !report.fetchUnconfirmed.isEmpty {
+            let one = report.fetchUnconfirmed.count == 1
+            out += "The last fetch could not confirm the deletion of \(report.fetchUnconfirmed.count) item\(one ? "" : "s") its listing "
+                + "left out (asked for, \(one ? "it" : "they") answered neither 404 nor 410): kept, and no deletion applied until a "
+                + "listing confirms \(one ? "it" : "them"):\n" + indented(report.fetchUnconfirmed)
+        }
         if let failure = report.upkeepFailure {
             out += "The object store upkeep of the last sync or fetch failed (the next one tries again; 'git fsck' checks the objects):\n"
                 + indented([terminalSafe(failure)], style: output.red)
