@@ -139,6 +139,13 @@ public actor Mirror {
         return configuration
     }
 
+    /// The ISO 8601 date-time of a version written as a Unix time (`1704153600123`), for display;
+    /// nil for any other text.
+    package static func dateOfUnixTime(_ text: String) -> String? {
+        guard let time = Timestamp(text), time.isUnixTime else { return nil }
+        return Timestamp(seconds: time.seconds, nanoseconds: time.nanoseconds).raw
+    }
+
     /// `path` with a leading `~/` (or `~` alone) read as the home folder (`$HOME`), as git reads a path setting.
     package static func expandingHome(_ path: String) -> String {
         guard path == "~" || path.hasPrefix("~/") else { return path }

@@ -415,6 +415,8 @@ struct MirrorTests {
             #expect(text.count == 13 && text.allSatisfy(\.isNumber), "\(text)")
             _ = try await mirror.fetch()
             #expect(upstream.lastSince?.isUnixTime == true, "\(String(describing: upstream.lastSince))")
+            // `tidemark log` shows such a watermark with its date.
+            #expect(Mirror.dateOfUnixTime("1704067200123") == "2024-01-01T00:00:00.123Z" && Mirror.dateOfUnixTime("2024-01-01") == nil)
         }
     }
 

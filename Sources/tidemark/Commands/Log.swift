@@ -61,7 +61,9 @@ extension TidemarkCommand {
                 emit("Date:      \(snapshot.date)\n")
                 if let items = snapshot.items { emit("Items:     \(items)\n") }
                 for mark in snapshot.collections {
-                    emit("Watermark: \(mark.name) \(mark.watermark ?? "none")\n")
+                    // A Unix time is shown with its date too.
+                    let date = mark.watermark.flatMap(Mirror.dateOfUnixTime).map { " (\($0))" } ?? ""
+                    emit("Watermark: \(mark.name) \(mark.watermark ?? "none")\(date)\n")
                 }
                 emit("\n    \(snapshot.summary)\n\n")
             }
