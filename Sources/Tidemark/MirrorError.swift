@@ -156,7 +156,7 @@ public enum MirrorError: Error, CustomStringConvertible {
                 + MirrorError.list(report.failures, limit: 20)
         case .cloneIncomplete(let report):
             return "\(report.failures.count) item\(report.failures.count == 1 ? "" : "s") could not be downloaded, so the clone was removed; run it again "
-                + "(once upstream serves them whole, for an item it serves malformed):\n"
+                + "(once upstream serves them whole, for an item it serves malformed, or its file is fixed or removed, for a folder's):\n"
                 + MirrorError.list(report.failures, limit: 20)
         case .detachedHead(let commit):
             return "HEAD is detached at \(commit.short()); tidemark moves the branch a mirror has checked out. Check it out again ('git switch main') and run the command again"

@@ -61,7 +61,7 @@ extension TidemarkCommand {
                 : report.previous == nil ? "tidemark/upstream made at \(report.current?.short() ?? "-")"
                 : "\(report.previous!.short())..\(report.current?.short() ?? "-")  tidemark/upstream"
             let dropped = report.collections.filter(\.dropped).map { "; collection '\($0.name)' dropped: not in tidemark.collection" }
-            return "Listed \(report.listed) items, downloaded \(report.downloaded); behind: \(report.behind.summary)"
+            return "Listed \(report.listed) item\(report.listed == 1 ? "" : "s"), downloaded \(report.downloaded); behind: \(report.behind.summary)"
                 + dropped.joined() + " (\(moved))"
         }
     }
