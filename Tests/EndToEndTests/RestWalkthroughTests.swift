@@ -178,7 +178,8 @@ struct RestWalkthroughTests {
                  "--option", "itemsPath=/data/items", "--option", "paging=next-field:/links/next",
                  "--option", "itemURL=\(server.baseURL)/rest/items/{id}", "--option", "maxAttempts=2"], in: root)
             #expect(failedClone.status == 128 && failedClone.stderr.contains("1 item could not be downloaded, so the clone was removed; run it again "
-                    + "(once upstream serves them whole, for an item it serves malformed):\n\titems/\(failing): HTTP 503"),
+                    + "(once upstream serves them whole, for an item it serves malformed, or its file is fixed or removed, for a folder's):"
+                    + "\n\titems/\(failing): HTTP 503"),
                     "\(failedClone.stderr)")
             #expect(!FileManager.default.fileExists(atPath: root + "/c"))
 

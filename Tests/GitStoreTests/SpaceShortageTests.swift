@@ -18,15 +18,17 @@ struct SpaceShortageTests {
                 process.waitUntilExit()
                 return process.terminationStatus
             }
-            guard try run("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", disk]) == 0 else { return }
+            guard try run("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", disk]) == 0 else { return }
             defer { _ = try? run("/usr/bin/umount", [disk]) }
             let repository = try Repository.create(at: disk + "/repo")
             #expect(repository.spaceShortage() == nil)
             // Filled: what is left is less than a MiB.
-            _ = FileManager.default.createFile(atPath: disk + "/filler", contents: Data(count: 1_600_000))
+            _ = FileManager.default.createFile(atPath: disk + "/filler", contents: Data(count: 7_600_000))
             let shortage = try #require(repository.spaceShortage())
             #expect(shortage.hasPrefix("the file system holding '\(disk)/repo/.git' is full ("), "\(shortage)")
             try FileManager.default.removeItem(atPath: disk + "/filler")
+            // The space comes back as the file system frees it.
+            for _ in 0..<50 where repository.spaceShortage() != nil { try await Task.sleep(nanoseconds: 20_000_000) }
             #expect(repository.spaceShortage() == nil)
         }
     }
