@@ -265,7 +265,8 @@ extension Mirror {
                     }
                 }
             }
-            while next < min(jobs, total) { enqueue() }
+            // Cancelled meanwhile (the listing ended as the signal came): none starts.
+            while next < min(jobs, total), !Task.isCancelled { enqueue() }
             var done = 0
             /// The blob `base` holds for a cached item (nil when it cannot be read).
             func cachedBlob(_ old: ManifestEntry) -> ObjectID? {

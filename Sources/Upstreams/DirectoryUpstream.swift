@@ -129,6 +129,8 @@ public struct DirectoryUpstream: Upstream {
                     result = early
                 } else {
                     if next == chunkStart + chunk.count {
+                        // Interrupted (a signal, a cancelled task): no more files read.
+                        if Task.isCancelled { throw CancellationError() }
                         chunkStart = next
                         chunk = read(changed[next..<Self.chunkEnd(changed, from: next)], collection: collection)
                     }
@@ -417,6 +419,8 @@ public struct DirectoryUpstream: Upstream {
                 group.addTask {
                     var done: [(Int, [FolderResult])] = []
                     while case let index = next.value.add(1, ordering: .relaxed).oldValue, index < folders.count {
+                        // Interrupted (a signal, a cancelled task): the scan stops.
+                        try Task.checkCancellation()
                         done.append((index, try scanTree(folders[index], within: root, cached: cached)))
                     }
                     let versions = try cached.loaded()

@@ -46,6 +46,23 @@ struct DirectoryUpstreamTests {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     }
 
+    /// A listing whose task is cancelled (a signal in the CLI) stops scanning and reading,
+    /// sharded or not: it throws `CancellationError` instead of reading every file first.
+    @Test(arguments: [true, false])
+    func aCancelledListingStops(_ sharded: Bool) async throws {
+        try await withScratch { path in
+            for index in 0..<200 {
+                try write(#"{"n": \#(index)}"#, to: path + "/up/" + (sharded ? "s\(index % 8)/" : "") + "i\(index).json")
+            }
+            let upstream = try DirectoryUpstream(UpstreamConfiguration(spec: "dir:\(path)/up"))
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await upstream.list(collection: "items", since: nil, cached: .none)
+            }
+            await #expect(throws: CancellationError.self) { _ = try await task.value }
+        }
+    }
+
     /// A file dated past 2262 (nanoseconds since 1970 past `Int64`) is listed, with a signature
     /// of its own.
     @Test func aFileDatedPast2262IsListed() async throws {

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 
-/// While a clone runs, SIGINT, SIGTERM and SIGHUP remove what it made of the destination, as
+/// While a clone runs, SIGINT, SIGTERM, SIGHUP and SIGQUIT remove what it made of the destination, as
 /// `git clone` does, then end the process as the signal would: a clone that was interrupted
 /// leaves no half-made mirror that a second `clone` would refuse as not empty.
 ///
@@ -9,7 +9,7 @@ import Foundation
 /// writing when the signal comes: a destination it created is first renamed aside (so their
 /// paths no longer lead into it), then removed.
 final class CloneInterruption: @unchecked Sendable {
-    static let signals = [SIGINT, SIGTERM, SIGHUP]
+    static let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
     private let destination: String
     private let existed: Bool
     private var sources: [DispatchSourceSignal] = []

@@ -65,7 +65,7 @@ extension TidemarkCommand {
             var pipeEnds: [Int32] = [0, 0]
             guard pipe(&pipeEnds) == 0 else { throw CommandFailure.fatal("cannot make a pipe: \(String(cString: strerror(errno)))") }
             let stopWrite = pipeEnds[1]
-            let sources = [SIGINT, SIGTERM, SIGHUP].compactMap { number -> DispatchSourceSignal? in
+            let sources = [SIGINT, SIGTERM, SIGHUP, SIGQUIT].compactMap { number -> DispatchSourceSignal? in
                 // One the process was started ignoring (a script's background job's SIGINT,
                 // nohup's SIGHUP) stays ignored, as for clone.
                 let previous = signal(number, SIG_IGN)
