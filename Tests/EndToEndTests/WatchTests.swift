@@ -108,6 +108,12 @@ struct WatchTests {
             let watcher = try CLI.spawnTidemark(["watch"], in: mirror)
             #expect(await CLI.waitForFile(mirror + "/.git/tidemark/watch.sock", seconds: 60))
             #expect(kill(watcher.pid, SIGSTOP) == 0)
+            // Stopped once the kernel says so (`T` in /proc/<pid>/stat), not when the signal is sent.
+            for _ in 0..<200 {
+                let stat = (try? String(contentsOfFile: "/proc/\(watcher.pid)/stat", encoding: .utf8)) ?? ""
+                if stat.split(separator: ")").last?.split(separator: " ").first == "T" { break }
+                try await Task.sleep(nanoseconds: 10_000_000)
+            }
             let status = try await CLI.tidemark(["watch", "--status"], in: mirror)
             #expect(status.status == 0 && status.stdout == "A watcher runs for this mirror (pid \(watcher.pid)) but does not answer "
                         + "yet: it is starting (walking the folder) or suspended.\n", "\(status.stdout)\(status.stderr)")
