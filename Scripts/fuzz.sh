@@ -19,7 +19,7 @@ mkdir -p "$OUT/src"
 sources() {
     case "$1" in
     listing)
-        echo Fuzz/ListingFuzz.swift Sources/Upstreams/{JSONValue,JSONParser,JSONWriter,CQuoting,Timestamp,ItemID,ListingAccumulator,Upstream,UpstreamError}.swift \
+        echo Fuzz/ListingFuzz.swift Sources/Upstreams/{JSONValue,JSONParser,JSONWriter,CQuoting,Timestamp,Timestamp+JSON,ItemID,ListingAccumulator,Upstream,UpstreamError}.swift \
             Sources/Upstreams/HTTP/{HTTPResult,HTTPDate,URLSafety,HTTPStatistics}.swift ;;
     canonical-json)
         sed '/^import Upstreams$/d' Sources/Tidemark/CanonicalJSON.swift > "$OUT/src/CanonicalJSON.swift"

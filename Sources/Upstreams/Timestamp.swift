@@ -166,22 +166,6 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         return text + "Z"
     }
 
-    /// A version field's value: a date-time string, or a Unix time as a JSON number or string
-    /// (``init(_:)``); nil for anything else.
-    public init?(versionValue value: JSONValue) {
-        guard let text = Timestamp.versionText(of: value) else { return nil }
-        self.init(text)
-    }
-
-    /// The text of a version field's value: a string's, or a number's as written; nil for other values.
-    public static func versionText(of value: JSONValue) -> String? {
-        switch value {
-        case .string(let text), .number(let text): return text
-        case .integer(let number): return String(number)
-        default: return nil
-        }
-    }
-
     /// The words naming what ``init(_:)`` accepts, for an error.
     public static let acceptedForms = "an ISO 8601 date-time (2024-05-01T10:00:00Z) or date, or a Unix time of 9 digits or more "
         + "(seconds; milliseconds from 12 digits, micro- and nanoseconds from 15 and 18)"
