@@ -139,18 +139,13 @@ void tidemark_signal_window_close(void) {
     // A signal sent while no thread could take it (every thread blocking it: the one that
     // unblocks it not yet running) is still pending: it came in the window, and is noted here
     // rather than left to end the process once its default action is back.
-    if (window_open && (users & USE_WINDOW)) {
-        sigset_t window_signals;
-        sigemptyset(&window_signals);
-        sigaddset(&window_signals, SIGINT);
-        sigaddset(&window_signals, SIGTERM);
-        sigaddset(&window_signals, SIGHUP);
+    if (window_open) {
         sigset_t pending;
         sigemptyset(&pending);
         sigpending(&pending);
-        for (int i = 0; i < 3; i++) {
-            int number = i == 0 ? SIGINT : i == 1 ? SIGTERM : SIGHUP;
-            if (!sigismember(&pending, number)) continue;
+        for (size_t i = 0; i < WATCHED; i++) {
+            int number = watched[i];
+            if (number == SIGQUIT || !sigismember(&pending, number)) continue;
             sigset_t one, previous;
             sigemptyset(&one);
             sigaddset(&one, number);

@@ -383,8 +383,7 @@ extension Mirror {
                 return try body()
             } catch {
                 let missing = (try? repository.missingFromDisk(written())) ?? []
-                if let first = missing.first { throw repository.spaceShortage().map { .objectsNotWritten(reason: $0) }
-                    ?? .objectsRemoved(count: missing.count, first: first) }
+                if let first = missing.first { throw objectsMissing(count: missing.count, first: first) }
                 throw error
             }
         }
@@ -544,9 +543,15 @@ extension Mirror {
         for folder in folders { lookUp(folder) }
         let missing = try mirrorErrors { try repository.missingFromDisk(Array(ids)) }
         if !missing.isEmpty || unreadable > 0 {
-            if let shortage = repository.spaceShortage() { throw .objectsNotWritten(reason: shortage) }
-            throw .objectsRemoved(count: missing.count + unreadable, first: missing.first)
+            throw objectsMissing(count: missing.count + unreadable, first: missing.first)
         }
+    }
+
+    /// The error for objects this run wrote that are missing from disk: a write lost to a full
+    /// disk when the disk is full (``MirrorError/objectsNotWritten(reason:)``), else a prune run
+    /// meanwhile (``MirrorError/objectsRemoved(count:first:)``).
+    func objectsMissing(count: Int, first: ObjectID?) -> MirrorError {
+        repository.spaceShortage().map { .objectsNotWritten(reason: $0) } ?? .objectsRemoved(count: count, first: first)
     }
 
     /// What a sync would change in one collection: HEAD's manifest against the new one. HEAD's is

@@ -246,12 +246,11 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// Digits alone, perhaps with a fraction: a Unix time, its unit told by how many digits the
     /// whole part has (see ``init(_:)``).
     private static func parseUnixTime(_ b: [UInt8]) -> (Int64, Int32)? {
+        guard let unit = unixUnit(String(decoding: b, as: UTF8.self)) else { return nil }
         let whole = b.prefix { $0 >= 48 && $0 <= 57 }
-        guard (9...19).contains(whole.count), whole.count == b.count || b[whole.count] == 46 else { return nil }
         let fraction = b.dropFirst(whole.count + 1)
-        guard whole.count == b.count || (!fraction.isEmpty && fraction.allSatisfy { $0 >= 48 && $0 <= 57 }) else { return nil }
-        guard let value = UInt64(String(decoding: whole, as: UTF8.self)),
-              let unit = unixUnit(String(decoding: whole, as: UTF8.self)) else { return nil }
+        guard whole.count == b.count || (!fraction.isEmpty && fraction.allSatisfy { $0 >= 48 && $0 <= 57 }),
+              let value = UInt64(String(decoding: whole, as: UTF8.self)) else { return nil }
         var nanos = (value % (1_000_000_000 / unit)) * unit
         var scale = unit
         for digit in fraction.prefix(9) {
