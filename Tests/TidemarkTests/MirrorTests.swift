@@ -327,6 +327,8 @@ struct MirrorTests {
             let before = try await mirror.log(from: "tidemark/upstream").first
             for collection in ["a", "b"] { upstream.put(ItemID("\(collection)-0"), "2024-03-01T00:00:00Z", in: collection) }
             upstream.listingDelays = ["b": 30]
+            // The clone's downloads forgotten: the wait below is for the fetch's own.
+            _ = upstream.takeDownloads()
             let task = Task { try await mirror.fetch() }
             while upstream.takeDownloads().isEmpty { try await Task.sleep(nanoseconds: 5_000_000) }
             try await Task.sleep(nanoseconds: 100_000_000)
