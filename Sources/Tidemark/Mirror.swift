@@ -140,9 +140,10 @@ public actor Mirror {
     }
 
     /// The ISO 8601 date-time of a version written as a Unix time (`1704153600123`), for display;
-    /// nil for any other text.
+    /// nil for any other text, and for a number of fewer than 9 digits (a `0` meaning "never", a
+    /// revision counter), which names no date worth showing.
     package static func dateOfUnixTime(_ text: String) -> String? {
-        guard let time = Timestamp(text), time.isUnixTime else { return nil }
+        guard let time = Timestamp(text), time.isUnixTime, time.seconds >= 100_000_000 else { return nil }
         return Timestamp(seconds: time.seconds, nanoseconds: time.nanoseconds).raw
     }
 

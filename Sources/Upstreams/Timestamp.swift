@@ -16,10 +16,11 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// Parses an ISO 8601 / RFC 3339 date-time. A value without an offset is read as UTC
     /// (WordPress `*_gmt` fields); a date alone is its midnight, UTC. Accepts any number of
-    /// fractional digits (kept to 9). Digits alone (nine or more: a year is no such time) are a Unix
-    /// time: seconds, or milliseconds
-    /// (12 to 14 digits), microseconds (15 to 17) or nanoseconds (18 or 19), as JavaScript's
-    /// `Date.now()` and others write it. Returns nil when the text is none of these.
+    /// fractional digits (kept to 9). Digits alone are a Unix time: seconds (up to 11 digits; a
+    /// small number, such as a `0` meaning "never" or a revision counter, is a time early in
+    /// 1970, which keeps its order), or milliseconds (12 to 14 digits), microseconds (15 to 17) or
+    /// nanoseconds (18 or 19), as JavaScript's `Date.now()` and others write it. Returns nil when
+    /// the text is none of these.
     public init?(_ raw: String) {
         guard let parsed = Timestamp.parse(Array(raw.utf8)) else { return nil }
         self.raw = raw
@@ -167,7 +168,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// The words naming what ``init(_:)`` accepts, for an error.
-    public static let acceptedForms = "an ISO 8601 date-time (2024-05-01T10:00:00Z) or date, or a Unix time of 9 digits or more "
+    public static let acceptedForms = "an ISO 8601 date-time (2024-05-01T10:00:00Z) or date, or a Unix time in digits "
         + "(seconds; milliseconds from 12 digits, micro- and nanoseconds from 15 and 18)"
 
     private static func parse(_ b: [UInt8]) -> (Int64, Int32)? {
@@ -239,7 +240,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// many digits its whole part has; nil for a date-time.
     private static func unixUnit(_ raw: String) -> UInt64? {
         let count = raw.utf8.prefix { $0 >= 48 && $0 <= 57 }.count
-        guard (9...19).contains(count), count == raw.utf8.count || raw.utf8.dropFirst(count).first == 46 else { return nil }
+        guard (1...19).contains(count), count == raw.utf8.count || raw.utf8.dropFirst(count).first == 46 else { return nil }
         return count <= 11 ? 1_000_000_000 : count <= 14 ? 1_000_000 : count <= 17 ? 1_000 : 1
     }
 

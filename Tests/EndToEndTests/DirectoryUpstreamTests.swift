@@ -513,7 +513,7 @@ struct DirectoryUpstreamEndToEndTests {
             #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
             // Failing in different steps: the listing's (no object, no id) and the download's (no JSON).
             // Made in reverse order: a small folder lists its files in the order they were made.
-            let bodies = [("zeta", "{ not json"), ("num", "5"), ("noid", #"{"lastModified": "2021"}"#), ("empty", ""),
+            let bodies = [("zeta", "{ not json"), ("num", "5"), ("noid", #"{"lastModified": "last year"}"#), ("empty", ""),
                           ("bad", "{ not json"), ("arr", "[1]")]
             let names = bodies.map(\.0)
             for (name, body) in bodies { try Data(body.utf8).write(to: URL(fileURLWithPath: root + "/up/\(name).json")) }

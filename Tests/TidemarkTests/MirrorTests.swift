@@ -422,6 +422,28 @@ struct MirrorTests {
         }
     }
 
+    /// Versions that are small numbers (a `0` meaning "never", a revision counter) are versions
+    /// like any other: they were refused, and failed every listing of the collection. A bumped
+    /// counter downloads its item alone; `tidemark log` shows no 1970 date for such a watermark.
+    @Test func smallNumbersAreVersionsToo() async throws {
+        try await withScratch { path in
+            let upstream = TestUpstream()
+            upstream.put(ItemID("never"), "0")
+            upstream.put(ItemID("counted"), "7")
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            #expect(Set(upstream.takeDownloads()) == [ItemID("never"), ItemID("counted")])
+            #expect(try await mirror.log().first?.collections.first?.watermark == "7")
+            upstream.put(ItemID("counted"), "8", body: #"{"revision": 8}"#)
+            let report = try await mirror.sync()
+            #expect(upstream.takeDownloads() == [ItemID("counted")] && report.counts == ChangeCounts(changed: 1))
+            #expect(try String(contentsOfFile: path + "/m/items/counted.json", encoding: .utf8).contains("8"))
+            #expect(try await mirror.log().first?.collections.first?.watermark == "8" && Mirror.dateOfUnixTime("8") == nil)
+            _ = try await mirror.sync()
+            let clean = try await mirror.status().isClean
+            #expect(upstream.takeDownloads().isEmpty && clean)
+        }
+    }
+
     /// Upstream's clock behind this machine's (its items dated 2024 while the fetch runs now):
     /// an item edited on a page already read while a later page is read shows there at its old
     /// version, and the later page lists an edit made after it. The watermark stops at upstream's

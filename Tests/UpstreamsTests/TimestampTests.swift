@@ -43,7 +43,11 @@ import Testing
         #expect(Timestamp("0001-01-01T00:00:00Z")!.adding(seconds: -60).raw == "0001-01-01T00:00:00Z")
         // Written like another: a capped watermark in the form its items have.
         #expect(midnight.written(like: millis).raw == "1704067200000" && midnight.written(like: millis).isUnixTime)
-        for text in ["2021", "12345678", "-1704067200", "1704067200.", "1e9", "17040672000000000000", "2024-02-30", "1704067200 "] {
+        // A small number is seconds too (a `0` meaning "never", a revision counter), in order.
+        #expect(Timestamp("0") == Timestamp(seconds: 0) && Timestamp("12345678") == Timestamp(seconds: 12_345_678))
+        #expect(Timestamp("9")! < Timestamp("10")! && Timestamp(versionValue: .integer(3))?.raw == "3" && Timestamp("2.5")?.nanoseconds == 500_000_000)
+        #expect(Timestamp("7")!.adding(seconds: -60).raw == "0" && Timestamp("7")!.isUnixTime)
+        for text in ["-1", "-1704067200", "1704067200.", "1e9", "17040672000000000000", "2024-02-30", "1704067200 ", "0x10", "+5"] {
             #expect(Timestamp(text) == nil, "\(text)")
         }
     }
