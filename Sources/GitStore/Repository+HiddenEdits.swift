@@ -103,6 +103,22 @@ extension Repository {
         }
     }
 
+    /// The commits an unfinished merge joins to HEAD (`MERGE_HEAD`, one per line), in its order;
+    /// empty when no merge is under way.
+    public func mergeHeads() throws(GitError) -> [ObjectID] {
+        final class Heads { var ids: [ObjectID] = [] }
+        let heads = Heads()
+        let rc = withExtendedLifetime(heads) {
+            git_repository_mergehead_foreach(pointer, { oid, payload in
+                if let oid, let payload { Unmanaged<Heads>.fromOpaque(payload).takeUnretainedValue().ids.append(ObjectID(oid)) }
+                return 0
+            }, Unmanaged.passUnretained(heads).toOpaque())
+        }
+        if rc == GIT_ENOTFOUND.rawValue { return [] }
+        _ = try check(rc, "reading MERGE_HEAD")
+        return heads.ids
+    }
+
     /// Whether a `git bisect` is under way (`BISECT_LOG`): it detaches HEAD at the commits it
     /// checks out until `git bisect reset`.
     public var isBisecting: Bool {

@@ -395,7 +395,11 @@ extension Mirror {
         guard let upstream = try trackedUpstreamCommit() else { throw .nothingFetched("nothing to apply offline") }
         let head = try headCommit()
         let branch = try checkedOutBranch()
-        if head?.tree == upstream.tree {
+        // `--force` during a merge (a `git pull` of another clone of the mirror that conflicted)
+        // finishes it: the new snapshot joins the commits merged, so the branch holds them and
+        // can be pushed; ending the merge alone left it diverged, the pull to conflict again.
+        let joined = force ? try mergedCommits(into: head) : []
+        if head?.tree == upstream.tree, joined.isEmpty {
             // Nothing to apply; but as `git pull` does, not during a conflict or an unfinished
             // merge, which `--force` ends.
             overwrittenEdits = []
@@ -425,7 +429,7 @@ extension Mirror {
         } else {
             counts = try changes(from: head?.tree, to: upstream.tree)
         }
-        if upstream.parents != (head.map { [$0.id] } ?? []) {
+        if upstream.parents != (head.map { [$0.id] } ?? []) || !joined.isEmpty {
             var message = SnapshotMessage.parse(upstream.message)
                 ?? SnapshotMessage(verb: "Sync", upstream: settings.upstream, collections: [], counts: counts, items: 0)
             message.verb = "Sync"
@@ -435,12 +439,13 @@ extension Mirror {
             // A sync restores nothing (the upstream snapshot may be a rollback that stood for it).
             message.restores = nil
             target = try mirrorErrors {
-                try repository.createCommit(tree: upstream.tree, parents: head.map { [$0.id] } ?? [],
+                try repository.createCommit(tree: upstream.tree, parents: (head.map { [$0.id] } ?? []) + joined,
                                             message: message.render(), author: signature(), committer: signature(.committer))
             }
         }
+        let merged = joined.isEmpty ? "" : ", merging " + joined.map { $0.short() }.joined(separator: " ")
         let paths = try moveBranch(branch, from: head, to: target, force: force,
-                                   reflog: head == nil ? "tidemark clone: from \(settings.upstream)" : "tidemark sync: \(counts.summary)",
+                                   reflog: head == nil ? "tidemark clone: from \(settings.upstream)" : "tidemark sync: \(counts.summary)\(merged)",
                                    changed: reusable?.built.flatMap { $0.baseTree == head?.tree ? $0.paths : nil })
         if target != upstream.id {
             try updateRef(Mirror.upstreamRef, to: target, expected: upstream.id, message: "tidemark sync: rebased on \(branch)")
@@ -493,6 +498,21 @@ extension Mirror {
         }
         if force { overwrittenEdits = Mirror.adding(try endGitOperation(at: targetCommit.tree), to: overwrittenEdits) }
         return moved
+    }
+
+    /// The commits an unfinished merge joins to `head` (`MERGE_HEAD`), for `--force` to record
+    /// as the new snapshot's other parents, when each is a snapshot of this upstream (another
+    /// clone's sync, which the new snapshot supersedes); none when no merge is under way, or when
+    /// it merges a commit of the user's: that merge ends as `git reset --hard` ends it, so the
+    /// change it would have dropped is not recorded as merged.
+    func mergedCommits(into head: Commit?) throws(MirrorError) -> [ObjectID] {
+        guard let head, repository.operationInProgress() == "merge" else { return [] }
+        let heads = try mirrorErrors { try repository.mergeHeads() }.filter { $0 != head.id }
+        for id in heads {
+            guard let commit = try? repository.commit(id), let message = try writtenSnapshotMessage(commit),
+                  isSnapshotOfThisUpstream(message) else { return [] }
+        }
+        return heads
     }
 
     /// Refuses unmerged files (which libgit2's checkout cannot start over), and an unfinished

@@ -139,11 +139,16 @@ public enum MirrorError: Error, CustomStringConvertible {
                 + "the working tree:\n" + MirrorError.list(paths, limit: 20)
                 + "\nResolve them (edit the file, then 'git add' it; or 'git checkout HEAD -- <file>' to drop your side, "
                 + "'git rm <file>' for one the snapshot deleted), "
-                + "or run with --force to have the items it changes overwritten."
+                + "or run with --force to have the items it changes overwritten"
+                + (command == "sync" ? " (a merge of another clone's snapshots, as a 'git pull' makes, is then finished "
+                    + "with upstream's snapshot)." : ".")
         case .operationInProgress(let operation, let command):
             let finish: String
             switch operation {
-            case "merge": finish = "finish it ('git commit') or abort it ('git merge --abort'), or run with --force to end it as 'git reset --hard' does"
+            case "merge":
+                finish = "finish it ('git commit') or abort it ('git merge --abort'), or run with --force to "
+                    + (command == "sync" ? "end it with upstream's snapshot (a merge of another clone's snapshots is recorded, "
+                        + "one of your own commits ends as 'git reset --hard' ends it)" : "end it as 'git reset --hard' does")
             case "rebase", "am": finish = "finish it ('git \(operation) --continue') or abort it ('git \(operation) --abort') first"
             case "bisect": finish = "end it ('git bisect reset', which checks the branch out again) first"
             case "revert", "cherry-pick":

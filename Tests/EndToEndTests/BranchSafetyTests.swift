@@ -1218,6 +1218,51 @@ struct BranchSafetyTests {
         }
     }
 
+    /// Two clones of a mirror shared through a bare repository, each synced between pulls: the
+    /// pull conflicts in the manifest (neighbouring lines), and `sync --force` finishes the merge
+    /// with upstream's snapshot, both sides as parents, so the branch can be pushed. It ended the
+    /// merge as `git reset --hard` does: the branch stayed diverged, the push was refused and the
+    /// next pull conflicted again.
+    @Test func aConflictedPullOfAnotherClonesSnapshotsIsFinishedBySyncForce() async throws {
+        try await withScratch { root in
+            let (upstream, alice) = try await CrashTests.cloned(3, in: root)
+            let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
+            _ = try await CLI.git(["init", "-q", "--bare", "-b", "main", root + "/remote.git"], in: root)
+            _ = try await CLI.git(["remote", "add", "origin", root + "/remote.git"], in: alice)
+            _ = try await CLI.git(["push", "-q", "-u", "origin", "main"], in: alice)
+            _ = try await CLI.git(["clone", "-q", root + "/remote.git", root + "/bob"], in: root)
+            let bob = root + "/bob"
+            _ = try await CLI.git(["config", "tidemark.upstream", "dir:" + upstream], in: bob)
+            _ = try await CLI.git(["config", "tidemark.collection", "items"], in: bob)
+            try writeItem(upstream, "i1", lastModified: "2021-05-01T00:00:00Z", extra: #", "v": 3"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: alice).status == 0)
+            _ = try await CLI.git(["push", "-q", "origin", "main"], in: alice)
+            try writeItem(upstream, "i2", lastModified: "2021-05-02T00:00:00Z", extra: #", "v": 4"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: bob).status == 0)
+            let pull = try await CLI.run("/usr/bin/git", git + ["pull", "-q", "--no-rebase", "--no-edit", "origin", "main"], in: bob)
+            #expect(pull.status != 0 && FileManager.default.fileExists(atPath: bob + "/.git/MERGE_HEAD"), "\(pull.stdout)")
+            let refused = try await CLI.tidemark(["sync"], in: bob)
+            #expect(refused.status == 1 && refused.stderr.contains("is then finished with upstream's snapshot"), "\(refused.stderr)")
+            let theirs = try await CLI.git(["rev-parse", "MERGE_HEAD"], in: bob)
+            let forced = try await CLI.tidemark(["sync", "--force"], in: bob)
+            #expect(forced.status == 0, "\(forced.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: bob + "/.git/MERGE_HEAD"))
+            // Both sides are parents of the new snapshot, which holds both changes.
+            let parents = try await CLI.git(["rev-list", "--parents", "-n", "1", "HEAD"], in: bob).split(whereSeparator: \.isWhitespace)
+            #expect(parents.count == 3 && parents[2] + "\n" == theirs, "\(parents)")
+            #expect(try await CLI.git(["status", "--porcelain"], in: bob) == "")
+            let (first, second) = (try await CLI.git(["show", "HEAD:items/i1.json"], in: bob), try await CLI.git(["show", "HEAD:items/i2.json"], in: bob))
+            #expect(first.contains(#""v": 3"#) && second.contains(#""v": 4"#), "\(first) \(second)")
+            #expect(try await CLI.tidemark(["status", "--exit-code"], in: bob).status == 0)
+            _ = try await CLI.git(["push", "-q", "origin", "main"], in: bob)
+            #expect(try await CLI.run("/usr/bin/git", git + ["pull", "-q", "--ff-only"], in: alice).status == 0)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: alice).status == 0)
+            let (aliceHead, bobHead) = (try await CLI.git(["rev-parse", "HEAD"], in: alice), try await CLI.git(["rev-parse", "HEAD"], in: bob))
+            #expect(aliceHead == bobHead)
+            _ = try await CLI.git(["fsck", "--strict"], in: bob)
+        }
+    }
+
     /// A merge left unfinished (its conflict resolved and staged, not committed): a sync, its dry
     /// run and a rollback refuse as `git pull` does; `--force` ends the merge as `git reset --hard`
     /// does, what it staged included (MERGE_HEAD stayed, and the next `git commit` recorded the
