@@ -73,6 +73,10 @@ public actor Mirror {
     /// Waits for the set-up ``prepareInBackground()`` started; at once when none was started.
     package static func finishPreparing() { Library.finishInitialisation() }
 
+    /// The current folder's absolute path, however long (relative paths are resolved against it:
+    /// Foundation's gives `/` past 1,024 bytes).
+    public static var currentDirectory: String { GitStore.currentDirectory() }
+
     /// Opens the mirror containing `path` (searching parent folders, like git).
     /// - Parameter upstream: an adapter of the app's own to use instead of the configured one; it
     ///   must mirror the mirror's collections.

@@ -215,7 +215,7 @@ struct TidemarkCommand: AsyncParsableCommand {
         let workTree = environment["GIT_WORK_TREE"].flatMap { $0.isEmpty ? nil : path($0) }
         let mirror: Mirror
         do {
-            mirror = try Mirror.open(at: (gitDir == nil ? nil : workTree) ?? directory ?? FileManager.default.currentDirectoryPath)
+            mirror = try Mirror.open(at: (gitDir == nil ? nil : workTree) ?? directory ?? Mirror.currentDirectory)
         } catch {
             guard let gitDir else { throw CommandFailure.fatal(error.description) }
             throw CommandFailure.fatal(error.description + "; GIT_DIR is set ('\(gitDir)'), but tidemark finds a mirror from its "
@@ -262,8 +262,8 @@ struct TidemarkCommand: AsyncParsableCommand {
     /// Resolves a user-given path against `-C`.
     func path(_ given: String) -> String {
         if given.hasPrefix("/") { return given }
-        let base = directory.map { $0.hasPrefix("/") ? $0 : FileManager.default.currentDirectoryPath + "/" + $0 }
-            ?? FileManager.default.currentDirectoryPath
+        let base = directory.map { $0.hasPrefix("/") ? $0 : Mirror.currentDirectory + "/" + $0 }
+            ?? Mirror.currentDirectory
         return base + "/" + given
     }
 }

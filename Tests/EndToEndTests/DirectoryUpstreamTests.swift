@@ -16,6 +16,24 @@ struct DirectoryUpstreamEndToEndTests {
         _ = Array(contents.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 
+    /// Run from a folder whose path is over 1,024 bytes (a deep CI workspace), relative paths are
+    /// that folder's: Foundation's current folder gave `/` there, so `clone dir:./u m` failed
+    /// ("'/./u' does not exist"), `clone dir:<abs> tmp/x` wrote `/tmp/x`, and `status` found no mirror.
+    @Test func relativePathsInAFolderDeeperThan1024BytesAreThatFolders() async throws {
+        try await withScratch { root in
+            let deep = root + String(repeating: "/" + String(repeating: "d", count: 100), count: 11)
+            try FileManager.default.createDirectory(atPath: deep + "/u", withIntermediateDirectories: true)
+            try writeItem(deep + "/u", "a", lastModified: "2021-01-01T00:00:00Z")
+            let cloned = try await CLI.tidemark(["clone", "-q", "dir:./u", "m"], in: deep)
+            #expect(cloned.status == 0, "\(cloned.stderr)")
+            #expect(FileManager.default.fileExists(atPath: deep + "/m/items/a.json"))
+            let status = try await CLI.tidemark(["status", "--porcelain"], in: deep + "/m/items")
+            #expect(status.status == 0 && status.stderr.isEmpty, "\(status.stderr)")
+            let other = try await CLI.tidemark(["clone", "-q", "dir:" + deep + "/u", "tmp/x"], in: deep)
+            #expect(other.status == 0 && FileManager.default.fileExists(atPath: deep + "/tmp/x/items/a.json"), "\(other.stderr)")
+        }
+    }
+
     /// A file or folder whose name is not UTF-8 and would not become an item is ignored like
     /// any other; a `*.json` file so named is an error naming it quoted, never raw bytes.
     @Test func namesThatAreNotUTF8MatterOnlyForItems() async throws {

@@ -42,7 +42,7 @@ public enum Library {
         var template = Array((NSTemporaryDirectory() + "tidemark-global-config-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { return }
         let folder = String(cString: made)
-        let target = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
+        let target = file.hasPrefix("/") ? file : currentDirectory() + "/" + file
         guard symlink(target, folder + "/.gitconfig") == 0 else {
             rmdir(folder)
             return
