@@ -10,8 +10,9 @@ enum Entrypoint {
         // libgit2's set-up (about 5 ms) while the arguments are parsed: about 3 ms off every command.
         Mirror.prepareInBackground()
         growHeapInLargeSteps()
+        openClosedStandardDescriptors()
         await TidemarkCommand.runMain()
-        Mirror.finishPreparing()
+        exitProcess(0)
     }
 
     /// glibc's heap grows, and is trimmed back, in steps of 32 MiB instead of 128 KiB

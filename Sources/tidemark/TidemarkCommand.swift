@@ -272,6 +272,10 @@ struct TidemarkCommand: AsyncParsableCommand {
 /// (``Entrypoint``) is over: exit handlers must not run while another thread is in it.
 func exitProcess(_ code: Int32) -> Never {
     Mirror.finishPreparing()
+    if code < 128, let failure = standardOutputFailure() {
+        writeStandardError("fatal: \(failure)\n")
+        Foundation.exit(128)
+    }
     Foundation.exit(code)
 }
 

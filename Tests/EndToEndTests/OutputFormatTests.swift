@@ -88,6 +88,26 @@ struct OutputFormatTests {
     }
 }
 
+    /// Output that cannot be written (a full disk) fails the command as git's does, exit 128:
+    /// `status --json > state.json` exited 0 with an empty file. A closed stdout or stderr is
+    /// `/dev/null`'s, as git makes it, so nothing the run writes there lands in a file it opens.
+    @Test func stdoutThatCannotBeWrittenFailsTheCommand() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            for command in ["log", "status --json", "help sync", "config"] {
+                let full = try await CLI.run("/bin/sh", ["-c", "\"$0\" \(command) >/dev/full", CLI.tidemark], in: mirror)
+                #expect(full.status == 128 && full.stderr == "fatal: write failure on 'stdout': No space left on device\n",
+                        "\(command): \(full.status) \(full.stderr)")
+            }
+            try writeItem(upstream, "i2", lastModified: "2021-05-01T00:00:00Z", extra: #", "v": 2"#)
+            let closed = try await CLI.run("/bin/sh", ["-c", "\"$0\" sync -v >&- 2>&-", CLI.tidemark], in: mirror)
+            #expect(closed.status == 0)
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(try String(contentsOfFile: mirror + "/items/i2.json", encoding: .utf8).contains(#""v": 2"#))
+            _ = try await CLI.git(["fsck", "--strict"], in: mirror)
+        }
+    }
+
 /// What the documents say of particular outputs, checked one by one.
 @Suite("End to end: outputs as the documents describe them")
 struct DocumentedOutputTests {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import Tidemark
 
 /// Output flags shared by the commands: colour, quiet, progress.
@@ -39,8 +40,39 @@ extension InterruptedSync {
 /// Writes to standard output without Swift's print buffering surprises. When the reader has
 /// gone (`tidemark log | head -1`), the process ends as a tool killed by SIGPIPE does (141),
 /// silently: the output is only written once the command's work is done.
+/// Any other error (a full disk, `>/dev/full`) is kept, and the command then ends with git's
+/// `fatal: write failure on 'stdout'`, exit 128 (``standardOutputFailure()``): an empty
+/// `status --json > state.json` must not pass for a report.
 func emit(_ text: String) {
-    if !writeAll(1, text), errno == EPIPE { exitProcess(128 + SIGPIPE) }
+    guard !writeAll(1, text) else { return }
+    if errno == EPIPE { exitProcess(128 + SIGPIPE) }
+    _ = stdoutWriteError.compareExchange(expected: 0, desired: errno, ordering: .relaxed)
+}
+
+/// The `errno` of the first failed write to stdout (0 when none failed).
+private let stdoutWriteError = Atomic<Int32>(0)
+
+/// Git's message for output that could not be written (``emit(_:)``, or what `print` left
+/// buffered), nil when all of it was.
+func standardOutputFailure() -> String? {
+    if fflush(nil) != 0, errno != EPIPE {
+        _ = stdoutWriteError.compareExchange(expected: 0, desired: errno, ordering: .relaxed)
+    }
+    let code = stdoutWriteError.load(ordering: .relaxed)
+    return code == 0 ? nil : "write failure on 'stdout': \(String(cString: strerror(code)))"
+}
+
+/// Opens `/dev/null` on standard input, output or error when the process started with it closed
+/// (`tidemark log >&-`), as git does: else the first file the run opens (a lock, an item being
+/// written) takes that number, and what is written to stdout or stderr lands in it.
+func openClosedStandardDescriptors() {
+    for descriptor: Int32 in 0...2 where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+        let opened = open("/dev/null", O_RDWR)
+        if opened >= 0, opened != descriptor {
+            dup2(opened, descriptor)
+            close(opened)
+        }
+    }
 }
 
 /// `text` with each control character other than a newline or tab (C0, DEL, C1) written as
