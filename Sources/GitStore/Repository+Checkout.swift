@@ -66,6 +66,12 @@ extension Repository {
         // A mirror's files are its items as upstream sent them. Without filters, checkout also
         // skips the attribute lookups it would make for each file written.
         options.disable_filters = 1
+        // Folders and files as git makes them, 0777 and 0666 less the umask (libgit2 makes them
+        // 0755 and 0644): under umask 002 a group shares the working tree. The file mode counts
+        // for every file, so only when the umask lets more than 0644 through (items are never
+        // executable; an executable file of the user's gets 0666 less the umask too then).
+        options.dir_mode = 0o777
+        if processUmask & 0o022 != 0o022 { options.file_mode = 0o666 }
         if inPlace { options.file_open_flags = O_CREAT | O_WRONLY }
         options.baseline = baselineTree
         // libgit2's message counts conflicts ("1 conflict prevents checkout"); its notifications

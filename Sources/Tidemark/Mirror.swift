@@ -642,8 +642,8 @@ public actor Mirror {
         // A new file, never one found there (a symbolic link planted under that name would have
         // the write go where it leads): what a killed process of the same pid left goes first.
         let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
-        var fd = Glibc.open(temporary, flags, 0o644)
-        if fd < 0, errno == EEXIST, unlink(temporary) == 0 { fd = Glibc.open(temporary, flags, 0o644) }
+        var fd = Glibc.open(temporary, flags, 0o666)
+        if fd < 0, errno == EEXIST, unlink(temporary) == 0 { fd = Glibc.open(temporary, flags, 0o666) }
         guard fd >= 0 else { throw fail("open") }
         let bytes = Array(text.utf8)
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }

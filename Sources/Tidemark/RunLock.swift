@@ -41,7 +41,10 @@ final class RunLock {
         self.path = path
         // Never through a symbolic link (one planted in `.git`, a mirror unpacked from an archive):
         // the lock is written and emptied, which would empty the file it leads to.
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
+        // A lock another member of a shared mirror's group created, which this user may not
+        // write, still locks: `flock` needs no write access (the holder's pid is then not noted).
+        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o666)
+        if fd < 0, errno == EACCES { fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
         var info = stat()
         guard fd >= 0, fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             let reason = fd >= 0 ? EINVAL : errno

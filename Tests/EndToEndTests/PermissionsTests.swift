@@ -36,6 +36,31 @@ struct PermissionsTests {
         }
     }
 
+    /// Under umask 002 (a group sharing a mirror) folders and files are 0775 and 0664, as git
+    /// makes them: libgit2's checkout made them 0755 and 0644, the run lock and state files 0644,
+    /// so another member of the group could not sync. Under 022 they stay 0755 and 0644.
+    @Test func theUmaskDecidesTheModesAsInGit() async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            try writeItem(root + "/up", "a", lastModified: "2021-01-01T00:00:00Z")
+            func modes(_ mirror: String, _ paths: [String]) -> [String] {
+                paths.map { path in
+                    var info = stat()
+                    return lstat(mirror + "/" + path, &info) == 0 ? String(info.st_mode & 0o777, radix: 8) : "none"
+                }
+            }
+            let paths = ["items", "items/a.json", "items/b.json", ".tidemark/items.manifest", ".git/tidemark.lock", ".git/tidemark/last-sync"]
+            for (mask, folder, file) in [("002", "775", "664"), ("022", "755", "644")] {
+                let script = "umask \(mask) && \"$0\" clone -q dir:up m\(mask)"
+                    + " && printf '{\"lastModified\": \"2021-01-02T00:00:00Z\"}' > up/b.json && \"$0\" -C m\(mask) sync -q"
+                let run = try await CLI.run("/bin/sh", ["-c", script, CLI.tidemark], in: root)
+                #expect(run.status == 0, "\(run.stderr)")
+                #expect(modes(root + "/m" + mask, paths) == [folder] + Array(repeating: file, count: 5), "umask \(mask)")
+                try FileManager.default.removeItem(atPath: root + "/up/b.json")
+            }
+        }
+    }
+
     /// An item file the user cannot read (`chmod 000`) is its item's failure: the other changes
     /// are stored on `tidemark/upstream`, the run exits 128 naming it, and `status` lists it as
     /// not downloaded until a fetch reads it.

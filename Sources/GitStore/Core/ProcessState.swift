@@ -11,3 +11,13 @@ public func currentDirectory() -> String {
     }
     return ProcessInfo.processInfo.environment["PWD"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "."
 }
+
+/// The process's file mode creation mask, read once (from `/proc/self/status`: `umask()` can
+/// only be read by setting it, and another thread may create a file meanwhile); git's 022 when
+/// it cannot be read.
+public let processUmask: mode_t = {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+          let mask = mode_t(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8) else { return 0o022 }
+    return mask
+}()
