@@ -161,6 +161,16 @@ struct PermissionsTests {
                 #expect(foreign.status == 128 && foreign.stderr.contains("dubious ownership in repository at '\(mirror)'")
                         && foreign.stderr.contains("safe.directory"), "\(foreign.stderr)")
             }
+            // `safe.directory = *` (CI runners set it) trusts it, as git does; an empty value
+            // after it takes that back.
+            let config = root + "/.gitconfig"
+            try Data("[safe]\n\tdirectory = *\n".utf8).write(to: URL(fileURLWithPath: config))
+            _ = chmod(config, 0o644)
+            let trusted = try await Self.asNobody(["-C", mirror + "/items", "status", "--porcelain"], in: root, home: root)
+            #expect(trusted.status == 0 && trusted.stdout == " M items/i2\n", "\(trusted.stderr)")
+            try Data("[safe]\n\tdirectory = *\n\tdirectory =\n".utf8).write(to: URL(fileURLWithPath: config))
+            let reset = try await Self.asNobody(["-C", mirror, "status"], in: root, home: root)
+            #expect(reset.status == 128 && reset.stderr.contains("dubious ownership"), "\(reset.stderr)")
         }
     }
 }

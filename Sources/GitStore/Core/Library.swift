@@ -115,6 +115,30 @@ public enum Library {
         _ = tidemark_set_owner_validation(enabled ? 1 : 0)
     }
 
+    /// Whether the user's system or global git config trusts every repository
+    /// (`safe.directory = *`, not reset by an empty value after it), which git honours and
+    /// libgit2 1.5 does not.
+    static func trustsEveryRepository() -> Bool {
+        ensureInitialised()
+        var config: OpaquePointer?
+        guard git_config_open_default(&config) == 0, let config else { return false }
+        defer { git_config_free(config) }
+        var iterator: OpaquePointer?
+        guard git_config_iterator_glob_new(&iterator, config, "^safe\\.directory$") == 0, let iterator else { return false }
+        defer { git_config_iterator_free(iterator) }
+        var values: [(level: Int32, value: String)] = []
+        var entry: UnsafeMutablePointer<git_config_entry>?
+        while git_config_next(&entry, iterator) == 0, let entry {
+            values.append((entry.pointee.level.rawValue, entry.pointee.value.map { String(cString: $0) } ?? ""))
+        }
+        // Read as git reads them: system, then global, each in file order.
+        var trusted = false
+        for (_, value) in values.enumerated().sorted(by: { ($0.element.level, $0.offset) < ($1.element.level, $1.offset) }).map(\.element) {
+            if value.isEmpty { trusted = false } else if value == "*" { trusted = true }
+        }
+        return trusted
+    }
+
     /// The linked libgit2 version, e.g. `1.5.1`.
     public static var version: String {
         ensureInitialised()
