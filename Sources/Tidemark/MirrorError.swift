@@ -7,6 +7,9 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// The folder is not a tidemark mirror: no repository, or (`isRepository`) a git repository
     /// whose config has no `tidemark.upstream`.
     case notAMirror(String, isRepository: Bool = false)
+    /// A git repository with no `tidemark.upstream` whose HEAD is a snapshot naming its upstream
+    /// and collections: a `git clone` of a mirror (git does not clone `.git/config`).
+    case unconfiguredClone(String, upstream: String, collections: [String])
     /// `clone` was pointed at a folder that is not empty.
     case destinationNotEmpty(String)
     /// An option or argument is not usable.
@@ -92,6 +95,13 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .notAMirror(let path, true):
             return "not a tidemark mirror: the git repository \(path) has no tidemark.upstream in its config "
                 + "(tidemark clone makes a mirror; git config tidemark.upstream restores a removed setting)"
+        case .unconfiguredClone(let path, let upstream, let collections):
+            let quoted = "'" + upstream.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            return "not a tidemark mirror yet: the git repository \(path) has no tidemark.upstream in its config (git does not "
+                + "clone .git/config); its snapshots are of \(upstream), so to sync it give it the mirror's settings:\n"
+                + "\tgit config tidemark.upstream \(quoted)\n"
+                + collections.map { "\tgit config --add tidemark.collection \($0)\n" }.joined()
+                + "and the credentials and options the mirror has ('tidemark -C <mirror> config' lists them), then 'tidemark fetch'"
         case .destinationNotEmpty(let path): return "destination path '\(path)' already exists and is not an empty directory"
         case .invalidArgument(let message): return message
         case .locked(let pid, let path):

@@ -104,7 +104,12 @@ public struct MirrorSettings: Sendable, Equatable {
     static func load(from repository: Repository) throws(MirrorError) -> MirrorSettings {
         try mirrorErrors {
             guard let upstream = try repository.configString("tidemark.upstream") else {
-                throw MirrorError.notAMirror(repository.workdir ?? repository.gitDirectory, isRepository: true)
+                let path = repository.workdir ?? repository.gitDirectory
+                if let head = try? repository.commit(repository.revparse("HEAD")), let message = SnapshotMessage.parse(head.message),
+                   !message.upstream.isEmpty {
+                    throw MirrorError.unconfiguredClone(path, upstream: message.upstream, collections: message.collections.map(\.name))
+                }
+                throw MirrorError.notAMirror(path, isRepository: true)
             }
             var options: [String: String] = [:]
             for key in adapterOptionKeys {

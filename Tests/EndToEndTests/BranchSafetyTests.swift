@@ -1232,8 +1232,13 @@ struct BranchSafetyTests {
             _ = try await CLI.git(["push", "-q", "-u", "origin", "main"], in: alice)
             _ = try await CLI.git(["clone", "-q", root + "/remote.git", root + "/bob"], in: root)
             let bob = root + "/bob"
-            _ = try await CLI.git(["config", "tidemark.upstream", "dir:" + upstream], in: bob)
-            _ = try await CLI.git(["config", "tidemark.collection", "items"], in: bob)
+            // git does not clone the settings: the error gives them, from the snapshot's trailers,
+            // as lines to paste (they said only "not a tidemark mirror").
+            let unset = try await CLI.tidemark(["log"], in: bob)
+            let lines = unset.stderr.split(separator: "\n").filter { $0.hasPrefix("\tgit config") }
+            #expect(unset.status == 128 && unset.stderr.contains("not a tidemark mirror yet") && lines.count == 2, "\(unset.stderr)")
+            for line in lines { #expect(try await CLI.run("/bin/sh", ["-c", String(line)], in: bob).status == 0) }
+            #expect(try await CLI.git(["config", "tidemark.upstream"], in: bob).hasSuffix("/up\n"))
             try writeItem(upstream, "i1", lastModified: "2021-05-01T00:00:00Z", extra: #", "v": 3"#)
             #expect(try await CLI.tidemark(["sync", "-q"], in: alice).status == 0)
             _ = try await CLI.git(["push", "-q", "origin", "main"], in: alice)
