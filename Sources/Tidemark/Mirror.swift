@@ -602,8 +602,12 @@ public actor Mirror {
     }
 
     /// Resolves a revision to a commit; `upstream` names the upstream-tracking ref, alone or
-    /// followed by git's suffixes (`upstream~1`, `upstream^2`, `upstream@{1}`).
+    /// followed by git's suffixes (`upstream~1`, `upstream^2`, `upstream@{1}`). Alone, it is the
+    /// snapshot `status` and a sync take for upstream's (``upstreamCommit()``): a newer one on
+    /// the branch, which a `git pull` of another clone brought, before the ref catches up with it
+    /// (`diff` showed the pull undone where `status` saw nothing to sync).
     func resolve(_ revision: String) throws(MirrorError) -> ObjectID {
+        if revision == "upstream", let upstream = try upstreamCommit() { return upstream.id }
         var spec = revision
         let namesUpstream = Mirror.namesUpstream(revision)
         if namesUpstream { spec = Mirror.upstreamRef + revision.dropFirst("upstream".count) }

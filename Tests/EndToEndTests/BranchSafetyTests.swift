@@ -1261,6 +1261,11 @@ struct BranchSafetyTests {
             #expect(try await CLI.tidemark(["status", "--exit-code"], in: bob).status == 0)
             _ = try await CLI.git(["push", "-q", "origin", "main"], in: bob)
             #expect(try await CLI.run("/usr/bin/git", git + ["pull", "-q", "--ff-only"], in: alice).status == 0)
+            // The pulled snapshot is newer than alice's fetch: `diff` takes it for upstream's, as
+            // `status` and the sync do (it showed the pull undone, and `diff -q` exited 1).
+            let diff = try await CLI.tidemark(["diff", "--name-status"], in: alice)
+            #expect(diff.status == 0 && diff.stdout.isEmpty, "\(diff.stdout)")
+            #expect(try await CLI.tidemark(["log", "HEAD..upstream"], in: alice).stdout.isEmpty)
             #expect(try await CLI.tidemark(["sync", "-q"], in: alice).status == 0)
             let (aliceHead, bobHead) = (try await CLI.git(["rev-parse", "HEAD"], in: alice), try await CLI.git(["rev-parse", "HEAD"], in: bob))
             #expect(aliceHead == bobHead)
