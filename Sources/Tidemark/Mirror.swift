@@ -94,8 +94,15 @@ public actor Mirror {
         if repository.isLinkedWorktree {
             // Its index, HEAD and tidemark state are not the mirror's, its objects are: a sync
             // there would split one mirror's state in two.
-            let main = URL(fileURLWithPath: repository.commonDirectory).deletingLastPathComponent().path
-            throw .invalidArgument("'\(repository.workdir ?? path)' is a linked worktree (git worktree add); tidemark works in the mirror's own working tree: tidemark -C \(main)")
+            let common = URL(fileURLWithPath: repository.commonDirectory)
+            let worktree = "'\(repository.workdir ?? path)' is a linked worktree (git worktree add); tidemark works in the mirror's own working tree"
+            guard common.lastPathComponent == ".git" else {
+                // A bare repository's worktree: the repository has no working tree to name.
+                throw .invalidArgument(worktree + ", and its repository '\(common.path)' is bare, with none: fetch, log, config and "
+                                       + "diff between snapshots run there (tidemark -C \(common.path)); to sync, use a clone with a "
+                                       + "working tree of its own (git clone \(common.path))")
+            }
+            throw .invalidArgument(worktree + ": tidemark -C \(common.deletingLastPathComponent().path)")
         }
         // Listed for a collection it does not mirror, it would list nothing: every item deleted.
         if let upstream, let missing = settings.collections.first(where: { !upstream.collections.contains($0) }) {
