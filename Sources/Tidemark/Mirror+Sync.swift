@@ -746,6 +746,16 @@ extension Mirror {
                          by command: String = "sync") throws(MirrorError) {
         let (commits, paths) = try ownCommits(head: head, undoneBy: target, alsoChanging: more, unknownItems: unknownItems)
         guard !paths.isEmpty else { return }
+        // Every commit down to the root is the user's (the root no snapshot amended either):
+        // the branch is not the mirror's.
+        var last = head
+        for _ in 1..<commits.count {
+            guard let parent = try firstParent(of: last) else { break }
+            last = parent
+        }
+        if commits.count < 1000, last.parents.isEmpty, SnapshotMessage.parse(last.message) == nil {
+            throw .unrelatedBranch(branch: Mirror.shortBranchName(branch), commits: commits.count, by: command)
+        }
         throw .ownCommits(branch: Mirror.shortBranchName(branch), commits: commits,
                           items: (try? describe(paths: paths, in: head.tree)) ?? paths, by: command)
     }

@@ -55,6 +55,9 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// The branch has commits not made by tidemark whose changes `command` (`sync`, `rollback`)
     /// would undo.
     case ownCommits(branch: String, commits: [String], items: [String], by: String = "sync")
+    /// The branch holds no snapshot at all (an orphan branch, another project's history): not
+    /// the mirror's branch; `--force` adds upstream's snapshot on top of it.
+    case unrelatedBranch(branch: String, commits: Int, by: String = "sync")
     /// The listing would delete too much; `--allow-mass-delete` overrides.
     case massDeletion(collection: String, deleting: Int, of: Int, detail: String)
     /// A collection the snapshot holds is no longer configured: dropping it deletes all its
@@ -181,6 +184,10 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "\(branch) has commits of your own that a \(command) would undo:\n" + MirrorError.list(commits, limit: 10)
                 + "\nThey change:\n" + MirrorError.list(items, limit: 20)
                 + "\nRevert them ('git revert'), or run with --force to \(force)."
+        case .unrelatedBranch(let branch, let commits, let command):
+            return "\(branch) holds no snapshot of this mirror (none of its \(commits) commit\(commits == 1 ? "" : "s") is one: its history "
+                + "is not the mirror's), so a \(command) would put the mirror's files on top of it: switch to the mirror's branch "
+                + "('git branch --contains tidemark/upstream' names it), or run with --force to add upstream's snapshot on top of it."
         case .massDeletion(let collection, let deleting, let total, let detail):
             return "refusing to delete \(deleting) of \(total) items of '\(collection)' (upstream listing empty or more than half missing"
                 + (detail.isEmpty ? "" : "; \(detail)") + "); if upstream really lost them, run again with --allow-mass-delete"

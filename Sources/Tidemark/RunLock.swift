@@ -43,8 +43,15 @@ final class RunLock {
         // the lock is written and emptied, which would empty the file it leads to.
         // A lock another member of a shared mirror's group created, which this user may not
         // write, still locks: `flock` needs no write access (the holder's pid is then not noted).
+        // Not in a folder this user cannot write to: the run could write nothing there.
         var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o666)
-        if fd < 0, errno == EACCES { fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
+        if fd < 0, errno == EACCES {
+            if access((path as NSString).deletingLastPathComponent, W_OK) == 0 {
+                fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+            } else {
+                errno = EACCES
+            }
+        }
         var info = stat()
         guard fd >= 0, fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             let reason = fd >= 0 ? EINVAL : errno

@@ -422,6 +422,28 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A branch with no snapshot in its history (an orphan branch of docs) is named as not the
+    /// mirror's, with the way back: the refusal said to revert its commits.
+    @Test func aBranchWithNoSnapshotIsNamedAsNotTheMirrors() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(2, in: root)
+            let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
+            try await CLI.git(["checkout", "-q", "--orphan", "docs"], in: mirror)
+            try await CLI.git(["rm", "-rqf", "--cached", "."], in: mirror)
+            for folder in ["items", ".tidemark"] { try FileManager.default.removeItem(atPath: mirror + "/" + folder) }
+            try Data("docs\n".utf8).write(to: URL(fileURLWithPath: mirror + "/README.md"))
+            try await CLI.git(git + ["add", "README.md"], in: mirror)
+            try await CLI.git(git + ["commit", "-q", "-m", "docs"], in: mirror)
+            for arguments in [["sync"], ["sync", "--dry-run"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("docs holds no snapshot of this mirror")
+                        && refused.stderr.contains("git branch --contains tidemark/upstream"), "\(arguments): \(refused.stderr)")
+            }
+            #expect(try await CLI.git(["branch", "--contains", "tidemark/upstream", "--format=%(refname:short)"], in: mirror) == "main\n")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/items"))
+        }
+    }
+
     @Test func commitsOfTheUsersOwnAreNotUndoneSilently() async throws {
         try await withScratch { root in
             let (_, mirror) = try await CrashTests.cloned(2, in: root)
