@@ -52,8 +52,10 @@ public final class Repository {
     public static func open(at path: String, search: Bool = true) throws(GitError) -> Repository {
         Library.ensureInitialised()
         let flags = search ? UInt32(0) : UInt32(GIT_REPOSITORY_OPEN_NO_SEARCH.rawValue)
+        // The search stops below the folders GIT_CEILING_DIRECTORIES lists (`:`-separated), as git's does.
+        let ceilings = search ? ProcessInfo.processInfo.environment["GIT_CEILING_DIRECTORIES"].flatMap { $0.isEmpty ? nil : $0 } : nil
         do {
-            let handle = try makeHandle("git_repository_open_ext") { git_repository_open_ext(&$0, path, flags, nil) }
+            let handle = try makeHandle("git_repository_open_ext") { git_repository_open_ext(&$0, path, flags, ceilings) }
             return Repository(pointer: handle)
         } catch where error.code == .notFound || error.code == .owner {
             // libgit2 refuses a repository another user owns (git's safe.directory check), and
@@ -63,7 +65,7 @@ public final class Repository {
                 // not): the check is off for this process, whose other handles open it too.
                 if Library.trustsEveryRepository() {
                     Library.setOwnerValidation(false)
-                    return Repository(pointer: try makeHandle("git_repository_open_ext") { git_repository_open_ext(&$0, path, flags, nil) })
+                    return Repository(pointer: try makeHandle("git_repository_open_ext") { git_repository_open_ext(&$0, path, flags, ceilings) })
                 }
                 throw GitError(code: .owner, message: "detected dubious ownership in repository at '\(foreign)' "
                                + "(it belongs to another user); run as its owner, or trust it with: "

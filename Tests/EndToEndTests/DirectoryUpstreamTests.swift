@@ -16,6 +16,19 @@ struct DirectoryUpstreamEndToEndTests {
         _ = Array(contents.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 
+    /// The mirror is looked for from a subfolder as git looks for its repository, up to the
+    /// folders GIT_CEILING_DIRECTORIES lists (they were passed over).
+    @Test func theMirrorIsFoundFromASubfolderBelowGitsCeilingDirectories() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(1, in: root)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror + "/items").status == 0)
+            let stopped = try await CLI.tidemark(["status"], in: mirror + "/items", environment: ["GIT_CEILING_DIRECTORIES": "/nowhere:" + mirror])
+            #expect(stopped.status == 128 && stopped.stderr.contains("not a tidemark mirror"), "\(stopped.stderr)")
+            let above = try await CLI.tidemark(["status", "--porcelain"], in: mirror + "/items", environment: ["GIT_CEILING_DIRECTORIES": root])
+            #expect(above.status == 0, "\(above.stderr)")
+        }
+    }
+
     /// Run from a folder whose path is over 1,024 bytes (a deep CI workspace), relative paths are
     /// that folder's: Foundation's current folder gave `/` there, so `clone dir:./u m` failed
     /// ("'/./u' does not exist"), `clone dir:<abs> tmp/x` wrote `/tmp/x`, and `status` found no mirror.
