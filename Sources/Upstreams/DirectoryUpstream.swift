@@ -30,8 +30,13 @@ public struct DirectoryUpstream: Upstream {
             throw UpstreamError.invalidConfiguration("dir upstream needs a folder: dir:<folder>")
         }
         let url = URL(fileURLWithPath: location).standardizedFileURL
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+        var info = stat()
+        let found = stat(url.path, &info) == 0
+        guard found, info.st_mode & S_IFMT == S_IFDIR else {
+            // A folder this user may not reach is named so, not as missing.
+            if !found, errno == EACCES || errno == ELOOP || errno == ENAMETOOLONG {
+                throw UpstreamError.unreachable("upstream folder '\(CQuoting.quoted(location))' cannot be reached: \(String(cString: strerror(errno)))")
+            }
             throw UpstreamError.unreachable("upstream folder '\(CQuoting.quoted(location))' does not exist or is not a folder")
         }
         self.root = url

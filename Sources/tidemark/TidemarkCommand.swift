@@ -46,6 +46,15 @@ struct TidemarkCommand: AsyncParsableCommand {
         // (progress, -v) is closed, whichever thread writes; stdout's end is handled in `emit`.
         signal(SIGPIPE, SIG_IGN)
         do {
+            // Swift reads arguments as UTF-8, putting U+FFFD for other bytes: a path so changed
+            // would name another file (a clone created a folder of another name). Refused instead.
+            for index in 1..<Int(CommandLine.argc) {
+                guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
+                let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw)))
+                writeStandardError("error: argument \(Quoting.cQuoted(bytes)) is not UTF-8: tidemark takes paths and names in UTF-8 only "
+                                   + "(rename the file or folder)\n")
+                exitProcess(129)
+            }
             let arguments = Array(CommandLine.arguments.dropFirst())
             if let name = unknownHelpTopic(arguments) { throw notACommand(name) }
             var command: ParsableCommand
@@ -251,11 +260,12 @@ struct TidemarkCommand: AsyncParsableCommand {
     func checkDirectory() throws {
         guard let directory else { return }
         var info = stat()
+        let named = Quoting.cQuoted(Array(directory.utf8))
         if stat(directory, &info) != 0 {
-            throw CommandFailure.fatal("cannot change to '\(directory)': \(String(cString: strerror(errno)))")
+            throw CommandFailure.fatal("cannot change to '\(named)': \(String(cString: strerror(errno)))")
         }
         if info.st_mode & S_IFMT != S_IFDIR {
-            throw CommandFailure.fatal("cannot change to '\(directory)': \(String(cString: strerror(ENOTDIR)))")
+            throw CommandFailure.fatal("cannot change to '\(named)': \(String(cString: strerror(ENOTDIR)))")
         }
     }
 

@@ -21,6 +21,19 @@ struct HelpTests {
     /// `help` of a name that is no command is a usage error naming the commands (it printed the
     /// general help and exited 0); so is the name run as a command (argument-parser said only
     /// "Unexpected argument"), with the command it is a typo of.
+    /// An argument that is not UTF-8 is refused, named in octal: Swift read it with U+FFFD, and
+    /// a clone created a folder of another name. A `-C` with a line break is named escaped.
+    @Test func argumentsThatAreNotUTF8AreRefusedByName() async throws {
+        try await withScratch { root in
+            let clone = try await CLI.run("/bin/sh", ["-c", "\"$0\" clone -q dir:up \"$(printf 'dst\\377')\"", CLI.tidemark], in: root)
+            #expect(clone.status == 129 && clone.stderr == "error: argument \"dst\\377\" is not UTF-8: tidemark takes paths and names "
+                    + "in UTF-8 only (rename the file or folder)\n", "\(clone.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root).isEmpty)
+            let folder = try await CLI.tidemark(["-C", "m\nnl", "status"], in: root)
+            #expect(folder.status == 128 && folder.stderr == "fatal: cannot change to '\"m\\nnl\"': No such file or directory\n", "\(folder.stderr)")
+        }
+    }
+
     @Test func anUnknownCommandIsAUsageErrorNamingTheCommands() async throws {
         for (arguments, name, suggestion) in [(["help", "nosuch"], "nosuch", "."), (["nosuch"], "nosuch", "."),
                                               (["stauts"], "stauts", "; did you mean 'status'?"), (["-C", "/", "snyc", "-q"], "snyc", "; did you mean 'sync'?")] {

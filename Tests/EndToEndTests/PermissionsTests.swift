@@ -33,6 +33,12 @@ struct PermissionsTests {
             #expect(sync.stderr.contains("Permission denied"), "\(sync.stderr)")
             #expect(try await CLI.run("/usr/bin/git", ["-C", root + "/m", "rev-parse", "HEAD"], in: root).stdout == before)
             #expect(FileManager.default.fileExists(atPath: root + "/m/items/s2-1.json"))
+            // The upstream folder itself out of reach (a folder above it closed): named so, not as missing.
+            try FileManager.default.createDirectory(atPath: root + "/closed/up", withIntermediateDirectories: true)
+            #expect(chmod(root + "/closed", 0o700) == 0 && chown(root + "/closed", 0, 0) == 0)
+            let unreachable = try await Self.asNobody(["clone", "dir:" + root + "/closed/up", "x"], in: root, home: root)
+            #expect(unreachable.status == 128 && unreachable.stderr.contains("cannot be reached: Permission denied")
+                    && !unreachable.stderr.contains("does not exist"), "\(unreachable.stderr)")
         }
     }
 
