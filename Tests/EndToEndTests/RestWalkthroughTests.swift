@@ -6,6 +6,83 @@ import TidemarkFixtures
 struct RestWalkthroughTests {
     static let token = "CANARY-rest-e2e-8d02fe-SECRET"
 
+    /// A proxy that tunnels `CONNECT host:port` to this machine's port: the upstream's name
+    /// resolves only there (as behind a company proxy). Each request line goes to the log file.
+    static let tunnellingProxy = """
+        import socket, sys, threading
+        server = socket.socket(); server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", 0)); server.listen(64); print(server.getsockname()[1], flush=True)
+        log = open(sys.argv[1], "a")
+        def pipe(a, b):
+            try:
+                while True:
+                    data = a.recv(65536)
+                    if not data: break
+                    b.sendall(data)
+            except OSError: pass
+            try: b.shutdown(socket.SHUT_WR)
+            except OSError: pass
+        def handle(client):
+            head = b""
+            while b"\\r\\n\\r\\n" not in head:
+                data = client.recv(4096)
+                if not data: return
+                head += data
+            request, rest = head.split(b"\\r\\n\\r\\n", 1)
+            line = request.split(b"\\r\\n")[0].decode()
+            log.write(line + "\\n"); log.flush()
+            port = int(line.split(" ")[1].rsplit(":", 1)[1])
+            upstream = socket.create_connection(("127.0.0.1", port))
+            client.sendall(b"HTTP/1.1 200 Connection established\\r\\n\\r\\n")
+            if rest: upstream.sendall(rest)
+            threading.Thread(target=pipe, args=(upstream, client), daemon=True).start()
+            pipe(client, upstream)
+        while True:
+            connection, _ = server.accept()
+            threading.Thread(target=handle, args=(connection,), daemon=True).start()
+        """
+
+    /// Behind a proxy (`http_proxy`, `https_proxy`, as curl and git read them) requests go
+    /// through it; `no_proxy` names hosts reached directly; a proxy that cannot be reached is
+    /// named in the error. The variables were ignored: no upstream behind a proxy could be reached.
+    @Test func requestsGoThroughTheProxyTheEnvironmentNames() async throws {
+        let server = try await FixtureServer.start(items: 3, seed: 5)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let proxy = try CLI.Child("/usr/bin/python3", ["-c", Self.tunnellingProxy, root + "/proxy.log"], in: root, environment: [:])
+            defer {
+                _ = proxy.kill()
+                _ = proxy.result()
+            }
+            var port = ""
+            for _ in 0..<500 where port.isEmpty {
+                port = (try? String(contentsOfFile: proxy.base + ".out", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+                if port.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
+            }
+            let serverPort = try #require(URL(string: server.baseURL)?.port)
+            let spec = "rest:http://upstream.invalid:\(serverPort)/rest/items"
+            let through = try await CLI.run(CLI.tidemark, ["clone", "-q", spec, "m"], in: root,
+                                            environment: ["http_proxy": "127.0.0.1:\(port)", "no_proxy": "example.org"])
+            #expect(through.status == 0, "\(through.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/m/items").count == 3)
+            let log = try String(contentsOfFile: root + "/proxy.log", encoding: .utf8)
+            #expect(log.contains("CONNECT upstream.invalid:\(serverPort) HTTP/1.1"), "\(log)")
+            // Named in no_proxy, the host is reached directly (and its name does not resolve).
+            _ = try await CLI.git(["config", "tidemark.maxAttempts", "1"], in: root + "/m")
+            let direct = try await CLI.run(CLI.tidemark, ["-C", "m", "fetch", "-q"], in: root,
+                                           environment: ["http_proxy": "127.0.0.1:\(port)", "no_proxy": ".invalid"])
+            #expect(direct.status == 128 && direct.stderr.contains("cannot resolve host 'upstream.invalid'") && !direct.stderr.contains("proxy"),
+                    "\(direct.stderr)")
+            let closed = try await CLI.run(CLI.tidemark, ["-C", "m", "fetch", "-q"], in: root,
+                                           environment: ["http_proxy": "http://user:SECRET-proxy-pw@127.0.0.1:1"])
+            #expect(closed.status == 128 && closed.stderr.contains("through the proxy 127.0.0.1:1 that http_proxy names")
+                    && !closed.stderr.contains("SECRET"), "\(closed.stderr)")
+            let unusable = try await CLI.run(CLI.tidemark, ["-C", "m", "fetch", "-q"], in: root, environment: ["http_proxy": "ftp://proxy:21"])
+            #expect(unusable.status == 128 && unusable.stderr.contains("http_proxy names no proxy tidemark can use: a ftp:// proxy"),
+                    "\(unusable.stderr)")
+        }
+    }
+
     /// An id holding a NUL byte cannot forge a record of `status --porcelain -z`: that name is
     /// C-quoted there, while others stay raw.
     @Test func aNULInAnIdCannotSplitAPorcelainRecord() async throws {

@@ -52,4 +52,26 @@ import Testing
             _ = try UpstreamFactory.make(UpstreamConfiguration(spec: "rest:https://example.org/items", options: ["maxAttempts": "x"]))
         }
     }
+    /// The proxy is chosen as curl chooses it: by the URL's scheme, `HTTP_PROXY` passed over
+    /// (a CGI server sets it from a request), `all_proxy` last, none for this machine or a host
+    /// `no_proxy` names (itself or a domain above it).
+    @Test func theProxyIsChosenAsCurlChoosesIt() throws {
+        let site = try #require(URL(string: "https://api.example.org/v1/items"))
+        let plain = try #require(URL(string: "http://api.example.org/v1/items"))
+        func chosen(_ url: URL, _ environment: [String: String]) throws -> String? {
+            try ProxyChoice.forURL(url, environment: environment).map { "\($0.variable) \($0.address)" }
+        }
+        #expect(try chosen(site, ["https_proxy": "proxy.corp:3128", "http_proxy": "other:1"]) == "https_proxy proxy.corp:3128")
+        #expect(try chosen(site, ["HTTPS_PROXY": "http://u:p@proxy.corp"]) == "HTTPS_PROXY proxy.corp:1080")
+        #expect(try chosen(plain, ["HTTP_PROXY": "proxy.corp:3128"]) == nil)
+        #expect(try chosen(plain, ["HTTP_PROXY": "x:1", "ALL_PROXY": "socks5://gate:1081"]) == "ALL_PROXY gate:1081")
+        for exceptions in ["example.org", ".example.org", "other, api.example.org:443", "*"] {
+            #expect(try chosen(site, ["https_proxy": "proxy.corp:3128", "no_proxy": exceptions]) == nil, "\(exceptions)")
+        }
+        #expect(try chosen(site, ["https_proxy": "proxy.corp:3128", "no_proxy": "ample.org"]) == "https_proxy proxy.corp:3128")
+        #expect(try chosen(try #require(URL(string: "http://127.0.0.1:8080/x")), ["http_proxy": "proxy.corp:3128"]) == nil)
+        #expect { try chosen(site, ["https_proxy": "https://proxy.corp"]) } throws: { error in
+            (error as? UpstreamError)?.description.contains("https_proxy names no proxy tidemark can use: a https:// proxy") == true
+        }
+    }
 }

@@ -22,6 +22,8 @@ public final class HTTPSession: Sendable {
     /// Whether the upstream takes HTTP Basic credentials (`basicEnv`), which a refusal's advice names.
     public let takesBasic: Bool
     private let client: HTTPClient
+    /// The proxy requests go through (from the environment), nil for none.
+    public let proxy: ProxyChoice?
     private let state = SessionState()
 
     /// Creates a session for `base` (whose origin receives the credentials).
@@ -47,6 +49,8 @@ public final class HTTPSession: Sendable {
         // timeout, so a refused connection took the whole timeout on every attempt.
         configuration.connectionPool.retryConnectionEstablishment = false
         if let trusted = settings.trustedCertificates { configuration.tlsConfiguration = try trusted.clientConfiguration() }
+        proxy = try ProxyChoice.forURL(base, environment: settings.proxyEnvironment)
+        configuration.proxy = proxy?.configuration
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -212,7 +216,8 @@ public final class HTTPSession: Sendable {
                     status: status, url: shownURL,
                     message: "response body larger than the \(settings.maxBodyBytes)-byte limit")
             } catch {
-                let found = Self.transportFailure(error, trusting: settings.trustedCertificates)
+                var found = Self.transportFailure(error, trusting: settings.trustedCertificates)
+                if let proxy, found.isConnecting { found.text += " (through the proxy \(proxy.address) that \(proxy.variable) names)" }
                 transport = found
                 failure = credentials.redact(found.text)
                 observe(status, 0, failure)
@@ -350,6 +355,10 @@ public final class HTTPSession: Sendable {
             case .remoteConnectionClosed: return transient("connection closed by the server")
             case .redirectLimitReached: return final("too many redirects (more than \(maxRedirects))")
             case .redirectCycleDetected: return final("redirect loop")
+            case .proxyAuthenticationRequired: return TransportFailure(text: "the proxy asks for credentials (407): give them in its "
+                                                                      + "variable, http://user:password@host:port", isConnecting: true, isRetryable: false)
+            case .invalidProxyResponse: return connecting("the proxy refused the connection (CONNECT)")
+            case .httpProxyHandshakeTimeout: return connecting("the proxy did not answer in time")
             case .invalidURL, .emptyHost, .emptyScheme: return final("invalid URL")
             case _ where String(describing: error).hasPrefix("HTTPClientError.unsupportedScheme"):
                 return final("redirect to a URL that is not http(s)")

@@ -28,6 +28,8 @@ public struct HTTPSettings: Sendable {
     public var requestObserver: HTTPRequestObserver?
     /// The certificates trusted instead of the system's (a private authority's); nil: the system's.
     public var trustedCertificates: TrustedCertificates?
+    /// The environment the proxy is read from (``ProxyChoice``): the process's by default.
+    public var proxyEnvironment: [String: String] = ProcessInfo.processInfo.environment
 
     public init(
         connectTimeout: Double = 10, readTimeout: Double = 30, requestTimeout: Double = 120,
@@ -58,6 +60,7 @@ public struct HTTPSettings: Sendable {
     public func applying(_ options: [String: String],
                          environment: [String: String] = ProcessInfo.processInfo.environment) throws -> HTTPSettings {
         var settings = self
+        settings.proxyEnvironment = environment
         if let path = options["sslCAInfo"] {
             settings.trustedCertificates = TrustedCertificates(path: path, source: "tidemark.sslCAInfo")
         } else if settings.trustedCertificates == nil {
