@@ -231,7 +231,7 @@ import TidemarkFixtures
 
     @Test(arguments: [
         (#"{"templateId": "t-1"}"#, "t-1", "'lastModified' is missing"),
-        (#"{"templateId": "t-1", "lastModified": 17}"#, "t-1", "'lastModified' is not a date-time: '17'"),
+        (#"{"templateId": "t-1", "lastModified": -17}"#, "t-1", "'lastModified' is not a date-time: '-17'"),
         (#"{"templateId": "t-1", "lastModified": "yesterday"}"#, "t-1", "'lastModified' is not a date-time"),
         (#"{"lastModified": "2018-03-26T03:54:40.4470000Z"}"#, "#1", "'templateId' is missing"),
         (#"{"templateId": 12, "lastModified": "2018-03-26T03:54:40.4470000Z"}"#, "#1", "'templateId' is a number"),
