@@ -47,7 +47,9 @@ enum StatusFormatter {
         if report.operationInProgress == "bisect" {
             out += "You are bisecting ('git bisect reset' ends it); a sync refuses to run until it is finished\n"
         } else if let operation = report.operationInProgress {
-            out += "You have an unfinished \(operation) ('git \(operation) --abort' ends it); a sync refuses to run until it is finished\n"
+            out += "You have an unfinished \(operation) ('git \(operation) --abort' ends it); a sync refuses to run until it is finished"
+                + (operation == "merge" ? " (a merge of another clone's snapshots, as a 'git pull' of a shared mirror makes: "
+                    + "'tidemark sync --force' finishes it with upstream's snapshot)\n" : "\n")
         }
         if !report.ownCommits.isEmpty {
             out += "Your branch has \(report.ownCommits.count) commit\(report.ownCommits.count == 1 ? "" : "s") of your own that a sync would undo:\n"
