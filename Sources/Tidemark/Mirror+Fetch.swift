@@ -162,11 +162,12 @@ extension Mirror {
                 try await fetchLocked(options, from: upstream)
             }
         } catch {
-            // Refused, or failed at upstream, it stored nothing: `status` says so until a fetch
-            // stores (it said "up to date", judging by the snapshot before).
+            // Refused, or failed at upstream or writing what it got (a full disk), it stored
+            // nothing: `status` says so until a fetch stores (it said "up to date", judging by the
+            // snapshot before). Written if it can be: a disk that is full may take no state either.
             switch error {
             case .massDeletion, .droppedCollection: try? writeTimedState(Mirror.fetchRefusedState, error.description)
-            case .upstream: try? writeTimedState(Mirror.fetchFailedState, error.description)
+            case .upstream, .git, .objectsNotWritten: try? writeTimedState(Mirror.fetchFailedState, error.description)
             default: break
             }
             throw error

@@ -81,6 +81,11 @@ struct DiskFullTests {
                 let unfinished = FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/sync-journal")
                 #expect(head == before || unfinished, "the branch stays, unless a journal names the sync to finish")
                 if !unfinished { #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "") }
+                // Nor does `status` call the mirror up to date: the fetch failed, or stored what a
+                // sync has yet to apply (it said "nothing to sync" after a fetch the full disk failed).
+                let status = try await CLI.tidemark(["status"], in: mirror)
+                #expect(status.stdout.contains("The last fetch failed and stored nothing") || status.stdout.contains("is behind")
+                        || unfinished, "\(status.stdout)")
 
                 let remount = try await CLI.run("/usr/bin/mount", ["-o", "remount,size=64m", disk], in: root)
                 try #require(remount.status == 0, "\(remount.stderr)")
