@@ -34,6 +34,9 @@ public struct InterruptedSync: Sendable, Equatable {
     /// The pid of the run that is making this sync now, when it is running rather than killed
     /// (``Mirror/status()`` may run beside it); nil for a sync a killed run left.
     public var runningPid: Int32?
+    /// The command that was making it: `rollback` when it moves the branch back to an earlier
+    /// snapshot or to a commit restoring one, else `sync` (both keep one journal).
+    public var command = "sync"
 }
 
 /// What a sync did or, with `--dry-run`, would do.
@@ -1103,8 +1106,18 @@ extension Mirror {
     /// finish; nil when there is none (or its journal is stale). Changes nothing.
     func pendingInterruptedSync() throws(MirrorError) -> InterruptedSync? {
         guard let journal = readState("sync-journal"), let (old, target, branch) = try unfinishedSync(journal) else { return nil }
-        return InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target.id,
-                               runningPid: RunLock.livingHolder(gitDirectory: gitDirectory))
+        var pending = InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target.id,
+                                      runningPid: RunLock.livingHolder(gitDirectory: gitDirectory))
+        pending.command = journalCommand(from: old, to: target)
+        return pending
+    }
+
+    /// Which command a journal's move from `old` to `target` is: a rollback restores a snapshot
+    /// (a new commit saying so) or moves the branch back (`--hard`); a sync does neither.
+    func journalCommand(from old: ObjectID?, to target: Commit) -> String {
+        if SnapshotMessage.parse(target.message)?.restores != nil { return "rollback" }
+        if let old, (try? repository.isDescendant(old, of: target.id)) == true { return "rollback" }
+        return "sync"
     }
 
     /// What finishing an interrupted sync from `old` to `target` writes, among the paths that
@@ -1179,6 +1192,7 @@ extension Mirror {
         }
         removeState("sync-journal")
         finishedInterruptedSync = InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target)
+        finishedInterruptedSync?.command = journalCommand(from: old, to: targetCommit)
         finishingOverwrote = overwritten
     }
 }

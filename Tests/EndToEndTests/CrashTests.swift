@@ -148,6 +148,27 @@ struct CrashTests {
         }
     }
 
+    /// A rollback killed before its checkout (its move kept in the sync journal) is named as a
+    /// rollback by `status` and by the run that finishes it, `--hard` too: both said a sync.
+    @Test func aKilledRollbackIsNamedAsOne() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await Self.cloned(4, in: root)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            for arguments in [["rollback", "HEAD~1"], ["rollback", "--hard", "HEAD~2"]] {
+                let killed = try await CLI.tidemark(arguments, in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"])
+                #expect(killed.signalled, "\(arguments): \(killed.stderr)")
+                let status = try await CLI.tidemark(["status"], in: mirror)
+                #expect(status.stdout.contains("An interrupted run left a rollback unfinished ("), "\(arguments): \(status.stdout)")
+                let json = try await CLI.tidemark(["status", "--json"], in: mirror)
+                #expect(json.stdout.contains("\"command\" : \"rollback\""), "\(json.stdout)")
+                let rerun = try await CLI.tidemark(["sync", "--offline"], in: mirror)
+                #expect(rerun.stderr.contains("Finished the rollback an interrupted run had left"), "\(arguments): \(rerun.stderr)")
+                try await CLI.expectClean(mirror)
+            }
+        }
+    }
+
     /// A sync of items 1-5 of 20 killed before its checkout; `prepare` then gets the mirror and
     /// the target snapshot (to write files as the killed run would have), and the run that
     /// finishes the sync is paused after its checks while the item `id` gets `edit` appended.

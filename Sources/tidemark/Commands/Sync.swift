@@ -104,7 +104,7 @@ extension TidemarkCommand {
                 tellOverwrittenEdits(report.overwrittenEdits)
             case .planned:
                 if let interrupted = report.interruptedSync {
-                    emit("An interrupted run left a sync unfinished (\(interrupted.branch) \(interrupted.range)); the sync finishes it first.\n")
+                    emit("An interrupted run left a \(interrupted.command) unfinished (\(interrupted.branch) \(interrupted.range)); the sync finishes it first.\n")
                 }
                 let undone = report.undoneOwnPaths.isEmpty ? "" : "; would undo your own commits in \(report.undoneOwnPaths.count) file\(report.undoneOwnPaths.count == 1 ? "" : "s")"
                 emit("Would apply: \(report.counts.summary)\(undone)\n")

@@ -29,7 +29,7 @@ struct OutputOptions: ParsableArguments {
 /// Tells on stderr (unless `-q`) that the command first finished a sync a killed run had left.
 func tellFinishedInterruptedSync(of mirror: Mirror, _ output: OutputOptions) async {
     guard !output.quiet, let finished = await mirror.finishedInterruptedSync else { return }
-    writeStandardError("Finished the sync an interrupted run had left: \(finished.branch) \(finished.range)\n")
+    writeStandardError("Finished the \(finished.command) an interrupted run had left: \(finished.branch) \(finished.range)\n")
 }
 
 extension InterruptedSync {

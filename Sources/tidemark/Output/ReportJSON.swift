@@ -173,12 +173,15 @@ struct InterruptedSyncJSON: Encodable {
     var to: String
     /// Set while the sync is still running (a status beside it), in that run's process.
     var runningPid: Int32?
+    /// `sync`, or `rollback` for a rollback's move (both keep one journal).
+    var command: String
 
     init(_ sync: InterruptedSync) {
         branch = sync.branch
         from = sync.from?.hex
         to = sync.to.hex
         runningPid = sync.runningPid
+        command = sync.command
     }
 }
 

@@ -36,9 +36,9 @@ enum StatusFormatter {
             ? "HEAD detached at \(report.head?.short() ?? "?") (sync and rollback need a branch checked out)\n"
             : "On branch \(Mirror.shortBranchName(report.branch))\n"
         if let interrupted = report.interruptedSync, let pid = interrupted.runningPid {
-            out += "A sync is running (pid \(pid), \(interrupted.range)); until it ends, the files it writes show as edited.\n"
+            out += "A \(interrupted.command) is running (pid \(pid), \(interrupted.range)); until it ends, the files it writes show as edited.\n"
         } else if let interrupted = report.interruptedSync {
-            out += "An interrupted run left a sync unfinished (\(interrupted.range)); "
+            out += "An interrupted run left a \(interrupted.command) unfinished (\(interrupted.range)); "
                 + "until 'tidemark sync' finishes it, the files it wrote show as edited.\n"
         }
         guard report.head != nil else {
