@@ -7,10 +7,12 @@ import Tidemark
 @main
 enum Entrypoint {
     static func main() async {
+        // Before any thread starts: a descriptor one opens (dispatch's epoll, an eventfd) must
+        // not take a closed stdout's number, where the output then went (and failed).
+        openClosedStandardDescriptors()
         // libgit2's set-up (about 5 ms) while the arguments are parsed: about 3 ms off every command.
         Mirror.prepareInBackground()
         growHeapInLargeSteps()
-        openClosedStandardDescriptors()
         await TidemarkCommand.runMain()
         exitProcess(0)
     }
