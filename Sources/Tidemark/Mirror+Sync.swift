@@ -395,13 +395,19 @@ extension Mirror {
     ///   and the upstream-tracking ref are still where that fetch left them.
     func apply(force: Bool, after fetch: FetchReport? = nil) throws(MirrorError) -> SyncReport {
         // The sync moved the ref up to any newer snapshot on the branch (``catchUpUpstreamRef()``).
-        guard let upstream = try trackedUpstreamCommit() else { throw .nothingFetched("nothing to apply offline") }
+        guard let tracked = try trackedUpstreamCommit() else { throw .nothingFetched("nothing to apply offline") }
+        var upstream = tracked
         let head = try headCommit()
         let branch = try checkedOutBranch()
         // `--force` during a merge (a `git pull` of another clone of the mirror that conflicted)
         // finishes it: the new snapshot joins the commits merged, so the branch holds them and
         // can be pushed; ending the merge alone left it diverged, the pull to conflict again.
         let joined = force ? try mergedCommits(into: head) : []
+        // A merged snapshot listed after the last fetch (`sync --offline`) is upstream's newest:
+        // the merge ends on it, not on an older tree that would take its items back.
+        for id in joined {
+            if let commit = try? repository.commit(id), isNewerSnapshot(commit, than: upstream) { upstream = commit }
+        }
         if head?.tree == upstream.tree, joined.isEmpty {
             // Nothing to apply; but as `git pull` does, not during a conflict or an unfinished
             // merge, which `--force` ends.
@@ -412,7 +418,7 @@ extension Mirror {
             // A snapshot with the same tree stands for upstream from now on; a commit of the user's
             // (a merge that took a pulled snapshot whole) does not: it carries no watermarks.
             if head?.id != upstream.id, let head, try writtenSnapshotMessage(head) != nil {
-                try updateRef(Mirror.upstreamRef, to: head.id, expected: upstream.id, message: "tidemark sync: up to date")
+                try updateRef(Mirror.upstreamRef, to: head.id, expected: tracked.id, message: "tidemark sync: up to date")
             }
             try writeState("last-sync", Timestamp(date: Date()).raw + "\n", durable: false)
             var report = SyncReport(outcome: .upToDate, fetch: nil, counts: ChangeCounts(), paths: [],
@@ -451,7 +457,7 @@ extension Mirror {
                                    reflog: head == nil ? "tidemark clone: from \(settings.upstream)" : "tidemark sync: \(counts.summary)\(merged)",
                                    changed: reusable?.built.flatMap { $0.baseTree == head?.tree ? $0.paths : nil })
         if target != upstream.id {
-            try updateRef(Mirror.upstreamRef, to: target, expected: upstream.id, message: "tidemark sync: rebased on \(branch)")
+            try updateRef(Mirror.upstreamRef, to: target, expected: tracked.id, message: "tidemark sync: rebased on \(branch)")
         }
         try writeState("last-sync", Timestamp(date: Date()).raw + "\n", durable: false)
         var report = SyncReport(outcome: .updated, fetch: nil, counts: counts, paths: paths, previous: head?.id,

@@ -300,30 +300,32 @@ public actor Mirror {
             try firstWrittenSnapshot(along: start, before: tracked.id, budget: &budget, accept: isSnapshotOfThisUpstream,
                                      passing: passing, snapshotsByTree: &snapshotsByTree)
         }
-        // Newer than `tracked`: descends from it, or a sibling listed later that it does not hold.
-        // Not when that cannot be told (a shallow clone lacks the history between them).
-        func isNewer(_ commit: Commit, _ message: SnapshotMessage, than other: Commit) -> Bool {
-            guard let descends = try? repository.isDescendant(commit.id, of: other.id) else { return false }
-            if descends { return true }
-            guard let listed = message.listedAt.flatMap(Timestamp.init),
-                  let otherListed = SnapshotMessage.parse(other.message)?.listedAt.flatMap(Timestamp.init),
-                  listed > otherListed, let held = try? repository.isDescendant(other.id, of: commit.id) else { return false }
-            return !held
-        }
         var merges: [Commit] = []
         let found = try firstSnapshot(from: head) { if $0.parents.count > 1 { merges.append($0) } }
         var best: Commit?
-        if let (commit, message) = found, isNewer(commit, message, than: tracked) { best = commit }
+        if let (commit, message) = found, isNewerSnapshot(commit, message, than: tracked) { best = commit }
         for merge in merges {
             // A merge's other parents may be beyond a shallow clone's boundary.
             for parent in merge.parents.dropFirst() {
                 guard let side = try? repository.commit(parent),
                       let (commit, message) = try firstSnapshot(from: side),
-                      isNewer(commit, message, than: best ?? tracked) else { continue }
+                      isNewerSnapshot(commit, message, than: best ?? tracked) else { continue }
                 best = commit
             }
         }
         return best
+    }
+
+    /// Whether the snapshot `commit` (its `message`, parsed when not given) is newer than `other`:
+    /// it descends from it, or is a sibling listed later that `other` does not hold. Not when that
+    /// cannot be told (a shallow clone lacks the history between them).
+    func isNewerSnapshot(_ commit: Commit, _ message: SnapshotMessage? = nil, than other: Commit) -> Bool {
+        guard commit.id != other.id, let descends = try? repository.isDescendant(commit.id, of: other.id) else { return false }
+        if descends { return true }
+        guard let listed = (message ?? SnapshotMessage.parse(commit.message))?.listedAt.flatMap(Timestamp.init),
+              let otherListed = SnapshotMessage.parse(other.message)?.listedAt.flatMap(Timestamp.init),
+              listed > otherListed, let held = try? repository.isDescendant(other.id, of: commit.id) else { return false }
+        return !held
     }
 
     /// Whether `message` is that of a fetch's or sync's snapshot (no rollback) of this mirror's

@@ -1304,6 +1304,39 @@ struct BranchSafetyTests {
         }
     }
 
+    /// Offline, `sync --force` finishes such a merge on the newest snapshot: the other clone's,
+    /// listed after this clone's last fetch. It ended on this clone's older tree, recording the
+    /// newer snapshot as merged while taking its items back (and the other clone then went back
+    /// too, its status saying "up to date").
+    @Test func anOfflineForcedSyncFinishesAPulledMergeOnTheNewestSnapshot() async throws {
+        try await withScratch { root in
+            let (upstream, alice) = try await CrashTests.cloned(3, in: root)
+            let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
+            _ = try await CLI.git(["init", "-q", "--bare", "-b", "main", root + "/remote.git"], in: root)
+            _ = try await CLI.git(["remote", "add", "origin", root + "/remote.git"], in: alice)
+            _ = try await CLI.git(["push", "-q", "-u", "origin", "main"], in: alice)
+            _ = try await CLI.git(["clone", "-q", root + "/remote.git", root + "/bob"], in: root)
+            let bob = root + "/bob"
+            _ = try await CLI.git(["config", "tidemark.upstream", "dir:" + upstream], in: bob)
+            try writeItem(upstream, "i1", lastModified: "2021-05-01T00:00:00Z", extra: #", "v": 3"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: alice).status == 0)
+            try writeItem(upstream, "i2", lastModified: "2021-05-02T00:00:00Z", extra: #", "v": 4"#)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: bob).status == 0)
+            _ = try await CLI.git(["push", "-q", "origin", "main"], in: bob)
+            let pull = try await CLI.run("/usr/bin/git", git + ["pull", "-q", "--no-rebase", "--no-edit", "origin", "main"], in: alice)
+            #expect(pull.status != 0 && FileManager.default.fileExists(atPath: alice + "/.git/MERGE_HEAD"), "\(pull.stdout)")
+            let forced = try await CLI.tidemark(["sync", "--offline", "--force"], in: alice)
+            #expect(forced.status == 0, "\(forced.stderr)")
+            let (mine, theirs) = (try await CLI.git(["rev-parse", "HEAD^{tree}"], in: alice), try await CLI.git(["rev-parse", "HEAD^{tree}"], in: bob))
+            #expect(mine == theirs)
+            #expect(try await CLI.git(["rev-list", "--parents", "-n", "1", "HEAD"], in: alice).split(whereSeparator: \.isWhitespace).count == 3)
+            #expect(try String(contentsOfFile: alice + "/items/i2.json", encoding: .utf8).contains(#""v": 4"#))
+            #expect(try await CLI.tidemark(["status", "--exit-code"], in: alice).status == 0)
+            #expect(try await CLI.tidemark(["sync", "--dry-run"], in: alice).stdout.contains("no changes"))
+            _ = try await CLI.git(["fsck", "--strict"], in: alice)
+        }
+    }
+
     /// A merge left unfinished (its conflict resolved and staged, not committed): a sync, its dry
     /// run and a rollback refuse as `git pull` does; `--force` ends the merge as `git reset --hard`
     /// does, what it staged included (MERGE_HEAD stayed, and the next `git commit` recorded the
