@@ -23,7 +23,8 @@ public struct CloneOptions: Sendable {
 extension Mirror {
     /// Creates a mirror of `spec` in `destination` (created; must be missing or empty): lists
     /// the whole collection, downloads every item, commits a first snapshot and checks it out.
-    /// On failure the destination is removed again, as `git clone` does.
+    /// On failure the destination is removed again, as `git clone` does, except when some items
+    /// downloaded and others failed (``MirrorError/cloneIncomplete(_:kept:)``).
     /// - Parameters:
     ///   - upstream: an adapter of the app's own. The mirror records its ``Upstream/spec`` and
     ///     ``Upstream/collections`` (`spec` and `options.collections` are then not used), and
@@ -90,6 +91,11 @@ extension Mirror {
             let report = try await mirror.sync(SyncOptions(fetch: options.fetch))
             return (mirror, report)
         } catch {
+            // Some items downloaded, others failed (a rate limit a large clone runs into): what
+            // was downloaded stays for `sync` to build on, which downloads only the rest.
+            if case .incompleteFetch(let report) = error, report.downloaded > 0, report.current != nil {
+                throw .cloneIncomplete(report, kept: destination)
+            }
             if existed {
                 for entry in (try? fileManager.contentsOfDirectory(atPath: destination)) ?? [] {
                     try? fileManager.removeItem(atPath: destination + "/" + entry)

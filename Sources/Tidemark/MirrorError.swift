@@ -48,8 +48,11 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// Some items could not be downloaded; what did download is stored on the upstream-tracking ref.
     /// The report is the fetch's, its `failures` naming those items.
     case incompleteFetch(FetchReport)
-    /// A clone's items could not all be downloaded; the clone was removed, as `git clone` does.
-    case cloneIncomplete(FetchReport)
+    /// A clone's items could not all be downloaded. With `kept` (some were), the mirror stays
+    /// there with what was downloaded on `refs/tidemark/upstream` and nothing checked out, for
+    /// `tidemark sync` to finish (a rate limit a large clone runs into would otherwise fail every
+    /// attempt at it); else it was removed, as `git clone` does.
+    case cloneIncomplete(FetchReport, kept: String? = nil)
     /// HEAD is detached: a sync or rollback moves a branch, and none is checked out.
     case detachedHead(ObjectID)
     /// The branch has commits not made by tidemark whose changes `command` (`sync`, `rollback`)
@@ -172,9 +175,14 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .incompleteFetch(let report):
             return "\(report.failures.count) item\(report.failures.count == 1 ? "" : "s") could not be downloaded; the rest is stored and the next fetch retries them:\n"
                 + MirrorError.list(report.failures, limit: 20)
-        case .cloneIncomplete(let report):
-            return "\(report.failures.count) item\(report.failures.count == 1 ? "" : "s") could not be downloaded, so the clone was removed; run it again "
-                + "(once upstream serves them whole, for an item it serves malformed, or its file is fixed or removed, for a folder's):\n"
+        case .cloneIncomplete(let report, let kept):
+            let failed = "\(report.failures.count) item\(report.failures.count == 1 ? "" : "s") could not be downloaded"
+            let when = "(once upstream serves them whole, for an item it serves malformed, or its file is fixed or removed, for a folder's):\n"
+            guard let kept else {
+                return failed + ", so the clone was removed; run it again " + when + MirrorError.list(report.failures, limit: 20)
+            }
+            return failed + "; the \(report.downloaded) downloaded are kept in '\(kept)' (on tidemark/upstream; nothing is checked out "
+                + "yet): 'tidemark -C \(kept) sync' downloads the rest and checks the mirror out " + when
                 + MirrorError.list(report.failures, limit: 20)
         case .detachedHead(let commit):
             return "HEAD is detached at \(commit.short()); tidemark moves the branch a mirror has checked out. Check it out again ('git switch main') and run the command again"
