@@ -166,7 +166,12 @@ extension Mirror {
             // nothing: `status` says so until a fetch stores (it said "up to date", judging by the
             // snapshot before). Written if it can be: a disk that is full may take no state either.
             switch error {
-            case .massDeletion, .droppedCollection: try? writeTimedState(Mirror.fetchRefusedState, error.description)
+            case .massDeletion, .droppedCollection:
+                try? writeTimedState(Mirror.fetchRefusedState, error.description)
+                // The deletions it refused are seen only by a whole listing: the next one is whole
+                // too, and refused again until they are allowed (an incremental one passed them
+                // over, and status forgot the refusal).
+                removeState(Mirror.fullListingState)
             case .upstream, .git, .objectsNotWritten: try? writeTimedState(Mirror.fetchFailedState, error.description)
             default: break
             }

@@ -108,6 +108,32 @@ struct FullListingTests {
         }
     }
 
+    /// A whole listing refused as a mass deletion leaves the next listing whole, refused again
+    /// until the deletions are allowed: the next sync listed incrementally, saw nothing to delete,
+    /// and `status --exit-code` went back to 0 with the refusal forgotten.
+    @Test func aRefusedMassDeletionIsMetAgainUntilAllowed() async throws {
+        let server = try await FixtureServer.start(items: 10, seed: 12, token: Self.token)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let run = Transcript(environment: ["REST_TOKEN": Self.token])
+            let mirror = try await clone(server, pageSize: 4, itemURL: true, ["--token-env", "REST_TOKEN"], run, in: root)
+            let ids = server.ids(.rest)
+            for id in ids.prefix(6) { try await admin(server, "rest/delete?id=\(id)") }
+            let refused = try await sync(["--full"], run, server, in: mirror)
+            #expect(refused.status == 1 && refused.stderr.contains("refusing to delete 6 of 10 items"), "\(refused.stderr)")
+            try await admin(server, "rest/modify?id=\(ids[8])")
+            let again = try await sync([], run, server, in: mirror)
+            #expect(again.status == 1 && again.stderr.contains("refusing to delete 6 of 10 items"), "\(again.stderr)")
+            #expect(again.queries.allSatisfy { !$0.contains("modified_since=") }, "\(again.queries)")
+            #expect(try await run.tidemark(["status", "--exit-code"], in: mirror).status == 1)
+            let allowed = try await sync(["--allow-mass-delete"], run, server, in: mirror)
+            #expect(allowed.status == 0 && allowed.counts == ["changed": 1, "new": 0, "deleted": 6], "\(allowed.stderr) \(allowed.counts)")
+            let next = try await sync([], run, server, in: mirror)
+            #expect(next.status == 0 && next.incremental == true, "\(next.stderr)")
+            #expect(try await run.tidemark(["status", "--exit-code"], in: mirror).status == 0)
+        }
+    }
+
     /// A dry run after a fetch that stored deletions (a whole listing) plans them, though its own
     /// listing, incremental, cannot show them: it said "no changes", and the sync deleted.
     @Test func aDryRunPlansWhatTheFetchedSnapshotHoldsBeyondItsListing() async throws {
