@@ -610,16 +610,25 @@ public actor Mirror {
         return revision.hasPrefix("upstream") && (suffix.first.map { "~^@".contains($0) } ?? true)
     }
 
-    /// Resolves a revision to a commit; `upstream` names the upstream-tracking ref, alone or
-    /// followed by git's suffixes (`upstream~1`, `upstream^2`, `upstream@{1}`). Alone, it is the
-    /// snapshot `status` and a sync take for upstream's (``upstreamCommit()``): a newer one on
-    /// the branch, which a `git pull` of another clone brought, before the ref catches up with it
-    /// (`diff` showed the pull undone where `status` saw nothing to sync).
+    /// Resolves a revision to a commit; `upstream` names the upstream-tracking snapshot, alone or
+    /// followed by git's suffixes (`upstream~1`, `upstream^2`, `upstream@{1}`): the one `status`
+    /// and a sync take for upstream's (``upstreamCommit()``), a newer one on the branch, which a
+    /// `git pull` of another clone brought, before the ref catches up with it (`diff` showed the
+    /// pull undone where `status` saw nothing to sync); `@{n}` reads the ref's reflog.
     func resolve(_ revision: String) throws(MirrorError) -> ObjectID {
-        if revision == "upstream", let upstream = try upstreamCommit() { return upstream.id }
         var spec = revision
         let namesUpstream = Mirror.namesUpstream(revision)
-        if namesUpstream { spec = Mirror.upstreamRef + revision.dropFirst("upstream".count) }
+        if namesUpstream {
+            let suffix = revision.dropFirst("upstream".count)
+            // `upstream~1`, `upstream^2` count from that snapshot too; `upstream@{1}` reads the
+            // ref's own reflog.
+            if !suffix.hasPrefix("@"), let upstream = try upstreamCommit() {
+                if suffix.isEmpty { return upstream.id }
+                spec = upstream.id.hex + suffix
+            } else {
+                spec = Mirror.upstreamRef + suffix
+            }
+        }
         // git's `@` for HEAD, followed by a suffix (`@~1`, `@^`), which libgit2 takes only alone or as `@{...}`.
         if let suffix = spec.dropFirst().first, spec.hasPrefix("@"), suffix == "~" || suffix == "^" { spec = "HEAD" + spec.dropFirst() }
         do {

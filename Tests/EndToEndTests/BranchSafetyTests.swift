@@ -1297,6 +1297,9 @@ struct BranchSafetyTests {
             let diff = try await CLI.tidemark(["diff", "--name-status"], in: alice)
             #expect(diff.status == 0 && diff.stdout.isEmpty, "\(diff.stdout)")
             #expect(try await CLI.tidemark(["log", "HEAD..upstream"], in: alice).stdout.isEmpty)
+            // Its suffixes count from that snapshot too.
+            let back = try await CLI.tidemark(["diff", "--name-status", "upstream~1", "HEAD~1"], in: alice)
+            #expect(back.status == 0 && back.stdout.isEmpty, "\(back.stdout) \(back.stderr)")
             #expect(try await CLI.tidemark(["sync", "-q"], in: alice).status == 0)
             let (aliceHead, bobHead) = (try await CLI.git(["rev-parse", "HEAD"], in: alice), try await CLI.git(["rev-parse", "HEAD"], in: bob))
             #expect(aliceHead == bobHead)
