@@ -90,8 +90,11 @@ public actor Mirror {
         } catch {
             throw .git(error)
         }
-        let settings = try MirrorSettings.load(from: repository)
+        // A worktree's settings are its repository's: one of a bare repository that has none
+        // but holds snapshots is named as the worktree it is, not as a clone to configure.
+        let loaded: Result<MirrorSettings, MirrorError> = Result { () throws(MirrorError) in try MirrorSettings.load(from: repository) }
         if repository.isLinkedWorktree {
+            if case .failure(let error) = loaded, case .notAMirror = error { throw error }
             // Its index, HEAD and tidemark state are not the mirror's, its objects are: a sync
             // there would split one mirror's state in two.
             let common = URL(fileURLWithPath: repository.commonDirectory)
@@ -104,6 +107,7 @@ public actor Mirror {
             }
             throw .invalidArgument(worktree + ": tidemark -C \(common.deletingLastPathComponent().path)")
         }
+        let settings = try loaded.get()
         // Listed for a collection it does not mirror, it would list nothing: every item deleted.
         if let upstream, let missing = settings.collections.first(where: { !upstream.collections.contains($0) }) {
             throw .invalidArgument("the upstream given (\(upstream.spec)) has no collection '\(missing)', which the mirror holds "
