@@ -57,6 +57,9 @@ public struct StatusReport: Sendable {
     /// Commits on the branch not made by tidemark (`short-id subject`, newest first) whose
     /// changes a sync would undo; a sync refuses them without `--force`.
     public var ownCommits: [String] = []
+    /// True when ``ownCommits`` reach the branch's root: it holds no snapshot, and is not the
+    /// mirror's branch (a sync refuses it as such).
+    public var unrelatedBranch = false
     /// The items the last fetch could not download (`collection/id: reason`), which the upstream
     /// snapshot therefore holds at an older version, or not at all; empty once a fetch got all.
     public var fetchFailures: [String] = []
@@ -199,9 +202,11 @@ extension Mirror {
         // again, as it would an item changed upstream (the manifests do not show them). Never
         // fetched (a `git clone` of a mirror), there is no upstream snapshot to undo them yet.
         var ownCommits: [String] = []
+        var unrelated = false
         if let head, upstream != nil {
             let own = try self.ownCommits(head: head, undoneBy: upstream?.tree)
             ownCommits = own.commits
+            unrelated = try isUnrelated(head: head, ownCommits: own.commits.count)
             for path in own.paths {
                 guard let (collection, id) = try item(at: path, in: head.tree) else {
                     // The file of an item new upstream, which the user's commit added first: one
@@ -249,6 +254,7 @@ extension Mirror {
                                   otherPaths: others, lastFetch: activity.fetch, lastSync: activity.sync,
                                   interruptedSync: try pendingInterruptedSync())
         report.ownCommits = ownCommits
+        report.unrelatedBranch = unrelated
         report.fetchFailures = stateLines(Mirror.fetchFailuresState)
         report.fetchVanished = stateLines(Mirror.fetchVanishedState)
         report.fetchUnconfirmed = stateLines(Mirror.fetchUnconfirmedState)

@@ -755,18 +755,23 @@ extension Mirror {
                          by command: String = "sync") throws(MirrorError) {
         let (commits, paths) = try ownCommits(head: head, undoneBy: target, alsoChanging: more, unknownItems: unknownItems)
         guard !paths.isEmpty else { return }
-        // Every commit down to the root is the user's (the root no snapshot amended either):
-        // the branch is not the mirror's.
-        var last = head
-        for _ in 1..<commits.count {
-            guard let parent = try firstParent(of: last) else { break }
-            last = parent
-        }
-        if commits.count < 1000, last.parents.isEmpty, SnapshotMessage.parse(last.message) == nil {
+        if try isUnrelated(head: head, ownCommits: commits.count) {
             throw .unrelatedBranch(branch: Mirror.shortBranchName(branch), commits: commits.count, by: command)
         }
         throw .ownCommits(branch: Mirror.shortBranchName(branch), commits: commits,
                           items: (try? describe(paths: paths, in: head.tree)) ?? paths, by: command)
+    }
+
+    /// Whether the `count` commits of the user's own from `head` down (``ownCommits(head:undoneBy:alsoChanging:unknownItems:)``)
+    /// reach the root, which is no snapshot amended either: the branch is not the mirror's.
+    func isUnrelated(head: Commit, ownCommits count: Int) throws(MirrorError) -> Bool {
+        guard count > 0, count < 1000 else { return false }
+        var last = head
+        for _ in 1..<count {
+            guard let parent = try firstParent(of: last) else { break }
+            last = parent
+        }
+        return last.parents.isEmpty && SnapshotMessage.parse(last.message) == nil
     }
 
     /// The paths of commits of the user's own that `target` sets back, which `--force` undoes;

@@ -442,6 +442,10 @@ struct BranchSafetyTests {
                 #expect(refused.status == 1 && refused.stderr.contains("docs holds no snapshot of this mirror")
                         && refused.stderr.contains("git branch --contains tidemark/upstream"), "\(arguments): \(refused.stderr)")
             }
+            let status = try await CLI.tidemark(["status"], in: mirror)
+            #expect(status.stdout.contains("Your branch holds no snapshot of this mirror") && !status.stdout.contains("revert them"),
+                    "\(status.stdout)")
+            #expect(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.contains("\"unrelatedBranch\" : true"))
             #expect(try await CLI.git(["branch", "--contains", "tidemark/upstream", "--format=%(refname:short)"], in: mirror) == "main\n")
             #expect(!FileManager.default.fileExists(atPath: mirror + "/items"))
         }

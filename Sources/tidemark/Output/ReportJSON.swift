@@ -24,6 +24,8 @@ struct StatusJSON: Encodable {
     var items: [Item]
     var interruptedSync: InterruptedSyncJSON?
     var ownCommits: [String]?
+    /// True when the branch holds no snapshot of the mirror (absent otherwise).
+    var unrelatedBranch: Bool?
     var otherPaths: [OtherPath]?
     var fetchFailures: [String]?
     var fetchVanished: [String]?
@@ -44,6 +46,7 @@ struct StatusJSON: Encodable {
     init(_ report: StatusReport) {
         branch = report.branch
         ownCommits = report.ownCommits.isEmpty ? nil : report.ownCommits
+        unrelatedBranch = report.unrelatedBranch ? true : nil
         fetchFailures = report.fetchFailures.isEmpty ? nil : report.fetchFailures
         fetchVanished = report.fetchVanished.isEmpty ? nil : report.fetchVanished
         fetchUnconfirmed = report.fetchUnconfirmed.isEmpty ? nil : report.fetchUnconfirmed

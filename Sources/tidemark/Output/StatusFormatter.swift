@@ -51,7 +51,11 @@ enum StatusFormatter {
                 + (operation == "merge" ? " (a merge of another clone's snapshots, as a 'git pull' of a shared mirror makes: "
                     + "'tidemark sync --force' finishes it with upstream's snapshot)\n" : "\n")
         }
-        if !report.ownCommits.isEmpty {
+        if report.unrelatedBranch {
+            out += "Your branch holds no snapshot of this mirror (none of its \(report.ownCommits.count) commit\(report.ownCommits.count == 1 ? "" : "s") "
+                + "is one: its history is not the mirror's); a sync refuses it: switch to the mirror's branch "
+                + "('git branch --contains tidemark/upstream' names it)\n"
+        } else if !report.ownCommits.isEmpty {
             out += "Your branch has \(report.ownCommits.count) commit\(report.ownCommits.count == 1 ? "" : "s") of your own that a sync would undo:\n"
                 + report.ownCommits.prefix(10).map { "\t\($0)\n" }.joined()
                 + "  (revert them, or 'tidemark sync --force' replaces them with upstream's version)\n"
