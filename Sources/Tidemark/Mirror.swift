@@ -77,6 +77,10 @@ public actor Mirror {
     /// Foundation's gives `/` past 1,024 bytes).
     public static var currentDirectory: String { GitStore.currentDirectory() }
 
+    /// The current folder's path as bytes when they are not UTF-8 (``currentDirectory`` cannot
+    /// name it then); nil when they are.
+    public static var currentDirectoryIfNotUTF8: [UInt8]? { GitStore.currentDirectoryIfNotUTF8() }
+
     /// Opens the mirror containing `path` (searching parent folders, like git).
     /// - Parameter upstream: an adapter of the app's own to use instead of the configured one; it
     ///   must mirror the mirror's collections.

@@ -256,8 +256,13 @@ struct TidemarkCommand: AsyncParsableCommand {
         return String(cString: resolved)
     }
 
-    /// Fails as `git -C` does when `-C <path>` is not a folder that can be entered.
+    /// Fails as `git -C` does when `-C <path>` is not a folder that can be entered, and when the
+    /// current folder's path, which a path is read against, is not UTF-8.
     func checkDirectory() throws {
+        if directory?.hasPrefix("/") != true, let bytes = Mirror.currentDirectoryIfNotUTF8 {
+            throw CommandFailure.fatal("the current folder's path is not UTF-8 ('\(Quoting.cQuoted(bytes))'): tidemark takes UTF-8 "
+                                       + "paths only; run it from the mirror's top folder, or with -C and the mirror's full path")
+        }
         guard let directory else { return }
         var info = stat()
         let named = Quoting.cQuoted(Array(directory.utf8))

@@ -29,6 +29,11 @@ struct HelpTests {
             #expect(clone.status == 129 && clone.stderr == "error: argument \"dst\\377\" is not UTF-8: tidemark takes paths and names "
                     + "in UTF-8 only (rename the file or folder)\n", "\(clone.stderr)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: root).isEmpty)
+            // Nor is a current folder whose path is not: it was read with U+FFFD, naming no folder.
+            let inside = try await CLI.run("/bin/sh", ["-c", "mkdir \"$(printf 'd\\377')\" && cd \"$(printf 'd\\377')\" && \"$0\" status",
+                                                       CLI.tidemark], in: root)
+            #expect(inside.status == 128 && inside.stderr.contains("the current folder's path is not UTF-8 ('\"\(root)/d\\377\"')"),
+                    "\(inside.stderr)")
             let folder = try await CLI.tidemark(["-C", "m\nnl", "status"], in: root)
             #expect(folder.status == 128 && folder.stderr == "fatal: cannot change to '\"m\\nnl\"': No such file or directory\n", "\(folder.stderr)")
         }

@@ -12,6 +12,15 @@ public func currentDirectory() -> String {
     return ProcessInfo.processInfo.environment["PWD"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "."
 }
 
+/// The current folder's path as bytes when they are not UTF-8 (``currentDirectory()`` shows such
+/// bytes as U+FFFD, a path naming no folder); nil when they are, or it cannot be read.
+public func currentDirectoryIfNotUTF8() -> [UInt8]? {
+    guard let buffer = getcwd(nil, 0) else { return nil }
+    defer { free(buffer) }
+    guard String(validatingCString: buffer) == nil else { return nil }
+    return Array(UnsafeBufferPointer(start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: strlen(buffer)))
+}
+
 /// The process's file mode creation mask, read once (from `/proc/self/status`: `umask()` can
 /// only be read by setting it, and another thread may create a file meanwhile); git's 022 when
 /// it cannot be read.
