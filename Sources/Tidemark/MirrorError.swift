@@ -165,7 +165,10 @@ public enum MirrorError: Error, CustomStringConvertible {
                 finish = "finish it ('git commit') or abort it ('git merge --abort'), or run with --force to "
                     + (command == "sync" ? "end it with upstream's snapshot (a merge of another clone's snapshots is recorded, "
                         + "one of your own commits ends as 'git reset --hard' ends it)" : "end it as 'git reset --hard' does")
-            case "rebase", "am": finish = "finish it ('git \(operation) --continue') or abort it ('git \(operation) --abort') first"
+            case "rebase", "am":
+                finish = "finish it ('git \(operation) --continue') or abort it ('git \(operation) --abort') first"
+                    + (operation == "rebase" && command == "sync" ? " (a 'git pull --rebase' of a shared mirror that conflicted in a "
+                        + "manifest: abort it, then 'git pull --no-rebase' and 'tidemark sync --force' finish the merge with upstream's snapshot)" : "")
             case "bisect": finish = "end it ('git bisect reset', which checks the branch out again) first"
             case "revert", "cherry-pick":
                 finish = "finish it ('git \(operation) --continue') or abort it ('git \(operation) --abort'), or run with --force to end it as 'git reset --hard' does"

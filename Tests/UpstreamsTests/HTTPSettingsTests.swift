@@ -73,5 +73,11 @@ import Testing
         #expect { try chosen(site, ["https_proxy": "https://proxy.corp"]) } throws: { error in
             (error as? UpstreamError)?.description.contains("https_proxy names no proxy tidemark can use: a https:// proxy") == true
         }
+        #expect { try chosen(site, ["https_proxy": "proxy.corp:99999"]) } throws: { error in
+            (error as? UpstreamError)?.description.contains("port 99999 is out of range") == true
+        }
+        // Credentials are decoded (`%40` is `@`); a `%` starting no escape stays a `%`.
+        let proxy = try #require(try ProxyChoice.forURL(site, environment: ["https_proxy": "http://me%40corp:p%ZZw@proxy.corp:3128"]))
+        #expect(proxy.configuration.authorization == .basic(username: "me@corp", password: "p%ZZw"))
     }
 }

@@ -217,7 +217,12 @@ public final class HTTPSession: Sendable {
                     message: "response body larger than the \(settings.maxBodyBytes)-byte limit")
             } catch {
                 var found = Self.transportFailure(error, trusting: settings.trustedCertificates)
-                if let proxy, found.isConnecting { found.text += " (through the proxy \(proxy.address) that \(proxy.variable) names)" }
+                if let proxy, found.isConnecting {
+                    if proxy.hasCredentials, (error as? HTTPClientError) == .proxyAuthenticationRequired {
+                        found.text = "the proxy refused the credentials its variable gives (407)"
+                    }
+                    found.text += " (through the proxy \(proxy.address) that \(proxy.variable) names)"
+                }
                 transport = found
                 failure = credentials.redact(found.text)
                 observe(status, 0, failure)

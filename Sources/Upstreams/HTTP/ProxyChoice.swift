@@ -15,6 +15,8 @@ public struct ProxyChoice: Sendable, Equatable {
     /// The variable it came from, for messages.
     public let variable: String
     let configuration: HTTPClient.Configuration.Proxy
+    /// Whether the proxy's variable gives credentials.
+    public var hasCredentials: Bool { configuration.authorization != nil }
 
     /// The proxy for requests to `url`, nil for none.
     /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` naming the variable when its value is no proxy tidemark can use.
@@ -45,13 +47,14 @@ public struct ProxyChoice: Sendable, Equatable {
             throw invalid("not a URL")
         }
         let port = parts.port ?? 1080
+        guard (1...65535).contains(port) else { throw invalid("port \(port) is out of range") }
         let address = "\(host):\(port)"
         switch scheme {
         case "http":
             var proxy = HTTPClient.Configuration.Proxy.server(host: host, port: port)
-            if let user = parts.percentEncodedUser.flatMap({ $0.removingPercentEncoding }) {
-                let password = parts.percentEncodedPassword.flatMap { $0.removingPercentEncoding } ?? ""
-                proxy.authorization = .basic(username: user, password: password)
+            // A `%` that starts no `%XX` escape is a `%` (URLComponents escapes it).
+            if let user = parts.user {
+                proxy.authorization = .basic(username: user, password: parts.password ?? "")
             }
             return ProxyChoice(address: address, variable: variable, configuration: proxy)
         case "socks5", "socks5h":
