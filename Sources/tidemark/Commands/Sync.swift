@@ -34,7 +34,7 @@ extension TidemarkCommand {
         @Option(help: ArgumentHelp("Do nothing when the last sync is younger than this (alone: tidemark.refreshInterval).", valueName: "duration"))
         var ifStale: String?
 
-        @Flag(help: "Overwrite local edits, and replace commits of your own that the sync would undo (the history keeps them).")
+        @Flag(help: "Overwrite local edits of the items the sync changes, and replace commits of your own that the sync would undo (the history keeps them); other edits stay ('git restore .' drops them).")
         var force = false
 
         @Flag(help: "Do not contact upstream; apply what the last fetch stored.")
