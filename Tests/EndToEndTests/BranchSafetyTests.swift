@@ -1256,6 +1256,17 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A mirror of 3 items (`alice`) pushed to a bare repository, and a `git clone` of it (`bob`,
+    /// without tidemark's settings, which git does not clone).
+    static func sharedMirror(in root: String) async throws -> (upstream: String, alice: String, bob: String) {
+        let (upstream, alice) = try await CrashTests.cloned(3, in: root)
+        _ = try await CLI.git(["init", "-q", "--bare", "-b", "main", root + "/remote.git"], in: root)
+        _ = try await CLI.git(["remote", "add", "origin", root + "/remote.git"], in: alice)
+        _ = try await CLI.git(["push", "-q", "-u", "origin", "main"], in: alice)
+        _ = try await CLI.git(["clone", "-q", root + "/remote.git", root + "/bob"], in: root)
+        return (upstream, alice, root + "/bob")
+    }
+
     /// Two clones of a mirror shared through a bare repository, each synced between pulls: the
     /// pull conflicts in the manifest (neighbouring lines), and `sync --force` finishes the merge
     /// with upstream's snapshot, both sides as parents, so the branch can be pushed. It ended the
@@ -1263,13 +1274,8 @@ struct BranchSafetyTests {
     /// next pull conflicted again.
     @Test func aConflictedPullOfAnotherClonesSnapshotsIsFinishedBySyncForce() async throws {
         try await withScratch { root in
-            let (upstream, alice) = try await CrashTests.cloned(3, in: root)
+            let (upstream, alice, bob) = try await Self.sharedMirror(in: root)
             let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
-            _ = try await CLI.git(["init", "-q", "--bare", "-b", "main", root + "/remote.git"], in: root)
-            _ = try await CLI.git(["remote", "add", "origin", root + "/remote.git"], in: alice)
-            _ = try await CLI.git(["push", "-q", "-u", "origin", "main"], in: alice)
-            _ = try await CLI.git(["clone", "-q", root + "/remote.git", root + "/bob"], in: root)
-            let bob = root + "/bob"
             // git does not clone the settings: the error gives them, from the snapshot's trailers,
             // as lines to paste (they said only "not a tidemark mirror").
             let unset = try await CLI.tidemark(["log"], in: bob)
@@ -1320,13 +1326,8 @@ struct BranchSafetyTests {
     /// too, its status saying "up to date").
     @Test func anOfflineForcedSyncFinishesAPulledMergeOnTheNewestSnapshot() async throws {
         try await withScratch { root in
-            let (upstream, alice) = try await CrashTests.cloned(3, in: root)
+            let (upstream, alice, bob) = try await Self.sharedMirror(in: root)
             let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
-            _ = try await CLI.git(["init", "-q", "--bare", "-b", "main", root + "/remote.git"], in: root)
-            _ = try await CLI.git(["remote", "add", "origin", root + "/remote.git"], in: alice)
-            _ = try await CLI.git(["push", "-q", "-u", "origin", "main"], in: alice)
-            _ = try await CLI.git(["clone", "-q", root + "/remote.git", root + "/bob"], in: root)
-            let bob = root + "/bob"
             _ = try await CLI.git(["config", "tidemark.upstream", "dir:" + upstream], in: bob)
             try writeItem(upstream, "i1", lastModified: "2021-05-01T00:00:00Z", extra: #", "v": 3"#)
             #expect(try await CLI.tidemark(["sync", "-q"], in: alice).status == 0)
