@@ -64,8 +64,4 @@ public struct ProxyChoice: Sendable, Equatable {
             throw invalid("a \(scheme):// proxy")
         }
     }
-
-    public static func == (lhs: ProxyChoice, rhs: ProxyChoice) -> Bool {
-        lhs.address == rhs.address && lhs.variable == rhs.variable && lhs.configuration == rhs.configuration
-    }
 }
