@@ -88,6 +88,10 @@ public struct StatusReport: Sendable {
     /// A git operation left unfinished (`merge`, `revert`, `cherry-pick`, ...), which a sync and
     /// a rollback refuse to run under without `--force`.
     public var operationInProgress: String?
+    /// True when that operation is a merge of snapshots another clone made alone, which
+    /// `sync --force` finishes with upstream's snapshot (any other merge it ends as `git reset
+    /// --hard` does, dropping the other side).
+    public var mergeOfSnapshots = false
 
     /// True when nothing differs on either side and the last fetch got every item.
     public var isClean: Bool {
@@ -263,6 +267,7 @@ extension Mirror {
         report.fetchInterrupted = timedStateSinceLastFetch(Mirror.fetchInterruptedState)
         report.upkeepFailure = stateLines(Mirror.upkeepFailedState).first
         report.operationInProgress = operationInProgress(headDetached: report.branch == "HEAD")
+        if report.operationInProgress == "merge" { report.mergeOfSnapshots = try !mergedCommits(into: try headCommit()).isEmpty }
         return report
     }
 

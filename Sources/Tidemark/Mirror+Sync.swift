@@ -80,6 +80,10 @@ public struct SyncReport: Sendable {
     /// With `--force`: the paths commits of the user's own had changed, which this sync gave
     /// upstream's version again (or removed); with `--dry-run` too, those it would.
     public var undoneOwnPaths: [String] = []
+    /// With `--force`: the commits an unfinished merge would have joined (`MERGE_HEAD`), which the
+    /// sync dropped as `git reset --hard` drops them, since they hold commits of the user's own,
+    /// not only snapshots (short ids); empty when no merge was dropped.
+    public var droppedMerge: [String] = []
     /// With `--force`: the items edited locally (or untracked files in the way) that this sync
     /// wrote over or removed; with `--dry-run` too, those it would.
     public var overwrittenEdits: [String] = []
@@ -403,6 +407,8 @@ extension Mirror {
         // finishes it: the new snapshot joins the commits merged, so the branch holds them and
         // can be pushed; ending the merge alone left it diverged, the pull to conflict again.
         let joined = force ? try mergedCommits(into: head) : []
+        let dropped = force && joined.isEmpty && repository.operationInProgress() == "merge"
+            ? (try? repository.mergeHeads())?.map { $0.short() } ?? [] : []
         // A merged snapshot listed after the last fetch (`sync --offline`) is upstream's newest:
         // the merge ends on it, not on an older tree that would take its items back.
         for id in joined {
@@ -424,6 +430,7 @@ extension Mirror {
             var report = SyncReport(outcome: .upToDate, fetch: nil, counts: ChangeCounts(), paths: [],
                                     previous: head?.id, current: head?.id, plannedDownloads: 0)
             report.overwrittenEdits = overwrittenEdits
+            report.droppedMerge = dropped
             return report
         }
         let undone = try ownChangesUndone(head: head, by: upstream.tree, force: force, branch: branch)
@@ -464,6 +471,7 @@ extension Mirror {
                                 current: target, plannedDownloads: 0)
         report.undoneOwnPaths = undone
         report.overwrittenEdits = overwrittenEdits
+        report.droppedMerge = dropped
         return report
     }
 
@@ -514,7 +522,7 @@ extension Mirror {
     /// clone's sync, which the new snapshot supersedes); none when no merge is under way, or when
     /// it merges a commit of the user's: that merge ends as `git reset --hard` ends it, so the
     /// change it would have dropped is not recorded as merged.
-    func mergedCommits(into head: Commit?) throws(MirrorError) -> [ObjectID] {
+    package func mergedCommits(into head: Commit?) throws(MirrorError) -> [ObjectID] {
         guard let head, repository.operationInProgress() == "merge" else { return [] }
         let heads = try mirrorErrors { try repository.mergeHeads() }.filter { $0 != head.id }
         for id in heads {

@@ -87,6 +87,12 @@ extension TidemarkCommand {
                                    + "\nThe branch is unchanged: 'tidemark sync --offline' applies what was stored.\n")
             }
             interruption.endIfInterrupted(report.outcome == .interrupted)
+            if !report.droppedMerge.isEmpty {
+                // Said even with -q and --json: the other side of the merge is not in the branch.
+                writeStandardError("warning: ended the merge of \(report.droppedMerge.joined(separator: " ")) as 'git reset --hard' does: "
+                                   + "what it merges holds commits of someone's own, so it is not recorded as merged (merge it "
+                                   + "again and resolve the conflict by hand, then 'git commit', to keep them)\n")
+            }
             if report.outcome == .incompleteFetch, let fetch = report.fetch {
                 // The branch stays where it was: say so, and how to apply what did download.
                 throw CommandFailure.fatal(MirrorError.incompleteFetch(fetch).description

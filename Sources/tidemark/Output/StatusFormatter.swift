@@ -48,8 +48,14 @@ enum StatusFormatter {
             out += "You are bisecting ('git bisect reset' ends it); a sync refuses to run until it is finished\n"
         } else if let operation = report.operationInProgress {
             out += "You have an unfinished \(operation) ('git \(operation) --abort' ends it); a sync refuses to run until it is finished"
-                + (operation == "merge" ? " (a merge of another clone's snapshots, as a 'git pull' of a shared mirror makes: "
-                    + "'tidemark sync --force' finishes it with upstream's snapshot)\n" : "\n")
+            if operation == "merge" {
+                out += report.mergeOfSnapshots
+                    ? " (it merges another clone's snapshots: 'tidemark sync --force' finishes it with upstream's snapshot)\n"
+                    : " (what it merges holds commits of someone's own: resolve it by hand and 'git commit' to keep them; "
+                        + "'tidemark sync --force' drops them, as 'git reset --hard' does)\n"
+            } else {
+                out += "\n"
+            }
         }
         if report.unrelatedBranch {
             out += "Your branch holds no snapshot of this mirror (none of its \(report.ownCommits.count) commit\(report.ownCommits.count == 1 ? "" : "s") "
