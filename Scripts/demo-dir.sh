@@ -10,7 +10,9 @@ export PATH="$bin:$PATH" NO_COLOR=1 GIT_PAGER=cat
 cd "$work"
 cp -R "$here/Demo/templates" upstream
 
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+# Bold commands on a terminal only: piped, the output stays plain text.
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
+step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; "$@"; }
 note() { printf '\n# %s\n' "$*"; }
 
 note "A folder of DocuSign-style templates is our upstream (one JSON file per item)."

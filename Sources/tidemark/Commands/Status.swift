@@ -41,7 +41,7 @@ extension TidemarkCommand {
         @Flag(help: "Print a JSON report.")
         var json = false
 
-        @Flag(help: "Exit with 1 when anything differs.")
+        @Flag(help: "Exit with 1 when anything differs, or the last fetch failed, was refused or could not download some items.")
         var exitCode = false
 
         func run() async throws {

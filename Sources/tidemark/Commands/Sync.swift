@@ -13,7 +13,8 @@ extension TidemarkCommand {
             discussion: """
                 Refuses (exit 1, nothing changed) when items it would overwrite are edited
                 locally, unless --force. --if-stale skips everything when the last sync is
-                younger than the duration (e.g. 30s, 15m, 6h, 1d); without a duration (or
+                younger than the duration (e.g. 90, 30s, 15m, 6h, 2d, 1w), no fetched snapshot
+                waits to be applied and the last fetch failed no item; without a duration (or
                 with auto) it uses tidemark.refreshInterval.
 
                 Examples:

@@ -42,7 +42,13 @@ enum StatusFormatter {
                 + "until 'tidemark sync' finishes it, the files it wrote show as edited.\n"
         }
         guard report.head != nil else {
-            return out + "\nNo snapshots yet (run 'tidemark sync').\n"
+            out += "\nNo snapshots yet (run 'tidemark sync').\n"
+            // A clone whose downloads partly failed kept the rest: the sync downloads these.
+            if !report.fetchFailures.isEmpty {
+                out += "The last fetch could not download \(report.fetchFailures.count) item\(report.fetchFailures.count == 1 ? "" : "s"); "
+                    + "'tidemark sync' tries them again:\n" + indented(report.fetchFailures, style: output.red)
+            }
+            return out
         }
         if report.operationInProgress == "bisect" {
             out += "You are bisecting ('git bisect reset' ends it); a sync refuses to run until it is finished\n"
