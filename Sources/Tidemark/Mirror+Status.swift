@@ -93,10 +93,12 @@ public struct StatusReport: Sendable {
     /// --hard` does, dropping the other side).
     public var mergeOfSnapshots = false
 
-    /// True when nothing differs on either side and the last fetch got every item.
+    /// True when nothing differs on either side and the last fetch got every item. Not in a
+    /// `git clone` of a mirror that never fetched: there is nothing to compare with (`status
+    /// --exit-code || tidemark sync` then syncs).
     public var isClean: Bool {
         items.isEmpty && otherPaths.isEmpty && ownCommits.isEmpty && fetchFailures.isEmpty && fetchRefused == nil && fetchFailed == nil
-            && fetchInterrupted == nil && operationInProgress == nil
+            && fetchInterrupted == nil && operationInProgress == nil && (upstream != nil || head == nil)
     }
     /// Counts of the upstream side: what a sync would apply.
     public var behind: ChangeCounts {

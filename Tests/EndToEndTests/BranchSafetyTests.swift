@@ -991,6 +991,9 @@ struct BranchSafetyTests {
             let status = try await CLI.tidemark(["status"], in: root + "/c")
             #expect(status.status == 0 && status.stdout.contains("never fetched") && !status.stdout.contains("of your own")
                     && !status.stdout.contains("Behind upstream"), "\(status.stdout)")
+            // Nothing to compare with is no "nothing to sync": `status --exit-code || tidemark sync` syncs.
+            #expect(!status.stdout.contains("nothing to sync"), "\(status.stdout)")
+            #expect(try await CLI.tidemark(["status", "--exit-code"], in: root + "/c").status == 1)
             // Nothing fetched to apply offline: said so, with what to run.
             for arguments in [["sync", "--offline"], ["sync", "--offline", "--dry-run"]] {
                 let offline = try await CLI.tidemark(arguments, in: root + "/c")
