@@ -98,7 +98,8 @@ public struct StatusReport: Sendable {
     /// --exit-code || tidemark sync` then syncs).
     public var isClean: Bool {
         items.isEmpty && otherPaths.isEmpty && ownCommits.isEmpty && fetchFailures.isEmpty && fetchRefused == nil && fetchFailed == nil
-            && fetchInterrupted == nil && operationInProgress == nil && (upstream != nil || head == nil)
+            && fetchInterrupted == nil && operationInProgress == nil && (upstream != nil || head == nil) && !unrelatedBranch
+            && (interruptedSync == nil || interruptedSync?.runningPid != nil)
     }
     /// Counts of the upstream side: what a sync would apply.
     public var behind: ChangeCounts {
@@ -212,7 +213,7 @@ extension Mirror {
         if let head, upstream != nil {
             let own = try self.ownCommits(head: head, undoneBy: upstream?.tree)
             ownCommits = own.commits
-            unrelated = try isUnrelated(head: head, ownCommits: own.commits.count)
+            unrelated = try commitsWithoutSnapshot(from: head) != nil
             for path in own.paths {
                 guard let (collection, id) = try item(at: path, in: head.tree) else {
                     // The file of an item new upstream, which the user's commit added first: one

@@ -761,25 +761,32 @@ extension Mirror {
     func checkOwnCommits(head: Commit, undoneBy target: ObjectID?, alsoChanging more: Set<String> = [],
                          unknownItems: [String: Set<ItemID>] = [:], branch: String,
                          by command: String = "sync") throws(MirrorError) {
+        if let count = try commitsWithoutSnapshot(from: head) {
+            throw .unrelatedBranch(branch: Mirror.shortBranchName(branch), commits: count, by: command)
+        }
         let (commits, paths) = try ownCommits(head: head, undoneBy: target, alsoChanging: more, unknownItems: unknownItems)
         guard !paths.isEmpty else { return }
-        if try isUnrelated(head: head, ownCommits: commits.count) {
-            throw .unrelatedBranch(branch: Mirror.shortBranchName(branch), commits: commits.count, by: command)
-        }
         throw .ownCommits(branch: Mirror.shortBranchName(branch), commits: commits,
                           items: (try? describe(paths: paths, in: head.tree)) ?? paths, by: command)
     }
 
-    /// Whether the `count` commits of the user's own from `head` down (``ownCommits(head:undoneBy:alsoChanging:unknownItems:)``)
-    /// reach the root, which is no snapshot amended either: the branch is not the mirror's.
-    func isUnrelated(head: Commit, ownCommits count: Int) throws(MirrorError) -> Bool {
-        guard count > 0, count < 1000 else { return false }
-        var last = head
-        for _ in 1..<count {
-            guard let parent = try firstParent(of: last) else { break }
-            last = parent
+    /// How many commits the branch at `head` has when none down to its root (first parents)
+    /// carries tidemark's trailers (a snapshot, amended or not, or a rollback's): the branch is
+    /// not the mirror's (an orphan branch, empty or not). Nil when one does, or past 1,000 commits.
+    /// A snapshot tip (the usual case) costs one message parse.
+    func commitsWithoutSnapshot(from head: Commit) throws(MirrorError) -> Int? {
+        var count = 0
+        var commit = head
+        while count < 1000 {
+            if SnapshotMessage.parse(commit.message) != nil { return nil }
+            count += 1
+            guard let parent = try firstParent(of: commit) else {
+                // The root; a shallow clone's boundary may hide a snapshot below it.
+                return commit.parents.isEmpty ? count : nil
+            }
+            commit = parent
         }
-        return last.parents.isEmpty && SnapshotMessage.parse(last.message) == nil
+        return nil
     }
 
     /// The paths of commits of the user's own that `target` sets back, which `--force` undoes;

@@ -180,7 +180,7 @@ public enum MirrorError: Error, CustomStringConvertible {
                 + MirrorError.list(report.failures, limit: 20)
         case .cloneIncomplete(let report, let kept):
             let failed = "\(report.failures.count) item\(report.failures.count == 1 ? "" : "s") could not be downloaded"
-            let when = "(once upstream serves them whole, for an item it serves malformed, or its file is fixed or removed, for a folder's):\n"
+            let when = "(once upstream serves them, or their files are fixed or removed):\n"
             guard let kept else {
                 return failed + ", so the clone was removed; run it again " + when + MirrorError.list(report.failures, limit: 20)
             }

@@ -451,6 +451,24 @@ struct BranchSafetyTests {
         }
     }
 
+    /// An orphan branch whose only commit is empty (a `gh-pages` set-up) is not the mirror's
+    /// either: a sync wrote the mirror onto it, without `--force`.
+    @Test func anEmptyOrphanBranchIsNotTheMirrors() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(2, in: root)
+            let git = ["-c", "user.name=User", "-c", "user.email=user@example.org"]
+            try await CLI.git(["checkout", "-q", "--orphan", "pages"], in: mirror)
+            try await CLI.git(["rm", "-rqf", "--cached", "."], in: mirror)
+            for folder in ["items", ".tidemark"] { try FileManager.default.removeItem(atPath: mirror + "/" + folder) }
+            try await CLI.git(git + ["commit", "-q", "--allow-empty", "-m", "empty"], in: mirror)
+            let refused = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(refused.status == 1 && refused.stderr.contains("pages holds no snapshot of this mirror"), "\(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/items"))
+            let status = try await CLI.tidemark(["status", "--exit-code"], in: mirror)
+            #expect(status.status == 1 && status.stdout.contains("Your branch holds no snapshot of this mirror"), "\(status.stdout)")
+        }
+    }
+
     @Test func commitsOfTheUsersOwnAreNotUndoneSilently() async throws {
         try await withScratch { root in
             let (_, mirror) = try await CrashTests.cloned(2, in: root)

@@ -158,8 +158,9 @@ struct CrashTests {
             for arguments in [["rollback", "HEAD~1"], ["rollback", "--hard", "HEAD~2"]] {
                 let killed = try await CLI.tidemark(arguments, in: mirror, environment: ["TIDEMARK_CRASH_AT": "after-journal"])
                 #expect(killed.signalled, "\(arguments): \(killed.stderr)")
-                let status = try await CLI.tidemark(["status"], in: mirror)
-                #expect(status.stdout.contains("An interrupted run left a rollback unfinished ("), "\(arguments): \(status.stdout)")
+                let status = try await CLI.tidemark(["status", "--exit-code"], in: mirror)
+                #expect(status.status == 1 && status.stdout.contains("An interrupted run left a rollback unfinished (")
+                        && status.stdout.contains("until 'tidemark fetch' finishes it"), "\(arguments): \(status.stdout)")
                 let json = try await CLI.tidemark(["status", "--json"], in: mirror)
                 #expect(json.stdout.contains("\"command\" : \"rollback\""), "\(json.stdout)")
                 let rerun = try await CLI.tidemark(["sync", "--offline"], in: mirror)

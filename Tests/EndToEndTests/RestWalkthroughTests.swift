@@ -258,7 +258,7 @@ struct RestWalkthroughTests {
                  "--option", "itemURL=\(server.baseURL)/rest/items/{id}", "--option", "maxAttempts=2"], in: root)
             #expect(failedClone.status == 128 && failedClone.stderr.contains("1 item could not be downloaded; the ")
                     && failedClone.stderr.contains(" downloaded are kept in '\(root)/c' (on tidemark/upstream; nothing is checked out yet): "
-                        + "'tidemark -C \(root)/c sync' downloads the rest and checks the mirror out (once upstream serves them whole")
+                        + "'tidemark -C \(root)/c sync' downloads the rest and checks the mirror out (once upstream serves them")
                     && failedClone.stderr.contains("\n\titems/\(failing): HTTP 503"), "\(failedClone.stderr)")
             #expect(!FileManager.default.fileExists(atPath: root + "/c/items"))
             let unfinished = try await run.tidemark(["-C", "c", "status"], in: root)

@@ -39,10 +39,15 @@ enum StatusFormatter {
             out += "A \(interrupted.command) is running (pid \(pid), \(interrupted.range)); until it ends, the files it writes show as edited.\n"
         } else if let interrupted = report.interruptedSync {
             out += "An interrupted run left a \(interrupted.command) unfinished (\(interrupted.range)); "
-                + "until 'tidemark sync' finishes it, the files it wrote show as edited.\n"
+                + (interrupted.command == "rollback"
+                    ? "until 'tidemark fetch' finishes it (a sync would finish it, then sync past it), the files it wrote show as edited.\n"
+                    : "until 'tidemark sync' finishes it, the files it wrote show as edited.\n")
         }
         guard report.head != nil else {
             out += "\nNo snapshots yet (run 'tidemark sync').\n"
+            if let left = report.fetchInterrupted {
+                out += "The last fetch was interrupted (\(terminalSafe(left))); 'tidemark sync' gets the rest.\n"
+            }
             // A clone whose downloads partly failed kept the rest: the sync downloads these.
             if !report.fetchFailures.isEmpty {
                 out += "The last fetch could not download \(report.fetchFailures.count) item\(report.fetchFailures.count == 1 ? "" : "s"); "
@@ -64,9 +69,8 @@ enum StatusFormatter {
             }
         }
         if report.unrelatedBranch {
-            out += "Your branch holds no snapshot of this mirror (none of its \(report.ownCommits.count) commit\(report.ownCommits.count == 1 ? "" : "s") "
-                + "is one: its history is not the mirror's); a sync refuses it: switch to the mirror's branch "
-                + "('git branch --contains tidemark/upstream' names it)\n"
+            out += "Your branch holds no snapshot of this mirror (its history is not the mirror's); a sync refuses it: "
+                + "switch to the mirror's branch ('git branch --contains tidemark/upstream' names it)\n"
         } else if !report.ownCommits.isEmpty {
             out += "Your branch has \(report.ownCommits.count) commit\(report.ownCommits.count == 1 ? "" : "s") of your own that a sync would undo:\n"
                 + report.ownCommits.prefix(10).map { "\t\($0)\n" }.joined()
