@@ -49,7 +49,7 @@ final class RunLock {
             if access((path as NSString).deletingLastPathComponent, W_OK) == 0 {
                 fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
             } else {
-                errno = EACCES
+                errno = EACCES  // what the open found; access() may have set another
             }
         }
         var info = stat()
