@@ -396,6 +396,9 @@ public actor Mirror {
         guard let tracked = try trackedUpstreamCommit(), let newer = try newerSnapshotOnHead(than: tracked) else { return }
         try updateRef(Mirror.upstreamRef, to: newer.id, expected: tracked.id,
                       message: "tidemark: caught up with the branch's snapshot \(newer.id.short())")
+        // A sibling (another clone's listing, incremental perhaps) may still hold items this
+        // clone's last whole listing found deleted: the next listing is whole, to find them again.
+        if (try? repository.isDescendant(newer.id, of: tracked.id)) != true { removeState(Mirror.fullListingState) }
     }
 
     static func manifestPath(_ collection: String) -> String {

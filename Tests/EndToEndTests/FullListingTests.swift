@@ -157,6 +157,40 @@ struct FullListingTests {
         }
     }
 
+    /// A snapshot another clone listed incrementally, pulled while this clone's whole listing had
+    /// found an item deleted, still holds that item: the next sync lists whole again and deletes
+    /// it. It listed incrementally, and kept the item for `tidemark.fullListingInterval`.
+    @Test func aPulledIncrementalSnapshotMakesTheNextListingWhole() async throws {
+        let server = try await FixtureServer.start(items: 8, seed: 14)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let run = Transcript(environment: [:])
+            let mirror = try await clone(server, pageSize: 5, itemURL: true, [], run, in: root)
+            let ids = server.ids(.rest)
+            _ = try await CLI.git(["init", "-q", "--bare", "-b", "main", root + "/remote.git"], in: root)
+            _ = try await CLI.git(["push", "-q", root + "/remote.git", "main"], in: mirror)
+            _ = try await CLI.git(["clone", "-q", root + "/remote.git", root + "/box"], in: root)
+            let box = root + "/box"
+            for (key, value) in [("upstream", "rest:\(server.baseURL)/rest/items"), ("collection", "items"), ("paging", "page"),
+                                 ("pageSize", "5"), ("sinceParam", "modified_since"), ("itemURL", "\(server.baseURL)/rest/items/{id}")] {
+                _ = try await CLI.git(["config", "tidemark.\(key)", value], in: box)
+            }
+            #expect(try await run.tidemark(["sync", "-q"], in: box).status == 0)
+            // This clone's whole listing finds the deletion; the box's incremental one cannot.
+            try await admin(server, "rest/delete?id=\(ids[2])")
+            #expect(try await run.tidemark(["fetch", "-q", "--full"], in: mirror).status == 0)
+            try await admin(server, "rest/modify?id=\(ids[4])")
+            let boxed = try await sync([], run, server, in: box)
+            #expect(boxed.status == 0 && boxed.incremental == true, "\(boxed.stderr)")
+            _ = try await CLI.git(["push", "-q", "origin", "main"], in: box)
+            _ = try await CLI.git(["pull", "-q", "--ff-only", root + "/remote.git", "main"], in: mirror)
+            let synced = try await sync([], run, server, in: mirror)
+            #expect(synced.status == 0 && synced.incremental == false, "\(synced.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/items/\(ids[2]).json"))
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// A whole listing that could not show every deletion (an item changed while its pages were
     /// read, or one went missing before its download) is not recorded as the last whole one:
     /// the next run lists whole again and deletes what is gone.
