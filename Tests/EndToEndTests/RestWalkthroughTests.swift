@@ -261,6 +261,14 @@ struct RestWalkthroughTests {
                         + "'tidemark -C \(root)/c sync' downloads the rest and checks the mirror out (once upstream serves them")
                     && failedClone.stderr.contains("\n\titems/\(failing): HTTP 503"), "\(failedClone.stderr)")
             #expect(!FileManager.default.fileExists(atPath: root + "/c/items"))
+            // With --json, the report a script reads comes first (stdout had nothing).
+            let jsonClone = try await run.tidemark(
+                ["clone", "rest:\(server.baseURL)/rest/envelope", "cj", "--json", "--token-env", "REST_TOKEN",
+                 "--option", "itemsPath=/data/items", "--option", "paging=next-field:/links/next",
+                 "--option", "itemURL=\(server.baseURL)/rest/items/{id}", "--option", "maxAttempts=2"], in: root)
+            let cloneReport = try? JSONSerialization.jsonObject(with: Data(jsonClone.stdout.utf8)) as? [String: Any]
+            #expect(jsonClone.status == 128 && cloneReport?["outcome"] as? String == "incomplete-fetch"
+                    && ((cloneReport?["fetch"] as? [String: Any])?["failures"] as? [String])?.count == 1, "\(jsonClone.stdout)")
             let unfinished = try await run.tidemark(["-C", "c", "status"], in: root)
             #expect(unfinished.status == 0 && unfinished.stdout.contains("No snapshots yet (run 'tidemark sync')")
                     && unfinished.stdout.contains("The last fetch could not download 1 item; 'tidemark sync' tries them again:\n\titems/\(failing): HTTP 503"),

@@ -157,9 +157,16 @@ extension TidemarkCommand {
             }
             let interruption = CloneInterruption(destination: target)
             defer { interruption.finish() }
-            let (_, report) = try await engine { [progress, requestObserver, started] () async throws(MirrorError) in
-                try await Mirror.clone(spec, to: target, options: cloneOptions, progress: progress, requestObserver: requestObserver,
-                                       started: started)
+            let (_, report) = try await engine { [progress, requestObserver, started, json] () async throws(MirrorError) in
+                do throws(MirrorError) {
+                    return try await Mirror.clone(spec, to: target, options: cloneOptions, progress: progress,
+                                                  requestObserver: requestObserver, started: started)
+                } catch {
+                    // Kept for a sync to finish: the report a script reads, as a sync's whose
+                    // downloads partly failed (no branch yet), before the error.
+                    if json, case .cloneIncomplete(let fetch, _?) = error { emitJSON(SyncJSON(SyncReport(incompleteFetch: fetch, branchAt: nil))) }
+                    throw error
+                }
             }
             interruption.finish()
             reporter?.finish()
