@@ -76,9 +76,16 @@ struct ProgressTests {
             server.inject(FixtureFault(status: 503, pathPrefix: "/restapi", count: 1))
             let fetch = try await CLI.tidemark(["fetch", "--verbose", "--json"], in: root + "/m", environment: env)
             #expect(fetch.status == 0, "\(fetch.stderr)")
-            #expect(fetch.stderr.contains(" 503 (") && fetch.stderr.contains("attempt 2"))
+            #expect(fetch.stderr.contains(" 503 (") && fetch.stderr.contains("attempt 2, after waiting ") && fetch.stderr.contains(" s backoff)"),
+                    "\(fetch.stderr)")
             #expect(!fetch.stderr.contains(Self.token))
             #expect(try JSONSerialization.jsonObject(with: Data(fetch.stdout.utf8)) is [String: Any])
+            // A wait the server asks for is named too: a run that pauses says why.
+            var fault = FixtureFault(status: 429, pathPrefix: "/restapi", count: 1)
+            fault.retryAfter = .seconds(1)
+            server.inject(fault)
+            let waited = try await CLI.tidemark(["fetch", "-v"], in: root + "/m", environment: env)
+            #expect(waited.status == 0 && waited.stderr.contains("attempt 2, after waiting 1 s for Retry-After)"), "\(waited.stderr)")
         }
     }
 

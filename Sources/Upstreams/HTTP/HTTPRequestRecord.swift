@@ -17,6 +17,9 @@ public struct HTTPRequestRecord: Sendable, Equatable {
     public var attempt: Int
     /// Why no usable response arrived (timeout, connection error), secrets redacted.
     public var failure: String?
+    /// The wait before this request, when there was one (`3 s for Retry-After`, `1.2 s backoff`,
+    /// `30 s for X-BurstLimit`): a run that pauses says why.
+    public var waited: String?
 
     public init(method: String, url: String, status: Int, bytes: Int, milliseconds: Int,
                 attempt: Int = 1, failure: String? = nil) {

@@ -115,13 +115,18 @@ public final class HTTPSession: Sendable {
         var visited: Set<String> = [url.absoluteString]
         var attempt = 0
         var redirected = false
+        // The wait before the request about to be made (a retry's, a rate limit's), for `-v`.
+        var waited: String?
         while true {
             // A redirect is the same attempt, going elsewhere.
             if !redirected { attempt += 1 }
             redirected = false
+
             let shownURL = URLSafety.redact(current)
             let authorization = Origin(current) == origin ? try await credentials.resolve()?.authorizationHeader : nil
-            try await waitForRateLimit(url: shownURL)
+            // Said once, by this request's record (a redirect's next hop waited for nothing).
+            let waitedBefore = try await waitForRateLimit(url: shownURL) ?? waited
+            waited = nil
             var request = HTTPClientRequest(url: current.absoluteString)
             request.method = .GET
             request.headers.add(name: "Accept", value: "application/json")
@@ -148,8 +153,10 @@ public final class HTTPSession: Sendable {
                 guard let observer = self.settings.requestObserver else { return }
                 let elapsed = ContinuousClock.now - started
                 let ms = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
-                observer(HTTPRequestRecord(method: "GET", url: self.credentials.redact(shownURL), status: status,
-                                           bytes: bytes, milliseconds: ms, attempt: attempt, failure: failure))
+                var record = HTTPRequestRecord(method: "GET", url: self.credentials.redact(shownURL), status: status,
+                                               bytes: bytes, milliseconds: ms, attempt: attempt, failure: failure)
+                record.waited = waitedBefore
+                observer(record)
             }
             do {
                 // `requestTimeout` covers the whole request: the client's own timeout ends with
@@ -244,8 +251,10 @@ public final class HTTPSession: Sendable {
                 }
                 delay = max(0, retryAfter)
                 state.update { $0.waitedSeconds += delay }
+                waited = "\(formatSeconds(delay)) s for Retry-After"
             } else {
                 delay = settings.backoff(attempt: attempt)
+                waited = "\(formatSeconds((delay * 10).rounded() / 10)) s backoff"
             }
             try await settings.clock.sleep(seconds: delay)
         }
@@ -308,13 +317,14 @@ public final class HTTPSession: Sendable {
         }
     }
 
-    /// Waits until every announced limit reset has passed, or fails when one is too far away.
-    private func waitForRateLimit(url: String) async throws {
-        guard let (limit, reset) = state.latestLimitReset else { return }
+    /// Waits until every announced limit reset has passed, or fails when one is too far away;
+    /// returns the wait in words (`12 s for X-BurstLimit`), nil when there was none.
+    private func waitForRateLimit(url: String) async throws -> String? {
+        guard let (limit, reset) = state.latestLimitReset else { return nil }
         let wait = reset.timeIntervalSince(settings.clock.now)
         guard wait > 0 else {
             for name in Self.limitHeaders { state.setLimitReset(name, nil) }
-            return
+            return nil
         }
         guard wait <= settings.maxRetryAfter else {
             let kind = limit == "X-BurstLimit" ? "burst limit" : "rate limit"
@@ -327,6 +337,7 @@ public final class HTTPSession: Sendable {
         }
         state.update { $0.waitedSeconds += wait }
         try await settings.clock.sleep(seconds: wait)
+        return "\(formatSeconds(wait.rounded(.up))) s for \(limit)"
     }
 
     /// Why a request got no response, in a few words, and whether to try again.

@@ -139,7 +139,7 @@ final class ProgressLine: @unchecked Sendable {
 
     /// `GET <url> 200 1532 B 12 ms`, or `GET <url> failed: <why> (attempt 2, 5003 ms)`.
     static func describe(_ record: HTTPRequestRecord) -> String {
-        let retry = record.attempt > 1 ? ", attempt \(record.attempt)" : ""
+        let retry = (record.attempt > 1 ? ", attempt \(record.attempt)" : "") + (record.waited.map { ", after waiting \($0)" } ?? "")
         if let failure = record.failure {
             return "http: \(record.method) \(record.url) failed: \(failure) (\(record.status == 0 ? "" : "\(record.status), ")\(record.milliseconds) ms\(retry))"
         }
