@@ -59,6 +59,13 @@ enum CLI {
 
         var pid: Int32 { process.pid }
 
+        /// Its output files go with it, also for a child whose result nobody read (a watcher
+        /// killed at a test's end): they were left in the temporary folder.
+        deinit {
+            try? FileManager.default.removeItem(atPath: base + ".out")
+            try? FileManager.default.removeItem(atPath: base + ".err")
+        }
+
         /// Sends SIGKILL if the process still runs; true when it was still running.
         func kill() -> Bool { process.signal(SIGKILL) }
 
