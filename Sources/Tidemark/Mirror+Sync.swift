@@ -84,6 +84,10 @@ public struct SyncReport: Sendable {
     /// sync dropped as `git reset --hard` drops them, since they hold commits of the user's own,
     /// not only snapshots (short ids); empty when no merge was dropped.
     public var droppedMerge: [String] = []
+    /// With `--force`: the commits of another clone's snapshots an unfinished merge joins, which
+    /// the sync's new snapshot records as its other parents (short ids); with `--dry-run`, those
+    /// it would. Empty when no such merge was under way.
+    public var finishedMerge: [String] = []
     /// With `--force`: the items edited locally (or untracked files in the way) that this sync
     /// wrote over or removed; with `--dry-run` too, those it would.
     public var overwrittenEdits: [String] = []
@@ -139,6 +143,15 @@ extension Mirror {
             finishedInterruptedSync = nil
             var report = options.offline ? try planOfflineSync(options) : try await planSync(options)
             report.interruptedSync = try pendingInterruptedSync()
+            // What `--force` does with an unfinished merge, as the sync does it (``apply(force:after:)``).
+            if options.force, repository.operationInProgress() == "merge" {
+                let joined = try mergedCommits(into: try headCommit()).map { $0.short() }
+                if joined.isEmpty {
+                    report.droppedMerge = (try? repository.mergeHeads())?.map { $0.short() } ?? []
+                } else {
+                    report.finishedMerge = joined
+                }
+            }
             return report
         }
         try recoverInterruptedSync(force: options.force)
@@ -472,6 +485,7 @@ extension Mirror {
         report.undoneOwnPaths = undone
         report.overwrittenEdits = overwrittenEdits
         report.droppedMerge = dropped
+        report.finishedMerge = joined.map { $0.short() }
         return report
     }
 

@@ -88,7 +88,7 @@ extension TidemarkCommand {
                                    + "\nThe branch is unchanged: 'tidemark sync --offline' applies what was stored.\n")
             }
             interruption.endIfInterrupted(report.outcome == .interrupted)
-            if !report.droppedMerge.isEmpty {
+            if !report.droppedMerge.isEmpty, report.outcome != .planned {
                 // Said even with -q and --json: the other side of the merge is not in the branch.
                 writeStandardError("warning: ended the merge of \(report.droppedMerge.joined(separator: " ")) as 'git reset --hard' does: "
                                    + "what it merges holds commits of someone's own, so it is not recorded as merged (merge it "
@@ -125,6 +125,14 @@ extension TidemarkCommand {
                 if !report.overwrittenEdits.isEmpty {
                     emit("Would overwrite your local changes (--force):\n" + report.overwrittenEdits.map { "\t\($0)\n" }.joined())
                 }
+                if !report.finishedMerge.isEmpty {
+                    emit("Would finish the merge of \(report.finishedMerge.joined(separator: " ")) with upstream's snapshot (--force; "
+                         + "both sides its parents).\n")
+                }
+                if !report.droppedMerge.isEmpty {
+                    emit("Would end the merge of \(report.droppedMerge.joined(separator: " ")) as 'git reset --hard' does (--force): "
+                         + "it holds commits of someone's own, not recorded as merged.\n")
+                }
             case .updated:
                 emit("Updating \(report.previous?.short() ?? "(none)")..\(report.current?.short() ?? "-")\n")
                 // With --force over commits of the user's own, files change that upstream did not.
@@ -133,6 +141,9 @@ extension TidemarkCommand {
                     : (report.counts.total == 0 ? "no changes upstream" : report.counts.summary)
                         + "; undid your own commits in \(undone) file\(undone == 1 ? "" : "s")"
                 emit("Synced: \(summary) (\(report.fetch?.downloaded ?? 0) downloaded)\n")
+                if !report.finishedMerge.isEmpty {
+                    emit("Finished the merge of \(report.finishedMerge.joined(separator: " ")) with upstream's snapshot (both sides its parents).\n")
+                }
                 tellOverwrittenEdits(report.overwrittenEdits)
             }
         }

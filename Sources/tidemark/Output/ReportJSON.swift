@@ -138,6 +138,9 @@ struct SyncJSON: Encodable {
     var paths: [String]
     var undoneOwnPaths: [String]?
     var overwrittenEdits: [String]?
+    /// With `--force` during a merge: the merged commits recorded as parents, or dropped.
+    var finishedMerge: [String]?
+    var droppedMerge: [String]?
     var plannedDownloads: Int?
     var plannedBodiesInListing: Int?
     var listingRequests: Int?
@@ -160,6 +163,8 @@ struct SyncJSON: Encodable {
         paths = report.paths
         undoneOwnPaths = report.undoneOwnPaths.isEmpty ? nil : report.undoneOwnPaths
         overwrittenEdits = report.overwrittenEdits.isEmpty ? nil : report.overwrittenEdits
+        finishedMerge = report.finishedMerge.isEmpty ? nil : report.finishedMerge
+        droppedMerge = report.droppedMerge.isEmpty ? nil : report.droppedMerge
         plannedDownloads = report.outcome == .planned ? report.plannedDownloads : nil
         plannedBodiesInListing = report.outcome == .planned ? report.plannedBodiesInListing : nil
         listingRequests = report.outcome == .planned ? report.listingRequests : nil
