@@ -57,8 +57,8 @@ public struct StatusReport: Sendable {
     /// Commits on the branch not made by tidemark (`short-id subject`, newest first) whose
     /// changes a sync would undo; a sync refuses them without `--force`.
     public var ownCommits: [String] = []
-    /// True when ``ownCommits`` reach the branch's root: it holds no snapshot, and is not the
-    /// mirror's branch (a sync refuses it as such).
+    /// True when no commit down to the branch's root carries tidemark's trailers: it holds no
+    /// snapshot, and is not the mirror's branch (a sync refuses it as such).
     public var unrelatedBranch = false
     /// The items the last fetch could not download (`collection/id: reason`), which the upstream
     /// snapshot therefore holds at an older version, or not at all; empty once a fetch got all.
@@ -270,7 +270,7 @@ extension Mirror {
         report.fetchInterrupted = timedStateSinceLastFetch(Mirror.fetchInterruptedState)
         report.upkeepFailure = stateLines(Mirror.upkeepFailedState).first
         report.operationInProgress = operationInProgress(headDetached: report.branch == "HEAD")
-        if report.operationInProgress == "merge" { report.mergeOfSnapshots = try !mergedCommits(into: try headCommit()).isEmpty }
+        if report.operationInProgress == "merge" { report.mergeOfSnapshots = try !forcedMerge(into: head).finished.isEmpty }
         return report
     }
 

@@ -143,14 +143,9 @@ extension Mirror {
             finishedInterruptedSync = nil
             var report = options.offline ? try planOfflineSync(options) : try await planSync(options)
             report.interruptedSync = try pendingInterruptedSync()
-            // What `--force` does with an unfinished merge, as the sync does it (``apply(force:after:)``).
-            if options.force, repository.operationInProgress() == "merge" {
-                let joined = try mergedCommits(into: try headCommit()).map { $0.short() }
-                if joined.isEmpty {
-                    report.droppedMerge = (try? repository.mergeHeads())?.map { $0.short() } ?? []
-                } else {
-                    report.finishedMerge = joined
-                }
+            if options.force {
+                let merge = try forcedMerge(into: try headCommit())
+                (report.finishedMerge, report.droppedMerge) = (merge.finished.map { $0.short() }, merge.dropped.map { $0.short() })
             }
             return report
         }
@@ -419,9 +414,7 @@ extension Mirror {
         // `--force` during a merge (a `git pull` of another clone of the mirror that conflicted)
         // finishes it: the new snapshot joins the commits merged, so the branch holds them and
         // can be pushed; ending the merge alone left it diverged, the pull to conflict again.
-        let joined = force ? try mergedCommits(into: head) : []
-        let dropped = force && joined.isEmpty && repository.operationInProgress() == "merge"
-            ? (try? repository.mergeHeads())?.map { $0.short() } ?? [] : []
+        let (joined, dropped) = force ? try forcedMerge(into: head) : ([], [])
         // A merged snapshot listed after the last fetch (`sync --offline`) is upstream's newest:
         // the merge ends on it, not on an older tree that would take its items back.
         for id in joined {
@@ -443,7 +436,7 @@ extension Mirror {
             var report = SyncReport(outcome: .upToDate, fetch: nil, counts: ChangeCounts(), paths: [],
                                     previous: head?.id, current: head?.id, plannedDownloads: 0)
             report.overwrittenEdits = overwrittenEdits
-            report.droppedMerge = dropped
+            report.droppedMerge = dropped.map { $0.short() }
             return report
         }
         let undone = try ownChangesUndone(head: head, by: upstream.tree, force: force, branch: branch)
@@ -484,7 +477,7 @@ extension Mirror {
                                 current: target, plannedDownloads: 0)
         report.undoneOwnPaths = undone
         report.overwrittenEdits = overwrittenEdits
-        report.droppedMerge = dropped
+        report.droppedMerge = dropped.map { $0.short() }
         report.finishedMerge = joined.map { $0.short() }
         return report
     }
@@ -531,19 +524,20 @@ extension Mirror {
         return moved
     }
 
-    /// The commits an unfinished merge joins to `head` (`MERGE_HEAD`), for `--force` to record
-    /// as the new snapshot's other parents, when each is a snapshot of this upstream (another
-    /// clone's sync, which the new snapshot supersedes); none when no merge is under way, or when
-    /// it merges a commit of the user's: that merge ends as `git reset --hard` ends it, so the
-    /// change it would have dropped is not recorded as merged.
-    package func mergedCommits(into head: Commit?) throws(MirrorError) -> [ObjectID] {
-        guard let head, repository.operationInProgress() == "merge" else { return [] }
+    /// What `--force` does with an unfinished merge into `head` (`MERGE_HEAD`), for the sync, its
+    /// dry run and `status` alike: when each commit it joins is a snapshot of this upstream
+    /// (another clone's sync, which the new snapshot supersedes), they are `finished`, recorded as
+    /// the new snapshot's other parents; otherwise (a commit of someone's own among them) they are
+    /// `dropped`, the merge ending as `git reset --hard` ends it, so a change it leaves out is not
+    /// recorded as merged. Both empty when no merge is under way.
+    func forcedMerge(into head: Commit?) throws(MirrorError) -> (finished: [ObjectID], dropped: [ObjectID]) {
+        guard let head, repository.operationInProgress() == "merge" else { return ([], []) }
         let heads = try mirrorErrors { try repository.mergeHeads() }.filter { $0 != head.id }
         for id in heads {
             guard let commit = try? repository.commit(id), let message = try writtenSnapshotMessage(commit),
-                  isSnapshotOfThisUpstream(message) else { return [] }
+                  isSnapshotOfThisUpstream(message) else { return ([], heads) }
         }
-        return heads
+        return (heads, [])
     }
 
     /// Refuses unmerged files (which libgit2's checkout cannot start over), and an unfinished
@@ -1146,10 +1140,8 @@ extension Mirror {
     /// finish; nil when there is none (or its journal is stale). Changes nothing.
     func pendingInterruptedSync() throws(MirrorError) -> InterruptedSync? {
         guard let journal = readState("sync-journal"), let (old, target, branch) = try unfinishedSync(journal) else { return nil }
-        var pending = InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target.id,
-                                      runningPid: RunLock.livingHolder(gitDirectory: gitDirectory))
-        pending.command = journalCommand(from: old, to: target)
-        return pending
+        return InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target.id,
+                               runningPid: RunLock.livingHolder(gitDirectory: gitDirectory), command: journalCommand(from: old, to: target))
     }
 
     /// Which command a journal's move from `old` to `target` is: a rollback restores a snapshot
@@ -1231,8 +1223,8 @@ extension Mirror {
             try updateRef(branch, to: target, expected: old, message: "tidemark: finish interrupted sync")
         }
         removeState("sync-journal")
-        finishedInterruptedSync = InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target)
-        finishedInterruptedSync?.command = journalCommand(from: old, to: targetCommit)
+        finishedInterruptedSync = InterruptedSync(branch: Mirror.shortBranchName(branch), from: old, to: target,
+                                                  command: journalCommand(from: old, to: targetCommit))
         finishingOverwrote = overwritten
     }
 }

@@ -50,7 +50,7 @@ struct TidemarkCommand: AsyncParsableCommand {
             // would name another file (a clone created a folder of another name). Refused instead.
             for index in 1..<Int(CommandLine.argc) {
                 guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
-                let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw)))
+                let bytes = Array(UnsafeRawBufferPointer(start: raw, count: strlen(raw)))
                 writeStandardError("error: argument \(Quoting.cQuoted(bytes)) is not UTF-8: tidemark takes paths and names in UTF-8 only "
                                    + "(rename the file or folder)\n")
                 exitProcess(129)

@@ -18,7 +18,7 @@ public func currentDirectoryIfNotUTF8() -> [UInt8]? {
     guard let buffer = getcwd(nil, 0) else { return nil }
     defer { free(buffer) }
     guard String(validatingCString: buffer) == nil else { return nil }
-    return Array(UnsafeBufferPointer(start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: strlen(buffer)))
+    return Array(UnsafeRawBufferPointer(start: buffer, count: strlen(buffer)))
 }
 
 /// The process's file mode creation mask, read once (from `/proc/self/status`: `umask()` can
