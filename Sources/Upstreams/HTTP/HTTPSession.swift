@@ -121,7 +121,6 @@ public final class HTTPSession: Sendable {
             // A redirect is the same attempt, going elsewhere.
             if !redirected { attempt += 1 }
             redirected = false
-
             let shownURL = URLSafety.redact(current)
             let authorization = Origin(current) == origin ? try await credentials.resolve()?.authorizationHeader : nil
             // Said once, by this request's record (a redirect's next hop waited for nothing).
