@@ -77,13 +77,69 @@ public indirect enum JSONValue: Sendable, Equatable {
     /// The number as an `Int64` when it is a whole one, however written (`5`, `5.0`, `1e3`), as
     /// `JSONDecoder` read one: ids and counts written so keep meaning what they did.
     public var exactInteger: Int64? {
+        if case .integer(let value) = self { return value }
+        return integerText.flatMap { Int64($0) }
+    }
+
+    /// The number's decimal digits (with a `-` when negative) when it is a whole one, however
+    /// written and however large (up to 64 digits): `5.0` and `5e0` are `5`,
+    /// `18446744073709551615` stays itself, and `9007199254740993.0` is not rounded to a
+    /// neighbour as a `Double` would round it. Nil for a fraction and for a value that is no number.
+    public var integerText: String? {
         switch self {
-        case .integer(let value): return value
-        case .number(let text):
-            guard let value = Double(text), value.rounded() == value, abs(value) <= 9_007_199_254_740_992 else { return nil }
-            return Int64(value)
+        case .integer(let value): return String(value)
+        case .number(let text): return Self.wholeDigits(Array(text.utf8))
         default: return nil
         }
+    }
+
+    /// ``integerText`` of a JSON number's text, worked out on its digits alone.
+    private static func wholeDigits(_ text: [UInt8]) -> String? {
+        var index = 0
+        let negative = text.first == UInt8(ascii: "-")
+        if negative { index += 1 }
+        var digits: [UInt8] = []
+        var fractionDigits = 0
+        var inFraction = false
+        while index < text.count, text[index] != UInt8(ascii: "e"), text[index] != UInt8(ascii: "E") {
+            switch text[index] {
+            case UInt8(ascii: "."): inFraction = true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                digits.append(text[index])
+                if inFraction { fractionDigits += 1 }
+            default: return nil
+            }
+            index += 1
+        }
+        var exponent = 0
+        if index < text.count {
+            index += 1
+            var sign = 1
+            if index < text.count, text[index] == UInt8(ascii: "-") || text[index] == UInt8(ascii: "+") {
+                sign = text[index] == UInt8(ascii: "-") ? -1 : 1
+                index += 1
+            }
+            guard index < text.count else { return nil }
+            while index < text.count {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(text[index]) else { return nil }
+                // Past 1,000 the value is zero, a fraction, or longer than 64 digits anyway.
+                exponent = min(exponent * 10 + Int(text[index] - UInt8(ascii: "0")), 1_000)
+                index += 1
+            }
+            exponent *= sign
+        }
+        guard !digits.isEmpty else { return nil }
+        guard let firstNonZero = digits.firstIndex(where: { $0 != UInt8(ascii: "0") }) else { return "0" }
+        digits.removeFirst(firstNonZero)
+        var shift = exponent - fractionDigits
+        // Trailing zeros of the digits move the decimal point; any other digit past it is a fraction.
+        while shift < 0, digits.last == UInt8(ascii: "0") {
+            digits.removeLast()
+            shift += 1
+        }
+        guard shift >= 0, digits.count + shift <= 64 else { return nil }
+        digits += repeatElement(UInt8(ascii: "0"), count: shift)
+        return (negative ? "-" : "") + String(decoding: digits, as: UTF8.self)
     }
 
     /// The string, if this is one.

@@ -166,10 +166,12 @@ func bodyVersion(of data: Data, field: String) -> Timestamp? {
 
 /// Parses a JSON response body or throws `malformedListing` naming the URL. A duplicate key is
 /// refused, as in a body fetched alone: a listing that carries bodies would otherwise store the
-/// first value (or id) where other clients read the last.
+/// first value (or id) where other clients read the last. A page may nest 64 levels deeper than an
+/// item may (the array and the `itemsPath` above its items), so that an item past the item limit
+/// fails alone, as its body would fetched by itself, instead of failing the whole listing.
 func parseListingBody(_ result: HTTPResult, collection: String) throws -> JSONValue {
     do throws(JSONParseError) {
-        return try JSONValue.parse(result.body, duplicateKeys: .reject)
+        return try JSONValue.parse(result.body, maxDepth: 256 + 64, duplicateKeys: .reject)
     } catch {
         throw UpstreamError.malformedListing(collection: collection, reason: "response from \(URLSafety.redact(result.url)) is \(error.summary)")
     }

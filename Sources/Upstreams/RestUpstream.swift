@@ -267,7 +267,7 @@ public struct RestUpstream: Upstream {
         let served: String
         switch field(idField, of: fields, whole: body) {
         case .string(let text)?: served = text
-        case let number? where number.exactInteger != nil: served = String(number.exactInteger!)
+        case let number? where number.integerText != nil: served = number.integerText!
         default: return nil
         }
         guard served != id.description else { return nil }
@@ -297,10 +297,13 @@ public struct RestUpstream: Upstream {
         let id: String
         switch field(idField, of: fields, whole: value) {
         case .string(let text)? where !text.isEmpty: id = text
-        case let number? where number.exactInteger != nil: id = String(number.exactInteger!)
+        case let number? where number.integerText != nil: id = number.integerText!
         case nil:
             throw UpstreamError.malformedItem(collection: collection, item: "#\(position)",
                                               reason: "field '\(idField)' is missing" + Self.fieldHint("idField", fields))
+        case .number(let text)?:
+            throw UpstreamError.malformedItem(collection: collection, item: "#\(position)",
+                                              reason: "field '\(idField)' is \(text.prefix(40)), not a whole number (nor a string)")
         case let other?:
             throw UpstreamError.malformedItem(
                 collection: collection, item: "#\(position)",

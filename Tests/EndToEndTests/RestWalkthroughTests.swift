@@ -273,6 +273,11 @@ struct RestWalkthroughTests {
             #expect(unfinished.status == 0 && unfinished.stdout.contains("No snapshots yet (run 'tidemark sync')")
                     && unfinished.stdout.contains("The last fetch could not download 1 item; 'tidemark sync' tries them again:\n\titems/\(failing): HTTP 503"),
                     "\(unfinished.stdout)")
+            // Applied offline, the snapshot has had no complete fetch (it said "never fetched").
+            #expect(try await run.tidemark(["-C", "c", "sync", "--offline", "-q"], in: root).status == 0)
+            let offline = try await run.tidemark(["-C", "c", "status"], in: root)
+            #expect(offline.stdout.contains("Your cache is up to date with 'tidemark/upstream' (no complete fetch yet).")
+                    && offline.stdout.contains("The last fetch could not download 1 item"), "\(offline.stdout)")
             try await admin(server, "faults/clear")
             server.resetCounts()
             let finished = try await run.tidemark(["-C", "c", "sync"], in: root)

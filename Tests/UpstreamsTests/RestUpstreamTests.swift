@@ -573,18 +573,37 @@ import TidemarkFixtures
     }
 
     /// A number id is its decimal digits, however the whole number is written (`5.0`, `1e3`, as
-    /// earlier versions read them through `JSONDecoder`); a fraction is refused.
+    /// earlier versions read them through `JSONDecoder`), and however large: an unsigned 64-bit
+    /// id is itself, and a float past 2^53 is not rounded to its neighbour (another item's id); a
+    /// fraction is refused.
     @Test func numericIDsBecomeDecimalStrings() async throws {
         try await withFixture { server in
-            server.inject(FixtureFault(count: 1, replacementBody: #"[{"id": 42, "lastModified": "2024-05-01T10:00:00Z"}, {"id": 5.0, "lastModified": "2024-05-01T10:00:00Z"}, {"id": 1e3, "lastModified": "2024-05-01T10:00:00Z"}]"#))
+            let ids = ["42", "5.0", "1e3", "18446744073709551615", "9007199254740993.0", "9007199254740992", "12.50e1", "-7"]
+            server.inject(FixtureFault(count: 1, replacementBody: "[" + ids.map { #"{"id": \#($0), "lastModified": "2024-05-01T10:00:00Z"}"# }.joined(separator: ",") + "]"))
             try await using(try upstream(server)) { rest in
                 let listing = try await rest.list(collection: "items", since: nil, cached: .none)
-                #expect(listing.idStrings == ["42", "5", "1000"])
+                #expect(listing.idStrings == ["42", "5", "1000", "18446744073709551615", "9007199254740993", "9007199254740992", "125", "-7"])
             }
-            server.inject(FixtureFault(count: 1, replacementBody: #"[{"id": 5.5, "lastModified": "2024-05-01T10:00:00Z"}]"#))
-            try await using(try upstream(server)) { rest in
-                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
-                #expect(error == .malformedItem(collection: "items", item: "#0", reason: "field 'id' is a number, not a string or integer"))
+            for fraction in ["5.5", "1.25e1", "1e-1", "9007199254740993.5"] {
+                server.inject(FixtureFault(count: 1, replacementBody: #"[{"id": \#(fraction), "lastModified": "2024-05-01T10:00:00Z"}]"#))
+                try await using(try upstream(server)) { rest in
+                    let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                    #expect(error == .malformedItem(collection: "items", item: "#0", reason: "field 'id' is \(fraction), not a whole number (nor a string)"))
+                }
+            }
+        }
+    }
+
+    /// An item nested past the item limit (256 levels) in a listing that carries bodies fails
+    /// alone, as its body fetched by itself would: the page's own array and `itemsPath` add levels
+    /// that must not fail the whole listing.
+    @Test func anItemNestedPastTheLimitDoesNotFailItsListing() async throws {
+        let deep = String(repeating: "[", count: 256) + String(repeating: "]", count: 256)
+        try await withFixture { server in
+            server.inject(FixtureFault(count: 1, replacementBody: #"{"data": {"items": [{"id": "ok", "lastModified": "2024-05-01T10:00:00Z"}, {"id": "deep", "lastModified": "2024-05-01T10:00:00Z", "d": \#(deep)}]}}"#))
+            try await using(try upstream(server, options: ["itemsPath": "/data/items"])) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                #expect(listing.idStrings == ["ok", "deep"])
             }
         }
     }

@@ -76,7 +76,10 @@ enum StatusFormatter {
                 + report.ownCommits.prefix(10).map { "\t\($0)\n" }.joined()
                 + "  (revert them, or 'tidemark sync --force' replaces them with upstream's version)\n"
         }
-        let fetched = report.lastFetch.map { "last \(report.fetchFailures.isEmpty ? "" : "complete ")fetch \(relative($0))" } ?? "never fetched"
+        // A fetch that stored some items but not all (or was cut short) is not a complete one.
+        let partlyFetched = !report.fetchFailures.isEmpty || report.fetchInterrupted != nil
+        let fetched = report.lastFetch.map { "last \(partlyFetched ? "complete " : "")fetch \(relative($0))" }
+            ?? (partlyFetched ? "no complete fetch yet" : "never fetched")
         let behind = report.behind
         // Paths that are not items, which a sync changes (commits of the user's own).
         let otherBehind = report.otherPaths.filter { $0.upstream != .unchanged }
