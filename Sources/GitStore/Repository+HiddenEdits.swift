@@ -61,6 +61,14 @@ extension Repository {
         try conflicts().map(\.path)
     }
 
+    /// How many entries the index holds (every stage counted); 0 without an index file.
+    public func indexEntryCount() throws(GitError) -> Int {
+        let index = try makeHandle("git_repository_index") { git_repository_index(&$0, pointer) }
+        defer { git_index_free(index) }
+        try check(git_index_read(index, 0), "git_index_read")
+        return git_index_entrycount(index)
+    }
+
     /// The index's unmerged entries (a conflict a merge or `git stash pop` left), each path once
     /// with which sides it has, in index order. An index tidemark splices has none.
     public func conflicts() throws(GitError) -> [(path: String, conflict: Conflict)] {

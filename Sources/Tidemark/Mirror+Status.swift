@@ -60,6 +60,9 @@ public struct StatusReport: Sendable {
     /// True when no commit down to the branch's root carries tidemark's trailers: it holds no
     /// snapshot, and is not the mirror's branch (a sync refuses it as such).
     public var unrelatedBranch = false
+    /// The branch has no commit but the mirror shows it had one (``Mirror/lostBranch(_:)``):
+    /// a sync refuses to start it over.
+    public var lostBranch: LostBranch?
     /// The items the last fetch could not download (`collection/id: reason`), which the upstream
     /// snapshot therefore holds at an older version, or not at all; empty once a fetch got all.
     public var fetchFailures: [String] = []
@@ -99,6 +102,7 @@ public struct StatusReport: Sendable {
     public var isClean: Bool {
         items.isEmpty && otherPaths.isEmpty && ownCommits.isEmpty && fetchFailures.isEmpty && fetchRefused == nil && fetchFailed == nil
             && fetchInterrupted == nil && operationInProgress == nil && (upstream != nil || head == nil) && !unrelatedBranch
+            && lostBranch == nil
             && (interruptedSync == nil || interruptedSync?.runningPid != nil)
     }
     /// Counts of the upstream side: what a sync would apply.
@@ -262,6 +266,7 @@ extension Mirror {
                                   interruptedSync: try pendingInterruptedSync())
         report.ownCommits = ownCommits
         report.unrelatedBranch = unrelated
+        if head == nil, report.interruptedSync == nil, report.branch != "HEAD" { report.lostBranch = try lostBranch(report.branch) }
         report.fetchFailures = stateLines(Mirror.fetchFailuresState)
         report.fetchVanished = stateLines(Mirror.fetchVanishedState)
         report.fetchUnconfirmed = stateLines(Mirror.fetchUnconfirmedState)

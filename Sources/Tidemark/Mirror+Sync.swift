@@ -39,6 +39,14 @@ public struct InterruptedSync: Sendable, Equatable {
     public var command = "sync"
 }
 
+/// A branch with no commit in a mirror that shows it had one (``Mirror/lostBranch(_:)``).
+public struct LostBranch: Sendable, Equatable {
+    /// The newest id the branch's reflog records: its tip when the ref was lost.
+    public let lastKnown: ObjectID?
+    /// The files the index holds (a new branch's index is empty).
+    public let indexedFiles: Int
+}
+
 /// What a sync did or, with `--dry-run`, would do.
 public struct SyncReport: Sendable {
     public enum Outcome: Sendable, Equatable {
@@ -137,7 +145,12 @@ extension Mirror {
         // without the run lock: it writes nothing.
         let lock = options.dryRun && access(gitDirectory, W_OK) != 0 ? nil : try lock()
         defer { withExtendedLifetime(lock) {} }
-        _ = try checkedOutBranch()
+        let branch = try checkedOutBranch()
+        // Checked before anything is fetched or written; a clone's first checkout that a killed
+        // run left (its journal) leaves an index behind too, which the sync finishes.
+        if !options.force, readState("sync-journal") == nil, let lost = try lostBranch(branch) {
+            throw .lostBranch(branch: Mirror.shortBranchName(branch), lost)
+        }
         if options.dryRun {
             // A dry run changes nothing: a sync a killed run left is reported, not finished.
             finishedInterruptedSync = nil
@@ -628,10 +641,17 @@ extension Mirror {
                 // put back, to be written over.
                 let removed = try removeAlreadyWritten(among: changed, head: head?.tree, target: targetCommit.tree)
                 let reset = try resetSurvivingManifests(among: changed, head: head?.tree, target: targetCommit.tree)
-                guard removed || reset else {
+                guard !removed.isEmpty || reset else {
                     throw .localEdits(conflicts, by: command)
                 }
-                try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)
+                do throws(MirrorError) {
+                    try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)
+                } catch {
+                    // Refused for another file: those taken out held the target's contents, which
+                    // are written back, so a refusal leaves the working tree as it found it.
+                    if !removed.isEmpty { try? checkout(targetCommit.tree, baseline: head?.tree, paths: removed, force: true) }
+                    throw error
+                }
             }
         } catch .localEdits(let conflicts, _) {
             // A safe checkout that meets a file in the way writes nothing (what a parallel one
@@ -746,12 +766,12 @@ extension Mirror {
     /// Removes the files in the way of a checkout of `target` among `paths` that already hold
     /// what it writes there (``alreadyWritten(_:targetBlob:)``), which libgit2's safe checkout
     /// takes for conflicts however the index stages them; the checkout writes the same bytes
-    /// back (or, after a kill, the next run finishes the sync from its journal). False when
-    /// there was none. (One that cannot be removed stays in the checkout's way, named by it.)
-    func removeAlreadyWritten(among paths: [String], head: ObjectID?, target: ObjectID) throws(MirrorError) -> Bool {
+    /// back (or, after a kill, the next run finishes the sync from its journal). Returns those
+    /// removed. (One that cannot be removed stays in the checkout's way, named by it.)
+    func removeAlreadyWritten(among paths: [String], head: ObjectID?, target: ObjectID) throws(MirrorError) -> [String] {
         let written = try alreadyWritten(try untrackedPaths(among: paths, head: head), targetBlob: targetBlob(in: target))
         for path in written { unlink(workingTree + path) }
-        return !written.isEmpty
+        return Array(written)
     }
 
     /// An item a refusal names as an untracked file where it goes (at `path`), or as a folder
@@ -776,6 +796,18 @@ extension Mirror {
         guard !paths.isEmpty else { return }
         throw .ownCommits(branch: Mirror.shortBranchName(branch), commits: commits,
                           items: (try? describe(paths: paths, in: head.tree)) ?? paths, by: command)
+    }
+
+    /// What shows that `branch`, which has no commit, had one: its reflog's newest entry, or
+    /// files in the index (a `.git` damaged or partly restored; `git checkout --orphan`). Nil
+    /// when it has a commit, and for a branch never started with an empty index (a clone's
+    /// destination, one whose downloads partly failed).
+    func lostBranch(_ branch: String) throws(MirrorError) -> LostBranch? {
+        guard try headCommit() == nil else { return nil }
+        let lastKnown = (try? repository.reflog(branch))?.first?.id
+        let indexed = try mirrorErrors { try repository.indexEntryCount() }
+        guard lastKnown != nil || indexed > 0 else { return nil }
+        return LostBranch(lastKnown: lastKnown, indexedFiles: indexed)
     }
 
     /// How many commits the branch at `head` has when none down to its root (first parents)

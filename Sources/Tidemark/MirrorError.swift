@@ -61,6 +61,10 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// The branch holds no snapshot at all (an orphan branch, another project's history): not
     /// the mirror's branch; `--force` adds upstream's snapshot on top of it.
     case unrelatedBranch(branch: String, commits: Int, by: String = "sync")
+    /// The checked-out branch has no commit while the mirror shows it had one (a `.git` damaged
+    /// or partly restored, a ref lost): starting the branch over would take every file for a
+    /// new one; `--force` does.
+    case lostBranch(branch: String, LostBranch, by: String = "sync")
     /// The listing would delete too much; `--allow-mass-delete` overrides.
     case massDeletion(collection: String, deleting: Int, of: Int, detail: String)
     /// A collection the snapshot holds is no longer configured: dropping it deletes all its
@@ -199,6 +203,18 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "\(branch) holds no snapshot of this mirror (none of its \(commits) commit\(commits == 1 ? "" : "s") is one: its history "
                 + "is not the mirror's), so a \(command) would put the mirror's files on top of it: switch to the mirror's branch "
                 + "('git branch --contains tidemark/upstream' names it), or run with --force to add upstream's snapshot on top of it."
+        case .lostBranch(let branch, let lost, let command):
+            let (lastKnown, indexed) = (lost.lastKnown, lost.indexedFiles)
+            let files = "the index holds \(indexed) file\(indexed == 1 ? "" : "s")"
+            guard let lastKnown else {
+                return "\(branch) has no commit, but \(files), so a \(command) would take them for new ones: commit them "
+                    + "('git commit'), or unstage them ('git rm -r --cached -q .') to start the branch from upstream's snapshot, "
+                    + "or run with --force to write it over them."
+            }
+            return "\(branch) does not exist, but its reflog shows it at \(lastKnown.short())"
+                + (indexed > 0 ? " and \(files)" : "") + " (a ref lost from a damaged or partly restored .git?), so a \(command) "
+                + "would start it over: restore it with 'git update-ref refs/heads/\(branch) \(lastKnown.hex)' and run the "
+                + "command again, or run with --force to start the branch from upstream's snapshot."
         case .massDeletion(let collection, let deleting, let total, let detail):
             return "refusing to delete \(deleting) of \(total) items of '\(collection)' (upstream listing empty or more than half missing"
                 + (detail.isEmpty ? "" : "; \(detail)") + "); if upstream really lost them, run again with --allow-mass-delete"

@@ -1435,6 +1435,51 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A branch whose ref was lost (a damaged or partly restored `.git`; the reflog and the
+    /// index still show it) is named by status and refused by a sync and its dry run, which
+    /// change nothing: the sync took every file for a new one, deleted most of them and then
+    /// refused. Restored with the command the message gives, the sync runs. With no reflog, the
+    /// files in the index are named.
+    @Test func aLostBranchIsRefusedAndNamedWithTheWayBack() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(4, in: root)
+            let tip = try await Self.rev("HEAD", in: mirror)
+            try writeItem(upstream, "n1", lastModified: "2021-07-01T00:00:00Z")
+            try Data("mine\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i2.json"))
+            try FileManager.default.removeItem(atPath: mirror + "/.git/refs/heads/main")
+            let files = try FileManager.default.contentsOfDirectory(atPath: mirror + "/items").sorted()
+            let status = try await CLI.tidemark(["status"], in: mirror)
+            #expect(status.status == 0 && status.stdout.contains("main does not exist, but its reflog shows it at \(tip.prefix(7))")
+                    && status.stdout.contains("'git update-ref refs/heads/main \(tip)'") && !status.stdout.contains("No snapshots yet"),
+                    "\(status.stdout)")
+            #expect(try await CLI.tidemark(["status", "--exit-code"], in: mirror).status == 1)
+            let json = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.utf8)) as? [String: Any]
+            let lost = json?["lostBranch"] as? [String: Any]
+            #expect(lost?["lastKnown"] as? String == tip && lost?["indexedFiles"] as? Int == 5 && json?["clean"] as? Bool == false)
+            for arguments in [["sync", "--dry-run"], ["sync"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 1 && refused.stderr.contains("error: main does not exist, but its reflog shows it at \(tip.prefix(7)) and the index holds 5 files"),
+                        "\(arguments): \(refused.stderr)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: mirror + "/items").sorted() == files)
+            #expect(Self.contents(mirror + "/items/i2.json") == "mine\n")
+            #expect(try await CLI.git(["rev-parse", "tidemark/upstream"], in: mirror).hasPrefix(tip))
+
+            // No reflog either: the index's files are named.
+            try FileManager.default.removeItem(atPath: mirror + "/.git/logs/refs/heads/main")
+            let unlogged = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(unlogged.status == 1 && unlogged.stderr.contains("error: main has no commit, but the index holds 5 files, so a sync would take them for new ones"),
+                    "\(unlogged.stderr)")
+            #expect(try await CLI.run("/usr/bin/git", ["update-ref", "refs/heads/main", tip], in: mirror).status == 0)
+            let restored = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(restored.status == 0 && restored.stdout.contains("0 changed, 1 new"), "\(restored.stdout)\(restored.stderr)")
+            #expect(Self.contents(mirror + "/items/i2.json") == "mine\n")
+            #expect(try await CLI.git(["rev-parse", "HEAD~1"], in: mirror).hasPrefix(tip))
+            #expect(try await CLI.run("/usr/bin/git", ["checkout", "--", "items/i2.json"], in: mirror).status == 0)
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// After `git reset --soft HEAD~1` the working tree already holds the snapshot a sync writes:
     /// an item edited into the very version the sync writes is no local change to refuse (the
     /// sync and its dry run refused it, and the manifest), nor is a new item's file staged as

@@ -26,6 +26,8 @@ struct StatusJSON: Encodable {
     var ownCommits: [String]?
     /// True when the branch holds no snapshot of the mirror (absent otherwise).
     var unrelatedBranch: Bool?
+    /// The branch has no commit while the mirror shows it had one (absent otherwise).
+    var lostBranch: LostBranchJSON?
     var otherPaths: [OtherPath]?
     var fetchFailures: [String]?
     var fetchVanished: [String]?
@@ -35,6 +37,11 @@ struct StatusJSON: Encodable {
     var fetchInterrupted: String?
     var upkeepFailure: String?
     var operationInProgress: String?
+
+    struct LostBranchJSON: Encodable {
+        var lastKnown: String?
+        var indexedFiles: Int
+    }
 
     struct OtherPath: Encodable {
         var path: String
@@ -47,6 +54,7 @@ struct StatusJSON: Encodable {
         branch = report.branch
         ownCommits = report.ownCommits.isEmpty ? nil : report.ownCommits
         unrelatedBranch = report.unrelatedBranch ? true : nil
+        lostBranch = report.lostBranch.map { LostBranchJSON(lastKnown: $0.lastKnown?.hex, indexedFiles: $0.indexedFiles) }
         fetchFailures = report.fetchFailures.isEmpty ? nil : report.fetchFailures
         fetchVanished = report.fetchVanished.isEmpty ? nil : report.fetchVanished
         fetchUnconfirmed = report.fetchUnconfirmed.isEmpty ? nil : report.fetchUnconfirmed

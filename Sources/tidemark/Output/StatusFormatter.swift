@@ -43,8 +43,12 @@ enum StatusFormatter {
                     ? "until 'tidemark fetch' finishes it (a sync would finish it, then sync past it), the files it wrote show as edited.\n"
                     : "until 'tidemark sync' finishes it, the files it wrote show as edited.\n")
         }
-        guard report.head != nil else {
+        if let lost = report.lostBranch {
+            out += "\n" + MirrorError.lostBranch(branch: Mirror.shortBranchName(report.branch), lost).description + "\n"
+        } else if report.head == nil {
             out += "\nNo snapshots yet (run 'tidemark sync').\n"
+        }
+        guard report.head != nil else {
             if let left = report.fetchInterrupted {
                 out += "The last fetch was interrupted (\(terminalSafe(left))); 'tidemark sync' gets the rest.\n"
             }
