@@ -40,6 +40,8 @@ public struct DiffDelta: Sendable, Equatable {
     public let newPath: String
     public let oldID: ObjectID
     public let newID: ObjectID
+    /// True when the new side is a submodule's commit (`newID` names no object of this repository).
+    public var newIsSubmodule = false
 
     /// The path on whichever side has the file.
     public var path: String { status == .deleted ? oldPath : newPath }
@@ -98,7 +100,8 @@ public final class Diff {
                 status: DeltaStatus(d.status),
                 oldPath: d.old_file.path.map { String(cString: $0) } ?? "",
                 newPath: d.new_file.path.map { String(cString: $0) } ?? "",
-                oldID: ObjectID(d.old_file.id), newID: ObjectID(d.new_file.id))
+                oldID: ObjectID(d.old_file.id), newID: ObjectID(d.new_file.id),
+                newIsSubmodule: d.new_file.mode == UInt16(GIT_FILEMODE_COMMIT.rawValue))
         }
     }
 

@@ -83,7 +83,7 @@ extension Mirror {
         let paths: [String]
         do {
             paths = try moveBranch(branch, from: head, to: newTip, force: force,
-                                   reflog: "tidemark rollback: \(hard ? "reset" : "restore") \(targetID.short())")
+                                   reflog: "tidemark rollback: \(hard ? "reset" : "restore") \(targetID.short())", by: "rollback")
         } catch .localEdits(let items, _) {
             throw .localEdits(items, by: "rollback")
         } catch .unmergedFiles(let paths, _) {

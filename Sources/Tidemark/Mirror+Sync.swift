@@ -503,13 +503,19 @@ extension Mirror {
     /// - Parameter known: the paths that differ between HEAD's tree and the target's, when the
     ///   caller knows them (the fetch that built the target's tree from HEAD's).
     func moveBranch(_ branch: String, from head: Commit?, to target: ObjectID, force: Bool, reflog: String,
-                    changed known: [String]? = nil) throws(MirrorError) -> [String] {
+                    changed known: [String]? = nil, by command: String = "sync") throws(MirrorError) -> [String] {
         let targetCommit = try mirrorErrors { try repository.commit(target) }
         let changed: [String]
         if let known {
             changed = known
         } else {
-            changed = try mirrorErrors { try repository.diffTrees(head?.tree, targetCommit.tree).deltas.map(\.path) }
+            let deltas = try mirrorErrors { try repository.diffTrees(head?.tree, targetCommit.tree).deltas }
+            changed = deltas.map(\.path)
+            // Not this run's fetch (which just wrote them): a rollback to an old snapshot, a sync
+            // of an earlier fetch. A blob a damaged store lost is named before any file is
+            // touched: the checkout deleted files, failed on it, and left a journal that every
+            // later run failed to finish.
+            if head != nil { try checkPresent(deltas.filter { $0.status != .deleted && !$0.newIsSubmodule }, by: command) }
         }
         // A first checkout (clone) writes into a folder it found empty: only the top folders
         // are checked then, not each of a possibly 100k-item tree's paths.
@@ -535,6 +541,15 @@ extension Mirror {
         }
         if force { overwrittenEdits = Mirror.adding(try endGitOperation(at: targetCommit.tree), to: overwrittenEdits) }
         return moved
+    }
+
+    /// Throws ``MirrorError/objectsMissing(count:first:path:by:)`` when a file `deltas`
+    /// writes has no object on disk.
+    private func checkPresent(_ deltas: [DiffDelta], by command: String) throws(MirrorError) {
+        guard !deltas.isEmpty else { return }
+        let missing = Set(try mirrorErrors { try repository.missingFromDisk(deltas.map(\.newID)) })
+        guard let first = deltas.first(where: { missing.contains($0.newID) }) else { return }
+        throw .objectsMissing(count: missing.count, first: first.newID, path: first.path, by: command)
     }
 
     /// What `--force` does with an unfinished merge into `head` (`MERGE_HEAD`), for the sync, its
@@ -624,7 +639,7 @@ extension Mirror {
         return found
     }
 
-    /// The part of ``moveBranch(_:from:to:force:reflog:changed:)`` that holds the index lock:
+    /// The part of ``moveBranch(_:from:to:force:reflog:changed:by:)`` that holds the index lock:
     /// journal, checkout, branch compare-and-swap (or undo).
     private func checkOutAndMove(_ branch: String, from head: Commit?, to targetCommit: Commit, force: Bool,
                                  reflog: String, changed: [String]) throws(MirrorError) -> [String] {

@@ -22,6 +22,9 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// before its refs named them, as `git gc --prune=now` or `git prune --expire=now` run
     /// meanwhile removes new loose objects; no ref was moved.
     case objectsRemoved(count: Int, first: ObjectID?)
+    /// Objects a checkout needs are not in the repository (a damaged or partly restored object
+    /// store): `first`, for `path`, `count` in all; nothing was written.
+    case objectsMissing(count: Int, first: ObjectID, path: String, by: String)
     /// Objects this run wrote are missing from disk, and the disk is full (`reason`): a write
     /// lost to it, not a `git prune`.
     case objectsNotWritten(reason: String)
@@ -128,6 +131,11 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "\(count) object\(count == 1 ? "" : "s") this run wrote\(named) "
                 + "disappeared before its snapshot was recorded: was 'git gc --prune=now' or 'git prune' run meanwhile? "
                 + "Nothing was changed; run the command again (and run those with tidemark's lock held, as the Guide shows)"
+        case .objectsMissing(let count, let first, let path, let command):
+            return "the repository lacks \(count == 1 ? "the object" : "\(count) objects") the \(command) writes "
+                + "('\(CQuoting.quoted(path))': \(first.hex)\(count == 1 ? "" : ", ...")): its object store is damaged or partly restored "
+                + "('git fsck' names what else is missing). Nothing was changed; restore .git/objects from a backup"
+                + (command == "rollback" ? ", or roll back to another snapshot" : ", or 'tidemark fetch --full' to store upstream's items again")
         case .objectsNotWritten(let reason):
             return "No space left on device: \(reason), and objects this run wrote are not on disk. "
                 + "Nothing was changed; free some space, then run the command again"
@@ -249,6 +257,14 @@ public enum MirrorError: Error, CustomStringConvertible {
             if error.message.contains("unsupported mandatory extension: 'sdir'") {
                 return error.description + " (the index is a sparse index, which libgit2 cannot read: run 'git "
                     + "sparse-checkout set --no-sparse-index', or 'git sparse-checkout disable')"
+            }
+            if error.damagedObjectStore {
+                return error.description + " (the repository's object store is damaged: 'git fsck' names what is missing or "
+                    + "corrupt; restore .git/objects from a backup, or clone the mirror again)"
+            }
+            if error.damagedIndex {
+                return error.description + " (the index file is damaged: 'rm .git/index && git reset -q' rebuilds it from the "
+                    + "branch, keeping your files)"
             }
             return error.description
         case .workingTreeUnfinished(let error):

@@ -44,6 +44,23 @@ public struct GitError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 
+    /// True when the object store is damaged: an object that a ref or tree names is missing, or
+    /// its bytes do not inflate or parse (an empty loose object after a crash, a flipped byte).
+    public var damagedObjectStore: Bool {
+        if errorClass == Int32(GIT_ERROR_ZLIB.rawValue) { return true }
+        if errorClass == Int32(GIT_ERROR_ODB.rawValue) {
+            return ["object not found - no match for id", "failed to parse", "corrupt", "invalid", "inflat"].contains { message.contains($0) }
+        }
+        return errorClass == Int32(GIT_ERROR_OBJECT.rawValue)
+            && ["failed to parse loose object", "does not match the type", "corrupt"].contains { message.contains($0) }
+    }
+
+    /// True when the index file is damaged (truncated, bytes changed), as opposed to locked or missing.
+    public var damagedIndex: Bool {
+        errorClass == Int32(GIT_ERROR_INDEX.rawValue)
+            && ["invalid data in index", "corrupt", "checksum", "index file"].contains { message.contains($0) }
+    }
+
     /// Reads `git_error_last()` right after a failing call. Tolerates NULL (libgit2 < 1.8).
     static func last(_ rc: Int32, operation: String) -> GitError {
         if let error = git_error_last(), let text = error.pointee.message {

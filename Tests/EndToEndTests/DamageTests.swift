@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+
+/// A repository damaged under tidemark (objects lost or corrupt, a truncated index): each run
+/// names the damage and what repairs it, and writes nothing more.
+@Suite("End to end: a damaged repository is named, and nothing more is lost", .serialized)
+struct DamageTests {
+    /// `mirror`'s objects as loose files only (one pack made, then unpacked), so that one can be removed.
+    static func unpackAll(_ mirror: String) async throws {
+        _ = try await CLI.git(["repack", "-a", "-d", "-q"], in: mirror)
+        let folder = mirror + "/.git/objects/pack/"
+        let pack = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasSuffix(".pack") })
+        let saved = mirror + "/../all.pack"
+        try FileManager.default.moveItem(atPath: folder + pack, toPath: saved)
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder) { try FileManager.default.removeItem(atPath: folder + name) }
+        #expect(try await CLI.run("/bin/sh", ["-c", "git unpack-objects -q < ../all.pack"], in: mirror).status == 0)
+    }
+
+    static func looseObject(_ id: String, in mirror: String) -> String {
+        mirror + "/.git/objects/" + id.prefix(2) + "/" + id.dropFirst(2)
+    }
+
+    /// A rollback to a snapshot whose blob the store lost is refused before any file is
+    /// written (it deleted files, failed on the blob, and left a journal every later run failed
+    /// to finish); the sync after it runs.
+    @Test func aRollbackNeedingALostObjectWritesNothing() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            try writeItem(upstream, "n1", lastModified: "2021-06-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            try await Self.unpackAll(mirror)
+            let lost = try await CLI.git(["rev-parse", "HEAD~1:items/i1.json"], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+            try FileManager.default.removeItem(atPath: Self.looseObject(lost, in: mirror))
+            let head = try await CLI.git(["rev-parse", "HEAD"], in: mirror)
+            let files = try FileManager.default.contentsOfDirectory(atPath: mirror + "/items").sorted()
+
+            let refused = try await CLI.tidemark(["rollback", "HEAD~1"], in: mirror)
+            #expect(refused.status == 128 && refused.stderr.contains("the repository lacks the object the rollback writes ('items/i1.json': \(lost))")
+                    && refused.stderr.contains("Nothing was changed"), "\(refused.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: mirror + "/items").sorted() == files)
+            #expect(try await CLI.git(["rev-parse", "HEAD"], in: mirror) == head)
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/sync-journal"))
+            let status = try await CLI.tidemark(["status", "--exit-code"], in: mirror)
+            #expect(status.status == 0, "\(status.stdout)\(status.stderr)")
+            try writeItem(upstream, "n2", lastModified: "2021-07-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(FileManager.default.fileExists(atPath: mirror + "/items/n2.json"))
+        }
+    }
+
+    /// A loose object emptied by a crash, and a truncated index, are named as damage with what
+    /// repairs them; the index's repair given works.
+    @Test func aDamagedObjectOrIndexIsNamedWithItsRepair() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(3, in: root)
+            let index = try #require(FileManager.default.contents(atPath: mirror + "/.git/index"))
+            try index.prefix(100).write(to: URL(fileURLWithPath: mirror + "/.git/index"))
+            let truncated = try await CLI.tidemark(["status"], in: mirror)
+            #expect(truncated.status == 128 && truncated.stderr.contains("(the index file is damaged: 'rm .git/index && git reset -q' rebuilds it"),
+                    "\(truncated.stderr)")
+            #expect(try await CLI.run("/bin/sh", ["-c", "rm .git/index && git reset -q"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["status", "--exit-code"], in: mirror).status == 0)
+
+            try await Self.unpackAll(mirror)
+            let tree = try await CLI.git(["rev-parse", "HEAD^{tree}"], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+            try FileManager.default.removeItem(atPath: Self.looseObject(tree, in: mirror))
+            FileManager.default.createFile(atPath: Self.looseObject(tree, in: mirror), contents: Data())
+            let emptied = try await CLI.tidemark(["status"], in: mirror)
+            #expect(emptied.status == 128 && emptied.stderr.contains("(the repository's object store is damaged: 'git fsck' names what is missing or corrupt"),
+                    "\(emptied.stderr)")
+        }
+    }
+}
