@@ -160,7 +160,7 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "your local changes to the following items or files would be overwritten by \(command):\n"
                 + items.map { "\t\($0)" }.joined(separator: "\n")
                 + "\nCopy them elsewhere and discard them ('git restore --staged --worktree <file>', an item's file being "
-                + "<collection>/<id>.json, or in a fan-out folder as 'git status' lists it; remove an untracked file), "
+                + "as 'git status' lists it, the 'path' 'tidemark status --json' gives; remove an untracked file), "
                 + "or run with --force to overwrite them."
         case .unmergedFiles(let paths, let command):
             return "you have unmerged files (a conflict git left, from a merge or 'git stash pop'), so \(command) cannot update "

@@ -20,15 +20,31 @@ final class RunLock {
 
     /// The pid of another process that holds the lock file at `path` now (see above); this
     /// process's own too with `includingOwn`.
+    /// A lock file copied with its mirror (`cp -a`, a backup restored) names the pid of the
+    /// process holding the original, which holds nothing here: the holder notes the file's inode
+    /// beside its pid, and a file whose inode differs is held by none (`watch --stop` in a copy
+    /// stopped the original's watcher).
     static func livingHolder(of path: String, includingOwn: Bool = false) -> Int32? {
+        var info = stat()
         guard let data = FileManager.default.contents(atPath: path),
               let pid = pid(in: data), pid > 0, includingOwn || pid != getpid() else { return nil }
+        if let inode = inode(in: data), lstat(path, &info) != 0 || UInt64(info.st_ino) != inode { return nil }
         return kill(pid, 0) == 0 || errno == EPERM ? pid : nil
     }
 
-    /// The pid a lock file holds (a line of digits); nil for an empty or unreadable one.
+    /// The pid a lock file holds (its first word: digits); nil for an empty or unreadable one.
     private static func pid(in bytes: some Collection<UInt8>) -> Int32? {
-        Int32(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        words(bytes).first.flatMap { Int32($0) }
+    }
+
+    /// The inode a lock file's holder noted after its pid; nil when it noted none.
+    private static func inode(in bytes: some Collection<UInt8>) -> UInt64? {
+        let words = words(bytes)
+        return words.count > 1 ? UInt64(words[1]) : nil
+    }
+
+    private static func words(_ bytes: some Collection<UInt8>) -> [Substring] {
+        String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
     }
 
     /// Takes the lock at once or throws ``MirrorError/locked(pid:path:)``.
@@ -73,7 +89,7 @@ final class RunLock {
         }
         descriptor = fd
         abandonedRunStart = info.st_size > 0 ? info.st_mtim : nil
-        let text = Array("\(getpid())\n".utf8)
+        let text = Array("\(getpid()) \(info.st_ino)\n".utf8)
         _ = ftruncate(fd, 0)
         _ = pwrite(fd, text, text.count, 0)
     }

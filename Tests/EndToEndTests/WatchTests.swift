@@ -107,6 +107,13 @@ struct WatchTests {
             let mirror = root + "/m"
             let watcher = try CLI.spawnTidemark(["watch"], in: mirror)
             #expect(await CLI.waitForFile(mirror + "/.git/tidemark/watch.sock", seconds: 60))
+            // A copy of the mirror (`cp -a`) has none running: its lock file names the original's
+            // watcher, which `--stop` there stopped.
+            #expect(try await CLI.run("/bin/cp", ["-a", "m", "copy"], in: root).status == 0)
+            let copyStatus = try await CLI.tidemark(["watch", "--status"], in: root + "/copy")
+            #expect(copyStatus.status == 1 && copyStatus.stdout == "No watcher runs for this mirror.\n", "\(copyStatus.stdout)\(copyStatus.stderr)")
+            #expect(try await CLI.tidemark(["watch", "--stop"], in: root + "/copy").status == 1)
+            #expect(kill(watcher.pid, 0) == 0)
             #expect(kill(watcher.pid, SIGSTOP) == 0)
             // Stopped once the kernel says so (`T` in /proc/<pid>/stat), not when the signal is sent.
             for _ in 0..<200 {
