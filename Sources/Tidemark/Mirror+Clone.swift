@@ -83,7 +83,8 @@ extension Mirror {
         try claim(destination, existed: existed)
         started?()
         do {
-            let repository = try mirrorErrors { try Repository.create(at: destination) }
+            // On the branch `git init` starts (`init.defaultBranch`, else `main`).
+            let repository = try mirrorErrors { try Repository.create(at: destination, initialBranch: Library.defaultInitialBranch()) }
             try settings.save(to: repository)
             let mirror = Mirror(repository: repository, settings: settings, upstream: custom)
             await mirror.setProgressHandler(progress)

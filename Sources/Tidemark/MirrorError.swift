@@ -115,7 +115,11 @@ public enum MirrorError: Error, CustomStringConvertible {
                 + "\tgit config tidemark.upstream \(quoted)\n"
                 + collections.map { "\tgit config --add tidemark.collection \($0)\n" }.joined()
                 + "and the credentials and options the mirror has ('tidemark -C <mirror> config' lists them), then 'tidemark fetch'"
-        case .destinationNotEmpty(let path): return "destination path '\(path)' already exists and is not an empty directory"
+        case .destinationNotEmpty(let path):
+            let repository = FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent(".git"))
+            return "destination path '\(path)' already exists and is not an empty directory"
+                + (repository ? " (a git repository: to mirror into it, set 'git config tidemark.upstream <kind>:<location>' "
+                    + "there, then run 'tidemark sync'; the Guide's \"Adopting an existing repository\" has the steps)" : "")
         case .invalidArgument(let message): return message
         case .locked(let pid, let path):
             if let pid, pid == getpid() {
@@ -210,7 +214,8 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .unrelatedBranch(let branch, let commits, let command):
             return "\(branch) holds no snapshot of this mirror (none of its \(commits) commit\(commits == 1 ? "" : "s") is one: its history "
                 + "is not the mirror's), so a \(command) would put the mirror's files on top of it: switch to the mirror's branch "
-                + "('git branch --contains tidemark/upstream' names it), or run with --force to add upstream's snapshot on top of it."
+                + "('git branch --contains tidemark/upstream' names it), or run with --force to add upstream's snapshot on top of it "
+                + "(a commit holding the mirror's files alone: the branch's own files leave it, its history keeps them)."
         case .lostBranch(let branch, let lost, let command):
             let (lastKnown, indexed) = (lost.lastKnown, lost.indexedFiles)
             let files = "the index holds \(indexed) file\(indexed == 1 ? "" : "s")"

@@ -40,6 +40,22 @@ struct ConfigTests {
         }
     }
 
+    /// A clone starts the branch `git init` would: `init.defaultBranch` when set (it was always
+    /// `main`), else `main` (libgit2's own default is `master`); an invalid name is passed over.
+    @Test func aCloneStartsTheBranchInitDefaultBranchNames() async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            try writeItem(root + "/up", "a", lastModified: "2021-01-01T00:00:00Z")
+            for (setting, branch) in [("trunk", "trunk"), (nil, "main"), ("bad..name", "main")] {
+                try Data((setting.map { "[init]\n\tdefaultBranch = \($0)\n" } ?? "").utf8).write(to: URL(fileURLWithPath: root + "/global"))
+                let environment = ["HOME": root, "GIT_CONFIG_GLOBAL": root + "/global"]
+                let clone = try await CLI.tidemark(["clone", "-q", "dir:up", "m-\(branch)-\(setting ?? "")"], in: root, environment: environment)
+                #expect(clone.status == 0, "\(clone.stderr)")
+                #expect(try await CLI.git(["symbolic-ref", "HEAD"], in: root + "/m-\(branch)-\(setting ?? "")") == "refs/heads/\(branch)\n")
+            }
+        }
+    }
+
     @Test func credentialsOverPlainHTTPToAnotherHostAreWarnedOf() async throws {
         let token = "CANARY-plain-http-5e1f-SECRET"
         let server = try await FixtureServer.start(items: 2, seed: 3, token: token)

@@ -49,7 +49,7 @@ public struct GitError: Error, Sendable, CustomStringConvertible {
     public var damagedObjectStore: Bool {
         if errorClass == Int32(GIT_ERROR_ZLIB.rawValue) { return true }
         if errorClass == Int32(GIT_ERROR_ODB.rawValue) {
-            return ["object not found - no match for id", "failed to parse", "corrupt", "invalid", "inflat"].contains { message.contains($0) }
+            return ["object not found", "failed to parse", "corrupt", "invalid", "inflat"].contains { message.contains($0) }
         }
         return errorClass == Int32(GIT_ERROR_OBJECT.rawValue)
             && ["failed to parse loose object", "does not match the type", "corrupt"].contains { message.contains($0) }

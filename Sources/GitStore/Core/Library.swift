@@ -115,6 +115,22 @@ public enum Library {
         _ = tidemark_set_owner_validation(enabled ? 1 : 0)
     }
 
+    /// The branch `git init` would start: the user's `init.defaultBranch` (system, global or XDG
+    /// config) when it is a valid branch name, else `main`.
+    public static func defaultInitialBranch() -> String {
+        ensureInitialised()
+        var config: OpaquePointer?
+        guard git_config_open_default(&config) == 0, let config else { return "main" }
+        defer { git_config_free(config) }
+        var buffer = git_buf()
+        defer { git_buf_dispose(&buffer) }
+        guard git_config_get_string_buf(&buffer, config, "init.defaultBranch") == 0, let text = buffer.ptr else { return "main" }
+        let name = String(cString: text)
+        var valid: Int32 = 0
+        guard !name.isEmpty, git_branch_name_is_valid(&valid, name) == 0, valid == 1 else { return "main" }
+        return name
+    }
+
     /// Whether the user's system or global git config trusts every repository
     /// (`safe.directory = *`, not reset by an empty value after it), which git honours and
     /// libgit2 1.5 does not.

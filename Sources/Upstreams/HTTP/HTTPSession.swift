@@ -193,9 +193,9 @@ public final class HTTPSession: Sendable {
                     // refused with those given: say where they came from.
                     var hint = ""
                     if (status == 400 || status == 401 || status == 403) && Origin(current) != origin && credentials.isConfigured {
-                        // A link or redirect to another origin, followed without the credentials.
+                        // A link, redirect or item URL to another origin, followed without the credentials.
                         hint = "; tidemark sends credentials only to the upstream's origin (\(origin)), "
-                            + "not to this one, which a link or redirect led to"
+                            + "not to this one, which a link, a redirect or tidemark.itemURL (after the upstream moved?) led to"
                     } else if (status == 401 || status == 403) && !credentials.isConfigured {
                         hint = "; no credentials are configured: give --token-env VAR"
                             + (takesBasic ? ", --token-command CMD or --basic-env USER_VAR:PASS_VAR " : " or --token-command CMD ")
