@@ -133,6 +133,7 @@ extension Mirror {
         try requireWorkingTree(for: "status")
         let head = try headCommit()
         let upstream = try upstreamCommit()
+        if let upstream { try requireSnapshot(upstream) }
         let local = head.map { head in
             let (root, tree) = (workingTree, head.tree)
             return Task.detached { [self] () throws -> [DiffDelta] in

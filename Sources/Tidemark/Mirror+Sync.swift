@@ -421,6 +421,7 @@ extension Mirror {
     func apply(force: Bool, after fetch: FetchReport? = nil) throws(MirrorError) -> SyncReport {
         // The sync moved the ref up to any newer snapshot on the branch (``catchUpUpstreamRef()``).
         guard let tracked = try trackedUpstreamCommit() else { throw .nothingFetched("nothing to apply offline") }
+        try requireSnapshot(tracked)
         var upstream = tracked
         let head = try headCommit()
         let branch = try checkedOutBranch()

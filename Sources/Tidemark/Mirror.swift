@@ -287,6 +287,13 @@ public actor Mirror {
         try mirrorErrors { try repository.resolveReference(Mirror.upstreamRef).map { try repository.commit($0) } }
     }
 
+    /// Throws ``MirrorError/upstreamNotASnapshot(_:)`` when `commit` (the upstream-tracking
+    /// ref's) carries no tidemark trailers: a sync would apply its tree as upstream's, and
+    /// status compare with it, though no fetch made it.
+    func requireSnapshot(_ commit: Commit) throws(MirrorError) {
+        if SnapshotMessage.parse(commit.message) == nil { throw .upstreamNotASnapshot(commit.id) }
+    }
+
     /// The newest snapshot of this upstream and these collections on HEAD's first-parent line, as
     /// tidemark wrote it (a fetch's or a sync's, or one only reworded since), passing over commits
     /// of the user's own, rollbacks and amended snapshots, when it is newer than `tracked`: it descends from it, or

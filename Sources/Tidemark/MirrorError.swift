@@ -68,6 +68,9 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// or partly restored, a ref lost): starting the branch over would take every file for a
     /// new one; `--force` does.
     case lostBranch(branch: String, LostBranch, by: String = "sync")
+    /// `refs/tidemark/upstream` names a commit that is no snapshot (no tidemark trailers: moved
+    /// by hand): applied, its tree would be taken for upstream's.
+    case upstreamNotASnapshot(ObjectID)
     /// The listing would delete too much; `--allow-mass-delete` overrides.
     case massDeletion(collection: String, deleting: Int, of: Int, detail: String)
     /// A collection the snapshot holds is no longer configured: dropping it deletes all its
@@ -228,6 +231,11 @@ public enum MirrorError: Error, CustomStringConvertible {
                 + (indexed > 0 ? " and \(files)" : "") + " (a ref lost from a damaged or partly restored .git?), so a \(command) "
                 + "would start it over: restore it with 'git update-ref refs/heads/\(branch) \(lastKnown.hex)' and run the "
                 + "command again, or run with --force to start the branch from upstream's snapshot."
+        case .upstreamNotASnapshot(let commit):
+            return "refs/tidemark/upstream names \(commit.short()), which is no snapshot of this mirror (it carries no tidemark "
+                + "trailers: was the ref moved by hand?), so its files are not upstream's: 'tidemark fetch' makes a new snapshot of "
+                + "upstream (so does a sync, not --offline), or 'git update-ref refs/tidemark/upstream tidemark/upstream@{1}' puts "
+                + "the last one back"
         case .massDeletion(let collection, let deleting, let total, let detail):
             return "refusing to delete \(deleting) of \(total) items of '\(collection)' (upstream listing empty or more than half missing"
                 + (detail.isEmpty ? "" : "; \(detail)") + "); if upstream really lost them, run again with --allow-mass-delete"

@@ -50,6 +50,28 @@ struct DamageTests {
         }
     }
 
+    /// `refs/tidemark/upstream` moved by hand onto a commit that is no snapshot (here an empty
+    /// tree): `sync --offline` applied it as upstream's, deleting every item, and status called
+    /// them deleted upstream. Both refuse it, naming the ref; a fetch makes a new snapshot.
+    @Test func anUpstreamRefOnNoSnapshotIsRefused() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            let empty = try await CLI.git(["hash-object", "-t", "tree", "-w", "/dev/null"], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+            let commit = try await CLI.git(["commit-tree", "-m", "x", empty], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+            _ = try await CLI.git(["update-ref", "refs/tidemark/upstream", commit], in: mirror)
+            for arguments in [["sync", "--offline"], ["status"]] {
+                let refused = try await CLI.tidemark(arguments, in: mirror)
+                #expect(refused.status == 128 && refused.stderr.contains("refs/tidemark/upstream names \(commit.prefix(7)), which is no snapshot of this mirror"),
+                        "\(arguments): \(refused.stderr)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: mirror + "/items").count == 3)
+            try writeItem(upstream, "n1", lastModified: "2021-07-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
+            let status = try await CLI.tidemark(["status", "--porcelain"], in: mirror)
+            #expect(status.status == 0 && status.stdout == "A  items/n1\n", "\(status.stdout)\(status.stderr)")
+        }
+    }
+
     /// A loose object emptied by a crash, and a truncated index, are named as damage with what
     /// repairs them; the index's repair given works.
     @Test func aDamagedObjectOrIndexIsNamedWithItsRepair() async throws {
