@@ -88,6 +88,9 @@ public struct StatusReport: Sendable {
     /// Why the object store upkeep at the end of the last run that moved a ref failed (packing
     /// loose objects, combining packs); nil when it did not. The next such run tries again.
     public var upkeepFailure: String?
+    /// True when the branch has a commit but `.git/index` is gone: the working tree is not
+    /// compared (every file would show as deleted), and a sync refuses without `--force`.
+    public var indexMissing = false
     /// A git operation left unfinished (`merge`, `revert`, `cherry-pick`, ...), which a sync and
     /// a rollback refuse to run under without `--force`.
     public var operationInProgress: String?
@@ -102,7 +105,7 @@ public struct StatusReport: Sendable {
     public var isClean: Bool {
         items.isEmpty && otherPaths.isEmpty && ownCommits.isEmpty && fetchFailures.isEmpty && fetchRefused == nil && fetchFailed == nil
             && fetchInterrupted == nil && operationInProgress == nil && (upstream != nil || head == nil) && !unrelatedBranch
-            && lostBranch == nil
+            && lostBranch == nil && !indexMissing
             && (interruptedSync == nil || interruptedSync?.runningPid != nil)
     }
     /// Counts of the upstream side: what a sync would apply.
@@ -134,7 +137,8 @@ extension Mirror {
         let head = try headCommit()
         let upstream = try upstreamCommit()
         if let upstream { try requireSnapshot(upstream) }
-        let local = head.map { head in
+        let indexMissing = head != nil && self.indexMissing
+        let local = head.flatMap { head in indexMissing ? nil : head }.map { head in
             let (root, tree) = (workingTree, head.tree)
             return Task.detached { [self] () throws -> [DiffDelta] in
                 try Repository.open(at: root, search: false).diffTreeToWorkdirPreloaded(
@@ -275,6 +279,7 @@ extension Mirror {
         report.fetchFailed = timedStateSinceLastFetch(Mirror.fetchFailedState)
         report.fetchInterrupted = timedStateSinceLastFetch(Mirror.fetchInterruptedState)
         report.upkeepFailure = stateLines(Mirror.upkeepFailedState).first
+        report.indexMissing = indexMissing
         report.operationInProgress = operationInProgress(headDetached: report.branch == "HEAD")
         if report.operationInProgress == "merge" { report.mergeOfSnapshots = try !forcedMerge(into: head).finished.isEmpty }
         return report

@@ -151,6 +151,13 @@ extension Mirror {
         if !options.force, readState("sync-journal") == nil, let lost = try lostBranch(branch) {
             throw .lostBranch(branch: Mirror.shortBranchName(branch), lost)
         }
+        if indexMissing, let head = try headCommit() {
+            // Every file would count as a staged deletion (the sync refused the manifest); with
+            // --force, the index is rebuilt from the branch, as 'git reset' does (no staged change
+            // can be lost: there is no index to hold one).
+            guard options.force else { throw .indexMissing }
+            if !options.dryRun { try mirrorErrors { try repository.resetIndex(to: head.tree) } }
+        }
         if options.dryRun {
             // A dry run changes nothing: a sync a killed run left is reported, not finished.
             finishedInterruptedSync = nil
@@ -813,6 +820,9 @@ extension Mirror {
         throw .ownCommits(branch: Mirror.shortBranchName(branch), commits: commits,
                           items: (try? describe(paths: paths, in: head.tree)) ?? paths, by: command)
     }
+
+    /// True when `.git/index` does not exist (``MirrorError/indexMissing``).
+    var indexMissing: Bool { access(gitDirectory + "index", F_OK) != 0 && errno == ENOENT }
 
     /// What shows that `branch`, which has no commit, had one: its reflog's newest entry, or
     /// files in the index (a `.git` damaged or partly restored; `git checkout --orphan`). Nil

@@ -68,6 +68,9 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// or partly restored, a ref lost): starting the branch over would take every file for a
     /// new one; `--force` does.
     case lostBranch(branch: String, LostBranch, by: String = "sync")
+    /// The branch has a commit but `.git/index` is gone (a backup without it, a file removed):
+    /// to git every file is staged for deletion; `--force` rebuilds it from the branch.
+    case indexMissing
     /// `refs/tidemark/upstream` names a commit that is no snapshot (no tidemark trailers: moved
     /// by hand): applied, its tree would be taken for upstream's.
     case upstreamNotASnapshot(ObjectID)
@@ -101,6 +104,10 @@ public enum MirrorError: Error, CustomStringConvertible {
 
     /// `refs/tidemark/upstream` does not exist (a `git clone` of a mirror, never fetched):
     /// `what` needs a fetched snapshot.
+    /// What ``indexMissing`` is, for the error and for `status`.
+    package static let indexMissingText = "the index (.git/index) is missing, so to git every file is staged for deletion "
+        + "(and untracked): 'git reset -q' rebuilds it from the branch, keeping your files"
+
     static func nothingFetched(_ what: String) -> MirrorError {
         .invalidArgument("\(what): there is no upstream-tracking snapshot (\(Mirror.upstreamRef)) yet; run 'tidemark fetch'")
     }
@@ -231,6 +238,8 @@ public enum MirrorError: Error, CustomStringConvertible {
                 + (indexed > 0 ? " and \(files)" : "") + " (a ref lost from a damaged or partly restored .git?), so a \(command) "
                 + "would start it over: restore it with 'git update-ref refs/heads/\(branch) \(lastKnown.hex)' and run the "
                 + "command again, or run with --force to start the branch from upstream's snapshot."
+        case .indexMissing:
+            return MirrorError.indexMissingText + ", or run with --force to have the sync rebuild it."
         case .upstreamNotASnapshot(let commit):
             return "refs/tidemark/upstream names \(commit.short()), which is no snapshot of this mirror (it carries no tidemark "
                 + "trailers: was the ref moved by hand?), so its files are not upstream's: 'tidemark fetch' makes a new snapshot of "

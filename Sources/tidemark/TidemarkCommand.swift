@@ -319,7 +319,7 @@ enum CommandFailure: Error {
     /// Maps an engine error to git's exit codes: refusals exit 1, everything else 128.
     init(_ error: MirrorError) {
         switch error {
-        case .localEdits, .unmergedFiles, .operationInProgress, .massDeletion, .droppedCollection, .ownCommits, .unrelatedBranch, .lostBranch:
+        case .localEdits, .unmergedFiles, .operationInProgress, .massDeletion, .droppedCollection, .ownCommits, .unrelatedBranch, .lostBranch, .indexMissing:
             self = .refused(error.description)
         default: self = .fatal(error.description)
         }

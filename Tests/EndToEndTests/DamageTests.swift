@@ -72,6 +72,31 @@ struct DamageTests {
         }
     }
 
+    /// A mirror whose `.git/index` is gone: status listed every item as deleted locally, a sync
+    /// refused the manifest as a local change, and `sync --force` left the index with the
+    /// changed files alone. Status says what it is, a sync refuses it naming the repair, and
+    /// `--force` rebuilds it from the branch.
+    @Test func aMissingIndexIsNamedAndForceRebuildsIt() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            try FileManager.default.removeItem(atPath: mirror + "/.git/index")
+            let status = try await CLI.tidemark(["status"], in: mirror)
+            #expect(status.status == 0 && status.stdout.contains("Local edits are not shown: the index (.git/index) is missing")
+                    && !status.stdout.contains("deleted:"), "\(status.stdout)")
+            #expect(try await CLI.tidemark(["status", "--exit-code"], in: mirror).status == 1)
+            let json = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["status", "--json"], in: mirror).stdout.utf8)) as? [String: Any]
+            #expect(json?["indexMissing"] as? Bool == true && (json?["items"] as? [Any])?.isEmpty == true)
+            try writeItem(upstream, "n1", lastModified: "2021-07-01T00:00:00Z")
+            let refused = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(refused.status == 1 && refused.stderr.contains("error: the index (.git/index) is missing")
+                    && refused.stderr.contains("or run with --force to have the sync rebuild it"), "\(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/items/n1.json"))
+            #expect(try await CLI.tidemark(["sync", "--force", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(try await CLI.tidemark(["status", "--exit-code"], in: mirror).status == 0)
+        }
+    }
+
     /// A loose object emptied by a crash, and a truncated index, are named as damage with what
     /// repairs them; the index's repair given works.
     @Test func aDamagedObjectOrIndexIsNamedWithItsRepair() async throws {

@@ -36,6 +36,8 @@ struct StatusJSON: Encodable {
     var fetchFailed: String?
     var fetchInterrupted: String?
     var upkeepFailure: String?
+    /// True when `.git/index` is missing (absent otherwise).
+    var indexMissing: Bool?
     var operationInProgress: String?
 
     struct LostBranchJSON: Encodable {
@@ -62,6 +64,7 @@ struct StatusJSON: Encodable {
         fetchFailed = report.fetchFailed
         fetchInterrupted = report.fetchInterrupted
         upkeepFailure = report.upkeepFailure
+        indexMissing = report.indexMissing ? true : nil
         operationInProgress = report.operationInProgress
         head = report.head?.hex
         upstream = report.upstream?.hex

@@ -126,6 +126,10 @@ enum StatusFormatter {
                 + "left out (asked for, \(one ? "it" : "they") answered neither 404 nor 410): kept, and no deletion applied until a "
                 + "listing confirms \(one ? "it" : "them"):\n" + indented(report.fetchUnconfirmed)
         }
+        if report.indexMissing {
+            out += "Local edits are not shown: " + MirrorError.indexMissingText + " (a sync refuses to run until then, or "
+                + "rebuilds it with --force).\n"
+        }
         if let failure = report.upkeepFailure {
             out += "The object store upkeep of the last sync or fetch failed (the next one tries again; 'git fsck' checks the objects):\n"
                 + indented([terminalSafe(failure)], style: output.red)
