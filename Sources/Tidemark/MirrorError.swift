@@ -149,7 +149,7 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "the repository lacks \(count == 1 ? "the object" : "\(count) objects") the \(command) writes "
                 + "('\(CQuoting.quoted(path))': \(first.hex)\(count == 1 ? "" : ", ...")): its object store is damaged or partly restored "
                 + "('git fsck' names what else is missing). Nothing was changed; restore .git/objects from a backup"
-                + (command == "rollback" ? ", or roll back to another snapshot" : ", or 'tidemark fetch --full' to store upstream's items again")
+                + (command == "rollback" ? ", or roll back to another snapshot" : ", or clone the mirror again")
         case .objectsNotWritten(let reason):
             return "No space left on device: \(reason), and objects this run wrote are not on disk. "
                 + "Nothing was changed; free some space, then run the command again"
