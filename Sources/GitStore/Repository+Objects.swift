@@ -105,6 +105,26 @@ extension Repository {
         }
     }
 
+    /// The objects of `ids` that cannot be read whole from the repository's files: missing, or
+    /// damaged (an empty loose file after a crash, bytes that do not inflate), each with
+    /// libgit2's error, read through an object database opened afresh (no memo of this handle's
+    /// stands in for them).
+    public func unreadableOnDisk(_ ids: [ObjectID]) throws(GitError) -> [(id: ObjectID, error: GitError)] {
+        let odb = try makeHandle("git_odb_open") { git_odb_open(&$0, gitDirectory + "objects") }
+        defer { git_odb_free(odb) }
+        var unreadable: [(id: ObjectID, error: GitError)] = []
+        for id in ids {
+            var raw = id.raw
+            var object: OpaquePointer?
+            let rc = git_odb_read(&object, odb, &raw)
+            if rc < 0 || object == nil {
+                unreadable.append((id, GitError.last(rc, operation: "git_odb_read \(id.hex)")))
+            }
+            if let object { git_odb_object_free(object) }
+        }
+        return unreadable
+    }
+
     /// Why writing objects may have failed unseen: the file system holding the repository is
     /// full (less than 1 MiB free to this user) or out of inodes, in words; nil when it is not.
     /// A write libgit2 lost on a full disk shows up as an object missing from disk, which would

@@ -2,7 +2,7 @@ import Foundation
 import GitStore
 import Upstreams
 
-/// One item as the current snapshot (HEAD) caches it.
+/// One item as a snapshot (HEAD, unless another is asked for) caches it.
 public struct CachedItem: Sendable, Equatable {
     public var collection: String
     public var id: ItemID
@@ -15,11 +15,21 @@ public struct CachedItem: Sendable, Equatable {
 extension Mirror {
     /// The items the current snapshot holds, sorted by collection and id (empty before the
     /// first sync). Reads the manifests only, never the item files.
-    /// - Parameter collection: only this collection; nil: every configured collection.
-    /// - Throws: ``MirrorError/invalidArgument(_:)`` for a collection the mirror does not have.
-    public func cachedItems(in collection: String? = nil) throws(MirrorError) -> [CachedItem] {
+    /// - Parameters:
+    ///   - collection: only this collection; nil: every configured collection.
+    ///   - revision: another snapshot's items (`HEAD~3`, `upstream`, an id), as `log` and `diff`
+    ///     name them.
+    /// - Throws: ``MirrorError/invalidArgument(_:)`` for a collection the mirror does not have,
+    ///   ``MirrorError/unknownRevision(_:)`` for a revision that names no commit.
+    public func cachedItems(in collection: String? = nil, at revision: String? = nil) throws(MirrorError) -> [CachedItem] {
         if let collection { try checkCollection(collection) }
-        let tree = try headCommit()?.tree
+        let tree: ObjectID?
+        if let revision {
+            let id = try resolve(revision)
+            tree = try mirrorErrors { try repository.commit(id) }.tree
+        } else {
+            tree = try headCommit()?.tree
+        }
         var items: [CachedItem] = []
         for name in settings.collections where collection == nil || collection == name {
             items += try manifest(name, in: tree).entries.map {

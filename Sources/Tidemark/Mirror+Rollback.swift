@@ -30,7 +30,11 @@ extension Mirror {
         let branch = try checkedOutBranch(by: "rollback")
         try recoverInterruptedSync(force: force)
         try catchUpUpstreamRef()
-        guard let head = try headCommit() else { throw .unknownRevision("HEAD") }
+        guard let head = try headCommit() else {
+            // A branch lost from a damaged .git is named, with the way to restore it.
+            if let lost = try lostBranch(branch) { throw .lostBranch(branch: Mirror.shortBranchName(branch), lost, by: "rollback") }
+            throw .unknownRevision("HEAD")
+        }
         let targetID = try resolve(revision)
         let target = try mirrorErrors { try repository.commit(targetID) }
         // A commit with no snapshot below it (an orphan branch's) holds no known upstream state:

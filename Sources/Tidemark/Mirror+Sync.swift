@@ -205,6 +205,7 @@ extension Mirror {
             head = target
         }
         guard let upstream = try upstreamCommit() else { throw .nothingFetched("nothing to apply offline") }
+        try requireSnapshot(upstream)
         guard let head, head.tree != upstream.tree else {
             var report = SyncReport(outcome: .planned, fetch: nil, counts: try changes(from: head?.tree, to: upstream.tree),
                                     paths: [], previous: head?.id, current: nil, plannedDownloads: 0)
@@ -551,13 +552,16 @@ extension Mirror {
         return moved
     }
 
-    /// Throws ``MirrorError/objectsMissing(count:first:path:by:)`` when a file `deltas`
+    /// Throws ``MirrorError/objectsMissing(count:first:path:reason:by:)`` when a file `deltas`
     /// writes has no object on disk.
     private func checkPresent(_ deltas: [DiffDelta], by command: String) throws(MirrorError) {
         guard !deltas.isEmpty else { return }
-        let missing = Set(try mirrorErrors { try repository.missingFromDisk(deltas.map(\.newID)) })
-        guard let first = deltas.first(where: { missing.contains($0.newID) }) else { return }
-        throw .objectsMissing(count: missing.count, first: first.newID, path: first.path, by: command)
+        let unreadable = try mirrorErrors { try repository.unreadableOnDisk(deltas.map(\.newID)) }
+        let ids = Set(unreadable.map(\.id))
+        guard let first = deltas.first(where: { ids.contains($0.newID) }),
+              let error = unreadable.first(where: { $0.id == first.newID })?.error else { return }
+        throw .objectsMissing(count: ids.count, first: first.newID, path: first.path,
+                              reason: error.code == .notFound ? nil : error.message, by: command)
     }
 
     /// What `--force` does with an unfinished merge into `head` (`MERGE_HEAD`), for the sync, its
@@ -667,14 +671,9 @@ extension Mirror {
                 guard !removed.isEmpty || reset else {
                     throw .localEdits(conflicts, by: command)
                 }
-                do throws(MirrorError) {
-                    try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)
-                } catch {
-                    // Refused for another file: those taken out held the target's contents, which
-                    // are written back, so a refusal leaves the working tree as it found it.
-                    if !removed.isEmpty { try? checkout(targetCommit.tree, baseline: head?.tree, paths: removed, force: true) }
-                    throw error
-                }
+                // Refused for another file, those taken out stay out: each is staged, or the
+                // checkout's own first attempt wrote it (a first sync's manifest).
+                try checkout(targetCommit.tree, baseline: head?.tree, paths: changed, force: force)
             }
         } catch .localEdits(let conflicts, _) {
             // A safe checkout that meets a file in the way writes nothing (what a parallel one

@@ -288,10 +288,14 @@ public actor Mirror {
     }
 
     /// Throws ``MirrorError/upstreamNotASnapshot(_:)`` when `commit` (the upstream-tracking
-    /// ref's) carries no tidemark trailers: a sync would apply its tree as upstream's, and
-    /// status compare with it, though no fetch made it.
+    /// ref's) is no snapshot: neither tidemark's trailers nor the mirror's files (`.tidemark/`,
+    /// which a snapshot reworded by `git commit --amend` keeps, and a fetch that finds nothing
+    /// new takes for upstream's). A sync would apply its tree as upstream's, and status compare
+    /// with it, though no fetch made it.
     func requireSnapshot(_ commit: Commit) throws(MirrorError) {
-        if SnapshotMessage.parse(commit.message) == nil { throw .upstreamNotASnapshot(commit.id) }
+        guard SnapshotMessage.parse(commit.message) == nil else { return }
+        let metadata = try mirrorErrors { try repository.treeEntry(at: Mirror.metadataFolder, in: commit.tree) }
+        if metadata == nil { throw .upstreamNotASnapshot(commit.id) }
     }
 
     /// The newest snapshot of this upstream and these collections on HEAD's first-parent line, as

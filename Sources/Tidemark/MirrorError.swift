@@ -22,9 +22,10 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// before its refs named them, as `git gc --prune=now` or `git prune --expire=now` run
     /// meanwhile removes new loose objects; no ref was moved.
     case objectsRemoved(count: Int, first: ObjectID?)
-    /// Objects a checkout needs are not in the repository (a damaged or partly restored object
-    /// store): `first`, for `path`, `count` in all; nothing was written.
-    case objectsMissing(count: Int, first: ObjectID, path: String, by: String)
+    /// Objects a checkout needs are not in the repository, or cannot be read (`reason`: a
+    /// damaged or partly restored object store): `first`, for `path`, `count` in all; nothing
+    /// was written.
+    case objectsMissing(count: Int, first: ObjectID, path: String, reason: String?, by: String)
     /// Objects this run wrote are missing from disk, and the disk is full (`reason`): a write
     /// lost to it, not a `git prune`.
     case objectsNotWritten(reason: String)
@@ -145,9 +146,10 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "\(count) object\(count == 1 ? "" : "s") this run wrote\(named) "
                 + "disappeared before its snapshot was recorded: was 'git gc --prune=now' or 'git prune' run meanwhile? "
                 + "Nothing was changed; run the command again (and run those with tidemark's lock held, as the Guide shows)"
-        case .objectsMissing(let count, let first, let path, let command):
-            return "the repository lacks \(count == 1 ? "the object" : "\(count) objects") the \(command) writes "
-                + "('\(CQuoting.quoted(path))': \(first.hex)\(count == 1 ? "" : ", ...")): its object store is damaged or partly restored "
+        case .objectsMissing(let count, let first, let path, let reason, let command):
+            return "the repository \(reason == nil ? "lacks" : "cannot read") \(count == 1 ? "the object" : "\(count) objects") "
+                + "the \(command) writes ('\(CQuoting.quoted(path))': \(first.hex)\(reason.map { ", \($0)" } ?? "")\(count == 1 ? "" : ", ...")): "
+                + "its object store is damaged or partly restored "
                 + "('git fsck' names what else is missing). Nothing was changed; restore .git/objects from a backup"
                 + (command == "rollback" ? ", or roll back to another snapshot" : ", or clone the mirror again")
         case .objectsNotWritten(let reason):
@@ -235,14 +237,15 @@ public enum MirrorError: Error, CustomStringConvertible {
                     + "or run with --force to write it over them."
             }
             return "\(branch) does not exist, but its reflog shows it at \(lastKnown.short())"
-                + (indexed > 0 ? " and \(files)" : "") + " (a ref lost from a damaged or partly restored .git?), so a \(command) "
-                + "would start it over: restore it with 'git update-ref refs/heads/\(branch) \(lastKnown.hex)' and run the "
-                + "command again, or run with --force to start the branch from upstream's snapshot."
+                + (indexed > 0 ? " and \(files)" : "") + " (a ref lost from a damaged or partly restored .git?)"
+                + (command == "sync" ? ", so a sync would start it over" : "")
+                + ": restore it with 'git update-ref refs/heads/\(branch) \(lastKnown.hex)' and run the command again"
+                + (command == "sync" ? ", or run with --force to start the branch from upstream's snapshot." : ".")
         case .indexMissing:
             return MirrorError.indexMissingText + ", or run with --force to have the sync rebuild it."
         case .upstreamNotASnapshot(let commit):
-            return "refs/tidemark/upstream names \(commit.short()), which is no snapshot of this mirror (it carries no tidemark "
-                + "trailers: was the ref moved by hand?), so its files are not upstream's: 'tidemark fetch' makes a new snapshot of "
+            return "refs/tidemark/upstream names \(commit.short()), which is no snapshot of this mirror (it carries neither "
+                + "tidemark's trailers nor a .tidemark folder: was the ref moved by hand?), so its files are not upstream's: 'tidemark fetch' makes a new snapshot of "
                 + "upstream (so does a sync, not --offline), or 'git update-ref refs/tidemark/upstream tidemark/upstream@{1}' puts "
                 + "the last one back"
         case .massDeletion(let collection, let deleting, let total, let detail):

@@ -24,7 +24,7 @@ struct TidemarkCommand: AsyncParsableCommand {
               tidemark --generate-completion-script bash > /etc/bash_completion.d/tidemark
             """,
         version: "0.1.0",
-        subcommands: [Clone.self, Fetch.self, Status.self, DiffCommand.self, Sync.self, Log.self, Rollback.self, Config.self, Watch.self]
+        subcommands: [Clone.self, Fetch.self, Status.self, DiffCommand.self, Sync.self, Log.self, List.self, Rollback.self, Config.self, Watch.self]
     )
 
     @Option(name: .customShort("C", allowingJoined: true), help: ArgumentHelp("Run as if tidemark was started in <path>; several are taken in turn, "

@@ -3,7 +3,7 @@ import Testing
 
 @Suite("End to end: help with examples, shell completions")
 struct HelpTests {
-    static let commands = ["clone", "fetch", "status", "diff", "sync", "log", "rollback", "config"]
+    static let commands = ["clone", "fetch", "status", "diff", "sync", "log", "ls", "rollback", "config"]
 
     @Test(arguments: commands)
     func helpShowsExamples(_ command: String) async throws {

@@ -88,6 +88,32 @@ struct WalkthroughTests {
         }
     }
 
+    /// `ls` lists each cached item with its version and file, from a snapshot's manifests (the
+    /// `{id: lastModified}` table a hand-written sync loop keeps), for HEAD, `upstream` or any
+    /// revision, one collection or all, as text (ids C-quoted) or JSON; it matches the files.
+    @Test func lsListsTheCachedItemsOfASnapshot() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
+            try writeItem(upstream, "Tpl\u{e9}", lastModified: "2021-06-01T00:00:00Z")
+            try writeItem(upstream, "i1", lastModified: "2021-06-02T00:00:00Z", extra: #", "v": 2"#)
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
+            let head = try await CLI.tidemark(["ls"], in: mirror)
+            #expect(head.status == 0 && head.stdout == "items/i1\t2021-01-01T00:00:00Z\titems/i1.json\nitems/i2\t2021-01-01T00:00:00Z\titems/i2.json\n",
+                    "\(head.stdout)\(head.stderr)")
+            let fetched = try await CLI.tidemark(["ls", "upstream", "--collection", "items"], in: mirror)
+            #expect(fetched.stdout == "\"items/Tpl\\303\\251\"\t2021-06-01T00:00:00Z\titems/^tpl%c3%a9.json\n"
+                    + "items/i1\t2021-06-02T00:00:00Z\titems/i1.json\nitems/i2\t2021-01-01T00:00:00Z\titems/i2.json\n", "\(fetched.stdout)")
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            let json = try JSONSerialization.jsonObject(with: Data(try await CLI.tidemark(["ls", "--json"], in: mirror).stdout.utf8)) as? [[String: String]]
+            #expect(json?.map { $0["id"] ?? "" } == ["Tpl\u{e9}", "i1", "i2"] && json?.first?["lastModified"] == "2021-06-01T00:00:00Z")
+            for item in json ?? [] { #expect(FileManager.default.fileExists(atPath: mirror + "/" + (item["path"] ?? "?")), "\(item)") }
+            #expect(try await CLI.tidemark(["ls", "HEAD~1"], in: mirror).stdout == head.stdout)
+            let unknown = try await CLI.tidemark(["ls", "--collection", "pages"], in: mirror)
+            #expect(unknown.status == 128 && unknown.stderr.contains("this mirror has no collection 'pages'"), "\(unknown.stderr)")
+            #expect(try await CLI.tidemark(["ls", "nosuch"], in: mirror).status == 128)
+        }
+    }
+
     @Test func exitCodesFollowGit() async throws {
         try await withScratch { root in
             let usage = try await CLI.tidemark(["frobnicate"], in: root)
