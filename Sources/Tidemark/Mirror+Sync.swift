@@ -884,7 +884,12 @@ extension Mirror {
         // When the commits sit on a rollback: the snapshot it rolled back from, upstream's then.
         var rolledBackFrom: ObjectID?
         var next: Commit? = head
-        while let commit = next, own.count < 1000 {
+        // Past the first thousand (named), commits are looked through for the snapshot below
+        // them, not kept: that snapshot is what they are compared with (a cap there compared
+        // them with nothing, and a sync refused every file).
+        var looked = 0
+        while let commit = next, looked < 100_000 {
+            looked += 1
             // As tidemark wrote it, reworded, or snapshots squashed into it.
             if let message = try writtenSnapshotMessage(commit, snapshotsByTree: &snapshotsByTree) {
                 snapshotTree = commit.tree
@@ -895,7 +900,7 @@ extension Mirror {
                 }
                 break
             }
-            own.append(commit)
+            if own.count < 1000 { own.append(commit) }
             // A snapshot whose tree is not the one tidemark wrote (amended, or a rollback to a
             // commit of the user's): what differs from that tree is the user's.
             if let written = upstreamTree(of: commit), repository.contains(written) {
@@ -967,8 +972,13 @@ extension Mirror {
     /// ref or the branch pointed to. `snapshotsByTree` is filled once.
     func copiedSnapshot(_ commit: Commit, snapshotsByTree: inout [ObjectID: [Commit]]?) throws(MirrorError) -> Commit? {
         if snapshotsByTree == nil { snapshotsByTree = try recentSnapshotsByTree() }
+        // A commit that changes nothing (its first parent's tree) squashes no snapshot: told
+        // without the walks below, which made `status` over a thousand such commits take seconds.
+        var empty: Bool?
         for snapshot in snapshotsByTree?[commit.tree] ?? [] where snapshot.id != commit.id {
             if snapshot.parents == commit.parents { return snapshot }
+            if empty == nil { empty = try firstParent(of: commit)?.tree == commit.tree }
+            guard empty == false else { return nil }
             // Squashed: a later snapshot on what `commit` was made on, which it does not descend
             // from (not when that cannot be told: a shallow clone lacks the history).
             guard let base = commit.parents.first, (try? repository.isDescendant(snapshot.id, of: base)) == true,

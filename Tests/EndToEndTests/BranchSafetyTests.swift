@@ -1435,6 +1435,26 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A thousand and one commits of the user's own that change nothing: a sync compares them
+    /// with the snapshot below them, however many (past a thousand it compared them with
+    /// nothing and refused every file as theirs), and status is not slowed down by them (it
+    /// walked the history once per commit: seconds).
+    @Test func manyEmptyCommitsOfOnesOwnAreLookedThrough() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(3, in: root)
+            let commit = "commit refs/heads/main\\ncommitter A <a@example.org> 1600000000 +0000\\ndata 5\\nempty\\n"
+            let script = "{ printf '\(commit)from %s\\n\\n' $(git rev-parse HEAD); for i in $(seq 1000); do printf '\(commit)\\n'; done; } "
+                + "| git fast-import --quiet --force"
+            #expect(try await CLI.run("/bin/sh", ["-c", script], in: mirror).status == 0)
+            try writeItem(upstream, "i1", lastModified: "2021-06-01T00:00:00Z", extra: #", "v": 2"#)
+            let status = try await CLI.tidemark(["status", "--porcelain"], in: mirror)
+            #expect(status.status == 0 && status.stdout == "", "\(status.stdout)\(status.stderr)")
+            let sync = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0 && sync.stdout.contains("1 changed, 0 new, 0 deleted"), "\(sync.stdout)\(sync.stderr)")
+            #expect(try await CLI.tidemark(["status", "--exit-code"], in: mirror).status == 0)
+        }
+    }
+
     /// A branch whose ref was lost (a damaged or partly restored `.git`; the reflog and the
     /// index still show it) is named by status and refused by a sync and its dry run, which
     /// change nothing: the sync took every file for a new one, deleted most of them and then
