@@ -7,8 +7,9 @@ public struct SnapshotInfo: Sendable, Codable, Equatable {
     public struct CollectionMark: Sendable, Codable, Equatable {
         public var name: String
         /// The collection's watermark (``SyncReport``): the newest `lastModified` stored, as
-        /// upstream wrote it, which never goes back (items deleted since keep it); nil when no
-        /// item of the collection was ever stored (its trailer says `none`).
+        /// upstream wrote it, which fetches and syncs never move back (items deleted since keep
+        /// it; a rollback's commit carries the restored snapshot's, older); nil when no item of
+        /// the collection was ever stored (its trailer says `none`).
         public var watermark: String?
     }
     public var commit: String
