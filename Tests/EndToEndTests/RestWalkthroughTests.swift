@@ -54,11 +54,14 @@ struct RestWalkthroughTests {
                 _ = proxy.kill()
                 _ = proxy.result()
             }
+            // Up to a minute: Python starts slowly on a loaded machine (5 s was not always enough,
+            // and an empty port sent the clone to the default 1080).
             var port = ""
-            for _ in 0..<500 where port.isEmpty {
+            for _ in 0..<6000 where port.isEmpty {
                 port = (try? String(contentsOfFile: proxy.base + ".out", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
                 if port.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
             }
+            try #require(!port.isEmpty, "the proxy did not start")
             let serverPort = try #require(URL(string: server.baseURL)?.port)
             let spec = "rest:http://upstream.invalid:\(serverPort)/rest/items"
             let through = try await CLI.run(CLI.tidemark, ["clone", "-q", spec, "m"], in: root,
