@@ -31,7 +31,9 @@ extension Mirror {
             tree = try headCommit()?.tree
         }
         var items: [CachedItem] = []
-        for name in settings.collections where collection == nil || collection == name {
+        // Collections in byte order, as `status` lists them.
+        for name in settings.collections.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        where collection == nil || collection == name {
             items += try manifest(name, in: tree).entries.map {
                 CachedItem(collection: name, id: $0.id, lastModified: $0.lastModified, path: "\(name)/\($0.path)")
             }

@@ -137,8 +137,13 @@ public enum MirrorError: Error, CustomStringConvertible {
                 return "this process is already running a tidemark command in this mirror (another Mirror handle, or a rollback or "
                     + "watch while a fetch or sync awaits; lock: \(path)): run them one after another"
             }
-            if let pid { return "another tidemark process (pid \(pid)) is running in this mirror (lock: \(path))" }
-            return "another tidemark process is running in this mirror (lock: \(path))"
+            // A pid left by a run killed before (the lock file is emptied only by a run that ends)
+            // names no holder: the lock is another process's, perhaps a reader's `flock`.
+            if let pid, kill(pid, 0) == 0 || errno == EPERM {
+                return "another tidemark process (pid \(pid)) is running in this mirror (lock: \(path))"
+            }
+            return "another process holds this mirror's run lock: a tidemark run, or a reader or script holding it "
+                + "with flock (lock: \(path))"
         case .concurrentUpdate(let ref):
             return "\(ref) changed while tidemark was working (someone committed or synced meanwhile); nothing was overwritten, run the command again"
         case .objectsRemoved(let count, let first):
@@ -176,7 +181,7 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "your local changes to the following items or files would be overwritten by \(command):\n"
                 + items.map { "\t\($0)" }.joined(separator: "\n")
                 + "\nCopy them elsewhere and discard them ('git restore --staged --worktree <file>', an item's file being "
-                + "as 'git status' lists it, the 'path' 'tidemark status --json' gives; remove an untracked file), "
+                + "as 'git status' lists it, the path 'tidemark ls' gives; remove an untracked file), "
                 + "or run with --force to overwrite them."
         case .unmergedFiles(let paths, let command):
             return "you have unmerged files (a conflict git left, from a merge or 'git stash pop'), so \(command) cannot update "

@@ -756,9 +756,17 @@ struct MirrorTests {
             let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: seeded(2))
             let fd = open(path + "/m/.git/tidemark.lock", O_RDWR)
             #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
-            _ = pwrite(fd, "4242\n", 5, 0)
+            // The holder's pid when it lives; a pid that names no process (left by a killed run)
+            // is not named: the lock may be a reader's flock.
+            let living = "\(getppid())\n"
+            _ = pwrite(fd, living, living.utf8.count, 0)
             await #expect { _ = try await mirror.fetch() } throws: {
-                String(describing: $0).contains("another tidemark process (pid 4242) is running")
+                String(describing: $0).contains("another tidemark process (pid \(getppid())) is running")
+            }
+            _ = ftruncate(fd, 0)
+            _ = pwrite(fd, "999999999\n", 10, 0)
+            await #expect { _ = try await mirror.fetch() } throws: {
+                String(describing: $0).contains("another process holds this mirror's run lock: a tidemark run, or a reader or script")
             }
             flock(fd, LOCK_UN)
             close(fd)

@@ -9,11 +9,13 @@ extension TidemarkCommand {
             commandName: "ls",
             abstract: "List the cached items: id, upstream version and file, from the snapshot's manifests.",
             discussion: """
-                One line per item of the snapshot (HEAD unless a revision is given), sorted by
-                collection and id: <collection>/<id>, the upstream lastModified it was cached at,
-                and its file, separated by tabs (ids with control characters, quotes or non-ASCII
-                bytes C-quoted as git quotes paths). Reads the manifests only: local edits of the
-                files are not shown ('tidemark status' shows them). Never contacts upstream.
+                One line per item of the snapshot (HEAD unless a revision is
+                given), sorted by collection and id: <collection>/<id>, the
+                upstream lastModified it was cached at, and its file, separated
+                by tabs (ids with control characters, quotes or non-ASCII bytes
+                C-quoted as git quotes paths). Reads the manifests only: local
+                edits are not shown ('tidemark status' shows them). Never
+                contacts upstream.
 
                 Examples:
                   tidemark ls
