@@ -257,6 +257,18 @@ size_t tidemark_zlib_compress(const void *data, size_t length, uint8_t *out, siz
     return compressor ? libdeflate_zlib_compress(compressor, data, length, out, capacity) : 0;
 }
 
+int tidemark_zlib_inflate_whole(const void *in, size_t in_length, void *out, size_t capacity, size_t *produced) {
+    struct libdeflate_decompressor *decompressor = libdeflate_alloc_decompressor();
+    if (!decompressor) return -1;
+    size_t consumed = 0;
+    *produced = 0;
+    enum libdeflate_result result = libdeflate_zlib_decompress_ex(decompressor, in, in_length, out, capacity,
+                                                                  &consumed, produced);
+    libdeflate_free_decompressor(decompressor);
+    if (result == LIBDEFLATE_INSUFFICIENT_SPACE) return 1;
+    return result == LIBDEFLATE_SUCCESS ? 0 : -1;
+}
+
 int tidemark_zlib_inflate(const void *in, size_t in_length, void *out, size_t out_length) {
     struct libdeflate_decompressor *decompressor = libdeflate_alloc_decompressor();
     if (!decompressor) return -1;

@@ -1,4 +1,5 @@
 import CLibGit2
+import CPackFormat
 import Foundation
 
 extension Repository {
@@ -114,6 +115,13 @@ extension Repository {
         defer { git_odb_free(odb) }
         var unreadable: [(id: ObjectID, error: GitError)] = []
         for id in ids {
+            // A loose object is checked whole first: libgit2 1.5 reading one whose zlib stream is
+            // cut short (a crash during its write) never returns.
+            if let problem = Repository.looseObjectProblem(at: gitDirectory + "objects/" + id.hex.prefix(2) + "/" + id.hex.dropFirst(2)) {
+                unreadable.append((id, GitError(code: .generic, message: "loose object \(id.hex) is damaged: \(problem)",
+                                                operation: "reading loose object")))
+                continue
+            }
             var raw = id.raw
             var object: OpaquePointer?
             let rc = git_odb_read(&object, odb, &raw)
@@ -123,6 +131,30 @@ extension Repository {
             if let object { git_odb_object_free(object) }
         }
         return unreadable
+    }
+
+    /// What is wrong with the loose object file at `path`: a zlib stream cut short or corrupt, or
+    /// a header (`blob 123\0`) that does not match what follows. Nil when it is whole, and when
+    /// there is no such file (the object is packed, or missing: libgit2 says so).
+    static func looseObjectProblem(at path: String) -> String? {
+        guard let compressed = FileManager.default.contents(atPath: path) else { return nil }
+        var capacity = max(compressed.count * 4 + 64, 4096)
+        while true {
+            var out = [UInt8](repeating: 0, count: capacity)
+            var produced = 0
+            let status = compressed.withUnsafeBytes { input in
+                out.withUnsafeMutableBytes { tidemark_zlib_inflate_whole(input.baseAddress, input.count, $0.baseAddress, $0.count, &produced) }
+            }
+            if status == 1, capacity < 1 << 31 { capacity *= 4; continue }
+            guard status == 0 else { return "its zlib stream is cut short or corrupt" }
+            guard let nul = out[..<produced].firstIndex(of: 0),
+                  let space = out[..<nul].firstIndex(of: UInt8(ascii: " ")),
+                  ["blob", "tree", "commit", "tag"].contains(String(decoding: out[..<space], as: UTF8.self)),
+                  let size = Int(String(decoding: out[(space + 1)..<nul], as: UTF8.self)), size == produced - nul - 1 else {
+                return "its header does not match its contents"
+            }
+            return nil
+        }
     }
 
     /// Why writing objects may have failed unseen: the file system holding the repository is

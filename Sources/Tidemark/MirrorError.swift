@@ -107,7 +107,8 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// `what` needs a fetched snapshot.
     /// What ``indexMissing`` is, for the error and for `status`.
     package static let indexMissingText = "the index (.git/index) is missing, so to git every file is staged for deletion "
-        + "(and untracked): 'git reset -q' rebuilds it from the branch, keeping your files"
+        + "(and untracked): 'git reset -q' rebuilds it from the branch, keeping your files (in a 'git clone --no-checkout', "
+        + "which has none, 'git checkout -f HEAD' writes them too)"
 
     static func nothingFetched(_ what: String) -> MirrorError {
         .invalidArgument("\(what): there is no upstream-tracking snapshot (\(Mirror.upstreamRef)) yet; run 'tidemark fetch'")
@@ -247,7 +248,7 @@ public enum MirrorError: Error, CustomStringConvertible {
                 + ": restore it with 'git update-ref refs/heads/\(branch) \(lastKnown.hex)' and run the command again"
                 + (command == "sync" ? ", or run with --force to start the branch from upstream's snapshot." : ".")
         case .indexMissing:
-            return MirrorError.indexMissingText + ", or run with --force to have the sync rebuild it."
+            return MirrorError.indexMissingText + ", or run with --force to have tidemark rebuild it."
         case .upstreamNotASnapshot(let commit):
             return "refs/tidemark/upstream names \(commit.short()), which is no snapshot of this mirror (it carries neither "
                 + "tidemark's trailers nor a .tidemark folder: was the ref moved by hand?), so its files are not upstream's: 'tidemark fetch' makes a new snapshot of "
