@@ -16,13 +16,13 @@ extension Mirror {
     /// The items the current snapshot holds, sorted by collection and id (empty before the
     /// first sync). Reads the manifests only, never the item files.
     /// - Parameters:
-    ///   - collection: only this collection; nil: every configured collection.
+    ///   - collection: only this collection; nil: every configured collection, and any the
+    ///     snapshot holds that the settings no longer name.
     ///   - revision: another snapshot's items (`HEAD~3`, `upstream`, an id), as `log` and `diff`
     ///     name them.
     /// - Throws: ``MirrorError/invalidArgument(_:)`` for a collection the mirror does not have,
     ///   ``MirrorError/unknownRevision(_:)`` for a revision that names no commit.
     public func cachedItems(in collection: String? = nil, at revision: String? = nil) throws(MirrorError) -> [CachedItem] {
-        if let collection { try checkCollection(collection) }
         let tree: ObjectID?
         if let revision {
             let id = try resolve(revision)
@@ -30,9 +30,12 @@ extension Mirror {
         } else {
             tree = try headCommit()?.tree
         }
+        // A collection dropped from the settings that the snapshot still holds is listed too.
+        let held = try comparedCollections(from: tree)
+        if let collection, !held.contains(collection) { try checkCollection(collection) }
         var items: [CachedItem] = []
         // Collections in byte order, as `status` lists them.
-        for name in settings.collections.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        for name in held.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
         where collection == nil || collection == name {
             items += try manifest(name, in: tree).entries.map {
                 CachedItem(collection: name, id: $0.id, lastModified: $0.lastModified, path: "\(name)/\($0.path)")

@@ -111,6 +111,9 @@ struct WalkthroughTests {
             let unknown = try await CLI.tidemark(["ls", "--collection", "pages"], in: mirror)
             #expect(unknown.status == 128 && unknown.stderr.contains("this mirror has no collection 'pages'"), "\(unknown.stderr)")
             #expect(try await CLI.tidemark(["ls", "nosuch"], in: mirror).status == 128)
+            // A collection dropped from the settings that the snapshot still holds is listed.
+            _ = try await CLI.git(["config", "tidemark.collection", "pages"], in: mirror)
+            #expect(try await CLI.tidemark(["ls", "HEAD~1", "--collection", "items"], in: mirror).stdout == head.stdout)
         }
     }
 
