@@ -117,7 +117,8 @@ extension Repository {
         for id in ids {
             // A loose object is checked whole first: libgit2 1.5 reading one whose zlib stream is
             // cut short (a crash during its write) never returns.
-            if let problem = Repository.looseObjectProblem(at: gitDirectory + "objects/" + id.hex.prefix(2) + "/" + id.hex.dropFirst(2)) {
+            if let problem = Repository.looseObjectProblem(at: gitDirectory + "objects/" + id.hex.prefix(2) + "/" + id.hex.dropFirst(2),
+                                                           id: id) {
                 unreadable.append((id, GitError(code: .generic, message: "loose object \(id.hex) is damaged: \(problem)",
                                                 operation: "reading loose object")))
                 continue
@@ -133,10 +134,11 @@ extension Repository {
         return unreadable
     }
 
-    /// What is wrong with the loose object file at `path`: a zlib stream cut short or corrupt, or
-    /// a header (`blob 123\0`) that does not match what follows. Nil when it is whole, and when
-    /// there is no such file (the object is packed, or missing: libgit2 says so).
-    static func looseObjectProblem(at path: String) -> String? {
+    /// What is wrong with the loose object file at `path`, which should hold `id`: a zlib stream
+    /// cut short or corrupt, a header (`blob 123\0`) that does not match what follows, or another
+    /// object (a file copied over it; this repository's reads do not hash again, as git's do not).
+    /// Nil when it is whole, and when there is no such file (packed, or missing: libgit2 says so).
+    static func looseObjectProblem(at path: String, id: ObjectID) -> String? {
         guard let compressed = FileManager.default.contents(atPath: path) else { return nil }
         var capacity = max(compressed.count * 4 + 64, 4096)
         while true {
@@ -147,13 +149,15 @@ extension Repository {
             }
             if status == 1, capacity < 1 << 31 { capacity *= 4; continue }
             guard status == 0 else { return "its zlib stream is cut short or corrupt" }
+            let types = ["blob": GIT_OBJECT_BLOB, "tree": GIT_OBJECT_TREE, "commit": GIT_OBJECT_COMMIT, "tag": GIT_OBJECT_TAG]
             guard let nul = out[..<produced].firstIndex(of: 0),
                   let space = out[..<nul].firstIndex(of: UInt8(ascii: " ")),
-                  ["blob", "tree", "commit", "tag"].contains(String(decoding: out[..<space], as: UTF8.self)),
+                  let type = types[String(decoding: out[..<space], as: UTF8.self)],
                   let size = Int(String(decoding: out[(space + 1)..<nul], as: UTF8.self)), size == produced - nul - 1 else {
                 return "its header does not match its contents"
             }
-            return nil
+            let held = out.withUnsafeBytes { ObjectID.hash(UnsafeRawBufferPointer(rebasing: $0[(nul + 1)..<produced]), type: type) }
+            return held == id ? nil : "it holds another object (\(held.hex))"
         }
     }
 

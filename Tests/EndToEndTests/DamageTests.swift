@@ -58,6 +58,16 @@ struct DamageTests {
                     "\(cut.status) \(cut.stderr)")
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
             #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/sync-journal"))
+            // Another object's file copied over it: hashed (reads are not), so its bytes are not
+            // written for the item's.
+            let other = try await CLI.git(["rev-parse", "HEAD:items/i1.json"], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+            try FileManager.default.removeItem(atPath: Self.looseObject(lost, in: mirror))
+            try FileManager.default.copyItem(atPath: Self.looseObject(other, in: mirror), toPath: Self.looseObject(lost, in: mirror))
+            let swapped = try await CLI.run("/usr/bin/timeout", ["120", CLI.tidemark, "rollback", "HEAD~1"], in: mirror)
+            #expect(swapped.status == 128 && swapped.stderr.contains("loose object \(lost) is damaged: it holds another object (\(other))"),
+                    "\(swapped.status) \(swapped.stderr)")
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/tidemark/sync-journal"))
             let status = try await CLI.tidemark(["status", "--exit-code"], in: mirror)
             #expect(status.status == 0, "\(status.stdout)\(status.stderr)")
             try writeItem(upstream, "n2", lastModified: "2021-07-01T00:00:00Z")
