@@ -115,13 +115,15 @@ extension Repository {
         defer { git_odb_free(odb) }
         var unreadable: [(id: ObjectID, error: GitError)] = []
         for id in ids {
-            // A loose object is checked whole first: libgit2 1.5 reading one whose zlib stream is
-            // cut short (a crash during its write) never returns.
-            if let problem = Repository.looseObjectProblem(at: gitDirectory + "objects/" + id.hex.prefix(2) + "/" + id.hex.dropFirst(2),
-                                                           id: id) {
+            // A loose object is read and checked here, not by libgit2: libgit2 1.5 reading one
+            // whose zlib stream is cut short (a crash during its write) never returns.
+            switch Repository.looseObject(at: gitDirectory + "objects/" + id.hex.prefix(2) + "/" + id.hex.dropFirst(2), id: id) {
+            case .whole: continue
+            case .damaged(let problem):
                 unreadable.append((id, GitError(code: .generic, message: "loose object \(id.hex) is damaged: \(problem)",
                                                 operation: "reading loose object")))
                 continue
+            case .absent: break
             }
             var raw = id.raw
             var object: OpaquePointer?
@@ -134,12 +136,21 @@ extension Repository {
         return unreadable
     }
 
-    /// What is wrong with the loose object file at `path`, which should hold `id`: a zlib stream
-    /// cut short or corrupt, a header (`blob 123\0`) that does not match what follows, or another
-    /// object (a file copied over it; this repository's reads do not hash again, as git's do not).
-    /// Nil when it is whole, and when there is no such file (packed, or missing: libgit2 says so).
-    static func looseObjectProblem(at path: String, id: ObjectID) -> String? {
-        guard let compressed = FileManager.default.contents(atPath: path) else { return nil }
+    /// What a loose object file is to ``unreadableOnDisk(_:)``.
+    enum LooseObject {
+        /// No such file: the object is packed, or missing (libgit2 says which).
+        case absent
+        case whole
+        /// What is wrong with it.
+        case damaged(String)
+    }
+
+    /// The loose object file at `path`, which should hold `id`: damaged when its zlib stream is
+    /// cut short or corrupt, its header (`blob 123\0`) does not match what follows, or it holds
+    /// another object (a file copied over it; this repository's reads do not hash again, as
+    /// git's do not).
+    static func looseObject(at path: String, id: ObjectID) -> LooseObject {
+        guard let compressed = FileManager.default.contents(atPath: path) else { return .absent }
         var capacity = max(compressed.count * 4 + 64, 4096)
         while true {
             var out = [UInt8](repeating: 0, count: capacity)
@@ -148,16 +159,16 @@ extension Repository {
                 out.withUnsafeMutableBytes { tidemark_zlib_inflate_whole(input.baseAddress, input.count, $0.baseAddress, $0.count, &produced) }
             }
             if status == 1, capacity < 1 << 31 { capacity *= 4; continue }
-            guard status == 0 else { return "its zlib stream is cut short or corrupt" }
+            guard status == 0 else { return .damaged("its zlib stream is cut short or corrupt") }
             let types = ["blob": GIT_OBJECT_BLOB, "tree": GIT_OBJECT_TREE, "commit": GIT_OBJECT_COMMIT, "tag": GIT_OBJECT_TAG]
             guard let nul = out[..<produced].firstIndex(of: 0),
                   let space = out[..<nul].firstIndex(of: UInt8(ascii: " ")),
                   let type = types[String(decoding: out[..<space], as: UTF8.self)],
                   let size = Int(String(decoding: out[(space + 1)..<nul], as: UTF8.self)), size == produced - nul - 1 else {
-                return "its header does not match its contents"
+                return .damaged("its header does not match its contents")
             }
             let held = out.withUnsafeBytes { ObjectID.hash(UnsafeRawBufferPointer(rebasing: $0[(nul + 1)..<produced]), type: type) }
-            return held == id ? nil : "it holds another object (\(held.hex))"
+            return held == id ? .whole : .damaged("it holds another object (\(held.hex))")
         }
     }
 

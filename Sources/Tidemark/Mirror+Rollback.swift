@@ -35,12 +35,7 @@ extension Mirror {
             if let lost = try lostBranch(branch) { throw .lostBranch(branch: Mirror.shortBranchName(branch), lost, by: "rollback") }
             throw .unknownRevision("HEAD")
         }
-        // Without an index every file would count as a staged deletion: refused, or with --force
-        // rebuilt from the branch first, as a sync does.
-        if indexMissing {
-            guard force else { throw .indexMissing }
-            try mirrorErrors { try repository.resetIndex(to: head.tree) }
-        }
+        try requireIndex(of: head, force: force)
         let targetID = try resolve(revision)
         let target = try mirrorErrors { try repository.commit(targetID) }
         // A commit with no snapshot below it (an orphan branch's) holds no known upstream state:

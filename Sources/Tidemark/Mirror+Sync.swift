@@ -151,13 +151,7 @@ extension Mirror {
         if !options.force, readState("sync-journal") == nil, let lost = try lostBranch(branch) {
             throw .lostBranch(branch: Mirror.shortBranchName(branch), lost)
         }
-        if indexMissing, let head = try headCommit() {
-            // Every file would count as a staged deletion (the sync refused the manifest); with
-            // --force, the index is rebuilt from the branch, as 'git reset' does (no staged change
-            // can be lost: there is no index to hold one).
-            guard options.force else { throw .indexMissing }
-            if !options.dryRun { try mirrorErrors { try repository.resetIndex(to: head.tree) } }
-        }
+        try requireIndex(of: try headCommit(), force: options.force, rebuild: !options.dryRun)
         if options.dryRun {
             // A dry run changes nothing: a sync a killed run left is reported, not finished.
             finishedInterruptedSync = nil
@@ -668,7 +662,7 @@ extension Mirror {
                 // put back, to be written over.
                 let removed = try removeAlreadyWritten(among: changed, head: head?.tree, target: targetCommit.tree)
                 let reset = try resetSurvivingManifests(among: changed, head: head?.tree, target: targetCommit.tree)
-                guard !removed.isEmpty || reset else {
+                guard removed || reset else {
                     throw .localEdits(conflicts, by: command)
                 }
                 // Refused for another file, those taken out stay out: each is staged, or the
@@ -788,12 +782,12 @@ extension Mirror {
     /// Removes the files in the way of a checkout of `target` among `paths` that already hold
     /// what it writes there (``alreadyWritten(_:targetBlob:)``), which libgit2's safe checkout
     /// takes for conflicts however the index stages them; the checkout writes the same bytes
-    /// back (or, after a kill, the next run finishes the sync from its journal). Returns those
-    /// removed. (One that cannot be removed stays in the checkout's way, named by it.)
-    func removeAlreadyWritten(among paths: [String], head: ObjectID?, target: ObjectID) throws(MirrorError) -> [String] {
+    /// back (or, after a kill, the next run finishes the sync from its journal). False when
+    /// there was none. (One that cannot be removed stays in the checkout's way, named by it.)
+    func removeAlreadyWritten(among paths: [String], head: ObjectID?, target: ObjectID) throws(MirrorError) -> Bool {
         let written = try alreadyWritten(try untrackedPaths(among: paths, head: head), targetBlob: targetBlob(in: target))
         for path in written { unlink(workingTree + path) }
-        return Array(written)
+        return !written.isEmpty
     }
 
     /// An item a refusal names as an untracked file where it goes (at `path`), or as a folder
@@ -822,6 +816,16 @@ extension Mirror {
 
     /// True when `.git/index` does not exist (``MirrorError/indexMissing``).
     var indexMissing: Bool { access(gitDirectory + "index", F_OK) != 0 && errno == ENOENT }
+
+    /// For a sync or rollback from `head`: a missing index would make every file count as a
+    /// staged deletion (the sync refused the manifest, the rollback every file), so it is refused
+    /// (``MirrorError/indexMissing``), or with `force` rebuilt from the branch when `rebuild`, as
+    /// `git reset` does (no staged change can be lost: there is no index to hold one).
+    func requireIndex(of head: Commit?, force: Bool, rebuild: Bool = true) throws(MirrorError) {
+        guard let head, indexMissing else { return }
+        guard force else { throw .indexMissing }
+        if rebuild { try mirrorErrors { try repository.resetIndex(to: head.tree) } }
+    }
 
     /// What shows that `branch`, which has no commit, had one: its reflog's newest entry, or
     /// files in the index (a `.git` damaged or partly restored; `git checkout --orphan`). Nil

@@ -140,7 +140,7 @@ public enum MirrorError: Error, CustomStringConvertible {
             }
             // A pid left by a run killed before (the lock file is emptied only by a run that ends)
             // names no holder: the lock is another process's, perhaps a reader's `flock`.
-            if let pid, kill(pid, 0) == 0 || errno == EPERM {
+            if let pid, RunLock.isLiving(pid) {
                 return "another tidemark process (pid \(pid)) is running in this mirror (lock: \(path))"
             }
             return "another process holds this mirror's run lock: a tidemark run, or a reader or script holding it "

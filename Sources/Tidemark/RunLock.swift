@@ -20,6 +20,7 @@ final class RunLock {
 
     /// The pid of another process that holds the lock file at `path` now (see above); this
     /// process's own too with `includingOwn`.
+    ///
     /// A lock file copied with its mirror (`cp -a`, a backup restored) names the pid of the
     /// process holding the original, which holds nothing here: the holder notes the file's inode
     /// beside its pid, and a file whose inode differs is held by none (`watch --stop` in a copy
@@ -29,7 +30,12 @@ final class RunLock {
         guard let data = FileManager.default.contents(atPath: path),
               let pid = pid(in: data), pid > 0, includingOwn || pid != getpid() else { return nil }
         if let inode = inode(in: data), lstat(path, &info) != 0 || UInt64(info.st_ino) != inode { return nil }
-        return kill(pid, 0) == 0 || errno == EPERM ? pid : nil
+        return isLiving(pid) ? pid : nil
+    }
+
+    /// Whether `pid` names a living process (one of another user's too).
+    static func isLiving(_ pid: Int32) -> Bool {
+        kill(pid, 0) == 0 || errno == EPERM
     }
 
     /// The pid a lock file holds (its first word: digits); nil for an empty or unreadable one.
