@@ -29,7 +29,7 @@ sources() {
         for file in Manifest ManifestTable; do
             sed '/^import \(Upstreams\|GitStore\)$/d' "Sources/Tidemark/$file.swift" > "$OUT/src/$file.swift"
         done
-        echo Fuzz/ManifestFuzz.swift "$OUT"/src/{Manifest,ManifestTable}.swift Sources/GitStore/BlobDelta.swift \
+        echo Fuzz/ManifestFuzz.swift "$OUT"/src/{Manifest,ManifestTable}.swift Sources/GitStore/PackDelta.swift \
             Sources/Upstreams/{ItemID,Timestamp,Upstream}.swift Sources/Upstreams/HTTP/HTTPStatistics.swift ;;
     *) echo "unknown fuzz target '$1' (known: listing canonical-json manifest)" >&2; exit 2 ;;
     esac

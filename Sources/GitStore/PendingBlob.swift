@@ -21,7 +21,7 @@ public final class PendingBlob: @unchecked Sendable {
 
     /// Starts writing `data` as a blob of the repository `repository` opened: as a delta against
     /// the blob `edit` names when it can (``Repository/storeBlob(_:editing:hashed:)``), else whole.
-    public init(_ data: Data, into repository: Repository, editing edit: BlobEdit? = nil) {
+    public init(_ data: Data, into repository: Repository, editing edit: ObjectEdit? = nil) {
         self.repository = repository
         self.data = data
         let gitDirectory = repository.gitDirectory

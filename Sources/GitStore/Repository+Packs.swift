@@ -130,7 +130,9 @@ extension Repository {
     }
 
     /// Writes what `handle` captured: compressed on all cores, then one pack (or loose objects).
-    func write(_ handle: CaptureHandle) throws(GitError) {
+    /// With `new`, the large trees it rewrote on the way from the tree `old` are stored as deltas
+    /// of those they replace instead (``storeLargeTrees(_:from:to:)``).
+    func write(_ handle: CaptureHandle, treesFrom old: ObjectID? = nil, to new: ObjectID? = nil) throws(GitError) {
         let count = tidemark_capture_count(handle.capture)
         var captured: [(id: ObjectID, type: git_object_t, contents: Data)] = []
         captured.reserveCapacity(count)
@@ -144,8 +146,16 @@ extension Repository {
             try check(rc, "tidemark_capture_object")
             captured.append((ObjectID(id), git_object_t(rawValue: type), data.map { Data(bytes: $0, count: length) } ?? Data()))
         }
+        var apart = Set<ObjectID>()
+        if let new {
+            var trees: [ObjectID: Data] = [:]
+            for object in captured where object.type == GIT_OBJECT_TREE { trees[object.id] = object.contents }
+            apart = try storeLargeTrees(trees, from: old, to: new)
+        }
         let batch = ObjectBatch(repository: self)
-        for object in PreparedObject.prepareAll(captured) { try batch.add(object) }
+        for object in PreparedObject.prepareAll(apart.isEmpty ? captured : captured.filter { !apart.contains($0.id) }) {
+            try batch.add(object)
+        }
         try batch.flush()
         if let memo {
             for object in captured { memo.remember(object.id, type: object.type, contents: object.contents) }

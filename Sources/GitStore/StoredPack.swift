@@ -143,7 +143,6 @@ final class StoredPack {
 /// size of what its zlib stream holds, where that stream starts, and for `OBJ_OFS_DELTA` where
 /// the base's entry starts.
 struct PackEntryHeader {
-    static let blob = 3
     static let offsetDelta = 6
 
     let type: Int

@@ -182,7 +182,7 @@ struct ManifestTable: CachedVersions {
 
     /// ``updating(_:removing:)``'s file, with the runs of it that are this file's bytes (which
     /// let the blob be stored as a delta against this one).
-    func splicing(_ upserts: [ManifestEntry], removing: [Int] = []) -> (data: Data, copies: [BlobCopy]) {
+    func splicing(_ upserts: [ManifestEntry], removing: [Int] = []) -> (data: Data, copies: [ObjectCopy]) {
         // Where each upsert goes: found through the hash index (it replaces that line), or, for a
         // new id, by binary search (it goes before that line). No unchanged id is compared.
         let incoming = upserts.sorted { $0.id < $1.id }  // stable: equal ids keep their order
@@ -201,10 +201,10 @@ struct ManifestTable: CachedVersions {
         var out = Data(capacity: bytes.count + incoming.count * 128)
         out.append(contentsOf: Array(Manifest.header.utf8) + [10])
         var encoded: [UInt8] = []  // one upserted line
-        var copies: [BlobCopy] = []
+        var copies: [ObjectCopy] = []
         bytes.withUnsafeBufferPointer { buffer in
             func append(_ range: Range<Int>) {
-                copies.append(BlobCopy(target: out.count, source: range.lowerBound, count: range.count))
+                copies.append(ObjectCopy(target: out.count, source: range.lowerBound, count: range.count))
                 out.append(UnsafeBufferPointer(rebasing: buffer[range]))
             }
             // Copies the lines in `positions` but removed ones, as runs of adjacent lines.

@@ -332,7 +332,7 @@ extension Mirror {
                 let (data, copies) = cached.splicing(collectionFetch.stored, removing: deletions)
                 collectionFetch.newManifest = data
                 // Stored as a delta against the last one where it can be.
-                let edit = baseBlob.map { BlobEdit(base: $0, baseSize: cached.bytes.count, copies: copies) }
+                let edit = baseBlob.map { ObjectEdit(base: $0, baseSize: cached.bytes.count, copies: copies) }
                 collectionFetch.pending = PendingBlob(data, into: repository, editing: edit)
             }
             fetched.append(collectionFetch)
@@ -399,11 +399,7 @@ extension Mirror {
             updated = try unlessPruned(
                 batch.packsWritten > 0 ? [] : updates.compactMap { if case .upsert(_, let blob) = $0 { blob } else { nil } }
             ) { () throws(MirrorError) in
-                try mirrorErrors {
-                    updates.count < ObjectBatch.looseLimit
-                        ? try repository.updatedTree(base?.tree, updates + (try manifestUpdates()))
-                        : try repository.updateTreeInOnePack(base?.tree, updates, late: manifestUpdates)
-                }
+                try mirrorErrors { try repository.updateTreeInOnePack(base?.tree, updates, late: manifestUpdates) }
             }
         } catch {
             // A manifest whose pack could not be written (a read-only or full disk) fails the

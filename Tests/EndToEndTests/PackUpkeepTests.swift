@@ -186,6 +186,40 @@ struct PackUpkeepTests {
         }
     }
 
+    /// A collection that is not fanned out has one tree listing every item (26 KB at 700 items),
+    /// and each sync that changes an item writes it anew: stored whole, every sync added it
+    /// compressed (107 KB for 6 one-item syncs here, 220 KB a sync at 8,000 items). It is stored
+    /// as a delta of the one it replaces instead, so a sync adds about what changed.
+    @Test func smallSyncsOfALargeCollectionTreeAddWhatChangedNotTheTree() async throws {
+        try await withScratch { root in
+            let (upstream, mirror) = try await CrashTests.cloned(700, in: root)
+            func objectBytes() throws -> Int {
+                let folder = mirror + "/.git/objects"
+                let files = FileManager.default.enumerator(atPath: folder)?.allObjects as? [String] ?? []
+                return try files.reduce(0) { total, file in
+                    let attributes = try FileManager.default.attributesOfItem(atPath: folder + "/" + file)
+                    return total + (attributes[.type] as? FileAttributeType == .typeRegular ? (attributes[.size] as? Int ?? 0) : 0)
+                }
+            }
+            let before = try objectBytes()
+            for round in 1...10 {
+                try writeItem(upstream, "i\(round)", lastModified: "2021-06-\(String(format: "%02d", round))T00:00:00Z")
+                let sync = try await CLI.tidemark(["sync", "-q"], in: mirror)
+                #expect(sync.status == 0, "\(sync.stderr)")
+            }
+            let growth = try objectBytes() - before
+            let treeSize = try #require(Int(try await CLI.git(["cat-file", "-s", "HEAD:items"], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(growth < 2 * treeSize, "10 syncs of one item added \(growth) bytes; the tree has \(treeSize)")
+            let base = try await CLI.run("/bin/sh", ["-c", "git rev-parse HEAD:items | git cat-file --batch-check='%(deltabase)'"], in: mirror)
+            #expect(base.status == 0 && base.stdout.contains { $0 != "0" && $0 != "\n" }, "stored whole: \(base.stdout)")
+            _ = try await CLI.git(["fsck", "--strict", "--no-dangling"], in: mirror)
+            #expect(try await CLI.tidemark(["rollback", "HEAD~10"], in: mirror).status == 0)
+            #expect(try await CLI.git(["ls-tree", "HEAD:items"], in: mirror).split(separator: "\n").count == 700)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// Adds `count` packs of one object each to `mirror`, as many syncs of a few items leave them.
     static func plantPacks(_ count: Int, in mirror: String) async throws {
         let planted = try await CLI.run("/bin/sh", ["-c", """

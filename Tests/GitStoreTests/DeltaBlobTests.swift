@@ -21,15 +21,15 @@ struct DeltaBlobTests {
 
     /// `base` with some of its lines replaced, some removed and some added, and the runs of the
     /// result that are `base`'s bytes.
-    static func edit(_ base: [UInt8], changes: Int, using generator: inout Generator) -> ([UInt8], [BlobCopy]) {
+    static func edit(_ base: [UInt8], changes: Int, using generator: inout Generator) -> ([UInt8], [ObjectCopy]) {
         let starts = [0] + base.indices.filter { base[$0] == 10 }.map { $0 + 1 }.dropLast()
         var cut = Set<Int>()
         while cut.count < min(changes, starts.count) { cut.insert(Int.random(in: 0..<starts.count, using: &generator)) }
-        var out: [UInt8] = [], copies: [BlobCopy] = []
+        var out: [UInt8] = [], copies: [ObjectCopy] = []
         var run: Range<Int>?
         func flush() {
             if let pending = run {
-                copies.append(BlobCopy(target: out.count, source: pending.lowerBound, count: pending.count))
+                copies.append(ObjectCopy(target: out.count, source: pending.lowerBound, count: pending.count))
                 out += base[pending]
             }
             run = nil
@@ -59,7 +59,7 @@ struct DeltaBlobTests {
     static func storeEdit(of base: [UInt8], _ id: ObjectID, changes: Int, in repository: Repository,
                           using generator: inout Generator) throws -> ([UInt8], ObjectID) {
         let (edited, copies) = edit(base, changes: changes, using: &generator)
-        return (edited, try repository.storeBlob(Data(edited), editing: BlobEdit(base: id, baseSize: base.count, copies: copies)))
+        return (edited, try repository.storeBlob(Data(edited), editing: ObjectEdit(base: id, baseSize: base.count, copies: copies)))
     }
 
     /// The objects of each pack as `git verify-pack -v` lists them: id, type, and the base of a delta.
@@ -164,8 +164,8 @@ struct DeltaBlobTests {
             // Half the lines new: more than a quarter of the bytes would be inserted.
             let half = Array(base[..<(base.count / 2)])
             let rewritten = half + DeltaBlobTests.lines(1000..<2000, tag: "new")
-            let second = try repository.storeBlob(Data(rewritten), editing: BlobEdit(
-                base: first, baseSize: base.count, copies: [BlobCopy(target: 0, source: 0, count: half.count)]))
+            let second = try repository.storeBlob(Data(rewritten), editing: ObjectEdit(
+                base: first, baseSize: base.count, copies: [ObjectCopy(target: 0, source: 0, count: half.count)]))
             var packs = try DeltaBlobTests.packs(of: path)
             #expect(packs.count == 2 && packs.allSatisfy { $0.count == 1 && $0[0].base == nil })
             var generator = Generator(state: 11)
@@ -212,16 +212,16 @@ struct DeltaBlobTests {
         for trial in 0..<50 {
             let (result, copies) = DeltaBlobTests.edit(base, changes: trial, using: &generator)
             let delta = result.withUnsafeBytes {
-                BlobDelta.encode(baseSize: base.count, resultSize: result.count, copies: copies, bytes: $0)
+                PackDelta.encode(baseSize: base.count, resultSize: result.count, copies: copies, bytes: $0)
             }
-            let read = try delta.withUnsafeBytes { try BlobDelta.copies(in: $0) }
+            let read = try delta.withUnsafeBytes { try PackDelta.copies(in: $0) }
             #expect(read.baseSize == base.count && read.resultSize == result.count)
             // What the delta copies, applied to the base, gives the result's bytes there.
             for copy in read.copies {
                 let same = base[copy.source..<copy.source + copy.count] == result[copy.target..<copy.target + copy.count]
                 #expect(same, "trial \(trial): \(copy)")
             }
-            let long = copies.filter { $0.count >= BlobDelta.minimumCopy }
+            let long = copies.filter { $0.count >= PackDelta.minimumCopy }
             #expect(read.copies.reduce(0) { $0 + $1.count } == long.reduce(0) { $0 + $1.count }, "trial \(trial)")
         }
     }
@@ -232,7 +232,7 @@ struct DeltaBlobTests {
             let first = DeltaBlobTests.lines(0..<300)
             let (second, firstCopies) = DeltaBlobTests.edit(first, changes: 20, using: &generator)
             let (third, secondCopies) = DeltaBlobTests.edit(second, changes: 20, using: &generator)
-            let composed = BlobDelta.compose(secondCopies, over: firstCopies)
+            let composed = PackDelta.compose(secondCopies, over: firstCopies)
             var covered = 0
             for (index, copy) in composed.enumerated() {
                 let same = first[copy.source..<copy.source + copy.count] == third[copy.target..<copy.target + copy.count]
@@ -255,19 +255,19 @@ struct DeltaBlobTests {
         let base = DeltaBlobTests.lines(0..<50)
         var generator = Generator(state: 13)
         let (result, copies) = DeltaBlobTests.edit(base, changes: 5, using: &generator)
-        let delta = result.withUnsafeBytes { BlobDelta.encode(baseSize: base.count, resultSize: result.count, copies: copies, bytes: $0) }
+        let delta = result.withUnsafeBytes { PackDelta.encode(baseSize: base.count, resultSize: result.count, copies: copies, bytes: $0) }
         for length in 0..<delta.count {
             let cut = Array(delta[..<length])
-            #expect(throws: BlobDelta.Malformed.self) { try cut.withUnsafeBytes { try BlobDelta.copies(in: $0) } }
+            #expect(throws: PackDelta.Malformed.self) { try cut.withUnsafeBytes { try PackDelta.copies(in: $0) } }
         }
         // A copy reaching past the base, a zero instruction, and a result longer than declared.
         let bad: [[UInt8]] = [[10, 20, 0x91, 5, 10], [10, 1, 0], [10, 2, 3, 65, 66, 67], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F]]
         for bytes in bad {
-            #expect(throws: BlobDelta.Malformed.self) { try bytes.withUnsafeBytes { try BlobDelta.copies(in: $0) } }
+            #expect(throws: PackDelta.Malformed.self) { try bytes.withUnsafeBytes { try PackDelta.copies(in: $0) } }
         }
         for _ in 0..<2000 {
             let noise = (0..<Int.random(in: 0..<40, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            _ = try? noise.withUnsafeBytes { try BlobDelta.copies(in: $0) }
+            _ = try? noise.withUnsafeBytes { try PackDelta.copies(in: $0) }
         }
     }
 }

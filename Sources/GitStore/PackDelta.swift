@@ -1,6 +1,6 @@
-/// A run of a new blob's bytes that are the bytes of another blob (its base) at `source`.
-public struct BlobCopy: Equatable, Sendable {
-    /// Where the run starts in the new blob.
+/// A run of a new object's bytes that are the bytes of another object (its base) at `source`.
+public struct ObjectCopy: Equatable, Sendable {
+    /// Where the run starts in the new object.
     public var target: Int
     /// Where it starts in the base.
     public var source: Int
@@ -19,7 +19,7 @@ public struct BlobCopy: Equatable, Sendable {
 /// instruction byte with the top bit set copies a run of the base, its low seven bits telling which
 /// offset (four) and size (three) bytes follow, a size of 0 meaning 0x10000; a byte of 1-127
 /// inserts that many bytes that follow it; 0 is reserved.
-enum BlobDelta {
+enum PackDelta {
     /// The longest run one copy instruction takes here, as git's `diff-delta.c` writes them.
     static let maximumCopy = 0x10000
     /// Shorter runs are inserted: a copy instruction takes up to eight bytes.
@@ -30,7 +30,7 @@ enum BlobDelta {
 
     /// The runs of `delta`'s result that it copies from its base, in order, with the base's and
     /// the result's sizes; throws for a delta that is not well formed or reaches outside either.
-    static func copies(in delta: UnsafeRawBufferPointer) throws(Malformed) -> (baseSize: Int, resultSize: Int, copies: [BlobCopy]) {
+    static func copies(in delta: UnsafeRawBufferPointer) throws(Malformed) -> (baseSize: Int, resultSize: Int, copies: [ObjectCopy]) {
         var at = 0
         func byte() throws(Malformed) -> Int {
             guard at < delta.count else { throw Malformed() }
@@ -49,7 +49,7 @@ enum BlobDelta {
         }
         let baseSize = try size()
         let resultSize = try size()
-        var copies: [BlobCopy] = []
+        var copies: [ObjectCopy] = []
         var target = 0
         while at < delta.count {
             let instruction = try byte()
@@ -62,7 +62,7 @@ enum BlobDelta {
                 if let last = copies.last, last.target + last.count == target, last.source + last.count == offset {
                     copies[copies.count - 1].count += length
                 } else {
-                    copies.append(BlobCopy(target: target, source: offset, count: length))
+                    copies.append(ObjectCopy(target: target, source: offset, count: length))
                 }
                 target += length
             } else {
@@ -77,11 +77,11 @@ enum BlobDelta {
         return (baseSize, resultSize, copies)
     }
 
-    /// The runs of a blob made by `edit` from a blob that was itself made from another (its
-    /// base) by copying `baseCopies`: runs of that other blob. What the edit copies from bytes that
+    /// The runs of an object made by `edit` from one that was itself made from another (its
+    /// base) by copying `baseCopies`: runs of that other object. What the edit copies from bytes that
     /// were new in its base is not among them.
-    static func compose(_ edit: [BlobCopy], over baseCopies: [BlobCopy]) -> [BlobCopy] {
-        var composed: [BlobCopy] = []
+    static func compose(_ edit: [ObjectCopy], over baseCopies: [ObjectCopy]) -> [ObjectCopy] {
+        var composed: [ObjectCopy] = []
         for copy in edit {
             // The first of `baseCopies` that ends after the copy's start (both are in order, but
             // the edit may copy its base's runs in any order).
@@ -96,7 +96,7 @@ enum BlobDelta {
                 let run = baseCopies[index]
                 let start = max(run.target, copy.source)
                 let stop = min(run.target + run.count, end)
-                let piece = BlobCopy(target: copy.target + (start - copy.source), source: run.source + (start - run.target),
+                let piece = ObjectCopy(target: copy.target + (start - copy.source), source: run.source + (start - run.target),
                                      count: stop - start)
                 if let last = composed.last, last.target + last.count == piece.target, last.source + last.count == piece.source {
                     composed[composed.count - 1].count += piece.count
@@ -109,10 +109,10 @@ enum BlobDelta {
         return composed
     }
 
-    /// The delta making the blob `bytes` (`resultSize` bytes) from a base of `baseSize` bytes by
-    /// copying `copies` (in order of `target`, within both blobs) and inserting the rest; runs
+    /// The delta making the object `bytes` (`resultSize` bytes) from a base of `baseSize` bytes by
+    /// copying `copies` (in order of `target`, within both objects) and inserting the rest; runs
     /// shorter than ``minimumCopy`` are inserted instead.
-    static func encode(baseSize: Int, resultSize: Int, copies: [BlobCopy],
+    static func encode(baseSize: Int, resultSize: Int, copies: [ObjectCopy],
                        bytes: UnsafeRawBufferPointer) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(32 + copies.count * 16 + max(0, resultSize - copies.reduce(0) { $0 + $1.count }) * 130 / 127)

@@ -2,18 +2,19 @@ import CLibGit2
 import CPackFormat
 import Foundation
 
-/// How a new blob is made from a stored one: the runs it copies from it; every other byte is new.
-/// A fetch's manifest is the last one with a few lines spliced in, and is stored as a delta
-/// against it (see ``Repository/storeBlob(_:editing:)``).
-public struct BlobEdit: Sendable {
-    /// The stored blob.
+/// How a new object is made from a stored one of its type: the runs it copies from it; every
+/// other byte is new. A fetch's manifest is the last one with a few lines spliced in, and is stored
+/// as a delta against it (see ``Repository/storeBlob(_:editing:hashed:)``); so is a large tree
+/// with a few entries changed (``Repository/updateTreeInOnePack(_:_:late:)``).
+public struct ObjectEdit: Sendable {
+    /// The stored object.
     public let base: ObjectID
     /// Its size.
     public let baseSize: Int
     /// The runs copied from it, in order of `target`, not overlapping.
-    public let copies: [BlobCopy]
+    public let copies: [ObjectCopy]
 
-    public init(base: ObjectID, baseSize: Int, copies: [BlobCopy]) {
+    public init(base: ObjectID, baseSize: Int, copies: [ObjectCopy]) {
         self.base = base
         self.baseSize = baseSize
         self.copies = copies
@@ -48,18 +49,25 @@ extension Repository {
     /// 1/``deltaInsertedFraction`` of it (the next ones are then deltas against it).
     ///
     /// `hashed` is called with the blob's id once it is known, before the pack is written.
-    public func storeBlob(_ data: Data, editing edit: BlobEdit? = nil, hashed: (ObjectID) -> Void = { _ in }) throws(GitError) -> ObjectID {
+    public func storeBlob(_ data: Data, editing edit: ObjectEdit? = nil, hashed: (ObjectID) -> Void = { _ in }) throws(GitError) -> ObjectID {
+        try storeObject(data, type: GIT_OBJECT_BLOB, editing: edit, hashed: hashed)
+    }
+
+    /// ``storeBlob(_:editing:hashed:)`` for an object of any `type` (a tree), the edit's base
+    /// being of that type too.
+    func storeObject(_ data: Data, type: git_object_t, editing edit: ObjectEdit?,
+                     hashed: (ObjectID) -> Void = { _ in }) throws(GitError) -> ObjectID {
         nonisolated(unsafe) var id: Result<ObjectID, GitError>?
         nonisolated(unsafe) var delta: DeltaPack?
         nonisolated(unsafe) var whole: [UInt8] = []
         let gitDirectory = self.gitDirectory
         DispatchQueue.concurrentPerform(iterations: 2) { task in
             if task == 0 {
-                id = data.withUnsafeBytes { ObjectID.hashDetectingCollisions($0, type: GIT_OBJECT_BLOB) }
+                id = data.withUnsafeBytes { ObjectID.hashDetectingCollisions($0, type: type) }
                 return
             }
-            delta = edit.flatMap { DeltaPack.make(data, $0, in: gitDirectory) }
-            if delta == nil { whole = data.withUnsafeBytes { PreparedObject.encode($0, type: GIT_OBJECT_BLOB) } }
+            delta = edit.flatMap { DeltaPack.make(data, $0, type: type, in: gitDirectory) }
+            if delta == nil { whole = data.withUnsafeBytes { PreparedObject.encode($0, type: type) } }
         }
         let blob = try id!.get()
         hashed(blob)
@@ -114,33 +122,33 @@ private struct DeltaPack {
 
     /// The entries storing `data` as `edit` makes it, from the first pack that holds the edit's
     /// base as a usable entry; nil when none does, or the delta would insert too much.
-    static func make(_ data: Data, _ edit: BlobEdit, in gitDirectory: String) -> DeltaPack? {
+    static func make(_ data: Data, _ edit: ObjectEdit, type: git_object_t, in gitDirectory: String) -> DeltaPack? {
         // One pack open at a time (each is released before the next is opened).
         for path in StoredPack.indexPaths(in: gitDirectory) {
             guard let pack = StoredPack.open(indexPath: path), let position = pack.position(of: edit.base) else { continue }
-            if let made = make(data, edit, from: pack, at: position) { return made }
+            if let made = make(data, edit, type: Int(type.rawValue), from: pack, at: position) { return made }
         }
         return nil
     }
 
-    private static func make(_ data: Data, _ edit: BlobEdit, from pack: StoredPack, at position: Int) -> DeltaPack? {
+    private static func make(_ data: Data, _ edit: ObjectEdit, type: Int, from pack: StoredPack, at position: Int) -> DeltaPack? {
         guard let found = checkedEntry(at: position, in: pack), let header = found.header else { return nil }
         let base: (position: Int, offset: Int, bytes: [UInt8])
-        let baseCopies: [BlobCopy]
+        let baseCopies: [ObjectCopy]
         let baseSize: Int
         switch header.type {
-        case PackEntryHeader.blob:
+        case type:
             guard header.size == edit.baseSize else { return nil }
             base = (position, found.offset, found.bytes)
             baseSize = header.size
-            baseCopies = [BlobCopy(target: 0, source: 0, count: header.size)]
+            baseCopies = [ObjectCopy(target: 0, source: 0, count: header.size)]
         case PackEntryHeader.offsetDelta:
             // A delta is at most a few bytes per byte of its result.
             guard header.size <= edit.baseSize * 2 + 64, let baseOffset = header.baseOffset,
                   let basePosition = pack.entry(at: baseOffset)?.position,
-                  let stored = checkedEntry(at: basePosition, in: pack), stored.header?.type == PackEntryHeader.blob,
+                  let stored = checkedEntry(at: basePosition, in: pack), stored.header?.type == type,
                   let delta = inflate(found.bytes[header.length...], size: header.size),
-                  let parsed = try? delta.withUnsafeBytes({ try BlobDelta.copies(in: $0) }),
+                  let parsed = try? delta.withUnsafeBytes({ try PackDelta.copies(in: $0) }),
                   parsed.baseSize == stored.header?.size, parsed.resultSize == edit.baseSize
             else { return nil }
             base = (basePosition, baseOffset, stored.bytes)
@@ -149,10 +157,10 @@ private struct DeltaPack {
         default:
             return nil
         }
-        let copies = BlobDelta.compose(edit.copies, over: baseCopies).filter { $0.count >= BlobDelta.minimumCopy }
+        let copies = PackDelta.compose(edit.copies, over: baseCopies).filter { $0.count >= PackDelta.minimumCopy }
         let inserted = data.count - copies.reduce(0) { $0 + $1.count }
         guard inserted * Repository.deltaInsertedFraction <= data.count, baseSize < 1 << 32 else { return nil }
-        let delta = data.withUnsafeBytes { BlobDelta.encode(baseSize: baseSize, resultSize: data.count, copies: copies, bytes: $0) }
+        let delta = data.withUnsafeBytes { PackDelta.encode(baseSize: baseSize, resultSize: data.count, copies: copies, bytes: $0) }
         let capacity = tidemark_pack_entry_bound(delta.count)
         let stream = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
             count = delta.withUnsafeBytes { raw in
