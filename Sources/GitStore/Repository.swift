@@ -45,7 +45,9 @@ public final class Repository {
             options.initial_head = names[0]
             return try makeHandle("git_repository_init_ext") { git_repository_init_ext(&$0, path, &options) }
         }
-        return Repository(pointer: handle)
+        let repository = Repository(pointer: handle)
+        try repository.guardLooseObjects()
+        return repository
     }
 
     /// Opens the repository containing `path`, searching parent folders like git does.
@@ -56,7 +58,9 @@ public final class Repository {
         let ceilings = search ? ProcessInfo.processInfo.environment["GIT_CEILING_DIRECTORIES"].flatMap { $0.isEmpty ? nil : $0 } : nil
         do {
             let handle = try makeHandle("git_repository_open_ext") { git_repository_open_ext(&$0, path, flags, ceilings) }
-            return Repository(pointer: handle)
+            let repository = Repository(pointer: handle)
+            try repository.guardLooseObjects()
+            return repository
         } catch where error.code == .notFound || error.code == .owner {
             // libgit2 refuses a repository another user owns (git's safe.directory check), and
             // 1.5 reports it as "not found" when the user has no global config to read.
@@ -65,7 +69,9 @@ public final class Repository {
                 // not): the check is off for this process, whose other handles open it too.
                 if Library.trustsEveryRepository() {
                     Library.setOwnerValidation(false)
-                    return Repository(pointer: try makeHandle("git_repository_open_ext") { git_repository_open_ext(&$0, path, flags, ceilings) })
+                    let repository = Repository(pointer: try makeHandle("git_repository_open_ext") { git_repository_open_ext(&$0, path, flags, ceilings) })
+                    try repository.guardLooseObjects()
+                    return repository
                 }
                 throw GitError(code: .owner, message: "detected dubious ownership in repository at '\(foreign)' "
                                + "(it belongs to another user); run as its owner, or trust it with: "
