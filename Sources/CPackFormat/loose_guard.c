@@ -80,8 +80,13 @@ static int read_loose(loose_object *object, guard_backend *guard, const git_oid 
     unsigned char *compressed = read_all(fd, &count);
     close(fd);
     int rc = GIT_PASSTHROUGH;
+    if (!compressed) goto done;
+    if (count < 2) {
+        rc = corrupt(id, path, count ? "its zlib stream is cut short or damaged" : "the file is empty");
+        goto done;
+    }
     // A zlib header (deflate, a check multiple of 31); anything else is left to libgit2.
-    if (!compressed || count < 2 || (compressed[0] & 0x0f) != 8 || ((compressed[0] << 8) | compressed[1]) % 31 != 0) goto done;
+    if ((compressed[0] & 0x0f) != 8 || ((compressed[0] << 8) | compressed[1]) % 31 != 0) goto done;
     size_t capacity = count * 4 + 64 > 4096 ? count * 4 + 64 : 4096;
     for (;;) {
         unsigned char *out = malloc(capacity);
@@ -127,7 +132,11 @@ static int read_loose(loose_object *object, guard_backend *guard, const git_oid 
         tidemark_sha1_final(&sha, digest);
         if (memcmp(digest, id->id, 20) != 0) {
             free(out);
-            rc = corrupt(id, path, "it holds another object");
+            git_oid held;
+            char reason[80];
+            memcpy(held.id, digest, 20);
+            snprintf(reason, sizeof reason, "it holds another object (%s)", git_oid_tostr_s(&held));
+            rc = corrupt(id, path, reason);
             goto done;
         }
         object->data = out;

@@ -45,8 +45,10 @@ extension Repository {
     /// blob instead of each storing one (see ``DeltaPack/carryLimit``; never with a multi-pack
     /// index, which may list that pack). No entry is copied that
     /// does not match the CRC-32 its pack's index records. The blob is stored whole when its base
-    /// is in no pack as such an entry, or the delta would insert more than a
-    /// 1/``deltaInsertedFraction`` of it (the next ones are then deltas against it).
+    /// is in no pack as such an entry, the delta would insert more than a
+    /// 1/``deltaInsertedFraction`` of it, or that pack of the whole blob and its deltas is full
+    /// (``DeltaPack/carryLimit``): the next ones are then deltas against it, each holding the
+    /// changes since it rather than since an ever older whole blob.
     ///
     /// `hashed` is called with the blob's id once it is known, before the pack is written.
     public func storeBlob(_ data: Data, editing edit: ObjectEdit? = nil, hashed: (ObjectID) -> Void = { _ in }) throws(GitError) -> ObjectID {
@@ -105,12 +107,13 @@ extension Repository {
     }
 }
 
-/// What a pack storing a blob as a delta holds: the entry of the blob stored whole that the delta
-/// is made against, as stored; the deltas against it copied from the pack it came from; and the
-/// new delta (its size and zlib stream).
+/// What a pack storing an object as a delta holds: the entry of the object stored whole that the
+/// delta is made against, as stored; the deltas against it copied from the pack it came from; and
+/// the new delta (its size and zlib stream).
 private struct DeltaPack {
-    /// Deltas are carried over while they hold no more bytes than the whole blob's entry, and
-    /// number at most this many; past that, the next pack starts again from the whole blob alone.
+    /// Deltas are carried over while they hold no more bytes than the whole object's entry, and
+    /// number at most this many; past that, the next object is stored whole, and the ones after
+    /// it are deltas against it.
     static let carryLimit = 256
 
     let base: (id: ObjectID, entry: [UInt8])
@@ -121,7 +124,8 @@ private struct DeltaPack {
     let superseded: StoredPack?
 
     /// The entries storing `data` as `edit` makes it, from the first pack that holds the edit's
-    /// base as a usable entry; nil when none does, or the delta would insert too much.
+    /// base as a usable entry; nil when none does, the delta would insert too much, or the pack
+    /// of the base and its deltas is full (``Chain/full``).
     static func make(_ data: Data, _ edit: ObjectEdit, type: git_object_t, in gitDirectory: String) -> DeltaPack? {
         // One pack open at a time (each is released before the next is opened).
         for path in StoredPack.indexPaths(in: gitDirectory) {
@@ -157,6 +161,11 @@ private struct DeltaPack {
         default:
             return nil
         }
+        // A pack of this type's that is full starts no other: the object is stored whole, and the
+        // next ones are deltas against it (against the old whole one, each delta would hold every
+        // change since, and each new pack would copy that whole one again).
+        let chain = chainDeltas(in: pack, base: base)
+        if case .full = chain { return nil }
         let copies = PackDelta.compose(edit.copies, over: baseCopies).filter { $0.count >= PackDelta.minimumCopy }
         let inserted = data.count - copies.reduce(0) { $0 + $1.count }
         guard inserted * Repository.deltaInsertedFraction <= data.count, baseSize < 1 << 32 else { return nil }
@@ -168,29 +177,43 @@ private struct DeltaPack {
             }
         }
         guard !stream.isEmpty else { return nil }
-        let chain = chainDeltas(in: pack, base: base)
-        return DeltaPack(base: (pack.id(at: base.position), base.bytes), carried: chain ?? [], size: delta.count,
-                         stream: stream[...], superseded: chain == nil ? nil : pack)
+        guard case .carried(let carried) = chain else {
+            return DeltaPack(base: (pack.id(at: base.position), base.bytes), carried: [], size: delta.count,
+                             stream: stream[...], superseded: nil)
+        }
+        return DeltaPack(base: (pack.id(at: base.position), base.bytes), carried: carried, size: delta.count,
+                         stream: stream[...], superseded: pack)
     }
 
-    /// The other objects of `pack`, when every one is a delta against `base` (a pack this type
-    /// wrote), small enough to carry over (``carryLimit``) and checked against its CRC-32, and
-    /// the pack is an ordinary one: no `.keep`, `.promisor`, `.bitmap` or `.mtimes` beside it,
-    /// and no multi-pack index in the folder (which may list it: git then finds it gone).
-    private static func chainDeltas(in pack: StoredPack, base: (position: Int, offset: Int, bytes: [UInt8]))
-        -> [(id: ObjectID, size: Int, stream: ArraySlice<UInt8>)]? {
+    /// What a pack holding a delta's base is to a new delta against it.
+    enum Chain {
+        /// Another pack (other objects in it, or one git keeps apart): the new pack copies the
+        /// base's entry and supersedes nothing.
+        case foreign
+        /// A pack this type wrote, with as many deltas as it carries (``carryLimit``, or as many
+        /// bytes as the whole entry): the object is stored whole instead.
+        case full
+        /// A pack this type wrote: its deltas (checked against their CRC-32) go in the new pack,
+        /// which supersedes it.
+        case carried([(id: ObjectID, size: Int, stream: ArraySlice<UInt8>)])
+    }
+
+    /// Whether `pack` holds `base` and deltas against it alone (a pack this type wrote) and is
+    /// an ordinary one: no `.keep`, `.promisor`, `.bitmap` or `.mtimes` beside it, and no
+    /// multi-pack index in the folder (which may list it: git then finds it gone).
+    private static func chainDeltas(in pack: StoredPack, base: (position: Int, offset: Int, bytes: [UInt8])) -> Chain {
         let stem = String(pack.path.dropLast(5))
         let folder = String(pack.path[...pack.path.lastIndex(of: "/")!])
-        guard pack.count <= carryLimit, pack.size <= 2 * base.bytes.count + 12 + 20 + 32 * pack.count,
-              [".keep", ".promisor", ".bitmap", ".mtimes"].allSatisfy({ access(stem + $0, F_OK) != 0 }),
-              !MultiPackIndex.isPresent(in: folder) else { return nil }
+        guard [".keep", ".promisor", ".bitmap", ".mtimes"].allSatisfy({ access(stem + $0, F_OK) != 0 }),
+              !MultiPackIndex.isPresent(in: folder) else { return .foreign }
         var deltas: [(offset: Int, id: ObjectID, size: Int, stream: ArraySlice<UInt8>)] = []
         for position in 0..<pack.count where position != base.position {
             guard let entry = checkedEntry(at: position, in: pack), let header = entry.header,
-                  header.type == PackEntryHeader.offsetDelta, header.baseOffset == base.offset else { return nil }
+                  header.type == PackEntryHeader.offsetDelta, header.baseOffset == base.offset else { return .foreign }
             deltas.append((entry.offset, pack.id(at: position), header.size, entry.bytes[header.length...]))
         }
-        return deltas.sorted { $0.offset < $1.offset }.map { ($0.id, $0.size, $0.stream) }
+        guard pack.count <= carryLimit, pack.size <= 2 * base.bytes.count + 12 + 20 + 32 * pack.count else { return .full }
+        return .carried(deltas.sorted { $0.offset < $1.offset }.map { ($0.id, $0.size, $0.stream) })
     }
 
     /// Removes the pack the new one supersedes (every object of it is in the new one): its index

@@ -11,13 +11,18 @@ extension Repository {
     func guardLooseObjects() throws(GitError) {
         let odb = try makeHandle("git_repository_odb") { git_repository_odb(&$0, pointer) }
         defer { git_odb_free(odb) }
+        try Repository.addLooseGuard(to: odb, objects: commonDirectory + "objects/")
+    }
+
+    /// Adds the guard for the loose objects under `objects` to `odb`, whose default backends are
+    /// loaded: at libgit2's pack priority, so after the pack backend (added before it, and the
+    /// backends are sorted stably) and before the loose one (priority 1).
+    static func addLooseGuard(to odb: OpaquePointer, objects: String) throws(GitError) {
         var created: UnsafeMutablePointer<git_odb_backend>?
-        try check(tidemark_loose_guard_new(&created, commonDirectory + "objects/"), "tidemark_loose_guard_new")
+        try check(tidemark_loose_guard_new(&created, objects), "tidemark_loose_guard_new")
         guard let backend = created else {
             throw GitError(code: .generic, message: "no loose object guard", operation: "tidemark_loose_guard_new")
         }
-        // libgit2's pack priority: after the pack backend (added before it, and the backends are
-        // sorted stably), before the loose one (1).
         do {
             try check(git_odb_add_backend(odb, backend, 2), "git_odb_add_backend")
         } catch {

@@ -98,7 +98,7 @@ extension Repository {
     /// opened afresh (this handle's memo, ``rememberObjects(budget:)``, still serves objects that
     /// `git prune` removed since they were written).
     public func missingFromDisk(_ ids: [ObjectID]) throws(GitError) -> [ObjectID] {
-        let odb = try makeHandle("git_odb_open") { git_odb_open(&$0, gitDirectory + "objects") }
+        let odb = try objectDatabaseOnDisk()
         defer { git_odb_free(odb) }
         return ids.filter { id in
             var raw = id.raw
@@ -107,24 +107,14 @@ extension Repository {
     }
 
     /// The objects of `ids` that cannot be read whole from the repository's files: missing, or
-    /// damaged (an empty loose file after a crash, bytes that do not inflate), each with
-    /// libgit2's error, read through an object database opened afresh (no memo of this handle's
-    /// stands in for them).
+    /// damaged (an empty loose file after a crash, bytes that do not inflate, a loose file holding
+    /// another object), each with its error, read through an object database opened afresh (no
+    /// memo of this handle's stands in for them).
     public func unreadableOnDisk(_ ids: [ObjectID]) throws(GitError) -> [(id: ObjectID, error: GitError)] {
-        let odb = try makeHandle("git_odb_open") { git_odb_open(&$0, gitDirectory + "objects") }
+        let odb = try objectDatabaseOnDisk()
         defer { git_odb_free(odb) }
         var unreadable: [(id: ObjectID, error: GitError)] = []
         for id in ids {
-            // A loose object is read and checked here, not by libgit2: libgit2 1.5 reading one
-            // whose zlib stream is cut short (a crash during its write) never returns.
-            switch Repository.looseObject(at: gitDirectory + "objects/" + id.hex.prefix(2) + "/" + id.hex.dropFirst(2), id: id) {
-            case .whole: continue
-            case .damaged(let problem):
-                unreadable.append((id, GitError(code: .generic, message: "loose object \(id.hex) is damaged: \(problem)",
-                                                operation: "reading loose object")))
-                continue
-            case .absent: break
-            }
             var raw = id.raw
             var object: OpaquePointer?
             let rc = git_odb_read(&object, odb, &raw)
@@ -136,40 +126,17 @@ extension Repository {
         return unreadable
     }
 
-    /// What a loose object file is to ``unreadableOnDisk(_:)``.
-    enum LooseObject {
-        /// No such file: the object is packed, or missing (libgit2 says which).
-        case absent
-        case whole
-        /// What is wrong with it.
-        case damaged(String)
-    }
-
-    /// The loose object file at `path`, which should hold `id`: damaged when its zlib stream is
-    /// cut short or corrupt, its header (`blob 123\0`) does not match what follows, or it holds
-    /// another object (a file copied over it; this repository's reads do not hash again, as
-    /// git's do not).
-    static func looseObject(at path: String, id: ObjectID) -> LooseObject {
-        guard let compressed = FileManager.default.contents(atPath: path) else { return .absent }
-        var capacity = max(compressed.count * 4 + 64, 4096)
-        while true {
-            var out = [UInt8](repeating: 0, count: capacity)
-            var produced = 0
-            let status = compressed.withUnsafeBytes { input in
-                out.withUnsafeMutableBytes { tidemark_zlib_inflate_whole(input.baseAddress, input.count, $0.baseAddress, $0.count, &produced) }
-            }
-            if status == 1, capacity < 1 << 31 { capacity *= 4; continue }
-            guard status == 0 else { return .damaged("its zlib stream is cut short or corrupt") }
-            let types = ["blob": GIT_OBJECT_BLOB, "tree": GIT_OBJECT_TREE, "commit": GIT_OBJECT_COMMIT, "tag": GIT_OBJECT_TAG]
-            guard let nul = out[..<produced].firstIndex(of: 0),
-                  let space = out[..<nul].firstIndex(of: UInt8(ascii: " ")),
-                  let type = types[String(decoding: out[..<space], as: UTF8.self)],
-                  let size = Int(String(decoding: out[(space + 1)..<nul], as: UTF8.self)), size == produced - nul - 1 else {
-                return .damaged("its header does not match its contents")
-            }
-            let held = out.withUnsafeBytes { ObjectID.hash(UnsafeRawBufferPointer(rebasing: $0[(nul + 1)..<produced]), type: type) }
-            return held == id ? .whole : .damaged("it holds another object (\(held.hex))")
+    /// A new object database over the repository's files, its loose objects read through the
+    /// guard (``guardLooseObjects()``); the caller frees it.
+    private func objectDatabaseOnDisk() throws(GitError) -> OpaquePointer {
+        let odb = try makeHandle("git_odb_open") { git_odb_open(&$0, commonDirectory + "objects") }
+        do {
+            try Repository.addLooseGuard(to: odb, objects: commonDirectory + "objects/")
+        } catch {
+            git_odb_free(odb)
+            throw error
         }
+        return odb
     }
 
     /// Why writing objects may have failed unseen: the file system holding the repository is

@@ -98,6 +98,11 @@ struct DeltaBlobTests {
                 #expect(whole.count == 1 && pack.allSatisfy { $0.base == nil || $0.base == whole.first?.id })
             }
             #expect(packs.count > 1 && packs.count < versions.count / 4)
+            // Once a pack is full, the next blob is stored whole and starts the next one: no two
+            // packs hold the same whole blob (each delta holds the edits since the pack's whole
+            // blob, not since an ever older one copied into pack after pack).
+            let wholes = packs.compactMap { $0.first { $0.base == nil }?.id }
+            #expect(Set(wholes).count == packs.count, "\(wholes)")
             #expect(Set(packs.flatMap { $0.map(\.id) }) == Set(versions.map(\.0.hex)))
             let reopened = try Repository.open(at: path)
             for (id, bytes) in versions { #expect(try reopened.readBlob(id) == Data(bytes)) }
