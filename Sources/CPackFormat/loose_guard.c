@@ -31,10 +31,11 @@ typedef struct {
     git_object_t type;
 } loose_object;
 
-// Reads all of `fd`; returns the bytes (malloc'd) and their count, or NULL.
+// Reads all of `fd`, a regular file; returns the bytes (malloc'd) and their count, or NULL (not a
+// regular file, or a read failed: libgit2's loose backend then says what it finds).
 static unsigned char *read_all(int fd, size_t *count) {
     struct stat info;
-    if (fstat(fd, &info) != 0 || info.st_size < 0) return NULL;
+    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size < 0) return NULL;
     size_t size = (size_t)info.st_size;
     unsigned char *bytes = malloc(size ? size : 1);
     if (!bytes) return NULL;
@@ -42,7 +43,11 @@ static unsigned char *read_all(int fd, size_t *count) {
     while (done < size) {
         ssize_t got = read(fd, bytes + done, size - done);
         if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) break;
+        if (got < 0) {
+            free(bytes);
+            return NULL;
+        }
+        if (got == 0) break;
         done += (size_t)got;
     }
     *count = done;
@@ -65,7 +70,10 @@ static int read_loose(loose_object *object, guard_backend *guard, const git_oid 
     git_oid_tostr(hex, sizeof hex, id);
     size_t folder = strlen(guard->objects);
     char *path = malloc(folder + GIT_OID_HEXSZ + 2);
-    if (!path) return -1;
+    if (!path) {
+        git_error_set_oom();
+        return -1;
+    }
     memcpy(path, guard->objects, folder);
     memcpy(path + folder, hex, 2);
     path[folder + 2] = '/';
@@ -91,6 +99,7 @@ static int read_loose(loose_object *object, guard_backend *guard, const git_oid 
     for (;;) {
         unsigned char *out = malloc(capacity);
         if (!out) {
+            git_error_set_oom();
             rc = -1;
             goto done;
         }
@@ -159,7 +168,10 @@ static int guard_read(void **out, size_t *length, git_object_t *type, git_odb_ba
     *out = git_odb_backend_data_alloc(backend, object.length);
     if (*out) memcpy(*out, object.data + object.body, object.length);
     free(object.data);
-    if (!*out) return -1;
+    if (!*out) {
+        git_error_set_oom();
+        return -1;
+    }
     *length = object.length;
     *type = object.type;
     return 0;
