@@ -97,11 +97,34 @@ extension Repository {
 
     /// Resolves a revision (`HEAD~2`, `main@{1}`, a short id, `tidemark/upstream`) to a commit.
     public func revparse(_ spec: String) throws(GitError) -> ObjectID {
+        let spec = expandingShortID(spec)
         let object = try makeHandle("resolving revision '\(spec)'") { git_revparse_single(&$0, pointer, spec) }
         defer { git_object_free(object) }
         let peeled = try makeHandle("'\(spec)' is not a commit") { git_object_peel(&$0, object, GIT_OBJECT_COMMIT) }
         defer { git_object_free(peeled) }
         return ObjectID(git_object_id(peeled))
+    }
+
+    /// `spec` with a short id at its start (`1a2b3c4`, `1a2b3c4~2`) written out whole, when it
+    /// names one object and no ref: libgit2 reads an object found by a short id through its own
+    /// loose reader (every backend is asked, to find ambiguity), which never returns from a loose
+    /// object cut short, where a whole id goes through ``guardLooseObjects()``. Else `spec`.
+    private func expandingShortID(_ spec: String) -> String {
+        let head = spec.prefix { $0.isHexDigit }
+        let rest = spec.dropFirst(head.count)
+        guard (4..<40).contains(head.count), rest.isEmpty || "~^:@".contains(rest.first!) else { return spec }
+        var reference: OpaquePointer?
+        if git_reference_dwim(&reference, pointer, String(head)) == 0 {
+            git_reference_free(reference)
+            return spec
+        }
+        var odb: OpaquePointer?
+        guard git_repository_odb(&odb, pointer) == 0, let odb else { return spec }
+        defer { git_odb_free(odb) }
+        var short = git_oid(), full = git_oid()
+        guard git_oid_fromstrn(&short, String(head), head.utf8.count) == 0,
+              git_odb_exists_prefix(&full, odb, &short, head.utf8.count) == 0 else { return spec }
+        return ObjectID(full).hex + rest
     }
 
     /// The commits from `start` along first parents, newest first, at most `limit`. In a shallow

@@ -656,6 +656,8 @@ public actor Mirror {
         do {
             return try repository.revparse(spec)
         } catch {
+            // A commit on the way that cannot be read is no unknown revision (`HEAD~1` damaged).
+            if error.damagedObjectStore, !error.message.contains("object not found") { throw .git(error) }
             if namesUpstream, (try? repository.resolveReference(Mirror.upstreamRef)) ?? nil == nil {
                 throw .nothingFetched("unknown revision '\(revision)'")
             }

@@ -152,7 +152,7 @@ struct DamageTests {
                 try await CLI.git(["rev-parse", revision], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
             }
             let tree = try await id("HEAD^{tree}"), commit = try await id("HEAD")
-            for (object, commands) in [(tree, [["status"], ["diff", "HEAD"], ["sync", "-q"], ["ls"]]), (commit, [["status"], ["log"]])] {
+            for (object, commands) in [(tree, [["status"], ["diff", "HEAD"], ["sync", "-q"], ["ls"]]), (commit, [["status"], ["log"], ["diff", String(commit.prefix(7))]])] {
                 let file = Self.looseObject(object, in: mirror)
                 let whole = try #require(FileManager.default.contents(atPath: file))
                 chmod(file, 0o644)
