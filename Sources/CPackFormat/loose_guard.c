@@ -4,8 +4,9 @@
 // a full disk during a write, a damaged disk): its inflate loop takes zlib's Z_BUF_ERROR for
 // progress. This backend sits after the pack backend and before the loose one (see
 // `tidemark_loose_guard_new`): it reads the file, inflates it with libdeflate (which needs the
-// whole stream and says when it is not), checks the header and the SHA-1, and either serves the
-// object or fails with an error naming it, as git does ("loose object ... is corrupt").
+// whole stream and says when it is not), checks the header, that nothing follows the stream and
+// the SHA-1, and either serves the object or fails with an error naming it, as git does ("loose
+// object ... is corrupt").
 #include "loose_guard.h"
 #include "pack_format.h"
 
@@ -31,19 +32,27 @@ typedef struct {
     git_object_t type;
 } loose_object;
 
-// Reads all of `fd`, a regular file; returns the bytes (malloc'd) and their count, or NULL (not a
-// regular file, or a read failed: libgit2's loose backend then says what it finds).
-static unsigned char *read_all(int fd, size_t *count) {
+// Reads all of `fd`, a regular file; returns the bytes (malloc'd) and their count, or NULL: not a
+// regular file (`*failure` 0), or the errno of a read that failed.
+static unsigned char *read_all(int fd, size_t *count, int *failure) {
     struct stat info;
-    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size < 0) return NULL;
+    if (fstat(fd, &info) != 0) {
+        *failure = errno;
+        return NULL;
+    }
+    if (!S_ISREG(info.st_mode) || info.st_size < 0) return NULL;
     size_t size = (size_t)info.st_size;
     unsigned char *bytes = malloc(size ? size : 1);
-    if (!bytes) return NULL;
+    if (!bytes) {
+        *failure = ENOMEM;
+        return NULL;
+    }
     size_t done = 0;
     while (done < size) {
         ssize_t got = read(fd, bytes + done, size - done);
         if (got < 0 && errno == EINTR) continue;
         if (got < 0) {
+            *failure = errno;
             free(bytes);
             return NULL;
         }
@@ -54,17 +63,23 @@ static unsigned char *read_all(int fd, size_t *count) {
     return bytes;
 }
 
-static int corrupt(const git_oid *id, const char *path, const char *reason) {
+static int fail(const git_oid *id, const char *path, const char *what, const char *reason) {
     char hex[GIT_OID_HEXSZ + 1];
     git_oid_tostr(hex, sizeof hex, id);
     char message[1024];
-    snprintf(message, sizeof message, "loose object %s (stored in %s) is corrupt: %s", hex, path, reason);
+    snprintf(message, sizeof message, "loose object %s (stored in %s) %s: %s", hex, path, what, reason);
     git_error_set_str(GIT_ERROR_ODB, message);
     return -1;
 }
 
+// A damaged object: libgit2's error set, as git words it.
+static int corrupt(const git_oid *id, const char *path, const char *reason) { return fail(id, path, "is corrupt", reason); }
+
+// A file that cannot be read (permissions, an I/O error).
+static int unreadable(const git_oid *id, const char *path, int error) { return fail(id, path, "cannot be read", strerror(error)); }
+
 // 0 with `object` filled; GIT_PASSTHROUGH when libgit2's loose backend should look (no such file,
-// or not a zlib stream: git's old pack-like loose format); -1 with libgit2's error set.
+// or a folder in its place); -1 with libgit2's error set.
 static int read_loose(loose_object *object, guard_backend *guard, const git_oid *id) {
     char hex[GIT_OID_HEXSZ + 1];
     git_oid_tostr(hex, sizeof hex, id);
@@ -81,20 +96,33 @@ static int read_loose(loose_object *object, guard_backend *guard, const git_oid 
     path[folder + GIT_OID_HEXSZ + 1] = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
+        int error = errno;
+        int rc = GIT_PASSTHROUGH;
+        // Missing (packed, or in no backend), or a name too long: libgit2 says what it finds.
+        if (error != ENOENT && error != ENOTDIR && error != ENAMETOOLONG) rc = unreadable(id, path, error);
         free(path);
-        return GIT_PASSTHROUGH;
+        return rc;
     }
     size_t count = 0;
-    unsigned char *compressed = read_all(fd, &count);
+    int failure = 0;
+    unsigned char *compressed = read_all(fd, &count, &failure);
     close(fd);
     int rc = GIT_PASSTHROUGH;
-    if (!compressed) goto done;
+    if (!compressed) {
+        // A folder in its place is no object: libgit2's "not found" says so.
+        if (failure) rc = unreadable(id, path, failure);
+        goto done;
+    }
     if (count < 2) {
         rc = corrupt(id, path, count ? "its zlib stream is cut short or damaged" : "the file is empty");
         goto done;
     }
-    // A zlib header (deflate, a check multiple of 31); anything else is left to libgit2.
-    if ((compressed[0] & 0x0f) != 8 || ((compressed[0] << 8) | compressed[1]) % 31 != 0) goto done;
+    // A zlib header (deflate, a check multiple of 31). git reads no other format (2.39 refuses the
+    // old "experimental" pack-like loose objects), and libgit2's reader of those hangs on one cut short.
+    if ((compressed[0] & 0x0f) != 8 || ((compressed[0] << 8) | compressed[1]) % 31 != 0) {
+        rc = corrupt(id, path, "it does not start with a zlib header");
+        goto done;
+    }
     size_t capacity = count * 4 + 64 > 4096 ? count * 4 + 64 : 4096;
     for (;;) {
         unsigned char *out = malloc(capacity);
@@ -112,7 +140,7 @@ static int read_loose(loose_object *object, guard_backend *guard, const git_oid 
         }
         if (status != 0) {
             free(out);
-            rc = corrupt(id, path, "its zlib stream is cut short or damaged");
+            rc = corrupt(id, path, status == 2 ? "garbage at its end" : "its zlib stream is cut short or damaged");
             goto done;
         }
         // "<type> <size>\0<body>"

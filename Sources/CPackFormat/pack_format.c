@@ -266,7 +266,8 @@ int tidemark_zlib_inflate_whole(const void *in, size_t in_length, void *out, siz
                                                                   &consumed, produced);
     libdeflate_free_decompressor(decompressor);
     if (result == LIBDEFLATE_INSUFFICIENT_SPACE) return 1;
-    return result == LIBDEFLATE_SUCCESS ? 0 : -1;
+    if (result != LIBDEFLATE_SUCCESS) return -1;
+    return consumed == in_length ? 0 : 2;
 }
 
 int tidemark_zlib_inflate(const void *in, size_t in_length, void *out, size_t out_length) {

@@ -131,7 +131,7 @@ extension Repository {
     private func objectDatabaseOnDisk() throws(GitError) -> OpaquePointer {
         let odb = try makeHandle("git_odb_open") { git_odb_open(&$0, commonDirectory + "objects") }
         do {
-            try Repository.addLooseGuard(to: odb, objects: commonDirectory + "objects/")
+            try Repository.addLooseGuards(to: odb, objects: commonDirectory + "objects/")
         } catch {
             git_odb_free(odb)
             throw error

@@ -43,8 +43,12 @@ struct LooseGuardTests {
             lying += [UInt8](repeating: 0, count: 8)
             let damage: [(bytes: Data, reason: String)] = [
                 (flipped, "its zlib stream is cut short or damaged"),
-                (otherFile, "it holds another object"),
+                (otherFile, "it holds another object (\(other.hex))"),
                 (Data(LooseGuardTests.deflate(lying)), "its header does not match its contents"),
+                (stored + Data("GARBAGE".utf8), "garbage at its end"),
+                // git's old pack-like loose format, which libgit2 reads and git no longer does.
+                (Data([0x9f, 0xff, 0xff, 0xff, 0x0f, 0x78, 0x9c, 0x01, 0x02, 0x03]), "it does not start with a zlib header"),
+                (Data(), "the file is empty"),
             ]
             for (bytes, reason) in damage {
                 try LooseGuardTests.overwrite(tree, in: path, with: bytes)
@@ -66,6 +70,27 @@ struct LooseGuardTests {
             // An object that is not there is "not found", as libgit2 says it.
             #expect { _ = try reader.readBlob(ObjectID(hex: String(repeating: "ab", count: 20))!) } throws: { error in
                 (error as? GitError)?.code == .notFound
+            }
+        }
+    }
+
+    /// A `git clone --shared` reads objects from the repository its `objects/info/alternates`
+    /// names: those loose there are checked too.
+    @Test func looseObjectsOfAnAlternateAreCheckedToo() async throws {
+        try await withScratch { path in
+            let source = try Repository.create(at: path + "/source")
+            let blob = try source.writeBlob(Data("shared\n".utf8))
+            let other = try source.writeBlob(Data("another\n".utf8))
+            _ = try Repository.create(at: path + "/shared")
+            try FileManager.default.createDirectory(atPath: path + "/shared/.git/objects/info", withIntermediateDirectories: true)
+            try Data("../../../source/.git/objects\n".utf8).write(to: URL(fileURLWithPath: path + "/shared/.git/objects/info/alternates"))
+            #expect(try Repository.open(at: path + "/shared").readBlob(blob) == Data("shared\n".utf8))
+            let otherFile = try #require(FileManager.default.contents(atPath: LooseGuardTests.file(of: other, in: path + "/source")))
+            try LooseGuardTests.overwrite(blob, in: path + "/source", with: otherFile)
+            #expect {
+                _ = try Repository.open(at: path + "/shared").readBlob(blob)
+            } throws: { error in
+                ((error as? GitError)?.message ?? "").contains("loose object \(blob.hex) (stored in \(path)/shared/.git/objects/../../../source/.git/objects/")
             }
         }
     }

@@ -48,8 +48,9 @@ size_t tidemark_zlib_compress(const void *data, size_t length, uint8_t *out, siz
 int tidemark_zlib_inflate(const void *in, size_t in_length, void *out, size_t out_length);
 
 /// Inflates the zlib stream at the start of `in` into `out` (up to `capacity` bytes), setting
-/// `*produced`: 0 when it ends there, 1 when `out` is too small, -1 when it is cut short or
-/// corrupt. (libgit2 1.5 loops forever on a loose object whose stream is cut short.)
+/// `*produced`: 0 when it ends where `in` does, 2 when bytes follow it, 1 when `out` is too small,
+/// -1 when it is cut short or corrupt. (libgit2 1.5 loops forever on a loose object whose stream
+/// is cut short.)
 int tidemark_zlib_inflate_whole(const void *in, size_t in_length, void *out, size_t capacity, size_t *produced);
 
 /// The CRC-32 of `data`, zlib's (what a pack index records for each entry).
