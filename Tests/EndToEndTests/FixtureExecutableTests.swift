@@ -11,10 +11,10 @@ struct FixtureExecutableTests {
     @Test func servesSeededItemsOnAFreePortAndStopsOnSIGTERM() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: Self.executable), "\(Self.executable)")
         let output = NSTemporaryDirectory() + "tidemark-fixture-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: output) }
+        defer { try? FileManager.default.removeItem(atPath: output); try? FileManager.default.removeItem(atPath: output + ".err") }
         let process = try SpawnedProcess(Self.executable, ["--port", "0", "--items", "17", "--seed", "4", "--burst-limit", "500"],
                                          in: NSTemporaryDirectory(), environment: ProcessInfo.processInfo.environment,
-                                         stdout: output, stderr: "/dev/null")
+                                         stdout: output, stderr: output + ".err")
         defer { process.signal(SIGKILL); _ = process.wait() }
 
         // The first line names the port (polled, so a silent child cannot hang the test).
@@ -22,9 +22,17 @@ struct FixtureExecutableTests {
         let started = Date()
         while first == nil && Date().timeIntervalSince(started) < 60 {
             let text = String(decoding: FileManager.default.contents(atPath: output) ?? Data(), as: UTF8.self)
-            if let newline = text.firstIndex(of: "\n") { first = String(text[..<newline]) } else { try await Task.sleep(nanoseconds: 50_000_000) }
+            if let newline = text.firstIndex(of: "\n") {
+                first = String(text[..<newline])
+            } else if !process.isRunning {
+                break
+            } else {
+                try await Task.sleep(nanoseconds: 50_000_000)
+            }
         }
-        let firstLine = try #require(first, "no output from tidemark-fixture")
+        let errors = String(decoding: FileManager.default.contents(atPath: output + ".err") ?? Data(), as: UTF8.self)
+        let waited = Int(Date().timeIntervalSince(started))
+        let firstLine = try #require(first, "no output from tidemark-fixture after \(waited) s (running: \(process.isRunning)); stderr: \(errors)")
         let prefix = "listening on http://127.0.0.1:"
         #expect(firstLine.hasPrefix(prefix), "\(firstLine)")
         let port = try #require(Int(firstLine.dropFirst(prefix.count)))
