@@ -97,8 +97,8 @@ extension Repository {
 
     /// Resolves a revision (`HEAD~2`, `main@{1}`, a short id, `tidemark/upstream`) to a commit.
     public func revparse(_ spec: String) throws(GitError) -> ObjectID {
-        let spec = expandingShortID(spec)
-        let object = try makeHandle("resolving revision '\(spec)'") { git_revparse_single(&$0, pointer, spec) }
+        let whole = expandingShortID(spec)
+        let object = try makeHandle("resolving revision '\(spec)'") { git_revparse_single(&$0, pointer, whole) }
         defer { git_object_free(object) }
         let peeled = try makeHandle("'\(spec)' is not a commit") { git_object_peel(&$0, object, GIT_OBJECT_COMMIT) }
         defer { git_object_free(peeled) }
