@@ -30,7 +30,6 @@ enum FolderTreeMerge {
         out.reserveCapacity(old.count + changes.count * 64)
         var unchanged: [String] = []
         var next = 0  // the next change to place
-        var position = 0
         var runStart = 0  // old entries not yet copied start here
         func copyRun(to end: Int) {
             if end > runStart { out.append(contentsOf: old[runStart..<end]) }
@@ -41,14 +40,12 @@ enum FolderTreeMerge {
             out.append(0)
             out.append(contentsOf: blob.bytes)
         }
-        while position < old.count {
-            // One entry: "<mode> <name>\0<20-byte id>".
-            guard let space = old[position...].firstIndex(of: 32),
-                  let nul = old[(space + 1)...].firstIndex(of: 0), nul + 21 <= old.count else { return nil }
-            let mode = old[position..<space]
+        guard let entries = RawTree.entries(old) else { return nil }
+        for entry in entries {
+            let mode = old[entry.mode]
             guard fileModes.contains(where: { $0.elementsEqual(mode) }) else { return nil }
-            let name = old[(space + 1)..<nul]
-            let end = nul + 21
+            let name = old[entry.name]
+            let (position, end) = (entry.range.lowerBound, entry.range.upperBound)
             // Changes before this entry are new names; one with its name replaces or removes it.
             while next < changes.count, changes[next].name.lexicographicallyPrecedes(name) {
                 guard let blob = changes[next].blob else { return nil }  // removing a missing name
@@ -61,14 +58,13 @@ enum FolderTreeMerge {
                 copyRun(to: position)
                 runStart = end
                 if let blob = changes[next].blob {
-                    if blob.bytes.elementsEqual(old[(nul + 1)..<end]) {
+                    if blob.bytes.elementsEqual(old[entry.idBytes]) {
                         unchanged.append(String(decoding: name, as: UTF8.self))
                     }
                     append(changes[next].name, blob)
                 }
                 next += 1
             }
-            position = end
         }
         copyRun(to: old.count)
         for change in changes[next...] {

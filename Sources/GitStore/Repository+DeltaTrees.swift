@@ -23,15 +23,17 @@ extension Repository {
         // Only the trees rewritten are walked: a tree whose id did not change holds none.
         var pending: [(new: ObjectID, old: ObjectID)] = [(new, old)]
         while let (tree, before) = pending.popLast() {
-            guard let contents = captured[tree],
-                  let entries = contents.withUnsafeBytes({ RawTree.entries($0) }) else { continue }
-            let large = contents.count >= Repository.deltaTreeMinimum
-            let rewritten = entries.filter { $0.isTree && captured[$0.id(in: contents)] != nil }
+            guard let contents = captured[tree] else { continue }
+            let bytes = [UInt8](contents)
+            guard let entries = bytes.withUnsafeBytes({ RawTree.entries($0) }) else { continue }
+            let large = bytes.count >= Repository.deltaTreeMinimum
+            let rewritten = entries.filter { $0.isTree && captured[$0.id(in: bytes)] != nil }
             guard large || !rewritten.isEmpty else { continue }
             let previous = try readObject(before)
+            let previousBytes = [UInt8](previous.contents)
             guard previous.type == GIT_OBJECT_TREE,
-                  let previousEntries = previous.contents.withUnsafeBytes({ RawTree.entries($0) }) else { continue }
-            if large, let edit = RawTree.edit(from: previous.contents, previousEntries, base: before, to: contents, entries) {
+                  let previousEntries = previousBytes.withUnsafeBytes({ RawTree.entries($0) }) else { continue }
+            if large, let edit = RawTree.edit(from: previousBytes, previousEntries, base: before, to: bytes, entries) {
                 let written = try storeObject(contents, type: GIT_OBJECT_TREE, editing: edit)
                 guard written == tree else {
                     throw GitError(code: .generic, message: "tree \(tree.hex) was stored as \(written.hex)", operation: "storing a tree")
@@ -40,66 +42,13 @@ extension Repository {
             }
             guard !rewritten.isEmpty else { continue }
             var previousFolders: [ArraySlice<UInt8>: ObjectID] = [:]
-            let previousBytes = [UInt8](previous.contents)
             for entry in previousEntries where entry.isTree {
-                previousFolders[previousBytes[entry.name]] = entry.id(in: previous.contents)
+                previousFolders[previousBytes[entry.name]] = entry.id(in: previousBytes)
             }
-            let bytes = [UInt8](contents)
             for entry in rewritten {
-                if let folder = previousFolders[bytes[entry.name]] { pending.append((entry.id(in: contents), folder)) }
+                if let folder = previousFolders[bytes[entry.name]] { pending.append((entry.id(in: bytes), folder)) }
             }
         }
         return stored
-    }
-}
-
-/// The entries of a tree object's bytes, each `<mode> <name>\0<20-byte id>`.
-enum RawTree {
-    /// One entry: where it is in the tree's bytes, where its name is, and whether it is a folder.
-    struct Entry {
-        let range: Range<Int>
-        let name: Range<Int>
-        let isTree: Bool
-
-        /// Its object's id, in `tree` (the bytes it was read from).
-        func id(in tree: Data) -> ObjectID {
-            tree.withUnsafeBytes { ObjectID(digest: Array($0[(range.upperBound - 20)..<range.upperBound])) }
-        }
-    }
-
-    /// The entries of `tree`, in order; nil when it is not made of well-formed entries.
-    static func entries(_ tree: UnsafeRawBufferPointer) -> [Entry]? {
-        var entries: [Entry] = []
-        entries.reserveCapacity(tree.count / 40)
-        var position = 0
-        while position < tree.count {
-            guard let space = tree[position...].firstIndex(of: 32),
-                  let nul = tree[(space + 1)...].firstIndex(of: 0), nul > space + 1, nul + 21 <= tree.count else { return nil }
-            // "40000", as git writes a folder's mode.
-            let isTree = space - position == 5 && tree[position] == UInt8(ascii: "4")
-            entries.append(Entry(range: position..<(nul + 21), name: (space + 1)..<nul, isTree: isTree))
-            position = nul + 21
-        }
-        return entries
-    }
-
-    /// How the tree `new` (its bytes and entries) is made from the tree `old` (id `base`): the
-    /// entries found byte for byte in both, under the same name, copied (in runs where they
-    /// follow each other in both); the rest is new. Nil when nothing is copied.
-    static func edit(from old: Data, _ oldEntries: [Entry], base: ObjectID, to new: Data, _ newEntries: [Entry]) -> ObjectEdit? {
-        let oldBytes = [UInt8](old), newBytes = [UInt8](new)
-        var byName: [ArraySlice<UInt8>: Range<Int>] = [:]
-        byName.reserveCapacity(oldEntries.count)
-        for entry in oldEntries { byName[oldBytes[entry.name]] = entry.range }
-        var copies: [ObjectCopy] = []
-        for entry in newEntries {
-            guard let range = byName[newBytes[entry.name]], oldBytes[range].elementsEqual(newBytes[entry.range]) else { continue }
-            if let last = copies.last, last.target + last.count == entry.range.lowerBound, last.source + last.count == range.lowerBound {
-                copies[copies.count - 1].count += range.count
-            } else {
-                copies.append(ObjectCopy(target: entry.range.lowerBound, source: range.lowerBound, count: range.count))
-            }
-        }
-        return copies.isEmpty ? nil : ObjectEdit(base: base, baseSize: old.count, copies: copies)
     }
 }

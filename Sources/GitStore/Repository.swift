@@ -28,6 +28,13 @@ public final class Repository {
         self.pointer = pointer
     }
 
+    /// A handle on a repository opened from disk, its loose objects read through the guard
+    /// (``guardLooseObjects()``); the handle is freed when that fails.
+    convenience init(guarding pointer: OpaquePointer) throws(GitError) {
+        self.init(pointer: pointer)
+        try guardLooseObjects()
+    }
+
     deinit {
         releaseIndexLock()
         git_repository_free(pointer)
@@ -45,9 +52,7 @@ public final class Repository {
             options.initial_head = names[0]
             return try makeHandle("git_repository_init_ext") { git_repository_init_ext(&$0, path, &options) }
         }
-        let repository = Repository(pointer: handle)
-        try repository.guardLooseObjects()
-        return repository
+        return try Repository(guarding: handle)
     }
 
     /// Opens the repository containing `path`, searching parent folders like git does.
@@ -57,10 +62,7 @@ public final class Repository {
         // The search stops below the folders GIT_CEILING_DIRECTORIES lists (`:`-separated), as git's does.
         let ceilings = search ? ProcessInfo.processInfo.environment["GIT_CEILING_DIRECTORIES"].flatMap { $0.isEmpty ? nil : $0 } : nil
         do {
-            let handle = try makeHandle("git_repository_open_ext") { git_repository_open_ext(&$0, path, flags, ceilings) }
-            let repository = Repository(pointer: handle)
-            try repository.guardLooseObjects()
-            return repository
+            return try Repository(guarding: makeHandle("git_repository_open_ext") { git_repository_open_ext(&$0, path, flags, ceilings) })
         } catch where error.code == .notFound || error.code == .owner {
             // libgit2 refuses a repository another user owns (git's safe.directory check), and
             // 1.5 reports it as "not found" when the user has no global config to read.
@@ -69,9 +71,7 @@ public final class Repository {
                 // not): the check is off for this process, whose other handles open it too.
                 if Library.trustsEveryRepository() {
                     Library.setOwnerValidation(false)
-                    let repository = Repository(pointer: try makeHandle("git_repository_open_ext") { git_repository_open_ext(&$0, path, flags, ceilings) })
-                    try repository.guardLooseObjects()
-                    return repository
+                    return try Repository(guarding: makeHandle("git_repository_open_ext") { git_repository_open_ext(&$0, path, flags, ceilings) })
                 }
                 throw GitError(code: .owner, message: "detected dubious ownership in repository at '\(foreign)' "
                                + "(it belongs to another user); run as its owner, or trust it with: "

@@ -111,7 +111,7 @@ struct DeltaTreeTests {
             #expect(parsedOld.count == oldEntries.count && parsedNew.count == newEntries.count)
             #expect(parsedOld.filter(\.isTree).count == oldEntries.filter(\.1).count)
             let base = ObjectID(digest: [UInt8](repeating: 1, count: 20))
-            let edit = try #require(RawTree.edit(from: Data(old), parsedOld, base: base, to: Data(new), parsedNew))
+            let edit = try #require(RawTree.edit(from: old, parsedOld, base: base, to: new, parsedNew))
             #expect(edit.base == base && edit.baseSize == old.count)
             for copy in edit.copies {
                 #expect(old[copy.source..<copy.source + copy.count] == new[copy.target..<copy.target + copy.count], "trial \(trial)")
