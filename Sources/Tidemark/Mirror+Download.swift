@@ -16,10 +16,14 @@ struct FetchPlan {
 extension Mirror {
     /// Which cached items listed at their version are downloaded again as racily clean: those
     /// dated `since` or later, and those a run that checked the others could not check
-    /// (`pending`, by collection: it failed or was interrupted before their download).
+    /// (`pending`, by collection: it failed or was interrupted before their download), and with
+    /// `undated`, every undated item whose body the listing does not carry
+    /// (``ListedItem/undated``): no version tells whether it changed.
     struct RacyCheck {
         var since: Timestamp?
         var pending: [String: Set<ItemID>] = [:]
+        /// False for a plan that counts what a sync would change, not what its fetch downloads.
+        var undated = true
     }
 }
 
@@ -168,7 +172,8 @@ extension Mirror {
                     // listing made in the second it was last dated (or before it; in its day,
                     // for a date alone), the item may have changed since, still dated the same.
                     let racy = item.etag == nil && item.body == nil
-                        && (racyCheck.since.map { !(item.lastModified.latest < $0) } ?? false || pending.contains(item.id))
+                        && (racyCheck.since.map { !(item.lastModified.latest < $0) } ?? false || pending.contains(item.id)
+                            || item.undated && racyCheck.undated)
                     // Planned against HEAD, the fetched snapshot may hold another body at that
                     // date (a racily clean item's, tagged): a change all the same.
                     let fetchedAnother = cachedFrom.flatMap { from in from.position(of: item.id).map { from.entry(at: $0) } }

@@ -296,7 +296,7 @@ extension Mirror {
             var counting = options.fetch
             counting.allowMassDelete = true
             let changes = try plan(collection: collection, listing: listing, base: headTable,
-                                   cachedFrom: cached, options: counting)
+                                   cachedFrom: cached, racy: RacyCheck(undated: false), options: counting)
             let sinceFetch = Set(fetchPlan.downloads.map { "\(collection)/\($0.path)" })
             for (item, path, old) in changes.downloads {
                 let file = "\(collection)/\(path)"

@@ -9,7 +9,9 @@ import Foundation
 /// - an id listed twice on one page with different versions is an error: a page is one snapshot
 ///   of upstream, where an item cannot have two versions, so two items share that id (e.g. an
 ///   `idField` that is not unique) and keeping either would silently lose the other. So is an id
-///   listed twice (on any pages) with the same version but different bodies.
+///   listed twice (on any pages) with the same version but different bodies, unless it is undated
+///   (``ListedItem/undated``) and on two pages: then it is an edit made while the pages were read,
+///   kept as the later page lists it, and ``changedWhilePaging`` is set.
 struct ListingAccumulator {
     let collection: String
     /// Most distinct ids the listing may hold (``HTTPSettings/maxListedItems``).
@@ -74,7 +76,8 @@ struct ListingAccumulator {
         var progressed = false
         var newID = false
         for item in page {
-            if let other = onThisPage.updateValue(item.lastModified, forKey: item.id), !Self.same(other, item.lastModified) {
+            let other = onThisPage.updateValue(item.lastModified, forKey: item.id)
+            if let other, !Self.same(other, item.lastModified) {
                 throw UpstreamError.duplicateID(
                     collection: collection, item: "\(item.id) (versions \(other.raw) and \(item.lastModified.raw))")
             }
@@ -95,8 +98,15 @@ struct ListingAccumulator {
             let known = items[position]
             if Self.same(known.lastModified, item.lastModified) {
                 if let body = item.body, let knownBody = known.body, body != knownBody {
-                    throw UpstreamError.duplicateID(
-                        collection: collection, item: "\(item.id) (version \(item.lastModified.raw) twice, with different contents)")
+                    // Undated, the later page's body is an edit made while the pages were read.
+                    guard item.undated, known.undated, other == nil else {
+                        throw UpstreamError.duplicateID(
+                            collection: collection, item: "\(item.id) (version \(item.lastModified.raw) twice, with different contents)")
+                    }
+                    changedWhilePaging = true
+                    try hold(body, replacing: knownBody)
+                    items[position] = item
+                    progressed = true
                 }
             } else {
                 changedWhilePaging = true

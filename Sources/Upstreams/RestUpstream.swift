@@ -7,6 +7,8 @@ import Foundation
 /// - `itemsPath`: JSON pointer to the array of items in a listing page (default: the page is the array).
 /// - `idField`, `modifiedField`: the id (string or integer) and version fields of an item
 ///   (defaults `id` and `lastModified`); a value starting with `/` is a JSON pointer into the item.
+///   An item whose version is `null` is undated (``ListedItem/undated``); `modifiedField=none`
+///   makes every item so, for a collection that dates none.
 /// - `itemURL`: URL template with `{id}` for an item's body (id percent-encoded as a path
 ///   segment). Without it the listed object is the body (re-serialized with sorted keys).
 /// - `paging`: `none` (default), `page` (`page`/`per_page`, until an empty page), `offset`
@@ -30,7 +32,8 @@ public struct RestUpstream: Upstream {
     private let listURL: URL
     private let itemsPath: String
     private let idField: String
-    private let modifiedField: String
+    /// The version field; nil for `modifiedField=none`.
+    private let modifiedField: String?
     private let itemURL: String?
     private let sinceParam: String?
     private let session: HTTPSession
@@ -55,10 +58,11 @@ public struct RestUpstream: Upstream {
             throw UpstreamError.invalidConfiguration("option itemsPath must be a JSON pointer starting with '/', got '\(itemsPath)'")
         }
         idField = options["idField"] ?? "id"
-        modifiedField = options["modifiedField"] ?? "lastModified"
-        guard !idField.isEmpty, !modifiedField.isEmpty else {
+        let modified = options["modifiedField"] ?? "lastModified"
+        guard !idField.isEmpty, !modified.isEmpty else {
             throw UpstreamError.invalidConfiguration("options idField and modifiedField must not be empty")
         }
+        modifiedField = modified == "none" ? nil : modified
         if var template = options["itemURL"] {
             // A path alone is on the listing's server.
             if template.hasPrefix("/"), !template.hasPrefix("//"), let scheme = listURL.scheme, let host = listURL.host {
@@ -91,6 +95,10 @@ public struct RestUpstream: Upstream {
         }
         pageSize = try positiveOption(options, "pageSize", default: 100, max: 100_000)
         sinceParam = options["sinceParam"].flatMap { $0.isEmpty ? nil : $0 }
+        if modifiedField == nil, let sinceParam {
+            throw UpstreamError.invalidConfiguration(
+                "option sinceParam (\(sinceParam)) needs dated items: with modifiedField=none every listing is whole")
+        }
         session = try HTTPSession(
             base: listURL, credentials: try Credentials(options: options, environment: environment), settings: settings)
     }
@@ -233,7 +241,7 @@ public struct RestUpstream: Upstream {
     private func probe(_ id: ItemID) async throws -> (answers: Bool, version: Timestamp?) {
         guard let url = itemURL(for: id) else { return (true, nil) }
         guard let result = try await session.answering(url) else { return (false, nil) }
-        return (true, bodyVersion(of: result.body, field: modifiedField))
+        return (true, modifiedField.flatMap { bodyVersion(of: result.body, field: $0) })
     }
 
     /// `itemURL` with `id` in place of `{id}`; nil without one, or when that is no valid URL.
@@ -275,7 +283,7 @@ public struct RestUpstream: Upstream {
             + "does itemURL put {id} where the item's own URL has it?"
     }
 
-    public func version(ofBody body: Data) -> Timestamp? { bodyVersion(of: body, field: modifiedField) }
+    public func version(ofBody body: Data) -> Timestamp? { modifiedField.flatMap { bodyVersion(of: body, field: $0) } }
 
     private func firstPage(_ base: URL) -> URL {
         switch paging {
@@ -309,19 +317,30 @@ public struct RestUpstream: Upstream {
                 collection: collection, item: "#\(position)",
                 reason: "field '\(idField)' is \(other == .string("") ? "empty" : other.typeName + ", not a string or integer")")
         }
-        let version = try listedVersion(
-            field(modifiedField, of: fields, whole: value), collection: collection, item: id, field: modifiedField,
-            missingHint: Self.fieldHint("modifiedField", fields), redact: session.credentials.redact)
-        if itemURL != nil { return ListedItem(id: ItemID(id), lastModified: version) }
+        // `null` (or `modifiedField=none`): undated, downloaded every run or told by its content tag.
+        var version = ListedItem.undatedVersion
+        var undated = true
+        if let modifiedField {
+            let listed = field(modifiedField, of: fields, whole: value)
+            if listed != .null {
+                version = try listedVersion(
+                    listed, collection: collection, item: id, field: modifiedField,
+                    missingHint: Self.fieldHint("modifiedField", fields, orNone: true), redact: session.credentials.redact)
+                undated = false
+            }
+        }
+        if itemURL != nil { return ListedItem(id: ItemID(id), lastModified: version, undated: undated) }
         let body = value.serialized()
-        return ListedItem(id: ItemID(id), lastModified: version, etag: RestUpstream.contentTag(body), body: body)
+        return ListedItem(id: ItemID(id), lastModified: version, etag: RestUpstream.contentTag(body), body: body, undated: undated)
     }
 
     /// What to do about a missing field: the option naming it, and the fields the item has.
-    static func fieldHint(_ option: String, _ fields: JSONObject) -> String {
+    /// `orNone`: the option may also be `none` (items that carry no such field).
+    static func fieldHint(_ option: String, _ fields: JSONObject, orNone: Bool = false) -> String {
         let names = fields.members.map { "'" + CQuoting.quoted($0.key) + "'" }
         let shown = names.prefix(8).joined(separator: ", ") + (names.count > 8 ? ", ..." : "")
         return " (set --option \(option)=<field or /json/pointer> to the field that holds it"
+            + (orNone ? ", or \(option)=none if items carry none" : "")
             + (names.isEmpty ? "; the item has no fields)" : "; the item has \(shown))")
     }
 

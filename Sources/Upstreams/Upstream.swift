@@ -13,6 +13,15 @@ public struct ListedItem: Sendable, Equatable {
     public var body: Data?
     /// Where the adapter finds the body (a file path, an item URL); adapter-private.
     public var location: String?
+    /// True when upstream gives the item no version (a `rest` item whose version field is `null`,
+    /// or `modifiedField=none`): it is listed at ``undatedVersion``, and a fetch downloads it again
+    /// every run (conditionally, with its stored ETag) unless the listing carries its body, whose
+    /// content tag (``etag``) tells a change. Two bodies listed for it on two pages are an edit
+    /// made while the pages were read, not two items sharing the id.
+    public var undated: Bool
+
+    /// The version an undated item is listed at: Unix time `0`, as a server writes "never".
+    public static let undatedVersion = Timestamp("0")!
 
     /// What starts an ``etag`` that is a tag the listing gives, not a validator: never sent to a
     /// server, and an item cached with one that is listed without it has changed, though its
@@ -20,12 +29,14 @@ public struct ListedItem: Sendable, Equatable {
     /// cron, its status changes and its `modified_gmt` does not).
     public static let listingTagPrefix = "listed-"
 
-    public init(id: ItemID, lastModified: Timestamp, etag: String? = nil, body: Data? = nil, location: String? = nil) {
+    public init(id: ItemID, lastModified: Timestamp, etag: String? = nil, body: Data? = nil, location: String? = nil,
+                undated: Bool = false) {
         self.id = id
         self.lastModified = lastModified
         self.etag = etag
         self.body = body
         self.location = location
+        self.undated = undated
     }
 }
 

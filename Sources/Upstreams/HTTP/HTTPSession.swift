@@ -466,12 +466,12 @@ extension HTTPSession {
     /// Downloads one item's body: a conditional GET when `cachedValidator` allows it for the
     /// listed version (see ``HTTPResult/conditional(_:listedVersion:)``), 304 as `.notModified`,
     /// and a body that is not JSON (or, with `requireObject`, not a JSON object) as a malformed item,
-    /// as is one whose `versionField` (a key, or a JSON pointer) dates it before the listed version.
+    /// as is one whose `versionField` (a key, or a JSON pointer; nil: none) dates it before the listed version.
     /// A 404 or 410 is ``UpstreamError/goneSinceListed(collection:item:reason:)``: the item was
     /// deleted after the listing named it. `problem` finds what else makes a body another item's
     /// (a malformed item, its text saying why).
     func downloadItem(_ url: URL, collection: String, item: ListedItem, cachedValidator: String?,
-                      requireObject: Bool, versionField: String,
+                      requireObject: Bool, versionField: String?,
                       problem: (JSONValue) -> String? = { _ in nil }) async throws -> FetchedBody {
         let result: HTTPResult
         do {
@@ -499,7 +499,8 @@ extension HTTPSession {
         // A body older than the listing says (a cache or replica in front of the item URL that
         // lags): stored under the listed version, it would never be downloaded again. Compared at
         // the coarser of the two resolutions: a body may write the listed instant less precisely.
-        if let served = bodyVersion(of: value, field: versionField), served.isBefore(atCoarserResolution: item.lastModified) {
+        if let versionField, let served = bodyVersion(of: value, field: versionField),
+           served.isBefore(atCoarserResolution: item.lastModified) {
             throw UpstreamError.malformedItem(
                 collection: collection, item: CQuoting.quoted(item.id),
                 reason: "\(URLSafety.redact(url)) served an older version (\(versionField) \(served.raw)) than the listing "
