@@ -63,6 +63,12 @@ public struct MirrorSettings: Sendable, Equatable {
         ("modifiedField", ["rest"], "lastModified"),
         ("itemURL", ["rest"], nil),
         ("paging", ["rest"], "none"),
+        ("pageParam", ["rest"], "page"),
+        ("perPageParam", ["rest"], "per_page"),
+        ("firstPage", ["rest"], "1"),
+        ("offsetParam", ["rest"], "offset"),
+        ("limitParam", ["rest"], "limit"),
+        ("cursorParam", ["rest"], "cursor"),
         ("sinceParam", ["rest"], nil),
     ]
 

@@ -314,7 +314,9 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
                         return text.replacingOccurrences(of: "{n6}", with: String(repeating: "0", count: max(0, 6 - digits.count)) + digits)
                             .replacingOccurrences(of: "{n}", with: digits)
                     }
-                    let headers = [("Content-Type", "application/json")]
+                    // JSON unless the fault names its own type (an HTML login or error page).
+                    let typed = fault.replacementHeaders.keys.contains { $0.lowercased() == "content-type" }
+                    let headers = (typed ? [] : [("Content-Type", "application/json")])
                         + fault.replacementHeaders.sorted { $0.key < $1.key }.map { ($0.key, numbered($0.value)) }
                     return Self.response(FixtureReply(status: fault.status ?? 200, headers: headers, body: Data(numbered(replacement).utf8)),
                                          truncate: fault.body == .truncated)

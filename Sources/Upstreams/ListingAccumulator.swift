@@ -183,7 +183,8 @@ func parseListingBody(_ result: HTTPResult, collection: String) throws -> JSONVa
     do throws(JSONParseError) {
         return try JSONValue.parse(result.body, maxDepth: 256 + 64, duplicateKeys: .reject)
     } catch {
-        throw UpstreamError.malformedListing(collection: collection, reason: "response from \(URLSafety.redact(result.url)) is \(error.summary)")
+        throw UpstreamError.malformedListing(
+            collection: collection, reason: "response from \(URLSafety.redact(result.url)) is \(error.summary)\(result.notJSONContext())")
     }
 }
 

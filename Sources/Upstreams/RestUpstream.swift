@@ -13,22 +13,38 @@ import Foundation
 ///   segment). Without it the listed object is the body (re-serialized with sorted keys).
 /// - `paging`: `none` (default), `page` (`page`/`per_page`, until an empty page), `offset`
 ///   (`offset`/`limit`, until an empty page; the next offset counts the rows received, so a server
-///   that caps `limit` skips nothing), `link` (`Link: rel="next"`), or
-///   `next-field:<JSON pointer>` (next page URL in the body). `pageSize` (default 100). With `page`
-///   and `offset`, a page that lists no id not seen before is an error (the server ignores the
-///   paging parameters and would send the same page forever).
+///   that caps `limit` skips nothing), `link` (`Link: rel="next"`),
+///   `next-field:<JSON pointer>` (next page URL in the body; a link object's `href` too), or
+///   `cursor:<JSON pointer>` (a token in the body, sent back as `cursorParam`, until it is null,
+///   empty or missing). `pageSize` (default 100). With `page` and `offset`, a page that lists no
+///   id not seen before is an error (the server ignores the paging parameters and would send the
+///   same page forever).
+/// - `pageParam`, `perPageParam`, `firstPage` (`page`, `per_page`, `1`), `offsetParam`,
+///   `limitParam` (`offset`, `limit`), `cursorParam` (`cursor`): the query parameters of those
+///   pagings, for servers that name them otherwise (Strapi's `pagination[page]`, Spring's `size`
+///   and pages from 0).
 /// - `sinceParam`: a query parameter taking the watermark. When set and `since` is given the
 ///   listing is incremental: `isComplete` is false and no deletions can be inferred.
 public struct RestUpstream: Upstream {
     public enum Paging: Sendable, Equatable {
         case none, page, offset, link
         case nextField(String)
+        case cursor(String)
+    }
+
+    /// The query parameters `page`, `offset` and `cursor` paging send (options `pageParam`,
+    /// `perPageParam`, `firstPage`, `offsetParam`, `limitParam`, `cursorParam`).
+    public struct PagingParameters: Sendable, Equatable {
+        public var page = "page", perPage = "per_page", firstPage = 1
+        public var offset = "offset", limit = "limit"
+        public var cursor = "cursor"
     }
 
     public let spec: String
     public let collections: [String]
     public let paging: Paging
     public let pageSize: Int
+    public let parameters: PagingParameters
     private let listURL: URL
     private let itemsPath: String
     private let idField: String
@@ -89,11 +105,33 @@ public struct RestUpstream: Upstream {
                 throw UpstreamError.invalidConfiguration("paging next-field needs a JSON pointer: next-field:/links/next")
             }
             paging = .nextField(pointer)
+        case let value where value.hasPrefix("cursor:"):
+            let pointer = String(value.dropFirst("cursor:".count))
+            guard pointer.hasPrefix("/") else {
+                throw UpstreamError.invalidConfiguration("paging cursor needs a JSON pointer: cursor:/next_cursor")
+            }
+            paging = .cursor(pointer)
         case let value:
             throw UpstreamError.invalidConfiguration(
-                "option paging must be none, page, offset, link or next-field:<JSON pointer>, got '\(value)'")
+                "option paging must be none, page, offset, link, next-field:<JSON pointer> or cursor:<JSON pointer>, got '\(value)'")
         }
         pageSize = try positiveOption(options, "pageSize", default: 100, max: 100_000)
+        var parameters = PagingParameters()
+        for (key, path) in [("pageParam", \PagingParameters.page), ("perPageParam", \.perPage), ("offsetParam", \.offset),
+                            ("limitParam", \.limit), ("cursorParam", \.cursor)] {
+            guard let name = options[key] else { continue }
+            guard !name.isEmpty, !name.contains(where: { "&=#".contains($0) || $0.isWhitespace }) else {
+                throw UpstreamError.invalidConfiguration("option \(key) must be a query parameter name (no '&', '=', '#' or spaces), got '\(name)'")
+            }
+            parameters[keyPath: path] = name
+        }
+        if let first = options["firstPage"] {
+            guard first == "0" || first == "1" else {
+                throw UpstreamError.invalidConfiguration("option firstPage must be 0 or 1 (the number of the first page), got '\(first)'")
+            }
+            parameters.firstPage = Int(first)!
+        }
+        self.parameters = parameters
         sinceParam = options["sinceParam"].flatMap { $0.isEmpty ? nil : $0 }
         if modifiedField == nil, let sinceParam {
             throw UpstreamError.invalidConfiguration(
@@ -162,11 +200,21 @@ public struct RestUpstream: Upstream {
         var received = 0
         var visited: Set<String> = []
         var upstreamTime: Timestamp?
+        /// The `next-field` value last followed when it was a bare word, with its pointer.
+        var bareNext: (pointer: String, text: String)?
         while let url = next {
             guard visited.insert(url.absoluteString).inserted else {
-                throw UpstreamError.malformedListing(collection: collection, reason: "paging loops back to \(URLSafety.redact(url))")
+                throw UpstreamError.malformedListing(
+                    collection: collection, reason: "paging loops back to \(URLSafety.redact(url))" + Self.cursorHint(bareNext))
             }
-            let result = try await session.get(url)
+            let result: HTTPResult
+            do {
+                result = try await session.get(url)
+            } catch UpstreamError.http(let status, let shown, let message) where bareNext != nil && (status == 400 || status == 404) {
+                throw UpstreamError.malformedListing(
+                    collection: collection,
+                    reason: UpstreamError.http(status: status, url: shown, message: message).description + Self.cursorHint(bareNext))
+            }
             if pageNumber == 1 { upstreamTime = result.header("Date").flatMap(HTTPDate.parse) }
             let json = try parseListingBody(result, collection: collection)
             // An empty array written as `null` (Go's nil slice), or left out past the first page
@@ -177,8 +225,15 @@ public struct RestUpstream: Upstream {
             case nil where pageNumber > 1 && !itemsPath.isEmpty: found = .array([])
             case let value?: found = value
             case nil:
+                // What the page holds instead: an error object (`{"error": ...}`), another envelope.
+                var holds = ""
+                if case .object(let fields) = json {
+                    let names = fields.members.prefix(8).map { "'" + CQuoting.quoted($0.key) + "'" }
+                    holds = names.isEmpty ? " (the response is an empty object)"
+                        : " (the response has " + names.joined(separator: ", ") + (fields.members.count > 8 ? ", ...)" : ")")
+                }
                 throw UpstreamError.malformedListing(
-                    collection: collection, reason: "no value at itemsPath '\(itemsPath)' in \(URLSafety.redact(url))")
+                    collection: collection, reason: "no value at itemsPath '\(itemsPath)' in \(URLSafety.redact(url))" + holds)
             }
             guard case .array(let rows) = found else {
                 throw UpstreamError.malformedListing(
@@ -206,17 +261,23 @@ public struct RestUpstream: Upstream {
             case .none:
                 next = nil
             case .page:
-                next = rows.isEmpty ? nil : URLSafety.setting([("page", String(pageNumber + 1)), ("per_page", String(pageSize))], in: base)
+                next = rows.isEmpty ? nil : URLSafety.setting(
+                    [(parameters.page, String(parameters.firstPage + pageNumber)), (parameters.perPage, String(pageSize))], in: base)
             case .offset:
                 offset += rows.count
-                next = rows.isEmpty ? nil : URLSafety.setting([("offset", String(offset)), ("limit", String(pageSize))], in: base)
+                next = rows.isEmpty ? nil : URLSafety.setting([(parameters.offset, String(offset)), (parameters.limit, String(pageSize))], in: base)
             case .link:
                 // Relative links resolve against where the page came from (after redirects).
                 next = LinkHeader.target(in: result.headerValues("Link"), relation: "next")
                     .flatMap { URL(string: $0, relativeTo: result.finalURL)?.absoluteURL }
             case .nextField(let pointer):
-                switch json.at(pointer: pointer) {
+                var link = json.at(pointer: pointer)
+                // A link object (JSON:API 1.1, HAL): `{"href": "..."}`.
+                if case .object(let fields)? = link, let href = fields["href"] { link = href }
+                switch link {
                 case .string(let text)? where !text.isEmpty:
+                    // A bare word may be a relative link (`page2`) or a cursor token (`34`).
+                    bareNext = text.contains(where: { "/?:".contains($0) }) ? nil : (pointer, text)
                     guard let resolved = URL(string: text, relativeTo: result.finalURL)?.absoluteURL else {
                         throw UpstreamError.malformedListing(collection: collection, reason: "next link at '\(pointer)' is not a URL")
                     }
@@ -227,12 +288,33 @@ public struct RestUpstream: Upstream {
                     throw UpstreamError.malformedListing(
                         collection: collection, reason: "next link at '\(pointer)' is \(other.typeName), not a string")
                 }
+            case .cursor(let pointer):
+                switch json.at(pointer: pointer) {
+                case .string(let token)? where !token.isEmpty:
+                    next = URLSafety.setting([(parameters.cursor, token)], in: base)
+                case let number? where number.integerText != nil:
+                    next = URLSafety.setting([(parameters.cursor, number.integerText!)], in: base)
+                case nil, .null?, .string?, .bool(false)?:
+                    next = nil
+                case let other?:
+                    throw UpstreamError.malformedListing(
+                        collection: collection, reason: "cursor at '\(pointer)' is \(other.typeName), not a string or integer")
+                }
             }
             try accumulator.checkAdvancing(to: next)
             pageNumber += 1
         }
         return ListingPass(items: accumulator.items, complete: !incremental && !accumulator.changedWhilePaging,
                            changedWhilePaging: accumulator.changedWhilePaging, pages: pagesWithRows, upstreamTime: upstreamTime)
+    }
+
+    /// What a listing that failed after following a bare word as a next link adds: that word may
+    /// be a cursor token, which `cursor` paging sends back (resolved as a relative URL, a Slack
+    /// style `next_cursor` named a page the server never linked).
+    private static func cursorHint(_ bare: (pointer: String, text: String)?) -> String {
+        guard let bare else { return "" }
+        return " (following '\(CQuoting.quoted(String(bare.text.prefix(64))))' at \(bare.pointer) as a relative link: if it is a "
+            + "cursor token, set paging=cursor:\(bare.pointer), which sends it back as the query parameter cursorParam, default 'cursor')"
     }
 
     /// Whether the item `id` still answers at `itemURL` (a 404 or 410 says it is gone), with the
@@ -258,7 +340,8 @@ public struct RestUpstream: Upstream {
             throw UpstreamError.malformedItem(collection: collection, item: item.id.description, reason: "itemURL gives no valid URL")
         }
         return try await session.downloadItem(url, collection: collection, item: item, cachedValidator: cachedETag,
-                                              requireObject: false, versionField: modifiedField) { body in
+                                              requireObject: false, versionField: modifiedField,
+                                              notJSONHint: ": does itemURL lead to the item's JSON?") { body in
             bodyProblem(body, for: item.id)
         }
     }
@@ -287,9 +370,9 @@ public struct RestUpstream: Upstream {
 
     private func firstPage(_ base: URL) -> URL {
         switch paging {
-        case .page: return URLSafety.setting([("page", "1"), ("per_page", String(pageSize))], in: base)
-        case .offset: return URLSafety.setting([("offset", "0"), ("limit", String(pageSize))], in: base)
-        case .none, .link, .nextField: return base
+        case .page: return URLSafety.setting([(parameters.page, String(parameters.firstPage)), (parameters.perPage, String(pageSize))], in: base)
+        case .offset: return URLSafety.setting([(parameters.offset, "0"), (parameters.limit, String(pageSize))], in: base)
+        case .none, .link, .nextField, .cursor: return base
         }
     }
 

@@ -128,6 +128,10 @@ import Testing
         let base = try #require(URL(string: "https://h/restapi/v2.1/accounts/1"))
         let url = URLSafety.appending(["templates", "../a/b?c#d"], to: base)
         #expect(url.absoluteString == "https://h/restapi/v2.1/accounts/1/templates/%2E%2E%2Fa%2Fb%3Fc%23d")
+        // Dots stay but in `.` and what holds `..` (`a.b.c` was `a%2Eb%2Ec`: a server matching
+        // routes undecoded found no such item).
+        #expect(URLSafety.appending(["a.b.c", "v1.2", ".", "..", "...", "x..y"], to: base).absoluteString
+                    == "https://h/restapi/v2.1/accounts/1/a.b.c/v1.2/%2E/%2E%2E/%2E%2E%2E/x%2E%2Ey")
     }
 
     @Test func jsonPointer() throws {

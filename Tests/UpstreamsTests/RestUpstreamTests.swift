@@ -131,6 +131,126 @@ import TidemarkFixtures
         }
     }
 
+    /// Servers that name their paging parameters otherwise are paged with theirs: Spring's
+    /// `page` from 0 and `size`, Strapi's `pagination[page]`, an offset called `start`. Their
+    /// names were fixed (`page`/`per_page` from 1, `offset`/`limit`): a 0-based server lost its
+    /// first page without a word, and Strapi could not be paged at all.
+    @Test func pagingParametersCanBeNamed() async throws {
+        func row(_ id: String) -> String { #"{"id": "\#(id)", "lastModified": "2024-01-01T00:00:00Z"}"# }
+        try await withFixture { server in
+            server.inject(FixtureFault(queryContains: "pagination%5Bpage%5D=0", replacementBody: "[\(row("a")), \(row("b"))]"))
+            server.inject(FixtureFault(queryContains: "pagination%5Bpage%5D=1", replacementBody: "[\(row("c"))]"))
+            server.inject(FixtureFault(queryContains: "pagination%5Bpage%5D=2", replacementBody: "[]"))
+            let options = ["paging": "page", "pageParam": "pagination[page]", "perPageParam": "size", "firstPage": "0", "pageSize": "2"]
+            try await using(try upstream(server, options: options)) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                #expect(listing.items.map(\.id.description) == ["a", "b", "c"] && listing.isComplete)
+            }
+            #expect(server.requests.map(\.query) == (0...2).map { "pagination%5Bpage%5D=\($0)&size=2" })
+        }
+        try await withFixture { server in
+            server.inject(FixtureFault(queryContains: "start=0&", replacementBody: "[\(row("a")), \(row("b"))]"))
+            server.inject(FixtureFault(queryContains: "start=2&", replacementBody: "[]"))
+            try await using(try upstream(server, options: ["paging": "offset", "offsetParam": "start", "limitParam": "count"])) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                #expect(listing.items.count == 2)
+            }
+            #expect(server.requests.map(\.query) == ["start=0&count=100", "start=2&count=100"])
+        }
+        for (key, value, message) in [
+            ("firstPage", "2", "option firstPage must be 0 or 1 (the number of the first page), got '2'"),
+            ("pageParam", "a&b", "option pageParam must be a query parameter name (no '&', '=', '#' or spaces), got 'a&b'"),
+            ("cursorParam", "", "option cursorParam must be a query parameter name (no '&', '=', '#' or spaces), got ''"),
+        ] {
+            #expect(throws: UpstreamError.invalidConfiguration(message)) {
+                _ = try RestUpstream(UpstreamConfiguration(spec: "rest:http://127.0.0.1:1/items", options: [key: value]))
+            }
+        }
+    }
+
+    /// A cursor in the body (Slack's `next_cursor`, any opaque token) is sent back as
+    /// `cursorParam` until it is null or empty. As a `next-field` it is resolved as a relative
+    /// URL (`/rest/34`, a page never linked): the failure that follows names `paging=cursor`.
+    /// A link object (`{"href": ...}`, JSON:API 1.1 and HAL) is followed.
+    @Test func cursorsAndLinkObjectsPage() async throws {
+        func page(_ id: String, next: String) -> String {
+            #"{"data": [{"id": "\#(id)", "lastModified": "2024-01-01T00:00:00Z"}], "meta": {"next": \#(next)}}"#
+        }
+        try await withFixture { server in
+            server.inject(FixtureFault(queryContains: "after=t%3D2", replacementBody: page("b", next: #""""#)))
+            server.inject(FixtureFault(replacementBody: page("a", next: #""t=2""#)))
+            let options = ["itemsPath": "/data", "paging": "cursor:/meta/next", "cursorParam": "after"]
+            try await using(try upstream(server, path: "/rest/items?limit=1", options: options)) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                #expect(listing.items.map(\.id.description) == ["a", "b"])
+            }
+            #expect(server.requests.map(\.query) == ["limit=1", "limit=1&after=t%3D2"])
+        }
+        try await withFixture { server in
+            server.inject(FixtureFault(replacementBody: page("a", next: #""34""#)))
+            try await using(try upstream(server, options: ["itemsPath": "/data", "paging": "next-field:/meta/next"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                guard case .malformedListing("items", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                // The server answers every URL with that page: `/rest/34` gives `34` again.
+                #expect(reason.hasPrefix("paging loops back to \(server.baseURL)/rest/34") && reason.hasSuffix(
+                    " (following '34' at /meta/next as a relative link: if it is a cursor token, set paging=cursor:/meta/next, "
+                        + "which sends it back as the query parameter cursorParam, default 'cursor')"), "\(reason)")
+            }
+            // A server that answers 404 there (most do).
+            server.clearFaults()
+            server.inject(FixtureFault(count: 1, replacementBody: page("a", next: #""34""#)))
+            try await using(try upstream(server, options: ["itemsPath": "/data", "paging": "next-field:/meta/next"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                guard case .malformedListing("items", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(reason.hasPrefix("HTTP 404 from \(server.baseURL)/rest/34") && reason.contains("set paging=cursor:/meta/next"), "\(reason)")
+            }
+        }
+        try await withFixture { server in
+            server.inject(FixtureFault(queryContains: "p=2", replacementBody: page("b", next: "null")))
+            server.inject(FixtureFault(replacementBody: page("a", next: #"{"href": "/rest/items?p=2", "meta": {}}"#)))
+            try await using(try upstream(server, options: ["itemsPath": "/data", "paging": "next-field:/meta/next"])) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                #expect(listing.items.map(\.id.description) == ["a", "b"])
+            }
+        }
+    }
+
+    /// A page that is not JSON says what it is: where a redirect led (a login page), its
+    /// `Content-Type` and its HTML title; an item body that is a page asks whether `itemURL` is
+    /// right. Both said only "unexpected character at byte 0". A page without the items at
+    /// `itemsPath` names the keys it has (an error object).
+    @Test func pagesThatAreNotJSONSayWhatTheyAre() async throws {
+        let html = "<!doctype html>\n<html><head><TITLE>\n  Sign in \n</title></head><body>...</body></html>"
+        try await withFixture(items: 2) { server in
+            server.inject(FixtureFault(status: 302, pathPrefix: "/rest/items", count: 1, location: "/login?next=%2Frest%2Fitems"))
+            server.inject(FixtureFault(pathPrefix: "/login", replacementBody: html, replacementHeaders: ["Content-Type": "text/html; charset=utf-8"]))
+            try await using(try upstream(server)) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                #expect(error == .malformedListing(
+                    collection: "items",
+                    reason: "response from \(server.baseURL)/rest/items is not valid JSON: unexpected character at byte 0 (redirected to "
+                        + "\(server.baseURL)/login?next=%2Frest%2Fitems, Content-Type 'text/html; charset=utf-8', page title 'Sign in')"))
+            }
+            server.clearFaults()
+            server.inject(FixtureFault(pathPrefix: "/app/", replacementBody: html, replacementHeaders: ["Content-Type": "text/html"]))
+            try await using(try upstream(server, options: ["itemURL": "/app/{id}"])) { rest in
+                let item = try #require(try await rest.list(collection: "items", since: nil, cached: .none).items.first)
+                let error = await upstreamError { _ = try await rest.fetch(collection: "items", item: item, cachedETag: nil) }
+                #expect(error == .malformedItem(
+                    collection: "items", item: item.id.description,
+                    reason: "body is not valid JSON: unexpected character at byte 0 from \(server.baseURL)/app/\(item.id) "
+                        + "(Content-Type 'text/html', page title 'Sign in'): does itemURL lead to the item's JSON?"))
+            }
+            server.clearFaults()
+            server.inject(FixtureFault(replacementBody: #"{"error": "invalid api key", "code": 401}"#))
+            try await using(try upstream(server, options: ["itemsPath": "/results"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                #expect(error == .malformedListing(
+                    collection: "items", reason: "no value at itemsPath '/results' in \(server.baseURL)/rest/items (the response has 'error', 'code')"))
+            }
+        }
+    }
+
     /// The tag mirrors store: FNV-1a 64 of the body (its reference value for "a").
     @Test func contentTagsAreTheBodysFNV1aHash() {
         #expect(RestUpstream.contentTag(Data("a".utf8)) == "body-af63dc4c8601ec8c")

@@ -27,6 +27,33 @@ public struct HTTPResult: Sendable {
     /// The first value of header `name`.
     public func header(_ name: String) -> String? { headerValues(name).first }
 
+    /// What a message refusing this body as not JSON adds, in parentheses (empty when nothing
+    /// helps): where redirects led, a `Content-Type` that is not JSON's, and an HTML page's title
+    /// (a login page, a proxy's error page, a single-page app's index served for every path).
+    func notJSONContext(redact: (String) -> String = { $0 }) -> String {
+        var parts: [String] = []
+        if finalURL != url { parts.append("redirected to \(URLSafety.redact(finalURL))") }
+        if let type = header("Content-Type"), !type.lowercased().contains("json") {
+            parts.append("Content-Type '\(CQuoting.quoted(String(redact(type).prefix(80))))'")
+        }
+        if let title = htmlTitle { parts.append("page title '\(CQuoting.quoted(String(redact(title).prefix(80))))'") }
+        return parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")"
+    }
+
+    /// True when the body starts (after white space) with `<`: markup, not JSON.
+    var looksLikeMarkup: Bool { body.first { ![9, 10, 13, 32].contains($0) } == UInt8(ascii: "<") }
+
+    /// The text of an HTML body's `<title>`, white space collapsed; nil when it has none.
+    private var htmlTitle: String? {
+        guard looksLikeMarkup else { return nil }
+        let text = String(decoding: body.prefix(64 << 10), as: UTF8.self)
+        guard let open = text.range(of: "<title", options: .caseInsensitive),
+              let start = text[open.upperBound...].firstIndex(of: ">"),
+              let close = text[start...].range(of: "</title", options: .caseInsensitive) else { return nil }
+        let title = text[text.index(after: start)..<close.lowerBound].split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        return title.isEmpty ? nil : title
+    }
+
     /// The validator to store for a conditional request next time: the `ETag`, else the
     /// `Last-Modified` date as `Last-Modified: <date>` (never mistaken for an ETag, which is quoted).
     /// None over ``maxValidatorBytes``: it is stored in the manifest for every item.

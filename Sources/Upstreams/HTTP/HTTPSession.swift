@@ -467,11 +467,12 @@ extension HTTPSession {
     /// listed version (see ``HTTPResult/conditional(_:listedVersion:)``), 304 as `.notModified`,
     /// and a body that is not JSON (or, with `requireObject`, not a JSON object) as a malformed item,
     /// as is one whose `versionField` (a key, or a JSON pointer; nil: none) dates it before the listed version.
+    /// `notJSONHint` ends the message refusing markup (an HTML page) as the body.
     /// A 404 or 410 is ``UpstreamError/goneSinceListed(collection:item:reason:)``: the item was
     /// deleted after the listing named it. `problem` finds what else makes a body another item's
     /// (a malformed item, its text saying why).
     func downloadItem(_ url: URL, collection: String, item: ListedItem, cachedValidator: String?,
-                      requireObject: Bool, versionField: String?,
+                      requireObject: Bool, versionField: String?, notJSONHint: String = "",
                       problem: (JSONValue) -> String? = { _ in nil }) async throws -> FetchedBody {
         let result: HTTPResult
         do {
@@ -487,7 +488,10 @@ extension HTTPSession {
         switch Result(catching: { () throws(JSONParseError) in try JSONValue.parse(result.body, maxValues: JSONValue.maxItemValues) }) {
         case .success(let parsed): value = parsed
         case .failure(let error):
-            throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(item.id), reason: "body is \(error.summary)")
+            // Markup (a login page, a single-page app's index for every path) says where it came from.
+            let context = result.looksLikeMarkup || result.finalURL != result.url
+                ? " from \(URLSafety.redact(result.url))" + result.notJSONContext(redact: credentials.redact) + notJSONHint : ""
+            throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(item.id), reason: "body is \(error.summary)\(context)")
         }
         if requireObject, case .object = value {} else if requireObject {
             throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(item.id), reason: "body is not a JSON object")

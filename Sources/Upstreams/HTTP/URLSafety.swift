@@ -155,11 +155,15 @@ public enum URLSafety {
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 
-    /// Percent-encodes `text` as one path segment (so `/`, `?`, `#`, `%` and `..` stay data).
+    /// Percent-encodes `text` as one path segment (so `/`, `?`, `#`, `%` and `..` stay data). Dots
+    /// stay as they are (`v1.2`, `a.b.c`: servers that match routes undecoded find them) unless
+    /// the text is `.` or holds `..`: then all are encoded, so that no server decoding `%2F`
+    /// before it resolves dot segments reads a `../` in it.
     static func encodePathSegment(_ text: String) -> String {
         var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
-        allowed.insert(charactersIn: "-_~")
+        allowed.insert(charactersIn: "-_~.")
         let encoded = text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+        guard text == "." || text.contains("..") else { return encoded }
         return encoded.replacingOccurrences(of: ".", with: "%2E")
     }
 
