@@ -65,6 +65,9 @@ public struct FetchReport: Sendable {
     /// with an error other than 404 or 410), as `collection/id: error`: kept, and no deletion of
     /// their collection is inferred this run.
     public var unconfirmed: [String] = []
+    /// What the listings saw amiss without failing (``Listing/warnings``), as `collection: text`:
+    /// a page linking a next one the configured paging did not follow, say.
+    public var warnings: [String] = []
     /// Requests made to upstream (listing pages, item bodies, retries) and body bytes received;
     /// zero for the `dir` upstream.
     public var requests = 0
@@ -208,6 +211,7 @@ extension Mirror {
         var failures: [String] = []
         var vanished: [String] = []
         var unconfirmed: [String] = []
+        var warnings: [String] = []
         // An interrupted run (its task cancelled): items it did not download, and collections it
         // did not list (or not to the end). What did download is stored all the same.
         var notDownloaded = 0
@@ -262,6 +266,7 @@ extension Mirror {
             }
             let cached = try load.table()
             unconfirmed += listing.unconfirmed
+            warnings += listing.warnings
             // Whole, and showing every deletion: not one that changed while it was paged (its
             // deletions are held back), nor one whose items went missing before their download.
             if listing.incremental || !listing.isComplete { listedWhole = false }
@@ -504,6 +509,7 @@ extension Mirror {
         var report = FetchReport(collections: collections, previous: previous?.id, current: current, failures: failures)
         report.vanished = vanished
         report.unconfirmed = unconfirmed
+        report.warnings = warnings
         report.unlisted = unlisted
         if interrupted {
             try writeTimedState(Mirror.fetchInterruptedState, report.leftByInterruption)

@@ -204,6 +204,8 @@ struct ListingPass {
     var kept: [Int] = []
     /// Items the listing left out whose deletion could not be confirmed (``Listing/unconfirmed``).
     var unconfirmed: [String] = []
+    /// What looked amiss in the pages (``Listing/warnings``).
+    var warnings: [String] = []
 }
 
 extension Listing {

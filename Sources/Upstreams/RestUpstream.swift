@@ -185,6 +185,7 @@ public struct RestUpstream: Upstream {
         }
         var listing = Listing(pass, requests: session.statistics.requests - before)
         listing.incremental = incremental
+        listing.warnings = first.warnings
         return listing
     }
 
@@ -202,6 +203,7 @@ public struct RestUpstream: Upstream {
         var upstreamTime: Timestamp?
         /// The `next-field` value last followed when it was a bare word, with its pointer.
         var bareNext: (pointer: String, text: String)?
+        var firstPage: (result: HTTPResult, json: JSONValue)?
         while let url = next {
             guard visited.insert(url.absoluteString).inserted else {
                 throw UpstreamError.malformedListing(
@@ -217,6 +219,7 @@ public struct RestUpstream: Upstream {
             }
             if pageNumber == 1 { upstreamTime = result.header("Date").flatMap(HTTPDate.parse) }
             let json = try parseListingBody(result, collection: collection)
+            if pageNumber == 1 { firstPage = (result, json) }
             // An empty array written as `null` (Go's nil slice), or left out past the first page
             // (Go's `omitempty`): a page without rows, which ends `page` and `offset` paging.
             let found: JSONValue
@@ -304,8 +307,15 @@ public struct RestUpstream: Upstream {
             try accumulator.checkAdvancing(to: next)
             pageNumber += 1
         }
-        return ListingPass(items: accumulator.items, complete: !incremental && !accumulator.changedWhilePaging,
-                           changedWhilePaging: accumulator.changedWhilePaging, pages: pagesWithRows, upstreamTime: upstreamTime)
+        var pass = ListingPass(items: accumulator.items, complete: !incremental && !accumulator.changedWhilePaging,
+                               changedWhilePaging: accumulator.changedWhilePaging, pages: pagesWithRows, upstreamTime: upstreamTime)
+        if let firstPage {
+            pass.warnings = RestPagingCheck(paging: paging, itemsPath: itemsPath, redact: session.credentials.redact)
+                .warnings(first: firstPage.result, json: firstPage.json, pages: pageNumber - 1, listed: pass.items.count,
+                          complete: pass.complete)
+                .map { "\(collection): \($0)" }
+        }
+        return pass
     }
 
     /// What a listing that failed after following a bare word as a next link adds: that word may

@@ -125,6 +125,10 @@ public struct Listing: Sendable {
     /// answer 404 or 410 but failed (`collection/id: error`): they are kept, and the listing is
     /// not complete, so no deletion is inferred from it.
     public var unconfirmed: [String] = []
+    /// What the adapter saw amiss without failing the listing, as `collection: text`: signs that
+    /// it stopped short (a `rest` page linking a next page its paging did not follow, or a total
+    /// above the items listed). Told to the user; the listing is taken as it is.
+    public var warnings: [String] = []
 
     public init(items: [ListedItem], isComplete: Bool, unchanged: [Int] = [], deleted: [ItemID] = [], requests: Int = 0,
                 changedWhilePaging: Bool = false) {

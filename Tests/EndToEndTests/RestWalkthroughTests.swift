@@ -238,6 +238,27 @@ struct RestWalkthroughTests {
         }
     }
 
+    /// A clone whose paging stops at the first page (a list URL with `page=1` and no `paging`)
+    /// mirrors that page, and says on stderr, and in `--json`, which setting reads the rest.
+    @Test func aPagingThatStopsShortIsToldAtClone() async throws {
+        let server = try await FixtureServer.start(items: 5, seed: 2)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let url = "rest:\(server.baseURL)/rest/items?page=1&per_page=2"
+            let clone = try await CLI.tidemark(["clone", url, "m"], in: root)
+            #expect(clone.status == 0 && clone.stdout.hasPrefix("Cloned 2 items"), "\(clone.stdout)\(clone.stderr)")
+            #expect(clone.stderr.contains("warning: items: the listing read one page, and the response links a next one in its "
+                                          + "Link header ('\(server.baseURL)/rest/items?per_page=2&page=2'): set paging=link\n"), "\(clone.stderr)")
+            let (fetch, report) = try await Transcript(environment: [:]).fetchJSON(in: root + "/m")
+            #expect(fetch.status == 0 && (report?["warnings"] as? [String])?.first?.hasPrefix("items: the listing read one page") == true,
+                    "\(fetch.stdout)")
+            _ = try await CLI.git(["config", "tidemark.paging", "link"], in: root + "/m")
+            let sync = try await CLI.tidemark(["-C", "m", "sync"], in: root)
+            #expect(sync.status == 0 && sync.stdout.contains("0 changed, 3 new, 0 deleted") && !sync.stderr.contains("warning"),
+                    "\(sync.stdout)\(sync.stderr)")
+        }
+    }
+
     /// A collection wrapped in an envelope (`{"data": {"items": [...]}, "links": {"next": ...}}`),
     /// bodies from an item URL, full listings (so deletions are seen).
     @Test func envelopeCollectionWithItemURLAndBearerToken() async throws {

@@ -215,6 +215,52 @@ import TidemarkFixtures
         }
     }
 
+    /// A paging that stops short says so: a page that links or names a next one the configured
+    /// paging did not follow, or a total above the items listed, is a warning naming the setting
+    /// to use. Such a mirror held the first page alone, and nothing said so (`paging=link` on
+    /// Django REST Framework's `next`, `paging=none` on a paged API). A listing that follows its
+    /// pages, or whose total matches, warns of nothing.
+    @Test func aPagingThatStopsShortWarns() async throws {
+        let rows = #"[{"id": "a", "lastModified": "2024-01-01T00:00:00Z"}, {"id": "b", "lastModified": "2024-01-01T00:00:00Z"}]"#
+        let cases: [(page: String, headers: [String: String], options: [String: String], warning: String?)] = [
+            (#"{"count": 2, "next": "https://api.example.org/items?page=2", "results": \#(rows)}"#, [:], ["itemsPath": "/results", "paging": "link"],
+             "items: the listing read one page, and the response has a next link at /next ('https://api.example.org/items?page=2'): "
+                + "set paging=next-field:/next"),
+            (#"{"data": \#(rows), "meta": {"next_cursor": "dXNlcjpXMDdRQ1JQQTQ="}}"#, [:], ["itemsPath": "/data"],
+             "items: the listing read one page, and the response has a next cursor at /meta/next_cursor ('dXNlcjpXMDdRQ1JQQTQ='): "
+                + "set paging=cursor:/meta/next_cursor"),
+            (#"{"data": \#(rows), "links": {"next": {"href": "/items?page[number]=2"}}}"#, [:], ["itemsPath": "/data", "paging": "next-field:/next"],
+             "items: the listing read one page, and the response has a next link at /links/next/href ('/items?page[number]=2'): "
+                + "set paging=next-field:/links/next/href (there is nothing at /next)"),
+            (rows, ["Link": #"<https://api.example.org/items?page=2>; rel="next""#], [:],
+             "items: the listing read one page, and the response links a next one in its Link header "
+                + "('https://api.example.org/items?page=2'): set paging=link"),
+            (#"{"data": \#(rows), "meta": {"pagination": {"page": 1, "total": 5}}}"#, [:], ["itemsPath": "/data"],
+             "items: the listing got 2 items, but the response says there are 5 (/meta/pagination/total): is paging set right? "
+                + "(paging=none reads one page)"),
+            (#"{"count": 2, "next": null, "results": \#(rows)}"#, [:], ["itemsPath": "/results"], nil),
+            (#"{"total": 2, "data": \#(rows), "nextPage": ""}"#, [:], ["itemsPath": "/data"], nil),
+        ]
+        for (page, headers, options, warning) in cases {
+            try await withFixture { server in
+                server.inject(FixtureFault(replacementBody: page, replacementHeaders: headers))
+                try await using(try upstream(server, options: options)) { rest in
+                    let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                    #expect(listing.items.count == 2)
+                    #expect(listing.warnings == (warning.map { [$0] } ?? []), "\(page)")
+                }
+            }
+        }
+        // The fixture's pages, followed: nothing to warn of.
+        try await withFixture(items: 25) { server in
+            try await using(try upstream(server, path: "/rest/envelope?limit=10",
+                                         options: ["itemsPath": "/data/items", "paging": "next-field:/links/next"])) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                #expect(listing.items.count == 25 && listing.warnings.isEmpty, "\(listing.warnings)")
+            }
+        }
+    }
+
     /// A page that is not JSON says what it is: where a redirect led (a login page), its
     /// `Content-Type` and its HTML title; an item body that is a page asks whether `itemURL` is
     /// right. Both said only "unexpected character at byte 0". A page without the items at

@@ -89,10 +89,10 @@ extension TidemarkCommand {
     }
 }
 
-/// Warns on stderr of the items a fetch found gone between its listing and their download, and
-/// of those whose deletion it could not confirm.
+/// Warns on stderr of the items a fetch found gone between its listing and their download, of
+/// those whose deletion it could not confirm, and of what its listings saw amiss.
 func tellVanished(_ report: FetchReport?) {
-    for warning in [report?.vanishedWarning, report?.unconfirmedWarning].compactMap({ $0 }) {
+    for warning in [report?.vanishedWarning, report?.unconfirmedWarning].compactMap({ $0 }) + (report?.warnings ?? []) {
         writeStandardError("warning: \(terminalSafe(warning))\n")
     }
 }

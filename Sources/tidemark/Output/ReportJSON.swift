@@ -110,6 +110,7 @@ struct FetchJSON: Encodable {
     var failures: [String]
     var vanished: [String]
     var unconfirmed: [String]?
+    var warnings: [String]?
     var interrupted: Bool?
     var notDownloaded: Int?
     var unlisted: [String]?
@@ -131,6 +132,7 @@ struct FetchJSON: Encodable {
         failures = report.failures
         vanished = report.vanished
         unconfirmed = report.unconfirmed.isEmpty ? nil : report.unconfirmed
+        warnings = report.warnings.isEmpty ? nil : report.warnings
         if report.interrupted {
             interrupted = true
             notDownloaded = report.notDownloaded
