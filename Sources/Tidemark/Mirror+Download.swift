@@ -216,6 +216,10 @@ extension Mirror {
         if renamed > 0 {
             detail += "; \(renamed) of them come back as new items named the same but for their Unicode normalization "
                 + "(NFC and NFD: files copied from macOS, or renamed by a sync tool)"
+        } else if new.count * 2 >= deleted.count {
+            // As many new ids as gone ones: the ids changed, not the collection (a new idField).
+            detail += "; the same listing brings \(new.count) new item\(new.count == 1 ? "" : "s"): the ids may have changed "
+                + "(tidemark.idField set to another field, upstream renumbering)"
         }
         return detail
     }

@@ -22,10 +22,18 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// nanoseconds (18 or 19), as JavaScript's `Date.now()` and others write it. Returns nil when
     /// the text is none of these.
     public init?(_ raw: String) {
-        guard let parsed = Timestamp.parse(Array(raw.utf8)) else { return nil }
-        self.raw = raw
-        self.seconds = parsed.0
-        self.nanoseconds = parsed.1
+        if let parsed = Timestamp.parse(Array(raw.utf8)) {
+            self.raw = raw
+            self.seconds = parsed.0
+            self.nanoseconds = parsed.1
+        } else if raw.first?.isLetter == true, let http = HTTPDate.parse(raw) {
+            // An HTTP-date (`Wed, 01 May 2024 12:00:00 GMT`), as some APIs write their dates.
+            self.raw = raw
+            self.seconds = http.seconds
+            self.nanoseconds = 0
+        } else {
+            return nil
+        }
     }
 
     /// A timestamp for a point in time, rendered as `YYYY-MM-DDTHH:MM:SS.fffffffffZ` trimmed.
@@ -74,10 +82,14 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     public var isUnixTime: Bool { Timestamp.unixUnit(raw) != nil }
 
     /// The last instant this version may stand for: a date alone stands for its whole day (an
-    /// item edited again that day keeps it), anything else for itself.
+    /// item edited again that day keeps it), a time without seconds for its minute, anything
+    /// else for itself.
     public var latest: Timestamp {
-        let dateOnly = raw.utf8.count == 10 && raw.utf8.dropFirst(4).first == 45 && raw.utf8.dropFirst(7).first == 45
-        return dateOnly ? Timestamp(seconds: seconds + 86_399, nanoseconds: 999_999_999) : self
+        let bytes = Array(raw.utf8)
+        guard bytes.count >= 10, bytes[4] == 45, bytes[7] == 45 else { return self }
+        if bytes.count == 10 { return Timestamp(seconds: seconds + 86_399, nanoseconds: 999_999_999) }
+        let minuteOnly = bytes.count >= 16 && bytes[13] == 58 && (bytes.count == 16 || bytes[16] != 58)
+        return minuteOnly ? Timestamp(seconds: seconds + 59, nanoseconds: 999_999_999) : self
     }
 
     private init(raw: String, seconds: Int64, nanoseconds: Int32) {
@@ -168,7 +180,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// The words naming what ``init(_:)`` accepts, for an error.
-    public static let acceptedForms = "an ISO 8601 date-time (2024-05-01T10:00:00Z) or date, or a Unix time in digits "
+    public static let acceptedForms = "an ISO 8601 date-time (2024-05-01T10:00:00Z) or date, an HTTP-date "
+        + "(Wed, 01 May 2024 10:00:00 GMT), or a Unix time in digits "
         + "(seconds; milliseconds from 12 digits, micro- and nanoseconds from 15 and 18)"
 
     private static func parse(_ b: [UInt8]) -> (Int64, Int32)? {
@@ -198,8 +211,14 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         }
         guard i < b.count, b[i] == 84 || b[i] == 116 || b[i] == 32 else { return nil }  // T, t or space
         i += 1
-        guard let hour = digits(2), expect(58), let minute = digits(2), expect(58), let second = digits(2)
-        else { return nil }
+        // Seconds may be left out (`12:00Z`, ISO 8601's minute precision).
+        guard let hour = digits(2), expect(58), let minute = digits(2) else { return nil }
+        var second: Int64 = 0
+        if i < b.count, b[i] == 58 {
+            i += 1
+            guard let written = digits(2) else { return nil }
+            second = written
+        }
         guard (1...12).contains(month), (1...daysIn(month: Int(month), of: year)).contains(Int(day)),
               hour < 24, minute < 60, second < 61
         else { return nil }
@@ -223,8 +242,14 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
                 let sign: Int64 = b[i] == 43 ? 1 : -1
                 i += 1
                 guard let oh = digits(2) else { return nil }
-                _ = expect(58)
-                guard let om = digits(2), oh < 24, om < 60 else { return nil }
+                // `+02` (hours alone), `+0200` or `+02:00`.
+                var om: Int64 = 0
+                if i < b.count {
+                    _ = expect(58)
+                    guard let minutes = digits(2) else { return nil }
+                    om = minutes
+                }
+                guard oh < 24, om < 60 else { return nil }
                 offset = sign * (oh * 3600 + om * 60)
             } else {
                 return nil

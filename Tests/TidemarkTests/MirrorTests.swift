@@ -574,6 +574,13 @@ struct MirrorTests {
             #expect(report.counts.deleted == 6)
             let after = try await mirror.status()
             #expect(after.fetchRefused == nil && after.isClean)
+            // Every id new, as many as are gone (ids read from another field): said so.
+            upstream.removeAll()
+            for index in 0..<4 { upstream.put(ItemID("uuid-\(index)"), "2024-01-01T00:00:00Z") }
+            await #expect { _ = try await mirror.sync() } throws: {
+                String(describing: $0).contains("; the same listing brings 4 new items: the ids may have changed "
+                                                + "(tidemark.idField set to another field, upstream renumbering)")
+            }
         }
     }
 
