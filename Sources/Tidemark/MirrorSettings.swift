@@ -62,6 +62,7 @@ public struct MirrorSettings: Sendable, Equatable {
         ("idField", ["rest"], "id"),
         ("modifiedField", ["rest"], "lastModified"),
         ("itemURL", ["rest"], nil),
+        ("bodyPath", ["rest"], nil),
         ("paging", ["rest"], "none"),
         ("pageParam", ["rest"], "page"),
         ("perPageParam", ["rest"], "per_page"),

@@ -11,6 +11,8 @@ import Foundation
 ///   makes every item so, for a collection that dates none.
 /// - `itemURL`: URL template with `{id}` for an item's body (id percent-encoded as a path
 ///   segment). Without it the listed object is the body (re-serialized with sorted keys).
+///   `bodyPath`: a JSON pointer to the item in what `itemURL` answers (`/data` for JSON:API and
+///   Strapi, whose responses wrap it); default the whole response.
 /// - `paging`: `none` (default), `page` (`page`/`per_page`, until an empty page), `offset`
 ///   (`offset`/`limit`, until an empty page; the next offset counts the rows received, so a server
 ///   that caps `limit` skips nothing), `link` (`Link: rel="next"`),
@@ -51,6 +53,7 @@ public struct RestUpstream: Upstream {
     /// The version field; nil for `modifiedField=none`.
     private let modifiedField: String?
     private let itemURL: String?
+    private let bodyPath: String?
     private let sinceParam: String?
     private let session: HTTPSession
 
@@ -93,6 +96,15 @@ public struct RestUpstream: Upstream {
             itemURL = template
         } else {
             itemURL = nil
+        }
+        bodyPath = options["bodyPath"].flatMap { $0.isEmpty ? nil : $0 }
+        if let bodyPath {
+            guard bodyPath.hasPrefix("/") else {
+                throw UpstreamError.invalidConfiguration("option bodyPath must be a JSON pointer starting with '/', got '\(bodyPath)'")
+            }
+            guard itemURL != nil else {
+                throw UpstreamError.invalidConfiguration("option bodyPath points into itemURL's answers: set itemURL too")
+            }
         }
         switch options["paging"] ?? "none" {
         case "none": paging = .none
@@ -333,7 +345,9 @@ public struct RestUpstream: Upstream {
     private func probe(_ id: ItemID) async throws -> (answers: Bool, version: Timestamp?) {
         guard let url = itemURL(for: id) else { return (true, nil) }
         guard let result = try await session.answering(url) else { return (false, nil) }
-        return (true, modifiedField.flatMap { bodyVersion(of: result.body, field: $0) })
+        var body = try? JSONValue.parse(result.body)
+        if let bodyPath { body = body?.at(pointer: bodyPath) }
+        return (true, modifiedField.flatMap { field in body.flatMap { bodyVersion(of: $0, field: field) } })
     }
 
     /// `itemURL` with `id` in place of `{id}`; nil without one, or when that is no valid URL.
@@ -351,7 +365,7 @@ public struct RestUpstream: Upstream {
         }
         return try await session.downloadItem(url, collection: collection, item: item, cachedValidator: cachedETag,
                                               requireObject: false, versionField: modifiedField,
-                                              notJSONHint: ": does itemURL lead to the item's JSON?") { body in
+                                              notJSONHint: ": does itemURL lead to the item's JSON?", bodyPath: bodyPath) { body in
             bodyProblem(body, for: item.id)
         }
     }

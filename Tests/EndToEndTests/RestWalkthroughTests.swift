@@ -238,6 +238,40 @@ struct RestWalkthroughTests {
         }
     }
 
+    /// An item URL that wraps the item (JSON:API's and Strapi's `{"data": {...}, "meta": ...}`)
+    /// is unwrapped at `bodyPath`: the mirror stores the item as a listing would carry it, and its
+    /// id and date are checked there. It stored the whole envelope. A response without the value
+    /// there fails its item, named.
+    @Test func anItemWrappedInAnEnvelopeIsUnwrapped() async throws {
+        let server = try await FixtureServer.start(items: 0, seed: 4)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let listing = #"[{"id": "a", "lastModified": "2024-01-01T00:00:00Z"}, {"id": "b", "lastModified": "2024-01-01T00:00:00Z"}]"#
+            func envelope(_ id: String) -> String {
+                #"{"data": {"id": "\#(id)", "lastModified": "2024-01-01T00:00:00Z", "title": "T\#(id)", "n": 1.50}, "meta": {"x": 1}}"#
+            }
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, replacementBody: listing))
+            server.inject(FixtureFault(pathPrefix: "/wrapped/a", count: 1, replacementBody: envelope("a")))
+            server.inject(FixtureFault(pathPrefix: "/wrapped/b", count: 1, replacementBody: envelope("b")))
+            let clone = try await CLI.tidemark(["clone", "rest:\(server.baseURL)/rest/items", "m", "--option", "itemURL=/wrapped/{id}",
+                                                "--option", "bodyPath=/data"], in: root)
+            #expect(clone.status == 0, "\(clone.stdout)\(clone.stderr)")
+            #expect(try String(contentsOfFile: root + "/m/items/a.json", encoding: .utf8)
+                    == "{\n  \"id\": \"a\",\n  \"lastModified\": \"2024-01-01T00:00:00Z\",\n  \"n\": 1.50,\n  \"title\": \"Ta\"\n}\n")
+            try await CLI.expectClean(root + "/m")
+
+            let dated = #"[{"id": "a", "lastModified": "2024-02-01T00:00:00Z"}, {"id": "b", "lastModified": "2024-01-01T00:00:00Z"}]"#
+            server.inject(FixtureFault(pathPrefix: "/rest/items", count: 1, replacementBody: dated))
+            server.inject(FixtureFault(pathPrefix: "/wrapped/a", count: 1, replacementBody: #"{"errors": [], "meta": {}}"#))
+            let failed = try await CLI.tidemark(["-C", "m", "sync"], in: root)
+            #expect(failed.status == 128 && failed.stderr.contains(
+                "items/a: \(server.baseURL)/wrapped/a has no value at bodyPath '/data' (it has 'errors', 'meta'); not stored"),
+                    "\(failed.stderr)")
+            let bad = try await CLI.tidemark(["clone", "rest:\(server.baseURL)/rest/items", "n", "--option", "bodyPath=/data"], in: root)
+            #expect(bad.status == 128 && bad.stderr.contains("option bodyPath points into itemURL's answers: set itemURL too"), "\(bad.stderr)")
+        }
+    }
+
     /// A clone whose paging stops at the first page (a list URL with `page=1` and no `paging`)
     /// mirrors that page, and says on stderr, and in `--json`, which setting reads the rest.
     @Test func aPagingThatStopsShortIsToldAtClone() async throws {

@@ -467,12 +467,14 @@ extension HTTPSession {
     /// listed version (see ``HTTPResult/conditional(_:listedVersion:)``), 304 as `.notModified`,
     /// and a body that is not JSON (or, with `requireObject`, not a JSON object) as a malformed item,
     /// as is one whose `versionField` (a key, or a JSON pointer; nil: none) dates it before the listed version.
-    /// `notJSONHint` ends the message refusing markup (an HTML page) as the body.
+    /// `notJSONHint` ends the message refusing markup (an HTML page) as the body. With `bodyPath`
+    /// (a JSON pointer) the item is the value there, not the whole response (JSON:API's `/data`):
+    /// the checks read it, and it is what is returned.
     /// A 404 or 410 is ``UpstreamError/goneSinceListed(collection:item:reason:)``: the item was
     /// deleted after the listing named it. `problem` finds what else makes a body another item's
     /// (a malformed item, its text saying why).
     func downloadItem(_ url: URL, collection: String, item: ListedItem, cachedValidator: String?,
-                      requireObject: Bool, versionField: String?, notJSONHint: String = "",
+                      requireObject: Bool, versionField: String?, notJSONHint: String = "", bodyPath: String? = nil,
                       problem: (JSONValue) -> String? = { _ in nil }) async throws -> FetchedBody {
         let result: HTTPResult
         do {
@@ -484,7 +486,7 @@ extension HTTPSession {
                     + " after the listing named it (deleted upstream meanwhile)")
         }
         if result.status == 304 { return .notModified }
-        let value: JSONValue
+        var value: JSONValue
         switch Result(catching: { () throws(JSONParseError) in try JSONValue.parse(result.body, maxValues: JSONValue.maxItemValues) }) {
         case .success(let parsed): value = parsed
         case .failure(let error):
@@ -492,6 +494,19 @@ extension HTTPSession {
             let context = result.looksLikeMarkup || result.finalURL != result.url
                 ? " from \(URLSafety.redact(result.url))" + result.notJSONContext(redact: credentials.redact) + notJSONHint : ""
             throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(item.id), reason: "body is \(error.summary)\(context)")
+        }
+        var body = result.body
+        if let bodyPath {
+            guard let inner = value.at(pointer: bodyPath) else {
+                var holds = ""
+                if case .object(let fields) = value {
+                    holds = " (it has " + fields.members.prefix(8).map { "'" + CQuoting.quoted($0.key) + "'" }.joined(separator: ", ") + ")"
+                }
+                throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(item.id),
+                                                  reason: "\(URLSafety.redact(url)) has no value at bodyPath '\(bodyPath)'\(holds); not stored")
+            }
+            value = inner
+            body = inner.serialized()
         }
         if requireObject, case .object = value {} else if requireObject {
             throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(item.id), reason: "body is not a JSON object")
@@ -512,7 +527,7 @@ extension HTTPSession {
         }
         // A validator holding a credential (a server echoing the token) is not kept: it would be
         // written into the manifest, and so into every snapshot.
-        return .body(result.body, etag: result.validator.flatMap { credentials.redact($0) == $0 ? $0 : nil })
+        return .body(body, etag: result.validator.flatMap { credentials.redact($0) == $0 ? $0 : nil })
     }
 }
 

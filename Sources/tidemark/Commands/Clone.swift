@@ -59,7 +59,7 @@ extension TidemarkCommand {
         @Option(help: "HTTP Basic credentials from two environment variables: USER_VAR:PASS_VAR.")
         var basicEnv: String?
 
-        @Option(name: .customLong("option"), help: ArgumentHelp("An upstream option key=value (itemsPath, idField, modifiedField, itemURL, paging, pageSize, pageParam, perPageParam, firstPage, offsetParam, limitParam, cursorParam, sinceParam, maxAttempts, timeout, maxItems, sslCAInfo).", valueName: "key=value"))
+        @Option(name: .customLong("option"), help: ArgumentHelp("An upstream option key=value (itemsPath, idField, modifiedField, itemURL, bodyPath, paging, pageSize, pageParam, perPageParam, firstPage, offsetParam, limitParam, cursorParam, sinceParam, maxAttempts, timeout, maxItems, sslCAInfo).", valueName: "key=value"))
         var options: [String] = []
 
         @Flag(help: "Print a JSON report on stdout.")
