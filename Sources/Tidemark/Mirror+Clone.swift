@@ -89,7 +89,9 @@ extension Mirror {
             let mirror = Mirror(repository: repository, settings: settings, upstream: custom)
             await mirror.setProgressHandler(progress)
             await mirror.setRequestObserver(requestObserver)
-            let report = try await mirror.sync(SyncOptions(fetch: options.fetch))
+            var first = SyncOptions(fetch: options.fetch)
+            first.holdOnFailures = true
+            let report = try await mirror.sync(first)
             return (mirror, report)
         } catch {
             // Some items downloaded, others failed (a rate limit a large clone runs into): what

@@ -14,6 +14,9 @@ public struct SyncOptions: Sendable {
     /// Skip the fetch; apply what the last fetch stored.
     public var offline = false
     public var fetch = FetchOptions()
+    /// Apply nothing when some items fail to download (a clone's first sync: it keeps what it
+    /// stored on the upstream-tracking ref and checks nothing out).
+    package var holdOnFailures = false
     public init(dryRun: Bool = false, ifStaleSeconds: Double? = nil, force: Bool = false,
                 offline: Bool = false, fetch: FetchOptions = FetchOptions()) {
         self.dryRun = dryRun
@@ -59,9 +62,11 @@ public struct SyncReport: Sendable {
         case updated
         /// `--dry-run`: what would change.
         case planned
-        /// Some items could not be downloaded (``MirrorError/incompleteFetch(_:)``): the branch
-        /// did not move. Never returned by ``Mirror/sync(_:)``, which throws instead; for reports
-        /// made from that error.
+        /// Some items could not be downloaded: the rest was applied (``MirrorError/incompleteSync(_:)``,
+        /// whose report has the counts, `previous` and `current`), the failed items kept as the
+        /// branch had them and no deletion applied; or, for a clone's first sync, nothing was
+        /// (``MirrorError/incompleteFetch(_:)``). Never returned by ``Mirror/sync(_:)``, which
+        /// throws instead; for reports made from those errors.
         case incompleteFetch
         /// The run was interrupted during its downloads (``MirrorError/interrupted(_:)``): what
         /// did download is stored on `refs/tidemark/upstream`; the branch did not move. Never
@@ -175,7 +180,7 @@ extension Mirror {
             fetchOptions.preloadIndex = true
             let report = try await fetchLocked(fetchOptions)
             if report.interrupted { throw .interrupted(report) }
-            if !report.failures.isEmpty { throw .incompleteFetch(report) }
+            if !report.failures.isEmpty, options.holdOnFailures { throw .incompleteFetch(report) }
             fetchReport = report
         }
         var report = try apply(force: options.force, after: fetchReport)
@@ -183,6 +188,13 @@ extension Mirror {
         report.finishedInterrupted = finishedInterruptedSync
         // With --force, the edits finishing that sync wrote over are named too.
         report.overwrittenEdits = Mirror.adding(report.overwrittenEdits, to: finishingOverwrote)
+        // Items that failed do not hold the rest back (as rclone's and vdirsyncer's syncs go on):
+        // the snapshot applied keeps them as the branch had them, deletes nothing and holds the
+        // watermark, so the next sync asks for them again.
+        if let fetchReport, !fetchReport.failures.isEmpty {
+            report.outcome = .incompleteFetch
+            throw .incompleteSync(report)
+        }
         return report
     }
 

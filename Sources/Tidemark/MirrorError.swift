@@ -52,6 +52,10 @@ public enum MirrorError: Error, CustomStringConvertible {
     /// Some items could not be downloaded; what did download is stored on the upstream-tracking ref.
     /// The report is the fetch's, its `failures` naming those items.
     case incompleteFetch(FetchReport)
+    /// A sync's fetch could not download some items; the rest was applied to the branch (the
+    /// report's `counts`, `previous` and `current`), those items kept as the branch had them and
+    /// no deletion applied. Its `fetch.failures` names them; the next sync asks for them again.
+    case incompleteSync(SyncReport)
     /// A clone's items could not all be downloaded. With `kept` (some were), the mirror stays
     /// there with what was downloaded on `refs/tidemark/upstream` and nothing checked out, for
     /// `tidemark sync` to finish (a rate limit a large clone runs into would otherwise fail every
@@ -212,6 +216,12 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .incompleteFetch(let report):
             return "\(report.failures.count) item\(report.failures.count == 1 ? "" : "s") could not be downloaded; the rest is stored and the next fetch retries them:\n"
                 + MirrorError.list(report.failures, limit: 20)
+        case .incompleteSync(let report):
+            let failures = report.fetch?.failures ?? []
+            let applied = report.previous == report.current ? "nothing else changed" : "the rest is synced"
+            return "\(failures.count) item\(failures.count == 1 ? "" : "s") could not be downloaded (\(failures.count == 1 ? "it stays" : "they stay") "
+                + "as the branch had \(failures.count == 1 ? "it" : "them"), and no deletion is applied); \(applied), and the next sync "
+                + "retries \(failures.count == 1 ? "it" : "them"):\n" + MirrorError.list(failures, limit: 20)
         case .cloneIncomplete(let report, let kept):
             let failed = "\(report.failures.count) item\(report.failures.count == 1 ? "" : "s") could not be downloaded"
             let when = "(once upstream serves them, or their files are fixed or removed):\n"

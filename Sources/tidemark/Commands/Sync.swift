@@ -78,6 +78,9 @@ extension TidemarkCommand {
                     // Reported below, then exits 128 or ends by the signal: the JSON still names
                     // the failed items.
                     return SyncReport(incompleteFetch: fetch, branchAt: (try? await mirror.branchTip()) ?? nil)
+                } catch .incompleteSync(let report) {
+                    // The rest applied: told as a sync, then the failures, exiting 128.
+                    return report
                 }
             }
             if transfer.verbose { tellFolderListing(report.fetch) }
@@ -94,11 +97,9 @@ extension TidemarkCommand {
                                    + "what it merges holds commits of someone's own, so it is not recorded as merged (merge it "
                                    + "again and resolve the conflict by hand, then 'git commit', to keep them)\n")
             }
-            if report.outcome == .incompleteFetch, let fetch = report.fetch {
-                // The branch stays where it was: say so, and how to apply what did download.
-                throw CommandFailure.fatal(MirrorError.incompleteFetch(fetch).description
-                    + "\nNothing was synced (the branch is unchanged): 'tidemark sync --offline' applies what was stored, "
-                    + "without the items that failed, and the next sync retries them.")
+            if report.outcome == .incompleteFetch {
+                if !json, !output.quiet, report.current != report.previous { tellUpdated(report) }
+                throw CommandFailure.fatal(MirrorError.incompleteSync(report).description)
             }
             guard !json, !output.quiet else { return }
             switch report.outcome {
@@ -134,20 +135,25 @@ extension TidemarkCommand {
                          + "it holds commits of someone's own, not recorded as merged.\n")
                 }
             case .updated:
-                emit("Updating \(report.previous?.short() ?? "(none)")..\(report.current?.short() ?? "-")\n")
-                // With --force over commits of the user's own, files change that upstream did not.
-                let undone = report.undoneOwnPaths.count
-                let summary = undone == 0 ? report.counts.summary
-                    : (report.counts.total == 0 ? "no changes upstream" : report.counts.summary)
-                        + "; undid your own commits in \(undone) file\(undone == 1 ? "" : "s")"
-                emit("Synced: \(summary) (\(report.fetch?.downloaded ?? 0) downloaded)\n")
-                if !report.finishedMerge.isEmpty {
-                    emit("Finished the merge of \(report.finishedMerge.joined(separator: " ")) with upstream's snapshot (both sides its parents).\n")
-                }
-                tellOverwrittenEdits(report.overwrittenEdits)
+                tellUpdated(report)
             }
         }
     }
+}
+
+/// What a sync that moved the branch says: the range, what it applied, and what it wrote over.
+func tellUpdated(_ report: SyncReport) {
+    emit("Updating \(report.previous?.short() ?? "(none)")..\(report.current?.short() ?? "-")\n")
+    // With --force over commits of the user's own, files change that upstream did not.
+    let undone = report.undoneOwnPaths.count
+    let summary = undone == 0 ? report.counts.summary
+        : (report.counts.total == 0 ? "no changes upstream" : report.counts.summary)
+            + "; undid your own commits in \(undone) file\(undone == 1 ? "" : "s")"
+    emit("Synced: \(summary) (\(report.fetch?.downloaded ?? 0) downloaded)\n")
+    if !report.finishedMerge.isEmpty {
+        emit("Finished the merge of \(report.finishedMerge.joined(separator: " ")) with upstream's snapshot (both sides its parents).\n")
+    }
+    tellOverwrittenEdits(report.overwrittenEdits)
 }
 
 /// The local changes a forced sync or rollback wrote over, named after its summary.
