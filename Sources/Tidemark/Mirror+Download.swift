@@ -327,7 +327,13 @@ extension Mirror {
                         // tags the bodies its listing carries.
                         if item.etag == nil, let old, old.isDated(item.lastModified) {
                             if cachedBlob(old) == object.id {
-                                entry = old
+                                // A validator the server sends now, where none was stored (or
+                                // only tidemark's own tag), is kept: without it every later run
+                                // downloads the body whole. One that merely differs is not (a
+                                // server may send a new one with every answer).
+                                let unvalidated = old.etag.isEmpty || old.etag.hasPrefix(Mirror.contentTagPrefix)
+                                entry = unvalidated && !entry.etag.isEmpty && entry.etag != old.etag
+                                    ? ManifestEntry(id: old.id, lastModified: old.lastModified, etag: entry.etag, path: old.path) : old
                             } else if entry.etag.isEmpty || entry.etag == old.etag {
                                 entry.etag = Mirror.contentTagPrefix + String(object.id.hex.prefix(16))
                             }

@@ -39,7 +39,11 @@ struct RestPagingCheck {
         default:
             break
         }
-        if warnings.isEmpty, complete, let total = total(in: json), total.value > listed {
+        // A total in a header (json-server's and many others' `X-Total-Count`), else in the body.
+        let header = ["X-Total-Count", "X-Total", "Total-Count"].lazy.compactMap { name in
+            first.header(name).flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }.map { (pointer: "header \(name)", value: $0) }
+        }.first
+        if warnings.isEmpty, complete, let total = header ?? total(in: json), total.value > listed {
             warnings.append("the listing got \(listed) item\(listed == 1 ? "" : "s"), but the response says there are \(total.value) "
                             + "(\(total.pointer)): is paging set right? (" + Self.pagingNow(paging) + ")")
         }

@@ -215,19 +215,35 @@ public struct RestUpstream: Upstream {
         var upstreamTime: Timestamp?
         /// The `next-field` value last followed when it was a bare word, with its pointer.
         var bareNext: (pointer: String, text: String)?
+        /// The cursor `cursor` paging sent last.
+        var lastCursor: String?
         var firstPage: (result: HTTPResult, json: JSONValue)?
         while let url = next {
             guard visited.insert(url.absoluteString).inserted else {
+                // A server that does not read the cursor where it is sent answers the first page
+                // again, with the same cursor.
+                let ignored = if case .cursor = paging, let lastCursor {
+                    " (the server gave the cursor '\(CQuoting.quoted(String(session.credentials.redact(lastCursor).prefix(64))))' again: "
+                        + "does it read it from the query parameter '\(parameters.cursor)'? cursorParam names it)"
+                } else { "" }
                 throw UpstreamError.malformedListing(
-                    collection: collection, reason: "paging loops back to \(URLSafety.redact(url))" + Self.cursorHint(bareNext))
+                    collection: collection, reason: "paging loops back to \(URLSafety.redact(url))" + Self.cursorHint(bareNext) + ignored)
             }
             let result: HTTPResult
             do {
                 result = try await session.get(url)
-            } catch UpstreamError.http(let status, let shown, let message) where bareNext != nil && (status == 400 || status == 404) {
+            } catch UpstreamError.http(let status, let shown, let message) where status == 400 || status == 404 {
+                let failure = UpstreamError.http(status: status, url: shown, message: message)
+                if bareNext != nil {
+                    throw UpstreamError.malformedListing(collection: collection, reason: failure.description + Self.cursorHint(bareNext))
+                }
+                // Django REST Framework answers 404 past its last page, where others send an empty one.
+                guard pageNumber > 1, paging == .page || paging == .offset else { throw failure }
                 throw UpstreamError.malformedListing(
                     collection: collection,
-                    reason: UpstreamError.http(status: status, url: shown, message: message).description + Self.cursorHint(bareNext))
+                    reason: failure.description + " (past its last page? A server that answers \(status) there, as Django REST Framework "
+                        + "does, cannot be paged with paging=\(paging == .page ? "page" : "offset"): if its pages link the next one, "
+                        + "set paging=next-field:<JSON pointer to that link>, as /next)")
             }
             if pageNumber == 1 { upstreamTime = result.header("Date").flatMap(HTTPDate.parse) }
             let json = try parseListingBody(result, collection: collection)
@@ -241,20 +257,16 @@ public struct RestUpstream: Upstream {
             case let value?: found = value
             case nil:
                 // What the page holds instead: an error object (`{"error": ...}`), another envelope.
-                var holds = ""
-                if case .object(let fields) = json {
-                    let names = fields.members.prefix(8).map { "'" + CQuoting.quoted($0.key) + "'" }
-                    holds = names.isEmpty ? " (the response is an empty object)"
-                        : " (the response has " + names.joined(separator: ", ") + (fields.members.count > 8 ? ", ...)" : ")")
-                }
                 throw UpstreamError.malformedListing(
-                    collection: collection, reason: "no value at itemsPath '\(itemsPath)' in \(URLSafety.redact(url))" + holds)
+                    collection: collection,
+                    reason: "no value at itemsPath '\(itemsPath)' in \(URLSafety.redact(url))" + (Self.keys(of: json).map { " (the response has \($0))" } ?? ""))
             }
             guard case .array(let rows) = found else {
                 throw UpstreamError.malformedListing(
                     collection: collection,
                     reason: itemsPath.isEmpty
                         ? "the response is \(found.typeName), not an array of items: set itemsPath to the JSON pointer of the array (as /data/items)"
+                            + (Self.keys(of: found).map { "; it has \($0)" } ?? "")
                         : "value at itemsPath '\(itemsPath)' is \(found.typeName), not an array")
             }
             let progressed = try accumulator.add(page: rows.enumerated().map { index, row in
@@ -269,8 +281,10 @@ public struct RestUpstream: Upstream {
                 throw UpstreamError.malformedListing(
                     collection: collection,
                     reason: "page \(pageNumber) repeats the items of earlier pages: "
-                        + "does the server support paging=\(paging == .page ? "page" : "offset")? (Or items changed upstream while "
-                        + "the pages were read, shifting them: then the next run gets through.)")
+                        + "does the server support paging=\(paging == .page ? "page" : "offset"), with the query parameters "
+                        + (paging == .page ? "'\(parameters.page)' and '\(parameters.perPage)' (pageParam, perPageParam)"
+                                           : "'\(parameters.offset)' and '\(parameters.limit)' (offsetParam, limitParam)")
+                        + "? (Or items changed upstream while the pages were read, shifting them: then the next run gets through.)")
             }
             switch paging {
             case .none:
@@ -307,8 +321,10 @@ public struct RestUpstream: Upstream {
                 switch json.at(pointer: pointer) {
                 case .string(let token)? where !token.isEmpty:
                     next = URLSafety.setting([(parameters.cursor, token)], in: base)
+                    lastCursor = token
                 case let number? where number.integerText != nil:
                     next = URLSafety.setting([(parameters.cursor, number.integerText!)], in: base)
+                    lastCursor = number.integerText
                 case nil, .null?, .string?, .bool(false)?:
                     next = nil
                 case let other?:
@@ -328,6 +344,14 @@ public struct RestUpstream: Upstream {
                 .map { "\(collection): \($0)" }
         }
         return pass
+    }
+
+    /// The keys of a JSON object, quoted, at most eight (`'error', 'code'`); nil for anything
+    /// else, or an object without keys.
+    static func keys(of value: JSONValue) -> String? {
+        guard case .object(let fields) = value, !fields.members.isEmpty else { return nil }
+        return fields.members.prefix(8).map { "'" + CQuoting.quoted($0.key) + "'" }.joined(separator: ", ")
+            + (fields.members.count > 8 ? ", ..." : "")
     }
 
     /// What a listing that failed after following a bare word as a next link adds: that word may

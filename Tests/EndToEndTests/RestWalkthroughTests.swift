@@ -238,6 +238,43 @@ struct RestWalkthroughTests {
         }
     }
 
+    /// An undated item whose server starts sending ETags (none when it was stored) records the
+    /// first one with the same body, once, in a snapshot that changes only the manifest: later
+    /// runs ask conditionally. It kept the line as it was, so every run downloaded every body.
+    @Test func anETagFirstSentForAnUnchangedUndatedItemIsRecorded() async throws {
+        let server = try await FixtureServer.start(items: 3, seed: 9)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let ids = server.ids(.rest)
+            for id in ids {
+                let body = try await CLI.run("/usr/bin/curl", ["-sS", "\(server.baseURL)/rest/items/\(id)"], in: root).stdout
+                server.inject(FixtureFault(pathPrefix: "/rest/items/\(id)", count: 1, replacementBody: body))
+            }
+            let clone = try await CLI.tidemark(["clone", "-q", "rest:\(server.baseURL)/rest/items", "m",
+                                                "--option", "modifiedField=none", "--option", "itemURL=/rest/items/{id}"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            let mirror = root + "/m"
+            func etags() throws -> [String] {
+                try String(contentsOfFile: mirror + "/.tidemark/items.manifest", encoding: .utf8).split(separator: "\n")
+                    .filter { !$0.hasPrefix("#") }.map { String($0.split(separator: "\t", omittingEmptySubsequences: false)[2]) }
+            }
+            #expect(try etags() == ["", "", ""])
+            let first = try await CLI.git(["rev-parse", "refs/tidemark/upstream"], in: mirror)
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            let tags = try etags()
+            #expect(tags.allSatisfy { $0.hasPrefix("\"r") }, "\(tags)")
+            let recorded = try await CLI.git(["rev-parse", "refs/tidemark/upstream"], in: mirror)
+            #expect(recorded != first)
+            #expect(try await CLI.git(["diff", "--name-only", first.trimmingCharacters(in: .whitespacesAndNewlines), "HEAD"], in: mirror)
+                    == ".tidemark/items.manifest\n")
+            server.resetCounts()
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(server.requests.filter { $0.path.hasPrefix("/rest/items/") }.map { $0.headers["if-none-match"] != nil } == [true, true, true])
+            #expect(try await CLI.git(["rev-parse", "refs/tidemark/upstream"], in: mirror) == recorded)
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// An item URL that wraps the item (JSON:API's and Strapi's `{"data": {...}, "meta": ...}`)
     /// is unwrapped at `bodyPath`: the mirror stores the item as a listing would carry it, and its
     /// id and date are checked there. It stored the whole envelope. A response without the value

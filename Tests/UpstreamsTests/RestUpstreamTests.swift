@@ -238,6 +238,9 @@ import TidemarkFixtures
             (#"{"data": \#(rows), "meta": {"pagination": {"page": 1, "total": 5}}}"#, [:], ["itemsPath": "/data"],
              "items: the listing got 2 items, but the response says there are 5 (/meta/pagination/total): is paging set right? "
                 + "(paging=none reads one page)"),
+            (rows, ["X-Total-Count": "30"], [:],
+             "items: the listing got 2 items, but the response says there are 30 (header X-Total-Count): is paging set right? "
+                + "(paging=none reads one page)"),
             (#"{"count": 2, "next": null, "results": \#(rows)}"#, [:], ["itemsPath": "/results"], nil),
             (#"{"total": 2, "data": \#(rows), "nextPage": ""}"#, [:], ["itemsPath": "/data"], nil),
         ]
@@ -257,6 +260,33 @@ import TidemarkFixtures
                                          options: ["itemsPath": "/data/items", "paging": "next-field:/links/next"])) { rest in
                 let listing = try await rest.list(collection: "items", since: nil, cached: .none)
                 #expect(listing.items.count == 25 && listing.warnings.isEmpty, "\(listing.warnings)")
+            }
+        }
+    }
+
+    /// A server that answers 404 past its last page (Django REST Framework) says so with `page`
+    /// paging, naming `next-field`; a server that does not read the cursor where `cursor` paging
+    /// sends it (it answers the first page again) is asked about `cursorParam`.
+    @Test func pagingFailuresNameTheSettingToCheck() async throws {
+        let row = #"[{"id": "a", "lastModified": "2024-01-01T00:00:00Z"}]"#
+        try await withFixture { server in
+            server.inject(FixtureFault(status: 404, queryContains: "page=2&", replacementBody: #"{"detail": "Invalid page."}"#))
+            server.inject(FixtureFault(replacementBody: row))
+            try await using(try upstream(server, options: ["paging": "page", "pageSize": "1"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                guard case .malformedListing("items", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                #expect(reason.hasPrefix("HTTP 404 from \(server.baseURL)/rest/items?page=2&per_page=1") && reason.hasSuffix(
+                    " (past its last page? A server that answers 404 there, as Django REST Framework does, cannot be paged with "
+                        + "paging=page: if its pages link the next one, set paging=next-field:<JSON pointer to that link>, as /next)"), "\(reason)")
+            }
+        }
+        try await withFixture { server in
+            server.inject(FixtureFault(replacementBody: #"{"data": \#(row), "next_cursor": "c1"}"#))
+            try await using(try upstream(server, options: ["itemsPath": "/data", "paging": "cursor:/next_cursor", "cursorParam": "after"])) { rest in
+                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
+                #expect(error == .malformedListing(
+                    collection: "items", reason: "paging loops back to \(server.baseURL)/rest/items?after=c1 (the server gave the cursor 'c1' "
+                        + "again: does it read it from the query parameter 'after'? cursorParam names it)"))
             }
         }
     }
@@ -384,8 +414,10 @@ import TidemarkFixtures
                 let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
                 #expect(error == .malformedListing(
                     collection: "items",
-                    reason: "page 2 repeats the items of earlier pages: does the server support paging=\(paging)? (Or items "
-                        + "changed upstream while the pages were read, shifting them: then the next run gets through.)"))
+                    reason: "page 2 repeats the items of earlier pages: does the server support paging=\(paging), with the query "
+                        + (paging == "page" ? "parameters 'page' and 'per_page' (pageParam, perPageParam)"
+                                            : "parameters 'offset' and 'limit' (offsetParam, limitParam)")
+                        + "? (Or items changed upstream while the pages were read, shifting them: then the next run gets through.)"))
                 #expect(server.requestCount() == 2)
             }
         }
@@ -732,7 +764,8 @@ import TidemarkFixtures
             try await using(try upstream(server, path: "/rest/envelope?limit=10")) { rest in
                 let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
                 guard case .malformedListing("items", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
-                #expect(reason == "the response is an object, not an array of items: set itemsPath to the JSON pointer of the array (as /data/items)")
+                #expect(reason == "the response is an object, not an array of items: set itemsPath to the JSON pointer of the array "
+                        + "(as /data/items); it has 'data', 'links'")
             }
         }
     }
