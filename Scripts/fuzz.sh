@@ -30,7 +30,7 @@ sources() {
             sed '/^import \(Upstreams\|GitStore\)$/d' "Sources/Tidemark/$file.swift" > "$OUT/src/$file.swift"
         done
         echo Fuzz/ManifestFuzz.swift "$OUT"/src/{Manifest,ManifestTable}.swift Sources/GitStore/PackDelta.swift \
-            Sources/Upstreams/{ItemID,Timestamp,Upstream}.swift Sources/Upstreams/HTTP/HTTPStatistics.swift ;;
+            Sources/Upstreams/{ItemID,Timestamp,Upstream}.swift Sources/Upstreams/HTTP/{HTTPStatistics,HTTPDate}.swift ;;
     *) echo "unknown fuzz target '$1' (known: listing canonical-json manifest)" >&2; exit 2 ;;
     esac
 }
