@@ -172,6 +172,16 @@ public indirect enum JSONValue: Sendable, Equatable {
     }
 }
 
+extension JSONValue {
+    /// An object's keys, quoted as git quotes names, at most eight (`'error', 'code'`), for a
+    /// message saying what a response holds instead; nil for anything else or no keys.
+    var quotedKeys: String? {
+        guard case .object(let fields) = self, !fields.members.isEmpty else { return nil }
+        return fields.members.prefix(8).map { "'" + CQuoting.quoted($0.key) + "'" }.joined(separator: ", ")
+            + (fields.members.count > 8 ? ", ..." : "")
+    }
+}
+
 /// A JSON object's members in document order, each key once.
 public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     public var members: [(key: String, value: JSONValue)]

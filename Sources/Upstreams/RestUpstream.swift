@@ -259,14 +259,14 @@ public struct RestUpstream: Upstream {
                 // What the page holds instead: an error object (`{"error": ...}`), another envelope.
                 throw UpstreamError.malformedListing(
                     collection: collection,
-                    reason: "no value at itemsPath '\(itemsPath)' in \(URLSafety.redact(url))" + (Self.keys(of: json).map { " (the response has \($0))" } ?? ""))
+                    reason: "no value at itemsPath '\(itemsPath)' in \(URLSafety.redact(url))" + (json.quotedKeys.map { " (the response has \($0))" } ?? ""))
             }
             guard case .array(let rows) = found else {
                 throw UpstreamError.malformedListing(
                     collection: collection,
                     reason: itemsPath.isEmpty
                         ? "the response is \(found.typeName), not an array of items: set itemsPath to the JSON pointer of the array (as /data/items)"
-                            + (Self.keys(of: found).map { "; it has \($0)" } ?? "")
+                            + (found.quotedKeys.map { "; it has \($0)" } ?? "")
                         : "value at itemsPath '\(itemsPath)' is \(found.typeName), not an array")
             }
             let progressed = try accumulator.add(page: rows.enumerated().map { index, row in
@@ -344,14 +344,6 @@ public struct RestUpstream: Upstream {
                 .map { "\(collection): \($0)" }
         }
         return pass
-    }
-
-    /// The keys of a JSON object, quoted, at most eight (`'error', 'code'`); nil for anything
-    /// else, or an object without keys.
-    static func keys(of value: JSONValue) -> String? {
-        guard case .object(let fields) = value, !fields.members.isEmpty else { return nil }
-        return fields.members.prefix(8).map { "'" + CQuoting.quoted($0.key) + "'" }.joined(separator: ", ")
-            + (fields.members.count > 8 ? ", ..." : "")
     }
 
     /// What a listing that failed after following a bare word as a next link adds: that word may
@@ -468,11 +460,9 @@ public struct RestUpstream: Upstream {
     /// What to do about a missing field: the option naming it, and the fields the item has.
     /// `orNone`: the option may also be `none` (items that carry no such field).
     static func fieldHint(_ option: String, _ fields: JSONObject, orNone: Bool = false) -> String {
-        let names = fields.members.map { "'" + CQuoting.quoted($0.key) + "'" }
-        let shown = names.prefix(8).joined(separator: ", ") + (names.count > 8 ? ", ..." : "")
-        return " (set --option \(option)=<field or /json/pointer> to the field that holds it"
+        " (set --option \(option)=<field or /json/pointer> to the field that holds it"
             + (orNone ? ", or \(option)=none if items carry none" : "")
-            + (names.isEmpty ? "; the item has no fields)" : "; the item has \(shown))")
+            + (JSONValue.object(fields).quotedKeys.map { "; the item has \($0))" } ?? "; the item has no fields)")
     }
 
     /// The ETag of an item the listing carries whole: `body-` and 16 hex digits of its bytes'

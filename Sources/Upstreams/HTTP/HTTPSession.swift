@@ -498,12 +498,10 @@ extension HTTPSession {
         var body = result.body
         if let bodyPath {
             guard let inner = value.at(pointer: bodyPath) else {
-                var holds = ""
-                if case .object(let fields) = value {
-                    holds = " (it has " + fields.members.prefix(8).map { "'" + CQuoting.quoted($0.key) + "'" }.joined(separator: ", ") + ")"
-                }
-                throw UpstreamError.malformedItem(collection: collection, item: CQuoting.quoted(item.id),
-                                                  reason: "\(URLSafety.redact(url)) has no value at bodyPath '\(bodyPath)'\(holds); not stored")
+                throw UpstreamError.malformedItem(
+                    collection: collection, item: CQuoting.quoted(item.id),
+                    reason: "\(URLSafety.redact(url)) has no value at bodyPath '\(bodyPath)'" + (value.quotedKeys.map { " (it has \($0))" } ?? "")
+                        + "; not stored")
             }
             value = inner
             body = inner.serialized()
