@@ -217,7 +217,7 @@ public struct RestUpstream: Upstream {
         var bareNext: (pointer: String, text: String)?
         /// The cursor `cursor` paging sent last.
         var lastCursor: String?
-        var firstPage: (result: HTTPResult, json: JSONValue)?
+        var firstResponse: (result: HTTPResult, json: JSONValue)?
         while let url = next {
             guard visited.insert(url.absoluteString).inserted else {
                 // A server that does not read the cursor where it is sent answers the first page
@@ -247,7 +247,7 @@ public struct RestUpstream: Upstream {
             }
             if pageNumber == 1 { upstreamTime = result.header("Date").flatMap(HTTPDate.parse) }
             let json = try parseListingBody(result, collection: collection)
-            if pageNumber == 1 { firstPage = (result, json) }
+            if pageNumber == 1 { firstResponse = (result, json) }
             // An empty array written as `null` (Go's nil slice), or left out past the first page
             // (Go's `omitempty`): a page without rows, which ends `page` and `offset` paging.
             let found: JSONValue
@@ -337,9 +337,9 @@ public struct RestUpstream: Upstream {
         }
         var pass = ListingPass(items: accumulator.items, complete: !incremental && !accumulator.changedWhilePaging,
                                changedWhilePaging: accumulator.changedWhilePaging, pages: pagesWithRows, upstreamTime: upstreamTime)
-        if let firstPage {
+        if let firstResponse {
             pass.warnings = RestPagingCheck(paging: paging, itemsPath: itemsPath, redact: session.credentials.redact)
-                .warnings(first: firstPage.result, json: firstPage.json, pages: pageNumber - 1, listed: pass.items.count,
+                .warnings(first: firstResponse.result, json: firstResponse.json, pages: pageNumber - 1, listed: pass.items.count,
                           complete: pass.complete)
                 .map { "\(collection): \($0)" }
         }

@@ -75,11 +75,12 @@ import TidemarkFixtures
     }
 
     /// Once the first page gives the total, the other pages are requested `jobs` at a time (the
-    /// fixture holds each listing request 0.3 s, so the most it answers at once is the number in
-    /// flight) and the listing is the same, in the same order, as one made page by page.
+    /// fixture holds each listing request 1 s, so the most it answers at once is the number in
+    /// flight, even on a loaded machine: 0.3 s let one of four end before the last started, at
+    /// load 10) and the listing is the same, in the same order, as one made page by page.
     @Test func pagesAfterTheFirstAreFetchedSeveralAtATime() async throws {
         try await withFixture(items: 45, token: canary) { server in
-            server.inject(FixtureFault(delay: 0.3, pathPrefix: Self.account + "/templates", count: 100))
+            server.inject(FixtureFault(delay: 1, pathPrefix: Self.account + "/templates", count: 100))
             var listings: [[String]] = []
             for jobs in [1, 4] {
                 server.resetCounts()
