@@ -214,14 +214,19 @@ public enum MirrorError: Error, CustomStringConvertible {
             }
             return "a \(operation) is in progress, so \(command) cannot move the branch: \(finish)"
         case .incompleteFetch(let report):
-            return "\(report.failures.count) item\(report.failures.count == 1 ? "" : "s") could not be downloaded; the rest is stored and the next fetch retries them:\n"
-                + MirrorError.list(report.failures, limit: 20)
+            let one = report.failures.count == 1
+            return "\(report.failures.count) item\(one ? "" : "s") could not be downloaded; the rest is stored and the next fetch retries "
+                + (one ? "it" : "them") + ":\n" + MirrorError.list(report.failures, limit: 20)
         case .incompleteSync(let report):
             let failures = report.fetch?.failures ?? []
+            let one = failures.count == 1
+            // Failures read `collection/id: reason`: their collections hold their deletions.
+            let collections = Set(failures.compactMap { $0.split(separator: "/", maxSplits: 1).first.map(String.init) }).sorted()
+            let held = collections.count == 1 ? "'\(collections[0])' deletes" : "their collections delete"
             let applied = report.previous == report.current ? "nothing else changed" : "the rest is synced"
-            return "\(failures.count) item\(failures.count == 1 ? "" : "s") could not be downloaded (\(failures.count == 1 ? "it stays" : "they stay") "
-                + "as the branch had \(failures.count == 1 ? "it" : "them"), and no deletion is applied); \(applied), and the next sync "
-                + "retries \(failures.count == 1 ? "it" : "them"):\n" + MirrorError.list(failures, limit: 20)
+            return "\(failures.count) item\(one ? "" : "s") could not be downloaded (the branch keeps \(one ? "it" : "them") as it had "
+                + "\(one ? "it" : "them"), or without \(one ? "it" : "them") if new, and \(held) nothing this run); \(applied), and the "
+                + "next sync retries \(one ? "it" : "them"):\n" + MirrorError.list(failures, limit: 20)
         case .cloneIncomplete(let report, let kept):
             let failed = "\(report.failures.count) item\(report.failures.count == 1 ? "" : "s") could not be downloaded"
             let when = "(once upstream serves them, or their files are fixed or removed):\n"

@@ -291,3 +291,23 @@ extension ChangeCounts {
         return counts
     }
 }
+
+/// What a sync that applied the rest says of the items that failed: the collections that hold
+/// their deletions named (a mirror of posts and pages deleted a post while a page failed, and
+/// the message said no deletion was applied), one item as "it".
+@Suite struct IncompleteSyncMessageTests {
+    @Test func theCollectionsHoldingTheirDeletionsAreNamed() {
+        var fetch = FetchReport(collections: [], previous: nil, current: nil, failures: ["pages/5: HTTP 503"])
+        let moved = SyncReport(outcome: .incompleteFetch, fetch: fetch, counts: ChangeCounts(changed: 1), paths: [],
+                               previous: ObjectID(hex: String(repeating: "1", count: 40))!, current: ObjectID(hex: String(repeating: "2", count: 40))!,
+                               plannedDownloads: 0)
+        #expect(MirrorError.incompleteSync(moved).description == "1 item could not be downloaded (the branch keeps it as it had it, or "
+                + "without it if new, and 'pages' deletes nothing this run); the rest is synced, and the next sync retries it:\n\tpages/5: HTTP 503")
+        fetch.failures = ["pages/5: HTTP 503", "posts/7: HTTP 500"]
+        var still = moved
+        still.fetch = fetch
+        still.current = still.previous
+        #expect(MirrorError.incompleteSync(still).description.hasPrefix("2 items could not be downloaded (the branch keeps them as it had "
+                + "them, or without them if new, and their collections delete nothing this run); nothing else changed, and the next sync retries them:"))
+    }
+}
