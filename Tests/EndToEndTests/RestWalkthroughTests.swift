@@ -418,7 +418,7 @@ struct RestWalkthroughTests {
                     && ((cloneReport?["fetch"] as? [String: Any])?["failures"] as? [String])?.count == 1, "\(jsonClone.stdout)")
             let unfinished = try await run.tidemark(["-C", "c", "status"], in: root)
             #expect(unfinished.status == 0 && unfinished.stdout.contains("No snapshots yet (run 'tidemark sync')")
-                    && unfinished.stdout.contains("The last fetch could not download 1 item; 'tidemark sync' tries them again:\n\titems/\(failing): HTTP 503"),
+                    && unfinished.stdout.contains("The last fetch could not download 1 item; 'tidemark sync' tries it again:\n\titems/\(failing): HTTP 503"),
                     "\(unfinished.stdout)")
             // Applied offline, the snapshot has had no complete fetch (it said "never fetched").
             #expect(try await run.tidemark(["-C", "c", "sync", "--offline", "-q"], in: root).status == 0)

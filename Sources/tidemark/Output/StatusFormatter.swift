@@ -55,7 +55,7 @@ enum StatusFormatter {
             // A clone whose downloads partly failed kept the rest: the sync downloads these.
             if !report.fetchFailures.isEmpty {
                 out += "The last fetch could not download \(report.fetchFailures.count) item\(report.fetchFailures.count == 1 ? "" : "s"); "
-                    + "'tidemark sync' tries them again:\n" + indented(report.fetchFailures, style: output.red)
+                    + "'tidemark sync' tries \(report.fetchFailures.count == 1 ? "it" : "them") again:\n" + indented(report.fetchFailures, style: output.red)
             }
             return out
         }
@@ -97,8 +97,10 @@ enum StatusFormatter {
             out += "  (use \"tidemark sync\" to update the cache, \"tidemark diff\" to see the changes)\n"
         }
         if !report.fetchFailures.isEmpty {
-            out += "The last fetch could not download \(report.fetchFailures.count) item\(report.fetchFailures.count == 1 ? "" : "s"), which may be behind too; "
-                + "'tidemark fetch' tries them again:\n"
+            let one = report.fetchFailures.count == 1
+            out += "The last fetch could not download \(report.fetchFailures.count) item\(one ? "" : "s"), which may be behind too "
+                + "(deletions upstream in \(one ? "its collection wait" : "their collections wait") for \(one ? "it" : "them")); "
+                + "'tidemark fetch' tries \(one ? "it" : "them") again:\n"
                 + indented(report.fetchFailures, style: output.red)
         }
         if let left = report.fetchInterrupted {
