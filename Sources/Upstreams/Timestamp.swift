@@ -85,11 +85,15 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// item edited again that day keeps it), a time without seconds for its minute, anything
     /// else for itself.
     public var latest: Timestamp {
-        let bytes = Array(raw.utf8)
-        guard bytes.count >= 10, bytes[4] == 45, bytes[7] == 45 else { return self }
-        if bytes.count == 10 { return Timestamp(seconds: seconds + 86_399, nanoseconds: 999_999_999) }
-        let minuteOnly = bytes.count >= 16 && bytes[13] == 58 && (bytes.count == 16 || bytes[16] != 58)
-        return minuteOnly ? Timestamp(seconds: seconds + 59, nanoseconds: 999_999_999) : self
+        // The seconds past this instant that the text still names (read in place: a plan asks
+        // this of every item listed at its cached version).
+        func span(_ b: UnsafeBufferPointer<UInt8>) -> Int64 {
+            guard b.count >= 10, b[4] == 45, b[7] == 45 else { return 0 }
+            if b.count == 10 { return 86_400 }
+            return b.count >= 16 && b[13] == 58 && (b.count == 16 || b[16] != 58) ? 60 : 0
+        }
+        let seconds = raw.utf8.withContiguousStorageIfAvailable(span) ?? Array(raw.utf8).withUnsafeBufferPointer(span)
+        return seconds == 0 ? self : Timestamp(seconds: self.seconds + seconds - 1, nanoseconds: 999_999_999)
     }
 
     private init(raw: String, seconds: Int64, nanoseconds: Int32) {
