@@ -56,6 +56,8 @@ public struct RestUpstream: Upstream {
     private let bodyPath: String?
     private let sinceParam: String?
     private let session: HTTPSession
+    /// Paging options set for another paging than the one configured: told with every listing.
+    private let unusedOptions: [String]
 
     public init(
         _ configuration: UpstreamConfiguration, settings: HTTPSettings = HTTPSettings(),
@@ -144,6 +146,18 @@ public struct RestUpstream: Upstream {
             parameters.firstPage = Int(first)!
         }
         self.parameters = parameters
+        // Set for another paging (a `firstPage` left from `paging=page`): unused, and said so.
+        let readers = ["pageParam": "page", "perPageParam": "page", "firstPage": "page",
+                       "offsetParam": "offset", "limitParam": "offset", "cursorParam": "cursor"]
+        let reading: String? = switch paging {
+        case .page: "page"
+        case .offset: "offset"
+        case .cursor: "cursor"
+        case .none, .link, .nextField: nil
+        }
+        unusedOptions = readers.keys.sorted().filter { options[$0] != nil && readers[$0] != reading }.map { key in
+            "option \(key) is unused with paging=\(options["paging"] ?? "none") (\(readers[key]!) paging reads it)"
+        }
         sinceParam = options["sinceParam"].flatMap { $0.isEmpty ? nil : $0 }
         if modifiedField == nil, let sinceParam {
             throw UpstreamError.invalidConfiguration(
@@ -197,7 +211,7 @@ public struct RestUpstream: Upstream {
         }
         var listing = Listing(pass, requests: session.statistics.requests - before)
         listing.incremental = incremental
-        listing.warnings = first.warnings
+        listing.warnings = unusedOptions.map { "\(collection): \($0)" } + first.warnings
         return listing
     }
 

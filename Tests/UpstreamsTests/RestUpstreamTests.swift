@@ -144,7 +144,7 @@ import TidemarkFixtures
             let options = ["paging": "page", "pageParam": "pagination[page]", "perPageParam": "size", "firstPage": "0", "pageSize": "2"]
             try await using(try upstream(server, options: options)) { rest in
                 let listing = try await rest.list(collection: "items", since: nil, cached: .none)
-                #expect(listing.items.map(\.id.description) == ["a", "b", "c"] && listing.isComplete)
+                #expect(listing.items.map(\.id.description) == ["a", "b", "c"] && listing.isComplete && listing.warnings.isEmpty)
             }
             #expect(server.requests.map(\.query) == (0...2).map { "pagination%5Bpage%5D=\($0)&size=2" })
         }
@@ -156,6 +156,17 @@ import TidemarkFixtures
                 #expect(listing.items.count == 2)
             }
             #expect(server.requests.map(\.query) == ["start=0&count=100", "start=2&count=100"])
+        }
+        // Set for another paging (left from an earlier setting): told with every listing.
+        try await withFixture { server in
+            server.inject(FixtureFault(replacementBody: "[\(row("a"))]"))
+            try await using(try upstream(server, options: ["firstPage": "0", "cursorParam": "after", "paging": "link"])) { rest in
+                let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                #expect(listing.warnings == [
+                    "items: option cursorParam is unused with paging=link (cursor paging reads it)",
+                    "items: option firstPage is unused with paging=link (page paging reads it)",
+                ])
+            }
         }
         for (key, value, message) in [
             ("firstPage", "2", "option firstPage must be 0 or 1 (the number of the first page), got '2'"),
