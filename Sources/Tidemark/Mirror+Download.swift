@@ -66,8 +66,10 @@ extension Mirror {
     ///     (``racyCheck(after:)``), or pending, are downloaded again though listed at that
     ///     version, when the version is upstream's date alone (no ETag or content tag): they may
     ///     have changed again within its second.
+    ///   - repair: items listed at their cached version that are downloaded all the same (their
+    ///     blob is gone from the object store: ``lostItems(_:cached:in:)``).
     func plan(collection: String, listing: Listing, base: ManifestTable, cachedFrom: ManifestTable? = nil,
-              racy racyCheck: RacyCheck = RacyCheck(), options: FetchOptions) throws(MirrorError) -> FetchPlan {
+              racy racyCheck: RacyCheck = RacyCheck(), repair: Set<ItemID> = [], options: FetchOptions) throws(MirrorError) -> FetchPlan {
         let pending = racyCheck.pending[collection] ?? []
         var racyIDs: Set<ItemID> = []
         let count = base.count
@@ -178,7 +180,8 @@ extension Mirror {
                     // date (a racily clean item's, tagged): a change all the same.
                     let fetchedAnother = cachedFrom.flatMap { from in from.position(of: item.id).map { from.entry(at: $0) } }
                         .map { $0.isDated(item.lastModified) && $0.etag != old.etag } ?? false
-                    guard racy || fetchedAnother else { continue }
+                    // Its blob lost from the store (``lostItems(_:cached:in:)``): stored again.
+                    guard racy || fetchedAnother || repair.contains(item.id) else { continue }
                     if racy { racyIDs.insert(item.id) }
                 }
                 downloads.append((item, old.path, old))
@@ -229,11 +232,13 @@ extension Mirror {
     /// Once the task is cancelled no download starts, those under way end (their requests are
     /// cancelled), and what did download is kept: the items left are counted as not downloaded.
     ///
-    /// - Parameter base: the tree the cached versions are in, whose body of an item the server
-    ///   answered 304 Not Modified for must not be dated before the listed version (a stale cache
-    ///   in front of the item's URL answered it).
+    /// - Parameters:
+    ///   - base: the tree the cached versions are in, whose body of an item the server
+    ///     answered 304 Not Modified for must not be dated before the listed version (a stale cache
+    ///     in front of the item's URL answered it).
+    ///   - unconditional: items asked for without their stored validator (their blob was lost).
     func download(_ downloads: [(item: ListedItem, path: String, old: ManifestEntry?)], collection: String,
-                  from upstream: any Upstream, jobs: Int, base: ObjectID?,
+                  from upstream: any Upstream, jobs: Int, base: ObjectID?, unconditional: Set<ItemID> = [],
                   into batch: ObjectBatch) async -> DownloadOutcome {
         var outcome = DownloadOutcome()
         guard !downloads.isEmpty else { return outcome }
@@ -245,8 +250,10 @@ extension Mirror {
             func enqueue() {
                 let index = next
                 let (item, _, old) = downloads[index]
-                let cachedETag = old.flatMap { $0.etag.isEmpty || $0.etag.hasPrefix(Mirror.contentTagPrefix)
-                                                   || $0.etag.hasPrefix(ListedItem.listingTagPrefix) ? nil : $0.etag }
+                // A lost blob is asked for whole: a 304 would store nothing.
+                let cachedETag = unconditional.contains(item.id) ? nil : old.flatMap {
+                    $0.etag.isEmpty || $0.etag.hasPrefix(Mirror.contentTagPrefix) || $0.etag.hasPrefix(ListedItem.listingTagPrefix) ? nil : $0.etag
+                }
                 next += 1
                 group.addTask {
                     do {

@@ -12,7 +12,9 @@ public struct FetchOptions: Sendable {
     /// List every item, whatever the watermark (`sync --full`, `fetch --full`): an incremental
     /// listing (`rest` with `sinceParam`) shows no deletions, a full one does; a `dir` upstream
     /// is scanned, not listed from `tidemark watch`'s answer. Without it a listing is full when
-    /// the last full one is older than `tidemark.fullListingInterval`.
+    /// the last full one is older than `tidemark.fullListingInterval`. It also downloads again
+    /// the items listed at their cached version whose blob the object store lost (a pack
+    /// deleted, a backup restored without it), which a fetch otherwise never asks for.
     public var fullListing: Bool
     /// Start reading the index once the listing is done (a sync, whose local-edit check needs it).
     var preloadIndex = false
@@ -276,14 +278,16 @@ extension Mirror {
             let listed = listing.items.count + listing.unchanged.count
             progress?(.listing(collection: collection, items: listed))
 
-            let plan = try plan(collection: collection, listing: listing, base: cached, racy: racy, options: options)
+            // Asked for a full listing, items whose blob is gone from the store are downloaded again.
+            let lost = options.fullListing ? try lostItems(collection, cached: cached, in: base?.tree) : []
+            let plan = try plan(collection: collection, listing: listing, base: cached, racy: racy, repair: lost, options: options)
             // A sync's checkout writes over the changed items' files: their blocks are read in
             // meanwhile.
             if options.preloadIndex {
                 repository.prefetchWorkingTree(plan.downloads.compactMap { $0.old.map { "\(collection)/\($0.path)" } })
             }
             var outcome = await download(plan.downloads, collection: collection, from: upstream,
-                                         jobs: options.jobs ?? settings.jobs, base: base?.tree, into: batch)
+                                         jobs: options.jobs ?? settings.jobs, base: base?.tree, unconditional: lost, into: batch)
             // Cancelled before anything was downloaded: the mirror stays as it was.
             if Task.isCancelled, outcome.stored.isEmpty, !fetched.contains(where: \.changesSnapshot) { throw .cancelled }
             crashPoint("after-downloads")
@@ -657,6 +661,31 @@ extension Mirror {
               var checked = checkedBy.message.listedAt.flatMap(Timestamp.init) else { return RacyCheck() }
         if let fetched = stateTime("last-fetch"), fetched > checked { checked = fetched }
         return RacyCheck(since: checked.adding(seconds: -overlap))
+    }
+
+    /// The items of `collection` in `tree` whose blob the repository's files do not hold (read
+    /// afresh, as ``Repository/missingFromDisk(_:)`` does): a pack deleted or a backup restored
+    /// without it. A fetch asks for none of them while its version stays the same.
+    func lostItems(_ collection: String, cached: ManifestTable, in tree: ObjectID?) throws(MirrorError) -> Set<ItemID> {
+        guard let tree, cached.count > 0 else { return [] }
+        var blobs: [String: ObjectID] = [:]
+        func walk(_ folder: String, _ id: ObjectID) throws(MirrorError) {
+            for child in try mirrorErrors({ try repository.treeEntries(id) }) {
+                let name = String(decoding: child.name, as: UTF8.self)
+                let path = folder.isEmpty ? name : folder + "/" + name
+                if child.isTree { try walk(path, child.id) } else { blobs[path] = child.id }
+            }
+        }
+        guard let root = try mirrorErrors({ try repository.treeEntry(at: collection, in: tree) }), root.isTree else { return [] }
+        try walk("", root.id)
+        let missing = Set(try mirrorErrors { try repository.missingFromDisk(Array(blobs.values)) })
+        guard !missing.isEmpty else { return [] }
+        var lost: Set<ItemID> = []
+        for position in 0..<cached.count {
+            let entry = cached.entry(at: position)
+            if let blob = blobs[entry.path], missing.contains(blob) { lost.insert(entry.id) }
+        }
+        return lost
     }
 
     /// Where `collection`'s listing starts after the snapshot whose message is `base`: its

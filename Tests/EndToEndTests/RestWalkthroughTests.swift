@@ -275,6 +275,34 @@ struct RestWalkthroughTests {
         }
     }
 
+    /// An item's blob lost from the object store (a loose object deleted, a pack a backup left
+    /// out) is downloaded again by `sync --full`, and `git fsck` is clean again; a plain sync
+    /// asks for nothing, as the item is listed at its cached version. It was never repaired but
+    /// by a new clone. With item URLs and with bodies the listing carries.
+    @Test(arguments: [true, false])
+    func syncFullDownloadsItemsWhoseBlobWasLost(_ itemURLs: Bool) async throws {
+        let server = try await FixtureServer.start(items: 5, seed: 11)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let options = itemURLs ? ["--option", "itemURL=/rest/items/{id}"] : []
+            #expect(try await CLI.tidemark(["clone", "-q", "rest:\(server.baseURL)/rest/items", "m"] + options, in: root).status == 0)
+            let mirror = root + "/m"
+            let id = server.ids(.rest)[2]
+            let blob = try await CLI.git(["rev-parse", "HEAD:items/\(id).json"], in: mirror).trimmingCharacters(in: .whitespacesAndNewlines)
+            try FileManager.default.removeItem(atPath: mirror + "/.git/objects/\(blob.prefix(2))/\(blob.dropFirst(2))")
+            #expect(try await CLI.run("/usr/bin/git", ["fsck", "--strict"], in: mirror).status != 0)
+            server.resetCounts()
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(requestsByPath(server) == ["/rest/items": 1])
+            let full = try await CLI.tidemark(["sync", "--full", "--json"], in: mirror)
+            #expect(full.status == 0, "\(full.stderr)")
+            let report = try JSONSerialization.jsonObject(with: Data(full.stdout.utf8)) as? [String: Any]
+            #expect((report?["fetch"] as? [String: Any])?["downloaded"] as? Int == 1, "\(full.stdout)")
+            #expect(requestsByPath(server) == (itemURLs ? ["/rest/items": 2, "/rest/items/\(id)": 1] : ["/rest/items": 2]))
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// An item URL that wraps the item (JSON:API's and Strapi's `{"data": {...}, "meta": ...}`)
     /// is unwrapped at `bodyPath`: the mirror stores the item as a listing would carry it, and its
     /// id and date are checked there. It stored the whole envelope. A response without the value
