@@ -147,16 +147,18 @@ public struct RestUpstream: Upstream {
         }
         self.parameters = parameters
         // Set for another paging (a `firstPage` left from `paging=page`): unused, and said so.
-        let readers = ["pageParam": "page", "perPageParam": "page", "firstPage": "page",
-                       "offsetParam": "offset", "limitParam": "offset", "cursorParam": "cursor"]
+        let readers: [String: [String]] = [
+            "pageParam": ["page"], "perPageParam": ["page"], "firstPage": ["page"], "offsetParam": ["offset"],
+            "limitParam": ["offset"], "cursorParam": ["cursor"], "pageSize": ["page", "offset"],
+        ]
         let reading: String? = switch paging {
         case .page: "page"
         case .offset: "offset"
         case .cursor: "cursor"
         case .none, .link, .nextField: nil
         }
-        unusedOptions = readers.keys.sorted().filter { options[$0] != nil && readers[$0] != reading }.map { key in
-            "option \(key) is unused with paging=\(options["paging"] ?? "none") (\(readers[key]!) paging reads it)"
+        unusedOptions = readers.keys.sorted().filter { options[$0] != nil && !readers[$0]!.contains { $0 == reading } }.map { key in
+            "option \(key) is unused with paging=\(options["paging"] ?? "none") (\(readers[key]!.joined(separator: " or ")) paging reads it)"
         }
         sinceParam = options["sinceParam"].flatMap { $0.isEmpty ? nil : $0 }
         if modifiedField == nil, let sinceParam {

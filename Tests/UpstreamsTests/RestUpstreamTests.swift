@@ -160,11 +160,12 @@ import TidemarkFixtures
         // Set for another paging (left from an earlier setting): told with every listing.
         try await withFixture { server in
             server.inject(FixtureFault(replacementBody: "[\(row("a"))]"))
-            try await using(try upstream(server, options: ["firstPage": "0", "cursorParam": "after", "paging": "link"])) { rest in
+            try await using(try upstream(server, options: ["firstPage": "0", "cursorParam": "after", "pageSize": "5", "paging": "link"])) { rest in
                 let listing = try await rest.list(collection: "items", since: nil, cached: .none)
                 #expect(listing.warnings == [
                     "items: option cursorParam is unused with paging=link (cursor paging reads it)",
                     "items: option firstPage is unused with paging=link (page paging reads it)",
+                    "items: option pageSize is unused with paging=link (page or offset paging reads it)",
                 ])
             }
         }
