@@ -278,8 +278,10 @@ extension Mirror {
             let listed = listing.items.count + listing.unchanged.count
             progress?(.listing(collection: collection, items: listed))
 
-            // Asked for a full listing, items whose blob is gone from the store are downloaded again.
-            let lost = options.fullListing ? try lostItems(collection, cached: cached, in: base?.tree) : []
+            // Asked for a full listing, items whose blob is gone from the store are downloaded
+            // again (a `dir` listing names unchanged files by position, with no body to store: a
+            // file is read again once it changes).
+            let lost = options.fullListing && !(upstream is DirectoryUpstream) ? try lostItems(collection, cached: cached, in: base?.tree) : []
             let plan = try plan(collection: collection, listing: listing, base: cached, racy: racy, repair: lost, options: options)
             // A sync's checkout writes over the changed items' files: their blocks are read in
             // meanwhile.
@@ -667,25 +669,28 @@ extension Mirror {
     /// afresh, as ``Repository/missingFromDisk(_:)`` does): a pack deleted or a backup restored
     /// without it. A fetch asks for none of them while its version stays the same.
     func lostItems(_ collection: String, cached: ManifestTable, in tree: ObjectID?) throws(MirrorError) -> Set<ItemID> {
-        guard let tree, cached.count > 0 else { return [] }
-        var blobs: [String: ObjectID] = [:]
-        func walk(_ folder: String, _ id: ObjectID) throws(MirrorError) {
+        guard let tree, cached.count > 0,
+              let root = try mirrorErrors({ try repository.treeEntry(at: collection, in: tree) }), root.isTree else { return [] }
+        // The blobs first, without their paths (none is missing, most times), then the paths
+        // of those that are.
+        func walk(_ folder: String, _ id: ObjectID, missing: Set<ObjectID>?, _ found: inout [ObjectID], _ paths: inout Set<String>) throws(MirrorError) {
             for child in try mirrorErrors({ try repository.treeEntries(id) }) {
-                let name = String(decoding: child.name, as: UTF8.self)
-                let path = folder.isEmpty ? name : folder + "/" + name
-                if child.isTree { try walk(path, child.id) } else { blobs[path] = child.id }
+                if child.isTree {
+                    let path = missing == nil ? "" : folder + String(decoding: child.name, as: UTF8.self) + "/"
+                    try walk(path, child.id, missing: missing, &found, &paths)
+                } else if let missing {
+                    if missing.contains(child.id) { paths.insert(folder + String(decoding: child.name, as: UTF8.self)) }
+                } else {
+                    found.append(child.id)
+                }
             }
         }
-        guard let root = try mirrorErrors({ try repository.treeEntry(at: collection, in: tree) }), root.isTree else { return [] }
-        try walk("", root.id)
-        let missing = Set(try mirrorErrors { try repository.missingFromDisk(Array(blobs.values)) })
+        var blobs: [ObjectID] = [], paths: Set<String> = []
+        try walk("", root.id, missing: nil, &blobs, &paths)
+        let missing = Set(try mirrorErrors { try repository.missingFromDisk(blobs) })
         guard !missing.isEmpty else { return [] }
-        var lost: Set<ItemID> = []
-        for position in 0..<cached.count {
-            let entry = cached.entry(at: position)
-            if let blob = blobs[entry.path], missing.contains(blob) { lost.insert(entry.id) }
-        }
-        return lost
+        try walk("", root.id, missing: missing, &blobs, &paths)
+        return Set((0..<cached.count).lazy.map(cached.entry(at:)).filter { paths.contains($0.path) }.map(\.id))
     }
 
     /// Where `collection`'s listing starts after the snapshot whose message is `base`: its
