@@ -93,6 +93,9 @@ public struct SyncReport: Sendable {
     /// With `--force`: the paths commits of the user's own had changed, which this sync gave
     /// upstream's version again (or removed); with `--dry-run` too, those it would.
     public var undoneOwnPaths: [String] = []
+    /// `--dry-run` only: what its listings saw amiss (``FetchReport/warnings``; a sync's are in
+    /// its `fetch`).
+    public var warnings: [String] = []
     /// With `--force`: the commits an unfinished merge would have joined (`MERGE_HEAD`), which the
     /// sync dropped as `git reset --hard` drops them, since they hold commits of the user's own,
     /// not only snapshots (short ids); empty when no merge was dropped.
@@ -279,6 +282,7 @@ extension Mirror {
         var added: [(path: String, name: String)] = []
         var changedCollections: [String] = []
         var planned: [String: ObjectID] = [:]
+        var warnings: [String] = []
         // Per collection, the manifest the sync's fetch builds on and the items it changes there
         // (their versions not known before their downloads): what a manifest changed in the
         // working tree is compared with (``workingManifestSurvives(at:head:theirs:unknown:)``).
@@ -298,6 +302,7 @@ extension Mirror {
                 if Task.isCancelled || error is CancellationError { throw .cancelled }
                 throw .upstream(Mirror.upstreamError(error, listing: collection))
             }
+            warnings += listing.warnings
             let fetchPlan = try plan(collection: collection, listing: listing, base: cached, racy: racy, options: options.fetch)
             manifestBases[Mirror.manifestPath(collection)] = (
                 baseBlob, Set(fetchPlan.downloads.map(\.item.id)).union(fetchPlan.deletions.map(cached.id(at:))))
@@ -423,6 +428,7 @@ extension Mirror {
                                 listingRequests: upstream.statistics.requests - requestsBefore)
         report.undoneOwnPaths = undone
         report.plannedBodiesInListing = bodiesInListing
+        report.warnings = warnings
         let ending = try head.map { (head) throws(MirrorError) in try forcedGitOperationPaths(options, head: head.tree) } ?? []
         report.overwrittenEdits = Mirror.adding(Mirror.adding(ending, to: overwritten), to: finishing)
         return report

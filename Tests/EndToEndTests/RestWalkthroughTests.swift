@@ -351,6 +351,11 @@ struct RestWalkthroughTests {
             let (fetch, report) = try await Transcript(environment: [:]).fetchJSON(in: root + "/m")
             #expect(fetch.status == 0 && (report?["warnings"] as? [String])?.first?.hasPrefix("items: the listing read one page") == true,
                     "\(fetch.stdout)")
+            // The dry run lists as the sync does, and says so too.
+            let plan = try await CLI.tidemark(["-C", "m", "sync", "--dry-run", "--json"], in: root)
+            let planned = try? JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any]
+            #expect(plan.status == 0 && (planned?["warnings"] as? [String])?.count == 1
+                    && plan.stderr.contains("warning: items: the listing read one page"), "\(plan.stdout)\(plan.stderr)")
             _ = try await CLI.git(["config", "tidemark.paging", "link"], in: root + "/m")
             let sync = try await CLI.tidemark(["-C", "m", "sync"], in: root)
             #expect(sync.status == 0 && sync.stdout.contains("0 changed, 3 new, 0 deleted") && !sync.stderr.contains("warning"),

@@ -85,6 +85,7 @@ extension TidemarkCommand {
             }
             if transfer.verbose { tellFolderListing(report.fetch) }
             tellVanished(report.fetch)
+            for warning in report.warnings { writeStandardError("warning: \(terminalSafe(warning))\n") }
             if json { emitJSON(SyncJSON(report)) }
             if report.outcome == .interrupted, let fetch = report.fetch {
                 writeStandardError(MirrorError.interrupted(fetch).description

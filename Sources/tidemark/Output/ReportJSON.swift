@@ -157,6 +157,8 @@ struct SyncJSON: Encodable {
     var plannedDownloads: Int?
     var plannedBodiesInListing: Int?
     var listingRequests: Int?
+    /// `--dry-run` only (a sync's are in `fetch`): what its listings saw amiss.
+    var warnings: [String]?
     var fetch: FetchJSON?
     var finishedInterrupted: InterruptedSyncJSON?
     var interruptedSync: InterruptedSyncJSON?
@@ -181,6 +183,7 @@ struct SyncJSON: Encodable {
         plannedDownloads = report.outcome == .planned ? report.plannedDownloads : nil
         plannedBodiesInListing = report.outcome == .planned ? report.plannedBodiesInListing : nil
         listingRequests = report.outcome == .planned ? report.listingRequests : nil
+        warnings = report.warnings.isEmpty ? nil : report.warnings
         fetch = report.fetch.map(FetchJSON.init)
         finishedInterrupted = report.finishedInterrupted.map(InterruptedSyncJSON.init)
         interruptedSync = report.interruptedSync.map(InterruptedSyncJSON.init)
