@@ -377,9 +377,10 @@ public struct RestUpstream: Upstream {
     private func probe(_ id: ItemID) async throws -> (answers: Bool, version: Timestamp?) {
         guard let url = itemURL(for: id) else { return (true, nil) }
         guard let result = try await session.answering(url) else { return (false, nil) }
+        guard let modifiedField else { return (true, nil) }
         var body = try? JSONValue.parse(result.body)
         if let bodyPath { body = body?.at(pointer: bodyPath) }
-        return (true, modifiedField.flatMap { field in body.flatMap { bodyVersion(of: $0, field: field) } })
+        return (true, body.flatMap { bodyVersion(of: $0, field: modifiedField) })
     }
 
     /// `itemURL` with `id` in place of `{id}`; nil without one, or when that is no valid URL.
