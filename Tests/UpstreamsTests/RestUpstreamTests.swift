@@ -4,6 +4,18 @@ import TidemarkFixtures
 @testable import Upstreams
 
 @Suite struct RestUpstreamTests {
+    /// Why listing `items` fails: the reason of its ``UpstreamError/malformedListing(collection:reason:)``;
+    /// nil, with an issue recorded, when it succeeds or fails otherwise.
+    func listingFailure(_ rest: RestUpstream, sourceLocation: SourceLocation = #_sourceLocation) async -> String? {
+        let error = await upstreamError({ _ = try await rest.list(collection: "items", since: nil, cached: .none) },
+                                        sourceLocation: sourceLocation)
+        guard case .malformedListing("items", let reason)? = error else {
+            Issue.record("\(String(describing: error))", sourceLocation: sourceLocation)
+            return nil
+        }
+        return reason
+    }
+
     func upstream(_ server: FixtureServer, path: String = "/rest/items", options: [String: String] = [:],
                   settings: HTTPSettings = fastSettings) throws -> RestUpstream {
         try RestUpstream(UpstreamConfiguration(spec: "rest:" + server.baseURL + path, options: options),
@@ -24,8 +36,7 @@ import TidemarkFixtures
                         #expect(listed.items.count == 25)
                         return
                     }
-                    let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
-                    guard case .malformedListing("items", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                    guard let reason = await listingFailure(rest) else { return }
                     #expect(reason.hasPrefix("it brought over 24 items, the most a listing may (option maxItems)"))
                 }
             }
@@ -39,8 +50,7 @@ import TidemarkFixtures
         try await withFixture { server in
             server.inject(FixtureFault(count: 300, replacementBody: #"[{"id": "a", "lastModified": "2018-03-26T03:54:40.{n6}Z"}]"#))
             try await using(try upstream(server, options: ["paging": "page"])) { rest in
-                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
-                guard case .malformedListing("items", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                guard let reason = await listingFailure(rest) else { return }
                 let allowed = ListingAccumulator.stalledPagesAllowed
                 #expect(reason.hasPrefix("\(allowed) pages in a row brought no new item"), "\(reason)")
                 #expect(server.requests.count == allowed + 1)
@@ -201,8 +211,7 @@ import TidemarkFixtures
         try await withFixture { server in
             server.inject(FixtureFault(replacementBody: page("a", next: #""34""#)))
             try await using(try upstream(server, options: ["itemsPath": "/data", "paging": "next-field:/meta/next"])) { rest in
-                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
-                guard case .malformedListing("items", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                guard let reason = await listingFailure(rest) else { return }
                 // The server answers every URL with that page: `/rest/34` gives `34` again.
                 #expect(reason.hasPrefix("paging loops back to \(server.baseURL)/rest/34") && reason.hasSuffix(
                     " (following '34' at /meta/next as a relative link: if it is a cursor token, set paging=cursor:/meta/next, "
@@ -212,8 +221,7 @@ import TidemarkFixtures
             server.clearFaults()
             server.inject(FixtureFault(count: 1, replacementBody: page("a", next: #""34""#)))
             try await using(try upstream(server, options: ["itemsPath": "/data", "paging": "next-field:/meta/next"])) { rest in
-                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
-                guard case .malformedListing("items", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                guard let reason = await listingFailure(rest) else { return }
                 #expect(reason.hasPrefix("HTTP 404 from \(server.baseURL)/rest/34") && reason.contains("set paging=cursor:/meta/next"), "\(reason)")
             }
         }
@@ -285,8 +293,7 @@ import TidemarkFixtures
             server.inject(FixtureFault(status: 404, queryContains: "page=2&", replacementBody: #"{"detail": "Invalid page."}"#))
             server.inject(FixtureFault(replacementBody: row))
             try await using(try upstream(server, options: ["paging": "page", "pageSize": "1"])) { rest in
-                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
-                guard case .malformedListing("items", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                guard let reason = await listingFailure(rest) else { return }
                 #expect(reason.hasPrefix("HTTP 404 from \(server.baseURL)/rest/items?page=2&per_page=1") && reason.hasSuffix(
                     " (past its last page? A server that answers 404 there, as Django REST Framework does, cannot be paged with "
                         + "paging=page: if its pages link the next one, set paging=next-field:<JSON pointer to that link>, as /next)"), "\(reason)")
@@ -774,8 +781,7 @@ import TidemarkFixtures
             // A page that is an object, with no itemsPath: the message says which option to set
             // (it named itemsPath '/', a pointer to the key "", not the whole page).
             try await using(try upstream(server, path: "/rest/envelope?limit=10")) { rest in
-                let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
-                guard case .malformedListing("items", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                guard let reason = await listingFailure(rest) else { return }
                 #expect(reason == "the response is an object, not an array of items: set itemsPath to the JSON pointer of the array "
                         + "(as /data/items); it has 'data', 'links'")
             }
@@ -790,8 +796,7 @@ import TidemarkFixtures
             try await withFixture { server in
                 server.inject(FixtureFault(replacementBody: body))
                 try await using(try upstream(server)) { rest in
-                    let error = await upstreamError { _ = try await rest.list(collection: "items", since: nil, cached: .none) }
-                    guard case .malformedListing("items", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+                    guard let reason = await listingFailure(rest) else { return }
                     #expect(reason.contains("is not valid JSON") && reason.contains("duplicate key"), "\(reason)")
                 }
             }
