@@ -3,9 +3,11 @@ import Testing
 import TidemarkFixtures
 @testable import Upstreams
 
-/// HTTP settings with tiny backoff delays so retry tests stay fast.
+/// HTTP settings with tiny backoff delays so retry tests stay fast. The timeouts are generous:
+/// the full suite starves the fixture's threads for seconds on a 2-core machine, and a timeout
+/// there is a retry that changes the request counts tests check (tests of timeouts set their own).
 let fastSettings = HTTPSettings(
-    connectTimeout: 2, readTimeout: 5, requestTimeout: 10, maxAttempts: 3, baseDelay: 0.01, maxDelay: 0.05,
+    connectTimeout: 10, readTimeout: 30, requestTimeout: 60, maxAttempts: 3, baseDelay: 0.01, maxDelay: 0.05,
     maxRetryAfter: 5)
 
 let canary = "CANARY-7f3a9c-SECRET"
