@@ -943,10 +943,12 @@ import TidemarkFixtures
 
     @Test func slowResponsesTimeOut() async throws {
         try await withFixture(items: 2) { server in
-            // The first response is held 60 s; a 1 s request timeout must give up and retry long before.
+            // The first response is held 60 s; a 5 s request timeout must give up and retry long
+            // before. (1 s timed out every attempt of a suite run on a loaded 2-core machine.)
             server.inject(FixtureFault(delay: 60, count: 1))
             var settings = fastSettings
-            settings.requestTimeout = 1
+            settings.requestTimeout = 5
+            settings.maxAttempts = 5
             try await using(try upstream(server, settings: settings)) { rest in
                 let (listing, seconds) = try await timed { try await rest.list(collection: "items", since: nil, cached: .none) }
                 #expect(listing.items.count == 2)
