@@ -93,8 +93,8 @@ public struct SyncReport: Sendable {
     /// With `--force`: the paths commits of the user's own had changed, which this sync gave
     /// upstream's version again (or removed); with `--dry-run` too, those it would.
     public var undoneOwnPaths: [String] = []
-    /// `--dry-run` only: what its listings saw amiss (``FetchReport/warnings``; a sync's are in
-    /// its `fetch`).
+    /// `--dry-run`: what its listings saw amiss (``FetchReport/warnings``; a sync's are in its
+    /// `fetch`). `--offline`: that the fetch it applies could not download some items.
     public var warnings: [String] = []
     /// With `--force`: the commits an unfinished merge would have joined (`MERGE_HEAD`), which the
     /// sync dropped as `git reset --hard` drops them, since they hold commits of the user's own,
@@ -188,6 +188,7 @@ extension Mirror {
         }
         var report = try apply(force: options.force, after: fetchReport)
         report.fetch = fetchReport
+        if options.offline { report.warnings = offlineFetchWarnings() }
         report.finishedInterrupted = finishedInterruptedSync
         // With --force, the edits finishing that sync wrote over are named too.
         report.overwrittenEdits = Mirror.adding(report.overwrittenEdits, to: finishingOverwrote)
@@ -219,6 +220,7 @@ extension Mirror {
             var report = SyncReport(outcome: .planned, fetch: nil, counts: try changes(from: head?.tree, to: upstream.tree),
                                     paths: [], previous: head?.id, current: nil, plannedDownloads: 0)
             if let head { report.overwrittenEdits = Mirror.adding(try forcedGitOperationPaths(options, head: head.tree), to: finishing) }
+            report.warnings = offlineFetchWarnings()
             return report
         }
         let undone = try ownChangesUndone(head: head, by: upstream.tree, force: options.force, branch: try checkedOutBranch())
@@ -230,7 +232,21 @@ extension Mirror {
         report.undoneOwnPaths = undone
         report.overwrittenEdits = Mirror.adding(Mirror.adding(try forcedGitOperationPaths(options, head: head.tree), to: overwritten),
                                                 to: finishing)
+        report.warnings = offlineFetchWarnings()
         return report
+    }
+
+    /// For `sync --offline`: a warning when the fetch it applies could not download some items
+    /// (``FetchReport/failures``, kept in the state until a fetch stores them). Its snapshot holds
+    /// them as the branch had them, which the sync applies as it would any snapshot, so it is no
+    /// failure; but the user who did not see that fetch should know what it lacks.
+    func offlineFetchWarnings() -> [String] {
+        let failures = stateLines(Mirror.fetchFailuresState)
+        guard !failures.isEmpty else { return [] }
+        let one = failures.count == 1
+        return ["the fetch applied could not download \(failures.count) item\(one ? "" : "s") (\(one ? "it stays" : "they stay") as the "
+                + "branch had \(one ? "it" : "them"), and \(one ? "its collection deletes" : "their collections delete") nothing): "
+                + "'tidemark sync' asks for \(one ? "it" : "them") again, 'tidemark status' names \(one ? "it" : "them")"]
     }
 
     /// `names`, then those of `more` it lacks: one list of what a forced run writes over, a file

@@ -627,6 +627,34 @@ struct MirrorTests {
         }
     }
 
+    /// `sync --offline` applies a fetch that could not download an item as it applies any
+    /// snapshot, and says what that fetch lacks (its dry run too); once a fetch stores the
+    /// item, it says nothing.
+    @Test func anOfflineSyncOfAFetchThatLackedItemsSaysSo() async throws {
+        try await withScratch { path in
+            let upstream = seeded(5)
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            upstream.put(ItemID("item-1"), "2024-03-05T00:00:00Z")
+            upstream.put(ItemID("item-3"), "2024-03-02T00:00:00Z")
+            upstream.fail([ItemID("item-3")])
+            await #expect { _ = try await mirror.fetch() } throws: {
+                if case .incompleteFetch(let report) = $0 as? MirrorError { return report.failures.count == 1 }
+                return false
+            }
+            let plan = try await mirror.sync(SyncOptions(dryRun: true, offline: true))
+            let applied = try await mirror.sync(SyncOptions(offline: true))
+            #expect(applied.counts == ChangeCounts(changed: 1))
+            for warnings in [plan.warnings, applied.warnings] {
+                #expect(warnings.count == 1 && warnings[0].hasPrefix("the fetch applied could not download 1 item (it stays as "),
+                        "\(warnings)")
+            }
+            upstream.fail([])
+            _ = try await mirror.fetch()
+            let complete = try await mirror.sync(SyncOptions(offline: true))
+            #expect(complete.counts == ChangeCounts(changed: 1) && complete.warnings.isEmpty, "\(complete.warnings)")
+        }
+    }
+
     /// Clones `upstream` twice, applies `change` upstream, then syncs one mirror at once (reusing
     /// what its fetch compared) and the other by a fetch and a separate `sync --offline` (which
     /// compares trees instead). Both must report and write the same; returns the first report.

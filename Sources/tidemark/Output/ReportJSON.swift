@@ -157,7 +157,8 @@ struct SyncJSON: Encodable {
     var plannedDownloads: Int?
     var plannedBodiesInListing: Int?
     var listingRequests: Int?
-    /// `--dry-run` only (a sync's are in `fetch`): what its listings saw amiss.
+    /// `--dry-run` (a sync's are in `fetch`): what its listings saw amiss; `--offline`: that the
+    /// fetch it applies could not download some items.
     var warnings: [String]?
     var fetch: FetchJSON?
     var finishedInterrupted: InterruptedSyncJSON?
