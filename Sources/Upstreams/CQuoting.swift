@@ -33,4 +33,11 @@ package enum CQuoting {
 
     /// An id for messages, quoted when unusual.
     package static func quoted(_ id: ItemID) -> String { quoted(id.bytes) }
+
+    /// Text an upstream sent, for a message: secrets redacted first (so shortening cannot cut
+    /// one into a part `redact` no longer knows), then cut to `limit` characters, then quoted
+    /// when unusual.
+    package static func excerpt(_ text: String, limit: Int, redact: (String) -> String) -> String {
+        quoted(String(redact(text).prefix(limit)))
+    }
 }

@@ -272,7 +272,7 @@ public struct DocuSignUpstream: Upstream {
         case nil, .null?: return nil
         case .string(let text)?:
             guard let number = Int(text), number >= 0, number <= Self.largestCount else {
-                throw UpstreamError.malformedListing(collection: collection, reason: "'\(field)' is not a count: '\(CQuoting.quoted(String(session.credentials.redact(text).prefix(32))))'")
+                throw UpstreamError.malformedListing(collection: collection, reason: "'\(field)' is not a count: '\(CQuoting.excerpt(text, limit: 32, redact: session.credentials.redact))'")
             }
             return number
         case let number? where (0...Int64(Self.largestCount)).contains(number.exactInteger ?? -1): return Int(number.exactInteger!)

@@ -150,7 +150,7 @@ func listedVersion(
     guard let timestamp = Timestamp(text) else {
         throw UpstreamError.malformedItem(
             collection: collection, item: item,
-            reason: "field '\(field)' is not a date-time: '\(CQuoting.quoted(String(redact(text).prefix(64))))' (it takes \(Timestamp.acceptedForms))")
+            reason: "field '\(field)' is not a date-time: '\(CQuoting.excerpt(text, limit: 64, redact: redact))' (it takes \(Timestamp.acceptedForms))")
     }
     return timestamp
 }

@@ -68,7 +68,7 @@ struct RestPagingCheck {
     }
 
     private func quoted(_ text: String) -> String {
-        "'" + CQuoting.quoted(String(redact(text).prefix(120))) + "'"
+        "'" + CQuoting.excerpt(text, limit: 120, redact: redact) + "'"
     }
 
     /// The first member, in objects up to three levels down (not in arrays, nor at `itemsPath`),

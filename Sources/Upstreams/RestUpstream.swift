@@ -239,7 +239,7 @@ public struct RestUpstream: Upstream {
                 // A server that does not read the cursor where it is sent answers the first page
                 // again, with the same cursor.
                 let ignored = if case .cursor = paging, let lastCursor {
-                    " (the server gave the cursor '\(CQuoting.quoted(String(session.credentials.redact(lastCursor).prefix(64))))' again: "
+                    " (the server gave the cursor '\(CQuoting.excerpt(lastCursor, limit: 64, redact: session.credentials.redact))' again: "
                         + "does it read it from the query parameter '\(parameters.cursor)'? cursorParam names it)"
                 } else { "" }
                 throw UpstreamError.malformedListing(

@@ -34,9 +34,9 @@ public struct HTTPResult: Sendable {
         var parts: [String] = []
         if finalURL != url { parts.append("redirected to \(URLSafety.redact(finalURL))") }
         if let type = header("Content-Type"), !type.lowercased().contains("json") {
-            parts.append("Content-Type '\(CQuoting.quoted(String(redact(type).prefix(80))))'")
+            parts.append("Content-Type '\(CQuoting.excerpt(type, limit: 80, redact: redact))'")
         }
-        if let title = htmlTitle { parts.append("page title '\(CQuoting.quoted(String(redact(title).prefix(80))))'") }
+        if let title = htmlTitle { parts.append("page title '\(CQuoting.excerpt(title, limit: 80, redact: redact))'") }
         return parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")"
     }
 

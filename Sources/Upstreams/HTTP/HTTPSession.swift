@@ -560,6 +560,6 @@ extension HTTPResult {
                 if case .string(let reason) = why { shown += "; \(name): \(reason)" }
             }
         }
-        return " (\(CQuoting.quoted(String(credentials.redact(shown).prefix(300)))))"
+        return " (\(CQuoting.excerpt(shown, limit: 300, redact: credentials.redact)))"
     }
 }
