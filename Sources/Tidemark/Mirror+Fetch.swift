@@ -48,6 +48,9 @@ public struct FetchReport: Sendable {
         /// Items listed as changed that an interrupted run did not download (not started, or cut
         /// short): the next fetch downloads them.
         public var notDownloaded = 0
+        /// Items that could not be downloaded (among ``FetchReport/failures``): the collection
+        /// deleted nothing and kept its watermark.
+        public var failed = 0
     }
 
     public var collections: [Collection]
@@ -336,7 +339,7 @@ extension Mirror {
                 report: FetchReport.Collection(name: collection, listed: listed, downloaded: outcome.downloaded,
                                                notModified: outcome.notModified, behind: ChangeCounts(),
                                                listingRequests: listing.requests, incremental: listing.incremental,
-                                               notDownloaded: outcome.notDownloaded),
+                                               notDownloaded: outcome.notDownloaded, failed: outcome.failures.count),
                 baseBlob: baseBlob, cached: cached, stored: outcome.stored.map(\.entry), deletions: deletions,
                 notModified: outcome.stored.filter { $0.blob == nil }.map(\.entry.path))
             if !outcome.stored.isEmpty || !deletions.isEmpty || baseBlob == nil {

@@ -220,8 +220,7 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .incompleteSync(let report):
             let failures = report.fetch?.failures ?? []
             let one = failures.count == 1
-            // Failures read `collection/id: reason`: their collections hold their deletions.
-            let collections = Set(failures.compactMap { $0.split(separator: "/", maxSplits: 1).first.map(String.init) }).sorted()
+            let collections = (report.fetch?.collections ?? []).filter { $0.failed > 0 }.map(\.name).sorted()
             let held = collections.count == 1 ? "'\(collections[0])' deletes" : "their collections delete"
             let applied = report.previous == report.current ? "nothing else changed" : "the rest is synced"
             return "\(failures.count) item\(one ? "" : "s") could not be downloaded (the branch keeps \(one ? "it" : "them") as it had "

@@ -840,6 +840,8 @@ struct BranchSafetyTests {
                 let fetch = command == "fetch" ? json : json?["fetch"] as? [String: Any]
                 let failures = fetch?["failures"] as? [String] ?? []
                 #expect(failures.count == 1 && failures.first?.hasPrefix("templates/\(ids[0])") == true, "\(command): \(result.stdout)")
+                let collections = fetch?["collections"] as? [[String: Any]] ?? []
+                #expect(collections.count == 1 && collections.first?["failed"] as? Int == 1, "\(command): \(result.stdout)")
                 if command == "sync" { #expect(json?["outcome"] as? String == "incomplete-fetch") }
             }
             // status names the item the fetch could not download, which may be behind although the

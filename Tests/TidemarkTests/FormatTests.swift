@@ -297,13 +297,19 @@ extension ChangeCounts {
 /// the message said no deletion was applied), one item as "it".
 @Suite struct IncompleteSyncMessageTests {
     @Test func theCollectionsHoldingTheirDeletionsAreNamed() {
-        var fetch = FetchReport(collections: [], previous: nil, current: nil, failures: ["pages/5: HTTP 503"])
+        func collection(_ name: String, failed: Int) -> FetchReport.Collection {
+            FetchReport.Collection(name: name, listed: 9, downloaded: 2, notModified: 0, behind: ChangeCounts(), listingRequests: 1,
+                                   failed: failed)
+        }
+        var fetch = FetchReport(collections: [collection("pages", failed: 1), collection("posts", failed: 0)], previous: nil,
+                                current: nil, failures: ["pages/5: HTTP 503"])
         let moved = SyncReport(outcome: .incompleteFetch, fetch: fetch, counts: ChangeCounts(changed: 1), paths: [],
                                previous: ObjectID(hex: String(repeating: "1", count: 40))!, current: ObjectID(hex: String(repeating: "2", count: 40))!,
                                plannedDownloads: 0)
         #expect(MirrorError.incompleteSync(moved).description == "1 item could not be downloaded (the branch keeps it as it had it, or "
                 + "without it if new, and 'pages' deletes nothing this run); the rest is synced, and the next sync retries it:\n\tpages/5: HTTP 503")
         fetch.failures = ["pages/5: HTTP 503", "posts/7: HTTP 500"]
+        fetch.collections = [collection("pages", failed: 1), collection("posts", failed: 1)]
         var still = moved
         still.fetch = fetch
         still.current = still.previous

@@ -99,6 +99,7 @@ struct FetchJSON: Encodable {
         var dropped: Bool?
         var incremental: Bool
         var notDownloaded: Int?
+        var failed: Int?
     }
     var previous: String?
     var current: String?
@@ -127,7 +128,8 @@ struct FetchJSON: Encodable {
         collections = report.collections.map {
             Collection(name: $0.name, listed: $0.listed, downloaded: $0.downloaded, notModified: $0.notModified,
                        listingRequests: $0.listingRequests, behind: $0.behind, dropped: $0.dropped ? true : nil,
-                       incremental: $0.incremental, notDownloaded: report.interrupted ? $0.notDownloaded : nil)
+                       incremental: $0.incremental, notDownloaded: report.interrupted ? $0.notDownloaded : nil,
+                       failed: $0.failed > 0 ? $0.failed : nil)
         }
         failures = report.failures
         vanished = report.vanished
