@@ -80,7 +80,8 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == 58 else { throw fail("expected ':'") }
             index += 1
             skipWhitespace()
-            let value = try parseValue(depth: depth + 1)
+            let value: JSONValue
+            do { value = try parseValue(depth: depth + 1) } catch { throw error.inside(key) }
             if isNew { members.append((key, value)) }
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input in object") }
@@ -97,7 +98,7 @@ struct JSONParser {
         if index < bytes.count, bytes[index] == 93 { index += 1; return .array([]) }
         while true {
             skipWhitespace()
-            items.append(try parseValue(depth: depth + 1))
+            do { items.append(try parseValue(depth: depth + 1)) } catch { throw error.inside(String(items.count)) }
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input in array") }
             if bytes[index] == 44 { index += 1; continue }

@@ -213,7 +213,7 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 }
 
 /// Why a document is not valid JSON, or is past a limit a parse keeps, with the byte offset
-/// where it went wrong.
+/// where it went wrong and the value it was in (a listing's item, named by its position).
 public struct JSONParseError: Error, Equatable, CustomStringConvertible {
     /// What went wrong.
     public enum Kind: Sendable, Equatable {
@@ -227,6 +227,9 @@ public struct JSONParseError: Error, Equatable, CustomStringConvertible {
     public let offset: Int
     public let reason: String
     public let kind: Kind
+    /// The keys and array positions down to the value being read, outermost first: empty for
+    /// the document itself (a duplicate key is the object's error, so it names the object).
+    public private(set) var path: [String] = []
 
     public init(offset: Int, reason: String, kind: Kind = .syntax) {
         self.offset = offset
@@ -234,8 +237,26 @@ public struct JSONParseError: Error, Equatable, CustomStringConvertible {
         self.kind = kind
     }
 
-    /// The reason, then where (a limit's reason says it all: where it was passed does not help).
-    public var description: String { kind == .syntax ? "\(reason) at byte \(offset)" : reason }
+    /// The error, met inside the member or element `component` of the value being read (a limit
+    /// keeps no path: its message does not say where).
+    func inside(_ component: String) -> JSONParseError {
+        guard kind == .syntax else { return self }
+        var outer = self
+        outer.path.insert(component, at: 0)
+        return outer
+    }
+
+    /// ``path`` as a JSON pointer (RFC 6901), quoted when unusual, as `itemsPath` takes one.
+    public var pointer: String {
+        CQuoting.quoted(path.map { "/" + $0.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1") }.joined())
+    }
+
+    /// The reason, then where: the value it was in, when not the document, and the byte (a
+    /// limit's reason says it all: where it was passed does not help).
+    public var description: String {
+        guard kind == .syntax else { return reason }
+        return "\(reason) at " + (path.isEmpty ? "" : "\(pointer), ") + "byte \(offset)"
+    }
 
     /// What is wrong, as an error message says it after "body is": "not valid JSON: ..." or
     /// "over tidemark's limits: ...".

@@ -187,7 +187,7 @@ struct JSONValueTests {
 
     @Test func malformedDocumentsNameWhereTheyWentWrong() {
         for (text, offset, reason) in [
-            ("{ not json", 2, "expected a string key"), ("[1,]", 3, "unexpected character"),
+            ("{ not json", 2, "expected a string key"), ("[1 2]", 3, "expected ',' or ']'"),
             ("1 2", 2, "unexpected data after the JSON value"), (#""\ud800""#, 7, "lone surrogate in \\u escape"),
             ("01", 1, "unexpected data after the JSON value"), ("-", 1, "invalid number"),
         ] {
@@ -217,6 +217,16 @@ struct JSONValueTests {
         let limit = JSONParseError(offset: 25, reason: "more than 9 JSON values", kind: .limit)
         #expect(limit.summary == "over tidemark's limits: more than 9 JSON values")
         #expect(JSONParseError(offset: 2, reason: "expected a string key").summary == "not valid JSON: expected a string key at byte 2")
+        // Inside the document, the value it was in is named too: a listing's item by its position,
+        // a key with '/' or '~' as a JSON pointer writes it, an unusual one quoted.
+        for (document, said) in [(#"[{"id": 1}, {"id": 2, "id": 3}]"#, #"duplicate key "id" at /1, byte 26"#),
+                                 (#"{"data": {"a/b~": [1, 2, tru]}}"#, "invalid literal at /data/a~1b~0/2, byte 25"),
+                                 ("[1,]", "unexpected character at /1, byte 3"),
+                                 (#"{"x\u0001": [}"#, #"unexpected character at "/x\001/0", byte 13"#),
+                                 (#"{"a": }"#, "unexpected character at /a, byte 6")] {
+            let error = #expect(throws: JSONParseError.self) { try JSONValue.parse(Data(document.utf8), duplicateKeys: .reject) }
+            #expect(error?.description == said, "\(document)")
+        }
         // The default bound holds a page of 100,000 items of 39 fields each, and not 4,000,001 values.
         #expect(JSONValue.maxValues >= 100_000 * 40)
         let tooMany = "[" + Array(repeating: "0", count: JSONValue.maxValues).joined(separator: ",") + "]"
