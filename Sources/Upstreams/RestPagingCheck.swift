@@ -39,11 +39,7 @@ struct RestPagingCheck {
         default:
             break
         }
-        // A total in a header (json-server's and many others' `X-Total-Count`), else in the body.
-        let header = ["X-Total-Count", "X-Total", "Total-Count"].lazy.compactMap { name in
-            first.header(name).flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }.map { (pointer: "header \(name)", value: $0) }
-        }.first
-        if warnings.isEmpty, complete, let total = header ?? total(in: json), total.value > listed {
+        if warnings.isEmpty, complete, let total = announcedTotal(first, json: json), total.value > listed {
             warnings.append("the listing got \(listed) item\(listed == 1 ? "" : "s"), but the response says there are \(total.value) "
                             + "(\(total.pointer)): is paging set right? (" + Self.pagingNow(paging) + ")")
         }
@@ -88,6 +84,15 @@ struct RestPagingCheck {
             }
         }
         return found
+    }
+
+    /// The number of items a page says the collection holds, and where it says it: in a header
+    /// (json-server's and many others' `X-Total-Count`), else in the body (``total(in:)``).
+    func announcedTotal(_ page: HTTPResult, json: JSONValue) -> (pointer: String, value: Int64)? {
+        let header = ["X-Total-Count", "X-Total", "Total-Count"].lazy.compactMap { name in
+            page.header(name).flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }.map { (pointer: "header \(name)", value: $0) }
+        }.first
+        return header ?? total(in: json)
     }
 
     /// The largest integer under a key in ``totalKeys``, as ``nextLink(in:)`` looks for links.

@@ -234,6 +234,9 @@ public struct RestUpstream: Upstream {
         /// The cursor `cursor` paging sent last.
         var lastCursor: String?
         var firstResponse: (result: HTTPResult, json: JSONValue)?
+        let check = RestPagingCheck(paging: paging, itemsPath: itemsPath, redact: session.credentials.redact)
+        /// The total the last page announced (`count`, `X-Total-Count`...), if any.
+        var announced: Int64?
         while let url = next {
             guard visited.insert(url.absoluteString).inserted else {
                 // A server that does not read the cursor where it is sent answers the first page
@@ -255,6 +258,11 @@ public struct RestUpstream: Upstream {
                 }
                 // Django REST Framework answers 404 past its last page, where others send an empty one.
                 guard pageNumber > 1, paging == .page || paging == .offset else { throw failure }
+                // Its pages say how many items there are (`count`): once that many came, a 404
+                // for the page after them is the end, not a failure.
+                if status == 404, let announced, announced == Int64(received), announced == Int64(accumulator.items.count) {
+                    break
+                }
                 throw UpstreamError.malformedListing(
                     collection: collection,
                     reason: failure.description + " (past its last page? A server that answers \(status) there, as Django REST Framework "
@@ -264,6 +272,7 @@ public struct RestUpstream: Upstream {
             if pageNumber == 1 { upstreamTime = result.header("Date").flatMap(HTTPDate.parse) }
             let json = try parseListingBody(result, collection: collection)
             if pageNumber == 1 { firstResponse = (result, json) }
+            announced = paging == .page || paging == .offset ? check.announcedTotal(result, json: json)?.value : nil
             // An empty array written as `null` (Go's nil slice), or left out past the first page
             // (Go's `omitempty`): a page without rows, which ends `page` and `offset` paging.
             let found: JSONValue
@@ -354,9 +363,8 @@ public struct RestUpstream: Upstream {
         var pass = ListingPass(items: accumulator.items, complete: !incremental && !accumulator.changedWhilePaging,
                                changedWhilePaging: accumulator.changedWhilePaging, pages: pagesWithRows, upstreamTime: upstreamTime)
         if let firstResponse {
-            pass.warnings = RestPagingCheck(paging: paging, itemsPath: itemsPath, redact: session.credentials.redact)
-                .warnings(first: firstResponse.result, json: firstResponse.json, pages: pageNumber - 1, listed: pass.items.count,
-                          complete: pass.complete)
+            pass.warnings = check.warnings(first: firstResponse.result, json: firstResponse.json, pages: pageNumber - 1,
+                                           listed: pass.items.count, complete: pass.complete)
                 .map { "\(collection): \($0)" }
         }
         return pass

@@ -310,6 +310,31 @@ import TidemarkFixtures
         }
     }
 
+    /// Django REST Framework's pages say how many items there are (`count`) and answer 404 past
+    /// the last one: with `page` paging, once that many items came, the 404 ends the listing,
+    /// complete. With fewer than the count (an item added while paging, a count that is no
+    /// total), it is the failure it was.
+    @Test func a404PastAsManyItemsAsTheCountSaysEndsThePaging() async throws {
+        func row(_ id: String) -> String { #"{"id": "\#(id)", "lastModified": "2024-01-01T00:00:00Z"}"# }
+        for count in [3, 4] {
+            try await withFixture { server in
+                server.inject(FixtureFault(status: 404, queryContains: "page=3&", replacementBody: #"{"detail": "Invalid page."}"#))
+                server.inject(FixtureFault(queryContains: "page=2&", replacementBody: #"{"count": \#(count), "results": [\#(row("c"))]}"#))
+                server.inject(FixtureFault(replacementBody: #"{"count": \#(count), "results": [\#(row("a")), \#(row("b"))]}"#))
+                try await using(try upstream(server, options: ["paging": "page", "pageSize": "2", "itemsPath": "/results"])) { rest in
+                    guard count == 3 else {
+                        let reason = await listingFailure(rest)
+                        #expect(reason?.hasPrefix("HTTP 404 from \(server.baseURL)/rest/items?page=3&per_page=2") == true, "\(String(describing: reason))")
+                        return
+                    }
+                    let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                    #expect(listing.isComplete && listing.idStrings == ["a", "b", "c"] && listing.warnings.isEmpty, "\(listing.warnings)")
+                    #expect(listing.requests == 3)
+                }
+            }
+        }
+    }
+
     /// A page that is not JSON says what it is: where a redirect led (a login page), its
     /// `Content-Type` and its HTML title; an item body that is a page asks whether `itemURL` is
     /// right. Both said only "unexpected character at byte 0". A page without the items at
