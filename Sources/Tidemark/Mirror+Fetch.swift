@@ -237,7 +237,10 @@ extension Mirror {
         }
         // Every collection listed whole this time, else from its watermark (what upstream
         // changed since); the time of the last full listing is recorded below.
-        let fullListing = options.fullListing || fullListingDue()
+        // Settings that shape the stored bodies changed since the last complete fetch: every
+        // item is listed and downloaded again, without its stored validator.
+        let reshaped = bodySettingsChanged()
+        let fullListing = options.fullListing || reshaped || fullListingDue()
         var listedWhole = true
         let racy = try racyCheck(after: base)
         // Racily clean items this run planned to check and did not store, by collection.
@@ -284,7 +287,8 @@ extension Mirror {
             // Asked for a full listing, items whose blob is gone from the store are downloaded
             // again (a `dir` listing names unchanged files by position, with no body to store: a
             // file is read again once it changes).
-            let lost = options.fullListing && !(upstream is DirectoryUpstream) ? try lostItems(collection, cached: cached, in: base?.tree) : []
+            let lost = reshaped ? Set(listing.items.map(\.id))
+                : options.fullListing && !(upstream is DirectoryUpstream) ? try lostItems(collection, cached: cached, in: base?.tree) : []
             let plan = try plan(collection: collection, listing: listing, base: cached, racy: racy, repair: lost, options: options)
             // A sync's checkout writes over the changed items' files: their blocks are read in
             // meanwhile.
@@ -511,6 +515,7 @@ extension Mirror {
             }
         }
         try writeStateLines(Mirror.fetchFailuresState, failures)
+        if failures.isEmpty, !interrupted, let shaping = bodySettings { try writeState(Mirror.bodySettingsState, shaping, durable: false) }
         removeState(Mirror.fetchRefusedState)
         removeState(Mirror.fetchFailedState)
         // The token covers what this fetch stored only when it stored every listed item.
@@ -706,6 +711,22 @@ extension Mirror {
     /// True when the last whole listing (``fullListingState``) is `tidemark.fullListingInterval`
     /// old or older, or there was none since this clone of the mirror was made (or since the
     /// setting came to be): a listing that would start at a watermark lists every item instead.
+    /// The settings that decide what is stored of an item (`itemURL`, `bodyPath`), as the
+    /// state file ``bodySettingsState`` keeps them; nil for upstreams that have none.
+    var bodySettings: String? {
+        let configuration = settings.upstreamConfiguration
+        guard configuration.kind == "rest" else { return nil }
+        return ["itemURL", "bodyPath"].map { "\($0)=\(configuration.options[$0] ?? "")\n" }.joined()
+    }
+
+    /// Whether ``bodySettings`` differ from those of the last fetch that stored every item, so
+    /// the items stored are not what the settings would store now (a `bodyPath` set after the
+    /// clone). A mirror with no record yet (made before tidemark kept one) records them first.
+    func bodySettingsChanged() -> Bool {
+        guard let now = bodySettings, let then = readState(Mirror.bodySettingsState) else { return false }
+        return now != then
+    }
+
     func fullListingDue(now: Date = Date()) -> Bool {
         guard let last = stateTime(Mirror.fullListingState)?.date else { return true }
         return !(0..<settings.fullListingSeconds).contains(now.timeIntervalSince(last))

@@ -303,7 +303,8 @@ extension Mirror {
         // (their versions not known before their downloads): what a manifest changed in the
         // working tree is compared with (``workingManifestSurvives(at:head:theirs:unknown:)``).
         var manifestBases: [String: (blob: ObjectID?, changing: Set<ItemID>)] = [:]
-        let fullListing = options.fetch.fullListing || fullListingDue()
+        let reshaped = bodySettingsChanged()
+        let fullListing = options.fetch.fullListing || reshaped || fullListingDue()
         let racy = try racyCheck(after: base)
         for collection in settings.collections {
             let headBlob = try manifestBlob(collection, in: head?.tree)
@@ -319,7 +320,8 @@ extension Mirror {
                 throw .upstream(Mirror.upstreamError(error, listing: collection))
             }
             warnings += listing.warnings
-            let fetchPlan = try plan(collection: collection, listing: listing, base: cached, racy: racy, options: options.fetch)
+            let fetchPlan = try plan(collection: collection, listing: listing, base: cached, racy: racy,
+                                     repair: reshaped ? Set(listing.items.map(\.id)) : [], options: options.fetch)
             manifestBases[Mirror.manifestPath(collection)] = (
                 baseBlob, Set(fetchPlan.downloads.map(\.item.id)).union(fetchPlan.deletions.map(cached.id(at:))))
             downloads += fetchPlan.downloads.filter { $0.item.body == nil }.count

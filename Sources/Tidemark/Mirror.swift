@@ -754,6 +754,8 @@ public actor Mirror {
     /// The state file holding when the last whole listing that was due or asked for started
     /// (``fullListingDue(now:)``).
     static let fullListingState = "last-full-listing"
+    /// ``bodySettings`` as the last fetch that stored every item had them.
+    static let bodySettingsState = "body-settings"
 
     func readState(_ name: String) -> String? {
         FileManager.default.contents(atPath: stateFolder + name).map { String(decoding: $0, as: UTF8.self) }

@@ -86,6 +86,17 @@ struct RestPagingCheck {
         return found
     }
 
+    /// Whether a listing's page is a JSON:API document: its items at `/data`, each with a `type`
+    /// and `attributes` (or a top-level `jsonapi` member). Such an API answers an item's URL
+    /// with `{"data": <item>}` too (JSON:API 1.1, "Fetching Resources").
+    static func isJSONAPI(_ json: JSONValue, itemsPath: String) -> Bool {
+        guard itemsPath == "/data", case .object(let top) = json else { return false }
+        if top["jsonapi"] != nil { return true }
+        guard case .array(let rows)? = top["data"], case .object(let row)? = rows.first,
+              case .string? = row["type"], case .object? = row["attributes"] else { return false }
+        return true
+    }
+
     /// The number of items a page says the collection holds, and where it says it: in a header
     /// (json-server's and many others' `X-Total-Count`), else in the body (``total(in:)``).
     func announcedTotal(_ page: HTTPResult, json: JSONValue) -> (pointer: String, value: Int64)? {

@@ -54,6 +54,8 @@ public struct RestUpstream: Upstream {
     private let modifiedField: String?
     private let itemURL: String?
     private let bodyPath: String?
+    /// Whether `bodyPath` was set at all: set empty, it keeps a JSON:API envelope on purpose.
+    private let bodyPathSet: Bool
     private let sinceParam: String?
     private let session: HTTPSession
     /// Paging options set for another paging than the one configured: told with every listing.
@@ -100,6 +102,7 @@ public struct RestUpstream: Upstream {
             itemURL = nil
         }
         bodyPath = options["bodyPath"].flatMap { $0.isEmpty ? nil : $0 }
+        bodyPathSet = options["bodyPath"] != nil
         if let bodyPath {
             guard bodyPath.hasPrefix("/") else {
                 throw UpstreamError.invalidConfiguration("option bodyPath must be a JSON pointer starting with '/', got '\(bodyPath)'")
@@ -365,7 +368,13 @@ public struct RestUpstream: Upstream {
         if let firstResponse {
             pass.warnings = check.warnings(first: firstResponse.result, json: firstResponse.json, pages: pageNumber - 1,
                                            listed: pass.items.count, complete: pass.complete)
-                .map { "\(collection): \($0)" }
+            if itemURL != nil, !bodyPathSet, RestPagingCheck.isJSONAPI(firstResponse.json, itemsPath: itemsPath) {
+                pass.warnings.append("the listing is a JSON:API document, whose item URLs answer {\"data\": <item>}: each item is "
+                                     + "stored in that envelope; set bodyPath=/data to store the item itself ('git config "
+                                     + "tidemark.bodyPath /data' in a mirror: its next fetch downloads every item again), or set it "
+                                     + "empty to keep the envelope without this warning")
+            }
+            pass.warnings = pass.warnings.map { "\(collection): \($0)" }
         }
         return pass
     }

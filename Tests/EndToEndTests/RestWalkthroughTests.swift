@@ -337,6 +337,39 @@ struct RestWalkthroughTests {
         }
     }
 
+    /// `bodyPath` set after the clone (or `itemURL` changed) makes the next fetch download every
+    /// item again, unconditionally, and store what the settings now say; the fetch after it
+    /// downloads nothing. The new setting applied only to items changed later, so the mirror held
+    /// envelopes beside unwrapped items for good.
+    @Test func bodySettingsChangedAfterTheCloneApplyToEveryItem() async throws {
+        let server = try await FixtureServer.start(items: 0, seed: 4)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let listing = #"[{"id": "a", "lastModified": "2024-01-01T00:00:00Z"}, {"id": "b", "lastModified": "2024-01-01T00:00:00Z"}]"#
+            server.inject(FixtureFault(pathPrefix: "/rest/items", replacementBody: listing))
+            for id in ["a", "b"] {
+                server.inject(FixtureFault(pathPrefix: "/wrapped/\(id)",
+                                           replacementBody: #"{"data": {"id": "\#(id)", "lastModified": "2024-01-01T00:00:00Z"}, "meta": {}}"#))
+            }
+            let clone = try await CLI.tidemark(["clone", "rest:\(server.baseURL)/rest/items", "m", "--option", "itemURL=/wrapped/{id}"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            #expect(try String(contentsOfFile: root + "/m/items/a.json", encoding: .utf8).contains("\"meta\""))
+            try await CLI.git(["config", "tidemark.bodyPath", "/data"], in: root + "/m")
+            let plan = try await CLI.tidemark(["-C", "m", "sync", "--dry-run"], in: root)
+            #expect(plan.stdout.contains("plus 2 item downloads"), "\(plan.stdout)")
+            let sync = try await CLI.tidemark(["-C", "m", "sync"], in: root)
+            #expect(sync.status == 0 && sync.stdout.contains("Synced: 2 changed, 0 new, 0 deleted (2 downloaded)"), "\(sync.stdout)\(sync.stderr)")
+            for id in ["a", "b"] {
+                #expect(try String(contentsOfFile: root + "/m/items/\(id).json", encoding: .utf8)
+                        == "{\n  \"id\": \"\(id)\",\n  \"lastModified\": \"2024-01-01T00:00:00Z\"\n}\n")
+            }
+            let again = try await CLI.tidemark(["-C", "m", "sync", "--json"], in: root)
+            let report = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]
+            #expect((report?["fetch"] as? [String: Any])?["downloaded"] as? Int == 0, "\(again.stdout)")
+            try await CLI.expectClean(root + "/m")
+        }
+    }
+
     /// A clone whose paging stops at the first page (a list URL with `page=1` and no `paging`)
     /// mirrors that page, and says on stderr, and in `--json`, which setting reads the rest.
     @Test func aPagingThatStopsShortIsToldAtClone() async throws {

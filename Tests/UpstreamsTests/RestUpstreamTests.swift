@@ -310,6 +310,30 @@ import TidemarkFixtures
         }
     }
 
+    /// A JSON:API listing with `itemURL` and no `bodyPath` warns that each item is stored in the
+    /// `{"data": ...}` envelope its URL answers (it was stored so without a word); `bodyPath`
+    /// set, to `/data` or empty (the envelope on purpose), or no `itemURL`, warns of nothing.
+    @Test func aJSONAPIListingWithoutBodyPathWarnsOfTheEnvelope() async throws {
+        let page = #"{"data": [{"type": "articles", "id": "1", "attributes": {"title": "A", "updated": "2024-01-01T00:00:00Z"}}], "links": {}}"#
+        let listed = ["itemsPath": "/data", "modifiedField": "/attributes/updated"]
+        let cases: [([String: String], Bool)] = [
+            (["itemURL": "/rest/items/{id}"], true), (["itemURL": "/rest/items/{id}", "bodyPath": "/data"], false),
+            (["itemURL": "/rest/items/{id}", "bodyPath": ""], false), ([:], false),
+        ]
+        for (options, warns) in cases {
+            try await withFixture { server in
+                server.inject(FixtureFault(replacementBody: page))
+                try await using(try upstream(server, options: listed.merging(options) { $1 })) { rest in
+                    let listing = try await rest.list(collection: "items", since: nil, cached: .none)
+                    #expect(listing.idStrings == ["1"])
+                    let envelope = listing.warnings.filter { $0.hasPrefix("items: the listing is a JSON:API document, whose item URLs answer "
+                                                                           + #"{"data": <item>}: each item is stored in that envelope; set bodyPath=/data"#) }
+                    #expect(envelope.count == (warns ? 1 : 0), "\(options): \(listing.warnings)")
+                }
+            }
+        }
+    }
+
     /// Django REST Framework's pages say how many items there are (`count`) and answer 404 past
     /// the last one: with `page` paging, once that many items came, the 404 ends the listing,
     /// complete. With fewer than the count (an item added while paging, a count that is no
