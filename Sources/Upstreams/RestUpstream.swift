@@ -238,8 +238,8 @@ public struct RestUpstream: Upstream {
         var lastCursor: String?
         var firstResponse: (result: HTTPResult, json: JSONValue)?
         let check = RestPagingCheck(paging: paging, itemsPath: itemsPath, redact: session.credentials.redact)
-        /// The total the last page announced (`count`, `X-Total-Count`...), if any.
-        var announced: Int64?
+        /// The totals the pages announced (`count`, `X-Total-Count`...), one per page that had one.
+        var announced: [Int64] = []
         while let url = next {
             guard visited.insert(url.absoluteString).inserted else {
                 // A server that does not read the cursor where it is sent answers the first page
@@ -261,21 +261,28 @@ public struct RestUpstream: Upstream {
                 }
                 // Django REST Framework answers 404 past its last page, where others send an empty one.
                 guard pageNumber > 1, paging == .page || paging == .offset else { throw failure }
-                // Its pages say how many items there are (`count`): once that many came, a 404
-                // for the page after them is the end, not a failure.
-                if status == 404, let announced, announced == Int64(received), announced == Int64(accumulator.items.count) {
+                // Its pages say how many items there are (`count`): once that many came, and every
+                // page said the same (none added or deleted while they were read, which shifts
+                // the rows), a 404 for the page after them is the end, not a failure.
+                let totals = Set(announced)
+                if status == 404, announced.count == pageNumber - 1, totals == [Int64(received)], received == accumulator.items.count {
                     break
                 }
+                let why = announced.isEmpty ? "its pages give no total (as count) to tell the end by"
+                    : totals.count > 1 ? "the total its pages give changed while they were read (\(announced.map(String.init).joined(separator: ", "))): "
+                        + "items were added or deleted meanwhile, and the next run lists again"
+                    : "its pages say there are \(announced[0]) items, and \(received) came"
                 throw UpstreamError.malformedListing(
                     collection: collection,
                     reason: failure.description + " (past its last page? A server that answers \(status) there, as Django REST Framework "
-                        + "does, cannot be paged with paging=\(paging == .page ? "page" : "offset"): if its pages link the next one, "
-                        + "set paging=next-field:<JSON pointer to that link>, as /next)")
+                        + "does, is paged with paging=\(paging == .page ? "page" : "offset") until as many items came as its pages "
+                        + "say there are, but \(why); if its pages link the next one, paging=next-field:<JSON pointer to that link>, as "
+                        + "/next, follows them instead)")
             }
             if pageNumber == 1 { upstreamTime = result.header("Date").flatMap(HTTPDate.parse) }
             let json = try parseListingBody(result, collection: collection)
             if pageNumber == 1 { firstResponse = (result, json) }
-            announced = paging == .page || paging == .offset ? check.announcedTotal(result, json: json)?.value : nil
+            if paging == .page || paging == .offset, let total = check.announcedTotal(result, json: json)?.value { announced.append(total) }
             // An empty array written as `null` (Go's nil slice), or left out past the first page
             // (Go's `omitempty`): a page without rows, which ends `page` and `offset` paging.
             let found: JSONValue
