@@ -73,7 +73,7 @@ struct JSONParser {
             let isNew = keys.insert(Array(key.utf8)).inserted
             if !isNew, duplicateKeys == .reject {
                 // Quoted like git quotes names: no raw control byte of a document reaches a terminal.
-                let shown = CQuoting.quoted(key)
+                let shown = CQuoting.quoted(JSONParseError.shortened(key, to: 64))
                 throw fail("duplicate key " + (shown.hasPrefix("\"") ? shown : "\"\(shown)\""))
             }
             skipWhitespace()

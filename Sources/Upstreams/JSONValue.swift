@@ -173,11 +173,13 @@ public indirect enum JSONValue: Sendable, Equatable {
 }
 
 extension JSONValue {
-    /// An object's keys, quoted as git quotes names, at most eight (`'error', 'code'`), for a
-    /// message saying what a response holds instead; nil for anything else or no keys.
+    /// An object's keys, quoted as git quotes names, at most eight (`'error', 'code'`) and each
+    /// cut to 64 characters, for a message saying what a response holds instead; nil for
+    /// anything else or no keys.
     var quotedKeys: String? {
         guard case .object(let fields) = self, !fields.members.isEmpty else { return nil }
-        return fields.members.prefix(8).map { "'" + CQuoting.quoted($0.key) + "'" }.joined(separator: ", ")
+        return fields.members.prefix(8).map { "'" + CQuoting.quoted(JSONParseError.shortened($0.key, to: 64)) + "'" }
+            .joined(separator: ", ")
             + (fields.members.count > 8 ? ", ..." : "")
     }
 }
@@ -246,9 +248,19 @@ public struct JSONParseError: Error, Equatable, CustomStringConvertible {
         return outer
     }
 
-    /// ``path`` as a JSON pointer (RFC 6901), quoted when unusual, as `itemsPath` takes one.
+    /// ``path`` as a JSON pointer (RFC 6901), quoted when unusual, as `itemsPath` takes one;
+    /// kept short for a message (a hostile page's keys can be megabytes long, its nesting 300
+    /// deep): long keys cut (`...`), and of a deep path its first and last four steps.
     public var pointer: String {
-        CQuoting.quoted(path.map { "/" + $0.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1") }.joined())
+        let steps = path.map { "/" + JSONParseError.shortened($0, to: 32).replacingOccurrences(of: "~", with: "~0")
+            .replacingOccurrences(of: "/", with: "~1") }
+        let shown = steps.count > 10 ? steps.prefix(4) + ["/..."] + steps.suffix(4) : steps[...]
+        return CQuoting.quoted(shown.joined())
+    }
+
+    /// `text` cut to `limit` characters, `...` marking the cut.
+    static func shortened(_ text: String, to limit: Int) -> String {
+        text.count > limit ? text.prefix(limit) + "..." : text
     }
 
     /// The reason, then where: the value it was in, when not the document, and the byte (a

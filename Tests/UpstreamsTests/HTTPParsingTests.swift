@@ -223,9 +223,15 @@ struct JSONValueTests {
                                  (#"{"data": {"a/b~": [1, 2, tru]}}"#, "invalid literal at /data/a~1b~0/2, byte 25"),
                                  ("[1,]", "unexpected character at /1, byte 3"),
                                  (#"{"x\u0001": [}"#, #"unexpected character at "/x\001/0", byte 13"#),
-                                 (#"{"a": }"#, "unexpected character at /a, byte 6")] {
+                                 (#"{"a": }"#, "unexpected character at /a, byte 6"),
+                                 // A hostile page's megabyte keys and deep nesting are cut short.
+                                 ("{\"" + String(repeating: "k", count: 100_000) + "\": {\"" + String(repeating: "k", count: 100_000) + "\": 1, \""
+                                    + String(repeating: "k", count: 100_000) + "\": 2}}",
+                                  "duplicate key \"" + String(repeating: "k", count: 64) + "...\" at /" + String(repeating: "k", count: 32)
+                                    + "..., byte 300015"),
+                                 (String(repeating: "[", count: 12) + "x", "unexpected character at /0/0/0/0/.../0/0/0/0, byte 12")] {
             let error = #expect(throws: JSONParseError.self) { try JSONValue.parse(Data(document.utf8), duplicateKeys: .reject) }
-            #expect(error?.description == said, "\(document)")
+            #expect(error?.description == said, "\(document.prefix(80))")
         }
         // The default bound holds a page of 100,000 items of 39 fields each, and not 4,000,001 values.
         #expect(JSONValue.maxValues >= 100_000 * 40)
