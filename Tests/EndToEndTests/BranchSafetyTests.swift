@@ -857,6 +857,13 @@ struct BranchSafetyTests {
             // Nor is the cache fresh for --if-stale meanwhile: the sync runs, and fails again.
             let stale = try await CLI.tidemark(["sync", "--if-stale", "1h"], in: root + "/m", environment: env)
             #expect(stale.status == 128 && !stale.stdout.contains("Cache is fresh"), "\(stale.stdout)")
+            // A fetch failing at its listing since leaves that record: told as the last fetch
+            // that stored anything, not as the one that failed.
+            server.inject(FixtureFault(status: 404, pathPrefix: "\(account)/templates", count: 1000))
+            #expect(try await CLI.tidemark(["fetch"], in: root + "/m", environment: env).status == 128)
+            let after = try await CLI.tidemark(["status"], in: root + "/m", environment: env).stdout
+            #expect(after.contains("The last fetch that stored anything could not download 1 item")
+                    && after.contains("The last fetch failed and stored nothing"), "\(after)")
             server.clearFaults()
             #expect(try await CLI.tidemark(["sync", "-q"], in: root + "/m", environment: env).status == 0)
             #expect(try await CLI.tidemark(["status", "--exit-code"], in: root + "/m", environment: env).status == 0)

@@ -98,7 +98,9 @@ enum StatusFormatter {
         }
         if !report.fetchFailures.isEmpty {
             let one = report.fetchFailures.count == 1
-            out += "The last fetch could not download \(report.fetchFailures.count) item\(one ? "" : "s"), which may be behind too "
+            // A fetch that failed since (stored nothing) leaves the record of the one before.
+            let which = report.fetchFailed == nil ? "The last fetch" : "The last fetch that stored anything"
+            out += "\(which) could not download \(report.fetchFailures.count) item\(one ? "" : "s"), which may be behind too "
                 + "(deletions upstream in \(one ? "its collection wait" : "their collections wait") for \(one ? "it" : "them")); "
                 + "'tidemark fetch' tries \(one ? "it" : "them") again:\n"
                 + indented(report.fetchFailures, style: output.red)
