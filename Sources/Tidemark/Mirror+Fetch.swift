@@ -237,10 +237,12 @@ extension Mirror {
         }
         // Every collection listed whole this time, else from its watermark (what upstream
         // changed since); the time of the last full listing is recorded below.
-        // Settings that shape the stored bodies changed since the last complete fetch: every
-        // item is listed and downloaded again, without its stored validator.
-        let reshaped = bodySettingsChanged()
-        let fullListing = options.fullListing || reshaped || fullListingDue()
+        // Settings that shape the stored bodies changed since the last fetch that recorded them:
+        // every item (or those such a fetch did not store) is listed and downloaded again,
+        // without its stored validator.
+        let reshape = bodyReshape()
+        var reshapeLeft: [(collection: String, id: ItemID)] = []
+        let fullListing = options.fullListing || !reshape.isEmpty || fullListingDue()
         var listedWhole = true
         let racy = try racyCheck(after: base)
         // Racily clean items this run planned to check and did not store, by collection.
@@ -287,8 +289,9 @@ extension Mirror {
             // Asked for a full listing, items whose blob is gone from the store are downloaded
             // again (a `dir` listing names unchanged files by position, with no body to store: a
             // file is read again once it changes).
-            let lost = reshaped ? Set(listing.items.map(\.id))
-                : options.fullListing && !(upstream is DirectoryUpstream) ? try lostItems(collection, cached: cached, in: base?.tree) : []
+            let reshaping = reshape.items(of: collection, in: listing)
+            let lost = reshaping.union(options.fullListing && !(upstream is DirectoryUpstream)
+                                       ? try lostItems(collection, cached: cached, in: base?.tree) : [])
             let plan = try plan(collection: collection, listing: listing, base: cached, racy: racy, repair: lost, options: options)
             // A sync's checkout writes over the changed items' files: their blocks are read in
             // meanwhile.
@@ -311,6 +314,7 @@ extension Mirror {
             notDownloaded += outcome.notDownloaded
             let storedIDs = Set(outcome.stored.map(\.entry.id))
             racyPending += plan.racy.subtracting(storedIDs).map { (collection, $0) }
+            reshapeLeft += reshaping.subtracting(storedIDs).map { (collection, $0) }
             let downloadedAll = outcome.failures.isEmpty && outcome.notDownloaded == 0
             if !downloadedAll { listedWhole = false }
             // Like rclone: after a failed download, infer no deletions this run. (An item gone
@@ -515,7 +519,9 @@ extension Mirror {
             }
         }
         try writeStateLines(Mirror.fetchFailuresState, failures)
-        if failures.isEmpty, !interrupted, let shaping = bodySettings { try writeState(Mirror.bodySettingsState, shaping, durable: false) }
+        // Every collection listed: the settings are recorded, with the items to reshape that this
+        // fetch did not store (failed, or not downloaded before an interruption).
+        if unlisted.isEmpty { try recordBodySettings(pending: reshapeLeft) }
         removeState(Mirror.fetchRefusedState)
         removeState(Mirror.fetchFailedState)
         // The token covers what this fetch stored only when it stored every listed item.
@@ -711,22 +717,6 @@ extension Mirror {
     /// True when the last whole listing (``fullListingState``) is `tidemark.fullListingInterval`
     /// old or older, or there was none since this clone of the mirror was made (or since the
     /// setting came to be): a listing that would start at a watermark lists every item instead.
-    /// The settings that decide what is stored of an item (`itemURL`, `bodyPath`), as the
-    /// state file ``bodySettingsState`` keeps them; nil for upstreams that have none.
-    var bodySettings: String? {
-        let configuration = settings.upstreamConfiguration
-        guard configuration.kind == "rest" else { return nil }
-        return ["itemURL", "bodyPath"].map { "\($0)=\(configuration.options[$0] ?? "")\n" }.joined()
-    }
-
-    /// Whether ``bodySettings`` differ from those of the last fetch that stored every item, so
-    /// the items stored are not what the settings would store now (a `bodyPath` set after the
-    /// clone). A mirror with no record yet (made before tidemark kept one) records them first.
-    func bodySettingsChanged() -> Bool {
-        guard let now = bodySettings, let then = readState(Mirror.bodySettingsState) else { return false }
-        return now != then
-    }
-
     func fullListingDue(now: Date = Date()) -> Bool {
         guard let last = stateTime(Mirror.fullListingState)?.date else { return true }
         return !(0..<settings.fullListingSeconds).contains(now.timeIntervalSince(last))

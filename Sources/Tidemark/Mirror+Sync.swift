@@ -303,8 +303,8 @@ extension Mirror {
         // (their versions not known before their downloads): what a manifest changed in the
         // working tree is compared with (``workingManifestSurvives(at:head:theirs:unknown:)``).
         var manifestBases: [String: (blob: ObjectID?, changing: Set<ItemID>)] = [:]
-        let reshaped = bodySettingsChanged()
-        let fullListing = options.fetch.fullListing || reshaped || fullListingDue()
+        let reshape = bodyReshape()
+        let fullListing = options.fetch.fullListing || !reshape.isEmpty || fullListingDue()
         let racy = try racyCheck(after: base)
         for collection in settings.collections {
             let headBlob = try manifestBlob(collection, in: head?.tree)
@@ -321,7 +321,7 @@ extension Mirror {
             }
             warnings += listing.warnings
             let fetchPlan = try plan(collection: collection, listing: listing, base: cached, racy: racy,
-                                     repair: reshaped ? Set(listing.items.map(\.id)) : [], options: options.fetch)
+                                     repair: reshape.items(of: collection, in: listing), options: options.fetch)
             manifestBases[Mirror.manifestPath(collection)] = (
                 baseBlob, Set(fetchPlan.downloads.map(\.item.id)).union(fetchPlan.deletions.map(cached.id(at:))))
             downloads += fetchPlan.downloads.filter { $0.item.body == nil }.count

@@ -340,18 +340,30 @@ struct RestWalkthroughTests {
     /// `bodyPath` set after the clone (or `itemURL` changed) makes the next fetch download every
     /// item again, unconditionally, and store what the settings now say; the fetch after it
     /// downloads nothing. The new setting applied only to items changed later, so the mirror held
-    /// envelopes beside unwrapped items for good.
+    /// envelopes beside unwrapped items for good. An item that fails meanwhile is the only one
+    /// asked for again, until it is stored.
     @Test func bodySettingsChangedAfterTheCloneApplyToEveryItem() async throws {
         let server = try await FixtureServer.start(items: 0, seed: 4)
         defer { Task { await server.stop() } }
         try await withScratch { root in
             let listing = #"[{"id": "a", "lastModified": "2024-01-01T00:00:00Z"}, {"id": "b", "lastModified": "2024-01-01T00:00:00Z"}]"#
-            server.inject(FixtureFault(pathPrefix: "/rest/items", replacementBody: listing))
-            for id in ["a", "b"] {
-                server.inject(FixtureFault(pathPrefix: "/wrapped/\(id)",
-                                           replacementBody: #"{"data": {"id": "\#(id)", "lastModified": "2024-01-01T00:00:00Z"}, "meta": {}}"#))
+            /// Serves the listing and the items in their envelopes, `failing` answering 500.
+            func serve(failing: String? = nil) {
+                server.clearFaults()
+                if let failing { server.inject(FixtureFault(status: 500, pathPrefix: "/wrapped/\(failing)")) }
+                server.inject(FixtureFault(pathPrefix: "/rest/items", replacementBody: listing))
+                for id in ["a", "b"] {
+                    server.inject(FixtureFault(pathPrefix: "/wrapped/\(id)",
+                                               replacementBody: #"{"data": {"id": "\#(id)", "lastModified": "2024-01-01T00:00:00Z"}, "meta": {}}"#))
+                }
             }
-            let clone = try await CLI.tidemark(["clone", "rest:\(server.baseURL)/rest/items", "m", "--option", "itemURL=/wrapped/{id}"], in: root)
+            func downloads(_ result: CLI.Result) -> Int? {
+                let report = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any]
+                return (report?["fetch"] as? [String: Any])?["downloaded"] as? Int
+            }
+            serve()
+            let clone = try await CLI.tidemark(["clone", "rest:\(server.baseURL)/rest/items", "m", "--option", "itemURL=/wrapped/{id}",
+                                                "--option", "maxAttempts=1"], in: root)
             #expect(clone.status == 0, "\(clone.stderr)")
             #expect(try String(contentsOfFile: root + "/m/items/a.json", encoding: .utf8).contains("\"meta\""))
             try await CLI.git(["config", "tidemark.bodyPath", "/data"], in: root + "/m")
@@ -364,8 +376,23 @@ struct RestWalkthroughTests {
                         == "{\n  \"id\": \"\(id)\",\n  \"lastModified\": \"2024-01-01T00:00:00Z\"\n}\n")
             }
             let again = try await CLI.tidemark(["-C", "m", "sync", "--json"], in: root)
-            let report = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]
-            #expect((report?["fetch"] as? [String: Any])?["downloaded"] as? Int == 0, "\(again.stdout)")
+            #expect(downloads(again) == 0, "\(again.stdout)")
+
+            // Back to the envelope, with b failing: a is stored, and only b is asked for again
+            // (not every item) until it is stored too.
+            try await CLI.git(["config", "tidemark.bodyPath", ""], in: root + "/m")
+            serve(failing: "b")
+            let partly = try await CLI.tidemark(["-C", "m", "sync", "--json"], in: root)
+            #expect(partly.status == 128 && downloads(partly) == 1, "\(partly.stdout)")
+            let retried = try await CLI.tidemark(["-C", "m", "sync", "--json"], in: root)
+            #expect(retried.status == 128 && downloads(retried) == 0, "only b asked for, failing again: \(retried.stdout)")
+            serve()
+            let recovered = try await CLI.tidemark(["-C", "m", "sync", "--json"], in: root)
+            #expect(recovered.status == 0 && downloads(recovered) == 1, "\(recovered.stdout)")
+            for id in ["a", "b"] {
+                #expect(try String(contentsOfFile: root + "/m/items/\(id).json", encoding: .utf8).contains("\"meta\""), "\(id)")
+            }
+            #expect(downloads(try await CLI.tidemark(["-C", "m", "sync", "--json"], in: root)) == 0)
             try await CLI.expectClean(root + "/m")
         }
     }

@@ -1,0 +1,66 @@
+import Upstreams
+
+/// Items to download again because the settings that decide what is stored of an item
+/// (`itemURL`, `bodyPath`) changed since they were stored: a `bodyPath` set after the clone
+/// applied only to items changed later otherwise.
+struct BodyReshape {
+    /// Every listed item: the settings differ from those recorded.
+    var all = false
+    /// Items a fetch that reshaped did not store (failed, or not downloaded before an
+    /// interruption), by collection.
+    var pending: [String: Set<ItemID>] = [:]
+
+    var isEmpty: Bool { !all && pending.isEmpty }
+
+    /// The items of `listing` (of `collection`) to download again, unconditionally.
+    func items(of collection: String, in listing: Listing) -> Set<ItemID> {
+        if all { return Set(listing.items.map(\.id)) }
+        guard let waiting = pending[collection] else { return [] }
+        return Set(listing.items.lazy.map(\.id).filter { waiting.contains($0) })
+    }
+}
+
+extension Mirror {
+    /// The settings that decide what is stored of an item (`itemURL`, `bodyPath`), one
+    /// `key=value` line each, as ``bodySettingsState`` records them; nil for upstreams that have
+    /// none.
+    var bodySettings: String? {
+        let configuration = settings.upstreamConfiguration
+        guard configuration.kind == "rest" else { return nil }
+        return ["itemURL", "bodyPath"].map { "\($0)=\(configuration.options[$0] ?? "")\n" }.joined()
+    }
+
+    /// What the next fetch downloads again: every item when ``bodySettings`` differ from those
+    /// recorded, else the items the fetch that recorded them did not store. A mirror with no
+    /// record yet (a new `git clone`, or made before tidemark kept one) records them first.
+    func bodyReshape() -> BodyReshape {
+        guard let now = bodySettings, let recorded = readState(Mirror.bodySettingsState) else { return BodyReshape() }
+        var settingsLines = ""
+        var reshape = BodyReshape()
+        for line in recorded.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
+            guard line.hasPrefix(Mirror.pendingPrefix) else {
+                settingsLines += line + "\n"
+                continue
+            }
+            let fields = line.dropFirst(Mirror.pendingPrefix.count).split(separator: "\t", maxSplits: 1).map(String.init)
+            if fields.count == 2, let bytes = Manifest.unescape(Array(fields[1].utf8)[...]) {
+                reshape.pending[fields[0], default: []].insert(ItemID(bytes: bytes))
+            }
+        }
+        return settingsLines == now ? reshape : BodyReshape(all: true)
+    }
+
+    /// Records ``bodySettings`` as those the stored items follow, but for `pending`.
+    func recordBodySettings(pending: [(collection: String, id: ItemID)]) throws(MirrorError) {
+        guard let now = bodySettings else { return }
+        let lines = pending.map { item in
+            var id: [UInt8] = []
+            Manifest.escape(item.id.bytes, leadingHash: false, into: &id)
+            return Mirror.pendingPrefix + item.collection + "\t" + String(decoding: id, as: UTF8.self) + "\n"
+        }
+        try writeState(Mirror.bodySettingsState, now + lines.joined(), durable: false)
+    }
+
+    /// How a line of ``bodySettingsState`` naming an item still to reshape starts.
+    private static let pendingPrefix = "pending\t"
+}
