@@ -9,12 +9,14 @@ struct BodyReshape {
     /// Items a fetch that reshaped did not store (failed, or not downloaded before an
     /// interruption), by collection.
     var pending: [String: Set<ItemID>] = [:]
+    /// Collections whose every item waits: an interrupted fetch did not list them.
+    var wholeCollections: Set<String> = []
 
-    var isEmpty: Bool { !all && pending.isEmpty }
+    var isEmpty: Bool { !all && pending.isEmpty && wholeCollections.isEmpty }
 
     /// The items of `listing` (of `collection`) to download again, unconditionally.
     func items(of collection: String, in listing: Listing) -> Set<ItemID> {
-        if all { return Set(listing.items.map(\.id)) }
+        if all || wholeCollections.contains(collection) { return Set(listing.items.map(\.id)) }
         guard let waiting = pending[collection] else { return [] }
         return Set(listing.items.lazy.map(\.id).filter { waiting.contains($0) })
     }
@@ -38,6 +40,10 @@ extension Mirror {
         var settingsLines = ""
         var reshape = BodyReshape()
         for line in recorded.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
+            if line.hasPrefix(Mirror.pendingCollectionPrefix) {
+                reshape.wholeCollections.insert(String(line.dropFirst(Mirror.pendingCollectionPrefix.count)))
+                continue
+            }
             guard line.hasPrefix(Mirror.pendingPrefix) else {
                 settingsLines += line + "\n"
                 continue
@@ -50,17 +56,20 @@ extension Mirror {
         return settingsLines == now ? reshape : BodyReshape(all: true)
     }
 
-    /// Records ``bodySettings`` as those the stored items follow, but for `pending`.
-    func recordBodySettings(pending: [(collection: String, id: ItemID)]) throws(MirrorError) {
+    /// Records ``bodySettings`` as those the stored items follow, but for `pending` and the
+    /// items of `wholeCollections`.
+    func recordBodySettings(pending: [(collection: String, id: ItemID)], wholeCollections: [String]) throws(MirrorError) {
         guard let now = bodySettings else { return }
         let lines = pending.map { item in
             var id: [UInt8] = []
             Manifest.escape(item.id.bytes, leadingHash: false, into: &id)
             return Mirror.pendingPrefix + item.collection + "\t" + String(decoding: id, as: UTF8.self) + "\n"
-        }
+        } + wholeCollections.map { Mirror.pendingCollectionPrefix + $0 + "\n" }
         try writeState(Mirror.bodySettingsState, now + lines.joined(), durable: false)
     }
 
     /// How a line of ``bodySettingsState`` naming an item still to reshape starts.
     private static let pendingPrefix = "pending\t"
+    /// How one naming a collection whose every item is still to reshape starts.
+    private static let pendingCollectionPrefix = "pending-collection\t"
 }

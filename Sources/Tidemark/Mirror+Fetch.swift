@@ -519,9 +519,15 @@ extension Mirror {
             }
         }
         try writeStateLines(Mirror.fetchFailuresState, failures)
-        // Every collection listed: the settings are recorded, with the items to reshape that this
-        // fetch did not store (failed, or not downloaded before an interruption).
-        if unlisted.isEmpty { try recordBodySettings(pending: reshapeLeft) }
+        // The settings the stored items follow are recorded, with the items to reshape that this
+        // fetch did not store (failed, or not downloaded before an interruption), and the
+        // collections it did not list, as they were (every item of theirs, when the settings
+        // changed): reverting the settings then reshapes what this fetch did store.
+        for collection in unlisted {
+            reshapeLeft += (reshape.pending[collection] ?? []).map { (collection, $0) }
+        }
+        try recordBodySettings(pending: reshapeLeft,
+                               wholeCollections: unlisted.filter { reshape.all || reshape.wholeCollections.contains($0) })
         removeState(Mirror.fetchRefusedState)
         removeState(Mirror.fetchFailedState)
         // The token covers what this fetch stored only when it stored every listed item.

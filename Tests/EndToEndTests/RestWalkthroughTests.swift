@@ -386,14 +386,34 @@ struct RestWalkthroughTests {
             #expect(partly.status == 128 && downloads(partly) == 1, "\(partly.stdout)")
             let retried = try await CLI.tidemark(["-C", "m", "sync", "--json"], in: root)
             #expect(retried.status == 128 && downloads(retried) == 0, "only b asked for, failing again: \(retried.stdout)")
+            // The setting reverted meanwhile: a, stored in its envelope, is unwrapped again.
+            try await CLI.git(["config", "tidemark.bodyPath", "/data"], in: root + "/m")
+            let reverted = try await CLI.tidemark(["-C", "m", "sync", "--json"], in: root)
+            #expect(reverted.status == 128 && downloads(reverted) == 1, "\(reverted.stdout)")
+            #expect(try !String(contentsOfFile: root + "/m/items/a.json", encoding: .utf8).contains("\"meta\""))
+            try await CLI.git(["config", "tidemark.bodyPath", ""], in: root + "/m")
             serve()
             let recovered = try await CLI.tidemark(["-C", "m", "sync", "--json"], in: root)
-            #expect(recovered.status == 0 && downloads(recovered) == 1, "\(recovered.stdout)")
+            #expect(recovered.status == 0 && downloads(recovered) == 2, "\(recovered.stdout)")
             for id in ["a", "b"] {
                 #expect(try String(contentsOfFile: root + "/m/items/\(id).json", encoding: .utf8).contains("\"meta\""), "\(id)")
             }
             #expect(downloads(try await CLI.tidemark(["-C", "m", "sync", "--json"], in: root)) == 0)
             try await CLI.expectClean(root + "/m")
+
+            // A clone that could not download every item records its settings too: a bodyPath
+            // set before the sync that finishes it applies to the item it did download.
+            serve(failing: "b")
+            let partial = try await CLI.tidemark(["clone", "rest:\(server.baseURL)/rest/items", "n", "--option", "itemURL=/wrapped/{id}",
+                                                  "--option", "maxAttempts=1"], in: root)
+            #expect(partial.status == 128, "\(partial.stderr)")
+            try await CLI.git(["config", "tidemark.bodyPath", "/data"], in: root + "/n")
+            serve()
+            let finished = try await CLI.tidemark(["-C", "n", "sync", "--json"], in: root)
+            #expect(finished.status == 0 && downloads(finished) == 2, "\(finished.stdout)\(finished.stderr)")
+            for id in ["a", "b"] {
+                #expect(try !String(contentsOfFile: root + "/n/items/\(id).json", encoding: .utf8).contains("\"meta\""), "\(id)")
+            }
         }
     }
 
