@@ -76,6 +76,13 @@ extension Mirror {
             alone.options[key] = value
             problems[key] = await refusal(alone)
         }
+        // An option refused alone for one it needs (`bodyPath` without `itemURL`) is no problem
+        // when it is accepted with the others that are none.
+        for key in problems.keys {
+            var together = resolved
+            together.options = resolved.options.filter { !skipped.contains($0.key) && ($0.key == key || problems[$0.key] == nil) }
+            if await refusal(together) == nil { problems[key] = nil }
+        }
         return problems
     }
 

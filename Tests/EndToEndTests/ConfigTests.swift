@@ -212,6 +212,27 @@ struct ConfigTests {
     /// the first was, and adding it back while tidemark.collection was unset made it the only
     /// one); a rollback to a snapshot that held a dropped collection counts its items as new (it
     /// recorded "no changes").
+    /// An option refused alone for another it needs (`bodyPath` without `itemURL`) is usable
+    /// when that one is set: `tidemark config` called `bodyPath` unusable in every mirror with
+    /// an `itemURL`, and still does without one.
+    @Test func anOptionNeedingAnotherIsUsableWithIt() async throws {
+        let server = try await FixtureServer.start(items: 2, seed: 3)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let clone = try await CLI.tidemark(["clone", "rest:\(server.baseURL)/rest/items", "m", "--option", "itemURL=/rest/items/{id}"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            let mirror = root + "/m"
+            try await CLI.git(["config", "tidemark.bodyPath", "/data"], in: mirror)
+            #expect(try await settings(mirror)["tidemark.bodyPath"]?.value == "/data")
+            let usable = try await CLI.tidemark(["config"], in: mirror)
+            #expect(usable.stdout.contains("tidemark.bodyPath = /data\n") && !usable.stdout.contains("not usable"), "\(usable.stdout)")
+            try await CLI.git(["config", "--unset", "tidemark.itemURL"], in: mirror)
+            let unusable = try await CLI.tidemark(["config"], in: mirror)
+            #expect(unusable.stdout.contains("tidemark.bodyPath = /data (not usable: config tidemark.bodyPath points into itemURL's answers: "
+                                             + "set itemURL too)"), "\(unusable.stdout)")
+        }
+    }
+
     @Test func everyDroppedCollectionIsNamedAndARollbackCountsTheirItems() async throws {
         try await withScratch { root in
             for folder in ["posts", "pages"] {
