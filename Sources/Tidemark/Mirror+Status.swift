@@ -73,6 +73,9 @@ public struct StatusReport: Sendable {
     /// for, they failed with an error other than 404 or 410), `collection/id: error`: kept, and
     /// no deletion of their collection applied. Like ``fetchVanished``, no bar to ``isClean``.
     public var fetchUnconfirmed: [String] = []
+    /// Items the next fetch downloads again because `itemURL` or `bodyPath` changed since they
+    /// were stored (``Mirror/bodyReshape()``): nil when none, `all` when every item, else how many.
+    public var reshapePending: String?
     /// Why the last fetch was refused, storing nothing (a mass deletion without
     /// `--allow-mass-delete`, a collection dropped from `tidemark.collection`): the
     /// upstream-tracking snapshot is an earlier fetch's. Nil once a fetch stores.
@@ -275,6 +278,9 @@ extension Mirror {
         report.fetchFailures = stateLines(Mirror.fetchFailuresState)
         report.fetchVanished = stateLines(Mirror.fetchVanishedState)
         report.fetchUnconfirmed = stateLines(Mirror.fetchUnconfirmedState)
+        let reshape = bodyReshape()
+        report.reshapePending = reshape.all || !reshape.wholeCollections.isEmpty ? "all"
+            : reshape.pending.isEmpty ? nil : String(reshape.pending.values.map(\.count).reduce(0, +))
         report.fetchRefused = timedStateSinceLastFetch(Mirror.fetchRefusedState)
         report.fetchFailed = timedStateSinceLastFetch(Mirror.fetchFailedState)
         report.fetchInterrupted = timedStateSinceLastFetch(Mirror.fetchInterruptedState)

@@ -367,6 +367,9 @@ struct RestWalkthroughTests {
             #expect(clone.status == 0, "\(clone.stderr)")
             #expect(try String(contentsOfFile: root + "/m/items/a.json", encoding: .utf8).contains("\"meta\""))
             try await CLI.git(["config", "tidemark.bodyPath", "/data"], in: root + "/m")
+            let told = try await CLI.tidemark(["-C", "m", "status"], in: root)
+            #expect(told.stdout.contains("tidemark.itemURL or tidemark.bodyPath changed since the items were stored: the next fetch "
+                                         + "downloads every item again."), "\(told.stdout)")
             let plan = try await CLI.tidemark(["-C", "m", "sync", "--dry-run"], in: root)
             #expect(plan.stdout.contains("plus 2 item downloads"), "\(plan.stdout)")
             let sync = try await CLI.tidemark(["-C", "m", "sync"], in: root)
@@ -384,6 +387,9 @@ struct RestWalkthroughTests {
             serve(failing: "b")
             let partly = try await CLI.tidemark(["-C", "m", "sync", "--json"], in: root)
             #expect(partly.status == 128 && downloads(partly) == 1, "\(partly.stdout)")
+            let waiting = try await CLI.tidemark(["-C", "m", "status", "--json"], in: root)
+            #expect(((try? JSONSerialization.jsonObject(with: Data(waiting.stdout.utf8))) as? [String: Any])?["reshapePending"] as? String == "1",
+                    "\(waiting.stdout)")
             let retried = try await CLI.tidemark(["-C", "m", "sync", "--json"], in: root)
             #expect(retried.status == 128 && downloads(retried) == 0, "only b asked for, failing again: \(retried.stdout)")
             // The setting reverted meanwhile: a, stored in its envelope, is unwrapped again.

@@ -35,6 +35,9 @@ struct StatusJSON: Encodable {
     var fetchRefused: String?
     var fetchFailed: String?
     var fetchInterrupted: String?
+    /// `all`, or how many items the next fetch downloads again for a changed `itemURL` or
+    /// `bodyPath` (absent when none).
+    var reshapePending: String?
     var upkeepFailure: String?
     /// True when `.git/index` is missing (absent otherwise).
     var indexMissing: Bool?
@@ -63,6 +66,7 @@ struct StatusJSON: Encodable {
         fetchRefused = report.fetchRefused
         fetchFailed = report.fetchFailed
         fetchInterrupted = report.fetchInterrupted
+        reshapePending = report.reshapePending
         upkeepFailure = report.upkeepFailure
         indexMissing = report.indexMissing ? true : nil
         operationInProgress = report.operationInProgress
