@@ -920,7 +920,8 @@ struct BranchSafetyTests {
 
             #expect(try await CLI.tidemark(["status", "--porcelain"], in: copy).stdout == "")
             let planned = try await CLI.tidemark(["sync", "--offline", "--dry-run"], in: copy)
-            #expect(planned.status == 0 && planned.stdout.contains("no changes"), "\(planned.stdout)")
+            #expect(planned.status == 0 && planned.stdout.contains("no changes")
+                    && planned.stdout.contains("Requests: none (the last fetch's snapshot is applied as it is)."), "\(planned.stdout)")
             #expect(try await Self.rev("tidemark/upstream", in: copy) == tracked, "a dry run writes nothing")
             let offline = try await CLI.tidemark(["sync", "--offline"], in: copy)
             #expect(offline.status == 0 && offline.stdout.contains("Already up to date"), "\(offline.stdout)")

@@ -119,11 +119,15 @@ extension TidemarkCommand {
                 emit("Would apply: \(report.counts.summary)\(undone)\n")
                 let undoneOwn = Set(report.undoneOwnPaths)
                 for path in report.paths { emit("\t\(path)\(undoneOwn.contains(path) ? " (your commit's change undone)" : "")\n") }
-                emit("Requests: \(report.listingRequests) to list upstream (made for this plan; the sync makes them again), "
-                     + "plus \(report.plannedDownloads) item download\(report.plannedDownloads == 1 ? "" : "s")"
-                     + (report.plannedBodiesInListing == 0 ? ".\n"
-                        : report.plannedBodiesInListing == 1 ? " (1 item's body comes with the listing).\n"
-                        : " (\(report.plannedBodiesInListing) items' bodies come with the listing).\n"))
+                if offline {
+                    emit("Requests: none (the last fetch's snapshot is applied as it is).\n")
+                } else {
+                    emit("Requests: \(report.listingRequests) to list upstream (made for this plan; the sync makes them again), "
+                         + "plus \(report.plannedDownloads) item download\(report.plannedDownloads == 1 ? "" : "s")"
+                         + (report.plannedBodiesInListing == 0 ? ".\n"
+                            : report.plannedBodiesInListing == 1 ? " (1 item's body comes with the listing).\n"
+                            : " (\(report.plannedBodiesInListing) items' bodies come with the listing).\n"))
+                }
                 if !report.overwrittenEdits.isEmpty {
                     emit("Would overwrite your local changes (--force):\n" + report.overwrittenEdits.map { "\t\($0)\n" }.joined())
                 }
