@@ -74,8 +74,16 @@ public struct StatusReport: Sendable {
     /// no deletion of their collection applied. Like ``fetchVanished``, no bar to ``isClean``.
     public var fetchUnconfirmed: [String] = []
     /// Items the next fetch downloads again because `itemURL` or `bodyPath` changed since they
-    /// were stored (``Mirror/bodyReshape()``): nil when none, `all` when every item, else how many.
-    public var reshapePending: String?
+    /// were stored (``Mirror/bodyReshape()``); nil when none.
+    public var reshapePending: ReshapePending?
+
+    /// What waits to be downloaded again for a changed `itemURL` or `bodyPath`.
+    public enum ReshapePending: Sendable, Equatable {
+        /// Every item (the settings changed, or a fetch did not list a collection since).
+        case everyItem
+        /// Items a fetch downloading them again could not store.
+        case items(Int)
+    }
     /// Why the last fetch was refused, storing nothing (a mass deletion without
     /// `--allow-mass-delete`, a collection dropped from `tidemark.collection`): the
     /// upstream-tracking snapshot is an earlier fetch's. Nil once a fetch stores.
@@ -279,8 +287,8 @@ extension Mirror {
         report.fetchVanished = stateLines(Mirror.fetchVanishedState)
         report.fetchUnconfirmed = stateLines(Mirror.fetchUnconfirmedState)
         let reshape = bodyReshape()
-        report.reshapePending = reshape.all || !reshape.wholeCollections.isEmpty ? "all"
-            : reshape.pending.isEmpty ? nil : String(reshape.pending.values.map(\.count).reduce(0, +))
+        report.reshapePending = reshape.all || !reshape.wholeCollections.isEmpty ? .everyItem
+            : reshape.pending.isEmpty ? nil : .items(reshape.pending.values.map(\.count).reduce(0, +))
         report.fetchRefused = timedStateSinceLastFetch(Mirror.fetchRefusedState)
         report.fetchFailed = timedStateSinceLastFetch(Mirror.fetchFailedState)
         report.fetchInterrupted = timedStateSinceLastFetch(Mirror.fetchInterruptedState)

@@ -754,7 +754,8 @@ public actor Mirror {
     /// The state file holding when the last whole listing that was due or asked for started
     /// (``fullListingDue(now:)``).
     static let fullListingState = "last-full-listing"
-    /// ``bodySettings`` as the last fetch that stored every item had them.
+    /// ``bodySettings`` as the stored items follow them, with the items still to download again
+    /// (``bodyReshape()``).
     static let bodySettingsState = "body-settings"
 
     func readState(_ name: String) -> String? {

@@ -66,7 +66,12 @@ struct StatusJSON: Encodable {
         fetchRefused = report.fetchRefused
         fetchFailed = report.fetchFailed
         fetchInterrupted = report.fetchInterrupted
-        reshapePending = report.reshapePending
+        reshapePending = report.reshapePending.map {
+            switch $0 {
+            case .everyItem: "all"
+            case .items(let count): String(count)
+            }
+        }
         upkeepFailure = report.upkeepFailure
         indexMissing = report.indexMissing ? true : nil
         operationInProgress = report.operationInProgress

@@ -109,11 +109,14 @@ enum StatusFormatter {
             out += "The last fetch was interrupted, so 'tidemark/upstream' may be behind upstream (\(terminalSafe(left))); "
                 + "'tidemark fetch' gets the rest.\n"
         }
-        if let reshape = report.reshapePending {
-            out += reshape == "all"
-                ? "tidemark.itemURL or tidemark.bodyPath changed since the items were stored: the next fetch downloads every item again.\n"
-                : "\(reshape) item\(reshape == "1" ? "" : "s") stored before tidemark.itemURL or tidemark.bodyPath changed "
-                    + "\(reshape == "1" ? "waits" : "wait") to be downloaded again by the next fetch.\n"
+        switch report.reshapePending {
+        case .everyItem?:
+            out += "tidemark.itemURL or tidemark.bodyPath changed since the items were stored: the next fetch downloads every item again.\n"
+        case .items(let count)?:
+            out += "\(count) item\(count == 1 ? "" : "s") stored before tidemark.itemURL or tidemark.bodyPath changed "
+                + "\(count == 1 ? "waits" : "wait") to be downloaded again by the next fetch.\n"
+        case nil:
+            break
         }
         if let failed = report.fetchFailed {
             out += "The last fetch failed and stored nothing, so 'tidemark/upstream' is an earlier fetch's:\n"
