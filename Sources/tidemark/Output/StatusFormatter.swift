@@ -113,8 +113,8 @@ enum StatusFormatter {
         case .everyItem?:
             out += "tidemark.itemURL or tidemark.bodyPath changed since the items were stored: the next fetch downloads every item again.\n"
         case .items(let count)?:
-            out += "\(count) item\(count == 1 ? "" : "s") stored before tidemark.itemURL or tidemark.bodyPath changed "
-                + "\(count == 1 ? "waits" : "wait") to be downloaded again by the next fetch.\n"
+            out += "\(count) item\(count == 1 ? "" : "s") \(count == 1 ? "waits" : "wait") to be downloaded under the changed "
+                + "tidemark.itemURL or tidemark.bodyPath: the next fetch asks for \(count == 1 ? "it" : "them") again.\n"
         case nil:
             break
         }
