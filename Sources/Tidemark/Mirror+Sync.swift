@@ -320,8 +320,14 @@ extension Mirror {
                 throw .upstream(Mirror.upstreamError(error, listing: collection))
             }
             warnings += listing.warnings
+            let reshaping = reshape.items(of: collection, in: listing)
+            if !reshaping.isEmpty {
+                // Their bodies are not known before they come: the counts cannot show them.
+                warnings.append("\(collection): \(reshaping.count) item\(reshaping.count == 1 ? " is" : "s are") downloaded again for "
+                                + "the changed tidemark.itemURL or tidemark.bodyPath; the changes counted leave out what that does to their files")
+            }
             let fetchPlan = try plan(collection: collection, listing: listing, base: cached, racy: racy,
-                                     repair: reshape.items(of: collection, in: listing), options: options.fetch)
+                                     repair: reshaping, options: options.fetch)
             manifestBases[Mirror.manifestPath(collection)] = (
                 baseBlob, Set(fetchPlan.downloads.map(\.item.id)).union(fetchPlan.deletions.map(cached.id(at:))))
             downloads += fetchPlan.downloads.filter { $0.item.body == nil }.count
