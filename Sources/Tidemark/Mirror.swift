@@ -258,6 +258,10 @@ public actor Mirror {
     /// The commit the checked-out branch points at; nil before its first snapshot.
     public func branchTip() throws(MirrorError) -> ObjectID? { try headCommit()?.id }
 
+    /// The items the last fetch could not download (`collection/id: reason`), as
+    /// ``StatusReport/fetchFailures`` has them, without the rest of a status.
+    public func pendingFetchFailures() -> [String] { stateLines(Mirror.fetchFailuresState) }
+
     /// The first parent of `commit`; nil for a root commit, and for one at a shallow clone's
     /// boundary (whose parents it does not have), where history ends as it does for `git log`.
     func firstParent(of commit: Commit) throws(MirrorError) -> Commit? {

@@ -425,6 +425,29 @@ struct RestWalkthroughTests {
         }
     }
 
+    /// A sync refused for a local edit in the way also names the items its fetch could not
+    /// download (the refusal alone said nothing of them; `status` did).
+    @Test func aRefusedSyncAlsoNamesTheItemsItsFetchCouldNotDownload() async throws {
+        let server = try await FixtureServer.start(items: 3, seed: 6)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            let clone = try await CLI.tidemark(["clone", "rest:\(server.baseURL)/rest/items", "m", "--option", "itemURL=/rest/items/{id}",
+                                                "--option", "maxAttempts=1"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            let ids = server.ids(.rest).sorted()
+            server.modify(.rest, id: ids[0])
+            server.modify(.rest, id: ids[1])
+            server.inject(FixtureFault(status: 500, pathPrefix: "/rest/items/\(ids[1])"))
+            try Data("{\"mine\": true}\n".utf8).write(to: URL(fileURLWithPath: root + "/m/items/\(ids[0]).json"))
+            let refused = try await CLI.tidemark(["-C", "m", "sync"], in: root)
+            #expect(refused.status == 1 && refused.stderr.contains("\titems/\(ids[0])\n")
+                    && refused.stderr.contains("\n(The fetch could not download 1 item either: 'tidemark status' names it, and the next "
+                                               + "sync asks for it again.)\n"), "\(refused.stderr)")
+            let planned = try await CLI.tidemark(["-C", "m", "sync", "--dry-run"], in: root)
+            #expect(planned.status == 1 && !planned.stderr.contains("could not download"), "\(planned.stderr)")
+        }
+    }
+
     /// A clone whose paging stops at the first page (a list URL with `page=1` and no `paging`)
     /// mirrors that page, and says on stderr, and in `--json`, which setting reads the rest.
     @Test func aPagingThatStopsShortIsToldAtClone() async throws {

@@ -71,17 +71,22 @@ extension TidemarkCommand {
             defer { reporter?.finish() }
             let interruption = DownloadInterruption()
             await mirror.report(to: reporter, interruption: interruption)
-            let report = try await engine(on: mirror, output, settle: { reporter?.finish() }) { () async throws(MirrorError) in
-                do throws(MirrorError) {
-                    return try await interruption.run { () async throws(MirrorError) in try await mirror.sync(options) }
-                } catch .incompleteFetch(let fetch), .interrupted(let fetch) {
-                    // Reported below, then exits 128 or ends by the signal: the JSON still names
-                    // the failed items.
-                    return SyncReport(incompleteFetch: fetch, branchAt: (try? await mirror.branchTip()) ?? nil)
-                } catch .incompleteSync(let report) {
-                    // The rest applied: told as a sync, then the failures, exiting 128.
-                    return report
+            let report: SyncReport
+            do {
+                report = try await engine(on: mirror, output, settle: { reporter?.finish() }) { () async throws(MirrorError) in
+                    do throws(MirrorError) {
+                        return try await interruption.run { () async throws(MirrorError) in try await mirror.sync(options) }
+                    } catch .incompleteFetch(let fetch), .interrupted(let fetch) {
+                        // Reported below, then exits 128 or ends by the signal: the JSON still names
+                        // the failed items.
+                        return SyncReport(incompleteFetch: fetch, branchAt: (try? await mirror.branchTip()) ?? nil)
+                    } catch .incompleteSync(let report) {
+                        // The rest applied: told as a sync, then the failures, exiting 128.
+                        return report
+                    }
                 }
+            } catch {
+                throw dryRun ? error : await notingFetchFailures(error, of: mirror)
             }
             if transfer.verbose { tellFolderListing(report.fetch) }
             tellVanished(report.fetch)
@@ -165,4 +170,15 @@ func tellUpdated(_ report: SyncReport) {
 func tellOverwrittenEdits(_ names: [String]) {
     guard !names.isEmpty else { return }
     emit("Overwrote your local changes (--force):\n" + names.map { "\t\($0)\n" }.joined())
+}
+
+/// A sync's refusal (local edits in the way of what its fetch brought) with the items that
+/// fetch could not download, which the refusal alone said nothing of; other failures as they are.
+private func notingFetchFailures(_ failure: CommandFailure, of mirror: Mirror) async -> CommandFailure {
+    guard case .refused(let refusal) = failure else { return failure }
+    let failures = await mirror.pendingFetchFailures()
+    guard !failures.isEmpty else { return failure }
+    let one = failures.count == 1
+    return .refused(refusal + "\n(The fetch could not download \(failures.count) item\(one ? "" : "s") either: 'tidemark status' "
+                    + "names \(one ? "it" : "them"), and the next sync asks for \(one ? "it" : "them") again.)")
 }
