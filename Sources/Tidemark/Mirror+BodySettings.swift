@@ -1,3 +1,4 @@
+import GitStore
 import Upstreams
 
 /// Items to download again because the settings that decide what is stored of an item
@@ -32,14 +33,34 @@ extension Mirror {
         return ["itemURL", "bodyPath"].map { "\($0)=\(configuration.options[$0] ?? "")\n" }.joined()
     }
 
+    /// ``bodySettings`` as a snapshot's `Tidemark-Body-Settings` trailer tags them: a 64-bit
+    /// FNV-1a hash in hex (an `itemURL` may hold a key; a commit message holds no secret).
+    var bodySettingsTag: String? {
+        bodySettings.map { text in
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            let hex = String(hash, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }
+    }
+
     /// What the next fetch downloads again: every item when ``bodySettings`` differ from those
-    /// recorded, else the items the fetch that recorded them did not store. A mirror with no
-    /// record yet (a new `git clone`, or made before tidemark kept one) records them first.
-    func bodyReshape() -> BodyReshape {
-        guard let now = bodySettings, let recorded = readState(Mirror.bodySettingsState) else { return BodyReshape() }
+    /// recorded, else the items the fetch that recorded them did not store. Also every item
+    /// when `base`, the snapshot the fetch builds on, is not the one this clone's last fetch
+    /// recorded (pulled from another clone, or a `git clone`'s) and its trailer tags other
+    /// settings. A mirror with no record and no such trailer (made before tidemark kept them)
+    /// records them first.
+    func bodyReshape(base: Commit?) -> BodyReshape {
+        guard let now = bodySettings else { return BodyReshape() }
+        let recorded = readState(Mirror.bodySettingsState) ?? ""
         var settingsLines = ""
+        var snapshot: String?
         var reshape = BodyReshape()
         for line in recorded.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
+            if line.hasPrefix(Mirror.snapshotPrefix) {
+                snapshot = String(line.dropFirst(Mirror.snapshotPrefix.count))
+                continue
+            }
             if line.hasPrefix(Mirror.pendingCollectionPrefix) {
                 reshape.wholeCollections.insert(String(line.dropFirst(Mirror.pendingCollectionPrefix.count)))
                 continue
@@ -53,14 +74,18 @@ extension Mirror {
                 reshape.pending[fields[0], default: []].insert(ItemID(bytes: bytes))
             }
         }
-        return settingsLines == now ? reshape : BodyReshape(all: true)
+        if let base, base.id.hex != snapshot, let tag = SnapshotMessage.parse(base.message)?.bodySettings, tag != bodySettingsTag {
+            return BodyReshape(all: true)
+        }
+        return settingsLines == now || recorded.isEmpty ? reshape : BodyReshape(all: true)
     }
 
-    /// Records ``bodySettings`` as those the stored items follow, but for `pending` and the
-    /// items of `wholeCollections`.
-    func recordBodySettings(pending: [(collection: String, id: ItemID)], wholeCollections: [String]) throws(MirrorError) {
+    /// Records ``bodySettings`` as those the stored items of `snapshot` (the upstream-tracking
+    /// commit a fetch left) follow, but for `pending` and the items of `wholeCollections`.
+    func recordBodySettings(snapshot: ObjectID?, pending: [(collection: String, id: ItemID)],
+                            wholeCollections: [String]) throws(MirrorError) {
         guard let now = bodySettings else { return }
-        let lines = pending.map { item in
+        let lines = (snapshot.map { [Mirror.snapshotPrefix + $0.hex + "\n"] } ?? []) + pending.map { item in
             var id: [UInt8] = []
             Manifest.escape(item.id.bytes, leadingHash: false, into: &id)
             return Mirror.pendingPrefix + item.collection + "\t" + String(decoding: id, as: UTF8.self) + "\n"
@@ -72,4 +97,6 @@ extension Mirror {
     private static let pendingPrefix = "pending\t"
     /// How one naming a collection whose every item is still to reshape starts.
     private static let pendingCollectionPrefix = "pending-collection\t"
+    /// How the line naming the snapshot recorded starts.
+    private static let snapshotPrefix = "snapshot\t"
 }

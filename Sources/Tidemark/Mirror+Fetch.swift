@@ -240,7 +240,7 @@ extension Mirror {
         // Settings that shape the stored bodies changed since the last fetch that recorded them:
         // every item (or those such a fetch did not store) is listed and downloaded again,
         // without its stored validator.
-        let reshape = bodyReshape()
+        let reshape = bodyReshape(base: base)
         var reshapeLeft: [(collection: String, id: ItemID)] = []
         let fullListing = options.fullListing || !reshape.isEmpty || fullListingDue()
         var listedWhole = true
@@ -467,7 +467,8 @@ extension Mirror {
                 let message = SnapshotMessage(
                     verb: head == nil ? "Clone" : "Sync", upstream: settings.upstream, collections: watermarks, counts: counts,
                     perCollection: perCollection, items: itemCount, listedAt: listedAt,
-                    failed: failures.count + vanished.count + notDownloaded + unlisted.count, tree: tree.hex)
+                    failed: failures.count + vanished.count + notDownloaded + unlisted.count, tree: tree.hex,
+                    bodySettings: reshapeLeft.isEmpty && unlisted.isEmpty ? bodySettingsTag : nil)
                 commitID = try unlessPruned([tree]) { () throws(MirrorError) in
                     try mirrorErrors {
                         try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [],
@@ -526,7 +527,7 @@ extension Mirror {
         for collection in unlisted {
             reshapeLeft += (reshape.pending[collection] ?? []).map { (collection, $0) }
         }
-        try recordBodySettings(pending: reshapeLeft,
+        try recordBodySettings(snapshot: current, pending: reshapeLeft,
                                wholeCollections: unlisted.filter { reshape.all || reshape.wholeCollections.contains($0) })
         removeState(Mirror.fetchRefusedState)
         removeState(Mirror.fetchFailedState)

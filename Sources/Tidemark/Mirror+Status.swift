@@ -74,7 +74,7 @@ public struct StatusReport: Sendable {
     /// no deletion of their collection applied. Like ``fetchVanished``, no bar to ``isClean``.
     public var fetchUnconfirmed: [String] = []
     /// Items the next fetch downloads again because `itemURL` or `bodyPath` changed since they
-    /// were stored (``Mirror/bodyReshape()``); nil when none.
+    /// were stored (``Mirror/bodyReshape(base:)``); nil when none.
     public var reshapePending: ReshapePending?
 
     /// What waits to be downloaded again for a changed `itemURL` or `bodyPath`.
@@ -286,7 +286,7 @@ extension Mirror {
         report.fetchFailures = stateLines(Mirror.fetchFailuresState)
         report.fetchVanished = stateLines(Mirror.fetchVanishedState)
         report.fetchUnconfirmed = stateLines(Mirror.fetchUnconfirmedState)
-        let reshape = bodyReshape()
+        let reshape = bodyReshape(base: upstream)
         report.reshapePending = reshape.all || !reshape.wholeCollections.isEmpty ? .everyItem
             : reshape.pending.isEmpty ? nil : .items(reshape.pending.values.map(\.count).reduce(0, +))
         report.fetchRefused = timedStateSinceLastFetch(Mirror.fetchRefusedState)

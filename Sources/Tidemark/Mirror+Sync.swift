@@ -303,7 +303,7 @@ extension Mirror {
         // (their versions not known before their downloads): what a manifest changed in the
         // working tree is compared with (``workingManifestSurvives(at:head:theirs:unknown:)``).
         var manifestBases: [String: (blob: ObjectID?, changing: Set<ItemID>)] = [:]
-        let reshape = bodyReshape()
+        let reshape = bodyReshape(base: base)
         let fullListing = options.fetch.fullListing || !reshape.isEmpty || fullListingDue()
         let racy = try racyCheck(after: base)
         for collection in settings.collections {

@@ -759,7 +759,7 @@ public actor Mirror {
     /// (``fullListingDue(now:)``).
     static let fullListingState = "last-full-listing"
     /// ``bodySettings`` as the stored items follow them, with the items still to download again
-    /// (``bodyReshape()``).
+    /// (``bodyReshape(base:)``).
     static let bodySettingsState = "body-settings"
 
     func readState(_ name: String) -> String? {

@@ -43,10 +43,15 @@ package struct SnapshotMessage: Sendable, Equatable {
     /// `git commit --amend`, a rollback to a commit of the user's). Nil in snapshots written
     /// before the trailer was.
     package var tree: String?
+    /// A tag of the settings every item of the snapshot was stored under (`itemURL`, `bodyPath`:
+    /// ``Mirror/bodySettingsTag``), `rest` only (`Tidemark-Body-Settings`); nil when some were
+    /// not, or in snapshots written before the trailer was.
+    package var bodySettings: String?
 
     package init(verb: String, upstream: String, collections: [(name: String, watermark: String)],
                 counts: ChangeCounts, perCollection: [String: ChangeCounts] = [:], items: Int,
-                listedAt: String? = nil, failed: Int = 0, restores: String? = nil, tree: String? = nil) {
+                listedAt: String? = nil, failed: Int = 0, restores: String? = nil, tree: String? = nil,
+                bodySettings: String? = nil) {
         self.verb = verb
         self.upstream = upstream
         self.collections = collections
@@ -57,6 +62,7 @@ package struct SnapshotMessage: Sendable, Equatable {
         self.failed = failed
         self.restores = restores
         self.tree = tree
+        self.bodySettings = bodySettings
     }
 
     package static func == (a: SnapshotMessage, b: SnapshotMessage) -> Bool {
@@ -88,6 +94,7 @@ package struct SnapshotMessage: Sendable, Equatable {
         if failed > 0 { text += "Tidemark-Failed: \(failed)\n" }
         if let restores { text += "Tidemark-Restores: \(restores)\n" }
         if let tree { text += "Tidemark-Tree: \(tree)\n" }
+        if let bodySettings { text += "Tidemark-Body-Settings: \(bodySettings)\n" }
         return text
     }
 
@@ -106,7 +113,7 @@ package struct SnapshotMessage: Sendable, Equatable {
         var collections: [(name: String, watermark: String)] = []
         var counts = ChangeCounts()
         var items = 0, failed = 0
-        var listedAt: String?, restores: String?, tree: String?
+        var listedAt: String?, restores: String?, tree: String?, bodySettings: String?
         for (key, value) in trailers {
             switch key {
             case "Tidemark-Collection": collections.append((value, "none"))
@@ -119,13 +126,15 @@ package struct SnapshotMessage: Sendable, Equatable {
             case "Tidemark-Failed": failed = Int(value) ?? 0
             case "Tidemark-Restores": restores = value
             case "Tidemark-Tree": tree = value
+            case "Tidemark-Body-Settings": bodySettings = value
             default: break
             }
         }
         let summary = message.prefix(while: { $0 != "\n" })
         let verb = summary.split(separator: " ").first.map(String.init) ?? "Sync"
         return SnapshotMessage(verb: verb, upstream: upstream, collections: collections, counts: counts,
-                               items: items, listedAt: listedAt, failed: failed, restores: restores, tree: tree)
+                               items: items, listedAt: listedAt, failed: failed, restores: restores, tree: tree,
+                               bodySettings: bodySettings)
     }
 }
 

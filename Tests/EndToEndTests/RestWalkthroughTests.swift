@@ -425,6 +425,51 @@ struct RestWalkthroughTests {
         }
     }
 
+    /// Snapshots tag the body settings their items were stored under (`Tidemark-Body-Settings`):
+    /// a `git clone` of a mirror given other settings, and a mirror pulling that clone's
+    /// snapshots, download every item again under their own. Both kept the other's shape
+    /// while `status` said up to date.
+    @Test func snapshotsFromACloneWithOtherBodySettingsAreDownloadedAgain() async throws {
+        let server = try await FixtureServer.start(items: 0, seed: 4)
+        defer { Task { await server.stop() } }
+        try await withScratch { root in
+            server.inject(FixtureFault(pathPrefix: "/rest/items", replacementBody:
+                #"[{"id": "a", "lastModified": "2024-01-01T00:00:00Z"}, {"id": "b", "lastModified": "2024-01-01T00:00:00Z"}]"#))
+            for id in ["a", "b"] {
+                server.inject(FixtureFault(pathPrefix: "/wrapped/\(id)",
+                                           replacementBody: #"{"data": {"id": "\#(id)", "lastModified": "2024-01-01T00:00:00Z"}, "meta": {}}"#))
+            }
+            func downloads(_ result: CLI.Result) -> Int? {
+                let report = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any]
+                return (report?["fetch"] as? [String: Any])?["downloaded"] as? Int
+            }
+            func wrapped(_ mirror: String) throws -> [Bool] {
+                try ["a", "b"].map { try String(contentsOfFile: root + "/\(mirror)/items/\($0).json", encoding: .utf8).contains("\"meta\"") }
+            }
+            let clone = try await CLI.tidemark(["clone", "rest:\(server.baseURL)/rest/items", "m", "--option", "itemURL=/wrapped/{id}",
+                                                "--option", "bodyPath=/data"], in: root)
+            #expect(clone.status == 0, "\(clone.stderr)")
+            #expect(try wrapped("m") == [false, false])
+            try await CLI.git(["clone", "-q", "m", "y"], in: root)
+            for (key, value) in [("upstream", "rest:\(server.baseURL)/rest/items"), ("collection", "items"), ("itemURL", "/wrapped/{id}")] {
+                try await CLI.git(["config", "tidemark.\(key)", value], in: root + "/y")
+            }
+            let first = try await CLI.tidemark(["-C", "y", "sync", "--json"], in: root)
+            #expect(first.status == 0 && downloads(first) == 2, "\(first.stdout)\(first.stderr)")
+            #expect(try wrapped("y") == [true, true])
+            #expect(downloads(try await CLI.tidemark(["-C", "y", "sync", "--json"], in: root)) == 0)
+
+            try await CLI.git(["pull", "-q", "--ff-only", "../y", "main"], in: root + "/m")
+            let pulled = try await CLI.tidemark(["-C", "m", "status"], in: root)
+            #expect(pulled.stdout.contains("the next fetch downloads every item again"), "\(pulled.stdout)")
+            let back = try await CLI.tidemark(["-C", "m", "sync", "--json"], in: root)
+            #expect(back.status == 0 && downloads(back) == 2, "\(back.stdout)\(back.stderr)")
+            #expect(try wrapped("m") == [false, false])
+            #expect(downloads(try await CLI.tidemark(["-C", "m", "sync", "--json"], in: root)) == 0)
+            try await CLI.expectClean(root + "/m")
+        }
+    }
+
     /// A sync refused for a local edit in the way also names the items its fetch could not
     /// download (the refusal alone said nothing of them; `status` did).
     @Test func aRefusedSyncAlsoNamesTheItemsItsFetchCouldNotDownload() async throws {

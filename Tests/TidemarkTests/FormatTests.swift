@@ -242,6 +242,10 @@ struct FormatTests {
         // `git cherry-pick -x` appends a line of its own to the trailers.
         #expect(SnapshotMessage.parse(text + "(cherry picked from commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904)\n") == parsed)
         #expect(SnapshotMessage.parse("plain commit\n\nno trailers here\n") == nil)
+        #expect(parsed?.bodySettings == nil)
+        message.bodySettings = "9f3c1a0b2d4e6f70"
+        #expect(message.render().hasSuffix("\nTidemark-Body-Settings: 9f3c1a0b2d4e6f70\n"))
+        #expect(SnapshotMessage.parse(message.render())?.bodySettings == "9f3c1a0b2d4e6f70")
     }
 
     @Test func timestampsCompareInstantsNotText() throws {
