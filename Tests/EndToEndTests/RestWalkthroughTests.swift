@@ -337,6 +337,25 @@ struct RestWalkthroughTests {
         }
     }
 
+    /// Serves a listing of items `a` and `b` at `/rest/items`, each at `/wrapped/<id>` in a
+    /// `{"data": ..., "meta": ...}` envelope, `failing` answering 500 (earlier faults cleared).
+    static func serveEnvelopes(_ server: FixtureServer, failing: String? = nil) {
+        server.clearFaults()
+        if let failing { server.inject(FixtureFault(status: 500, pathPrefix: "/wrapped/\(failing)")) }
+        server.inject(FixtureFault(pathPrefix: "/rest/items", replacementBody:
+            #"[{"id": "a", "lastModified": "2024-01-01T00:00:00Z"}, {"id": "b", "lastModified": "2024-01-01T00:00:00Z"}]"#))
+        for id in ["a", "b"] {
+            server.inject(FixtureFault(pathPrefix: "/wrapped/\(id)",
+                                       replacementBody: #"{"data": {"id": "\#(id)", "lastModified": "2024-01-01T00:00:00Z"}, "meta": {}}"#))
+        }
+    }
+
+    /// The items a `sync --json` run downloaded (its `fetch.downloaded`).
+    static func downloads(_ result: CLI.Result) -> Int? {
+        let report = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any]
+        return (report?["fetch"] as? [String: Any])?["downloaded"] as? Int
+    }
+
     /// `bodyPath` set after the clone (or `itemURL` changed) makes the next fetch download every
     /// item again, unconditionally, and store what the settings now say; the fetch after it
     /// downloads nothing. The new setting applied only to items changed later, so the mirror held
@@ -346,21 +365,8 @@ struct RestWalkthroughTests {
         let server = try await FixtureServer.start(items: 0, seed: 4)
         defer { Task { await server.stop() } }
         try await withScratch { root in
-            let listing = #"[{"id": "a", "lastModified": "2024-01-01T00:00:00Z"}, {"id": "b", "lastModified": "2024-01-01T00:00:00Z"}]"#
-            /// Serves the listing and the items in their envelopes, `failing` answering 500.
-            func serve(failing: String? = nil) {
-                server.clearFaults()
-                if let failing { server.inject(FixtureFault(status: 500, pathPrefix: "/wrapped/\(failing)")) }
-                server.inject(FixtureFault(pathPrefix: "/rest/items", replacementBody: listing))
-                for id in ["a", "b"] {
-                    server.inject(FixtureFault(pathPrefix: "/wrapped/\(id)",
-                                               replacementBody: #"{"data": {"id": "\#(id)", "lastModified": "2024-01-01T00:00:00Z"}, "meta": {}}"#))
-                }
-            }
-            func downloads(_ result: CLI.Result) -> Int? {
-                let report = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any]
-                return (report?["fetch"] as? [String: Any])?["downloaded"] as? Int
-            }
+            func serve(failing: String? = nil) { Self.serveEnvelopes(server, failing: failing) }
+            let downloads = Self.downloads
             serve()
             let clone = try await CLI.tidemark(["clone", "rest:\(server.baseURL)/rest/items", "m", "--option", "itemURL=/wrapped/{id}",
                                                 "--option", "maxAttempts=1"], in: root)
@@ -433,16 +439,8 @@ struct RestWalkthroughTests {
         let server = try await FixtureServer.start(items: 0, seed: 4)
         defer { Task { await server.stop() } }
         try await withScratch { root in
-            server.inject(FixtureFault(pathPrefix: "/rest/items", replacementBody:
-                #"[{"id": "a", "lastModified": "2024-01-01T00:00:00Z"}, {"id": "b", "lastModified": "2024-01-01T00:00:00Z"}]"#))
-            for id in ["a", "b"] {
-                server.inject(FixtureFault(pathPrefix: "/wrapped/\(id)",
-                                           replacementBody: #"{"data": {"id": "\#(id)", "lastModified": "2024-01-01T00:00:00Z"}, "meta": {}}"#))
-            }
-            func downloads(_ result: CLI.Result) -> Int? {
-                let report = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any]
-                return (report?["fetch"] as? [String: Any])?["downloaded"] as? Int
-            }
+            Self.serveEnvelopes(server)
+            let downloads = Self.downloads
             func wrapped(_ mirror: String) throws -> [Bool] {
                 try ["a", "b"].map { try String(contentsOfFile: root + "/\(mirror)/items/\($0).json", encoding: .utf8).contains("\"meta\"") }
             }
