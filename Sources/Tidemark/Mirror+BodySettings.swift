@@ -15,6 +15,11 @@ struct BodyReshape {
 
     var isEmpty: Bool { !all && pending.isEmpty && wholeCollections.isEmpty }
 
+    /// What waits, as `status` tells it; nil when nothing does.
+    var waiting: StatusReport.ReshapePending? {
+        all || !wholeCollections.isEmpty ? .everyItem : pending.isEmpty ? nil : .items(pending.values.map(\.count).reduce(0, +))
+    }
+
     /// The items of `listing` (of `collection`) to download again, unconditionally.
     func items(of collection: String, in listing: Listing) -> Set<ItemID> {
         if all || wholeCollections.contains(collection) { return Set(listing.items.map(\.id)) }
@@ -35,13 +40,14 @@ extension Mirror {
 
     /// ``bodySettings`` as a snapshot's `Tidemark-Body-Settings` trailer tags them: a 64-bit
     /// FNV-1a hash in hex (an `itemURL` may hold a key; a commit message holds no secret).
-    var bodySettingsTag: String? {
-        bodySettings.map { text in
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            let hex = String(hash, radix: 16)
-            return String(repeating: "0", count: 16 - hex.count) + hex
-        }
+    var bodySettingsTag: String? { bodySettings.map(Mirror.tag) }
+
+    /// `settings` (``bodySettings``' text) hashed for ``bodySettingsTag``.
+    private static func tag(_ settings: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in settings.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     /// What the next fetch downloads again: every item when ``bodySettings`` differ from those
@@ -74,7 +80,7 @@ extension Mirror {
                 reshape.pending[fields[0], default: []].insert(ItemID(bytes: bytes))
             }
         }
-        if let base, base.id.hex != snapshot, let tag = SnapshotMessage.parse(base.message)?.bodySettings, tag != bodySettingsTag {
+        if let base, base.id.hex != snapshot, let tag = SnapshotMessage.parse(base.message)?.bodySettings, tag != Mirror.tag(now) {
             return BodyReshape(all: true)
         }
         return settingsLines == now || recorded.isEmpty ? reshape : BodyReshape(all: true)

@@ -67,7 +67,8 @@ extension Mirror {
     ///     version, when the version is upstream's date alone (no ETag or content tag): they may
     ///     have changed again within its second.
     ///   - repair: items listed at their cached version that are downloaded all the same (their
-    ///     blob is gone from the object store: ``lostItems(_:cached:in:)``).
+    ///     blob is gone from the object store: ``lostItems(_:cached:in:)``; or the body settings
+    ///     changed since they were stored: ``bodyReshape(base:)``).
     func plan(collection: String, listing: Listing, base: ManifestTable, cachedFrom: ManifestTable? = nil,
               racy racyCheck: RacyCheck = RacyCheck(), repair: Set<ItemID> = [], options: FetchOptions) throws(MirrorError) -> FetchPlan {
         let pending = racyCheck.pending[collection] ?? []
@@ -180,7 +181,7 @@ extension Mirror {
                     // date (a racily clean item's, tagged): a change all the same.
                     let fetchedAnother = cachedFrom.flatMap { from in from.position(of: item.id).map { from.entry(at: $0) } }
                         .map { $0.isDated(item.lastModified) && $0.etag != old.etag } ?? false
-                    // Its blob lost from the store (``lostItems(_:cached:in:)``): stored again.
+                    // Its blob lost from the store, or its body settings changed: stored again.
                     guard racy || fetchedAnother || repair.contains(item.id) else { continue }
                     if racy { racyIDs.insert(item.id) }
                 }
@@ -236,7 +237,8 @@ extension Mirror {
     ///   - base: the tree the cached versions are in, whose body of an item the server
     ///     answered 304 Not Modified for must not be dated before the listed version (a stale cache
     ///     in front of the item's URL answered it).
-    ///   - unconditional: items asked for without their stored validator (their blob was lost).
+    ///   - unconditional: items asked for without their stored validator (their blob was lost,
+    ///     or they are stored again under changed body settings).
     func download(_ downloads: [(item: ListedItem, path: String, old: ManifestEntry?)], collection: String,
                   from upstream: any Upstream, jobs: Int, base: ObjectID?, unconditional: Set<ItemID> = [],
                   into batch: ObjectBatch) async -> DownloadOutcome {
@@ -250,7 +252,7 @@ extension Mirror {
             func enqueue() {
                 let index = next
                 let (item, _, old) = downloads[index]
-                // A lost blob is asked for whole: a 304 would store nothing.
+                // A lost blob, or a body stored again, is asked for whole: a 304 would store nothing.
                 let cachedETag = unconditional.contains(item.id) ? nil : old.flatMap {
                     $0.etag.isEmpty || $0.etag.hasPrefix(Mirror.contentTagPrefix) || $0.etag.hasPrefix(ListedItem.listingTagPrefix) ? nil : $0.etag
                 }

@@ -286,20 +286,21 @@ extension Mirror {
             let listed = listing.items.count + listing.unchanged.count
             progress?(.listing(collection: collection, items: listed))
 
-            // Asked for a full listing, items whose blob is gone from the store are downloaded
-            // again (a `dir` listing names unchanged files by position, with no body to store: a
-            // file is read again once it changes).
+            // Downloaded again, whole, though listed at their cached version: items to store under
+            // changed body settings, and, asked for a full listing, items whose blob is gone from
+            // the store (a `dir` listing names unchanged files by position, with no body to store:
+            // a file is read again once it changes).
             let reshaping = reshape.items(of: collection, in: listing)
-            let lost = reshaping.union(options.fullListing && !(upstream is DirectoryUpstream)
-                                       ? try lostItems(collection, cached: cached, in: base?.tree) : [])
-            let plan = try plan(collection: collection, listing: listing, base: cached, racy: racy, repair: lost, options: options)
+            let again = reshaping.union(options.fullListing && !(upstream is DirectoryUpstream)
+                                        ? try lostItems(collection, cached: cached, in: base?.tree) : [])
+            let plan = try plan(collection: collection, listing: listing, base: cached, racy: racy, repair: again, options: options)
             // A sync's checkout writes over the changed items' files: their blocks are read in
             // meanwhile.
             if options.preloadIndex {
                 repository.prefetchWorkingTree(plan.downloads.compactMap { $0.old.map { "\(collection)/\($0.path)" } })
             }
             var outcome = await download(plan.downloads, collection: collection, from: upstream,
-                                         jobs: options.jobs ?? settings.jobs, base: base?.tree, unconditional: lost, into: batch)
+                                         jobs: options.jobs ?? settings.jobs, base: base?.tree, unconditional: again, into: batch)
             // Cancelled before anything was downloaded: the mirror stays as it was.
             if Task.isCancelled, outcome.stored.isEmpty, !fetched.contains(where: \.changesSnapshot) { throw .cancelled }
             crashPoint("after-downloads")

@@ -283,12 +283,10 @@ extension Mirror {
         report.ownCommits = ownCommits
         report.unrelatedBranch = unrelated
         if head == nil, report.interruptedSync == nil, report.branch != "HEAD" { report.lostBranch = try lostBranch(report.branch) }
-        report.fetchFailures = stateLines(Mirror.fetchFailuresState)
+        report.fetchFailures = pendingFetchFailures()
         report.fetchVanished = stateLines(Mirror.fetchVanishedState)
         report.fetchUnconfirmed = stateLines(Mirror.fetchUnconfirmedState)
-        let reshape = bodyReshape(base: upstream)
-        report.reshapePending = reshape.all || !reshape.wholeCollections.isEmpty ? .everyItem
-            : reshape.pending.isEmpty ? nil : .items(reshape.pending.values.map(\.count).reduce(0, +))
+        report.reshapePending = bodyReshape(base: upstream).waiting
         report.fetchRefused = timedStateSinceLastFetch(Mirror.fetchRefusedState)
         report.fetchFailed = timedStateSinceLastFetch(Mirror.fetchFailedState)
         report.fetchInterrupted = timedStateSinceLastFetch(Mirror.fetchInterruptedState)

@@ -241,7 +241,7 @@ extension Mirror {
     /// them as the branch had them, which the sync applies as it would any snapshot, so it is no
     /// failure; but the user who did not see that fetch should know what it lacks.
     func offlineFetchWarnings() -> [String] {
-        let failures = stateLines(Mirror.fetchFailuresState)
+        let failures = pendingFetchFailures()
         guard !failures.isEmpty else { return [] }
         let one = failures.count == 1
         return ["the fetch applied could not download \(failures.count) item\(one ? "" : "s") (\(one ? "it stays" : "they stay") as the "

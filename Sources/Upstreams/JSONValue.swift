@@ -53,6 +53,11 @@ public indirect enum JSONValue: Sendable, Equatable {
         return Data(out)
     }
 
+    /// `key` as one step of a JSON pointer (RFC 6901): `~` written `~0`, `/` written `~1`.
+    static func pointerStep(_ key: String) -> String {
+        key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+    }
+
     /// The value at a JSON pointer (RFC 6901), e.g. `/data/items`; `""` is the whole document.
     public func at(pointer: String) -> JSONValue? {
         guard !pointer.isEmpty else { return self }
@@ -252,8 +257,7 @@ public struct JSONParseError: Error, Equatable, CustomStringConvertible {
     /// kept short for a message (a hostile page's keys can be megabytes long, its nesting 300
     /// deep): long keys cut (`...`), and of a deep path its first and last four steps.
     public var pointer: String {
-        let steps = path.map { "/" + JSONParseError.shortened($0, to: 32).replacingOccurrences(of: "~", with: "~0")
-            .replacingOccurrences(of: "/", with: "~1") }
+        let steps = path.map { "/" + JSONValue.pointerStep(JSONParseError.shortened($0, to: 32)) }
         let shown = steps.count > 10 ? steps.prefix(4) + ["/..."] + steps.suffix(4) : steps[...]
         return CQuoting.quoted(shown.joined())
     }

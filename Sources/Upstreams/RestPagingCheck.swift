@@ -120,7 +120,7 @@ struct RestPagingCheck {
     private func walk(_ value: JSONValue, at pointer: String, depth: Int, _ visit: (String, String, JSONValue) -> Void) {
         guard depth < 3, case .object(let fields) = value else { return }
         for (key, member) in fields.members {
-            let path = pointer + "/" + key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+            let path = pointer + "/" + JSONValue.pointerStep(key)
             guard path != itemsPath else { continue }
             visit(path, key, member)
             walk(member, at: path, depth: depth + 1, visit)
