@@ -249,7 +249,7 @@ public struct RestUpstream: Upstream {
                         + "does it read it from the query parameter '\(parameters.cursor)'? cursorParam names it)"
                 } else { "" }
                 throw UpstreamError.malformedListing(
-                    collection: collection, reason: "paging loops back to \(URLSafety.redact(url))" + Self.cursorHint(bareNext) + ignored)
+                    collection: collection, reason: "paging loops back to \(URLSafety.redact(url))" + cursorHint(bareNext) + ignored)
             }
             let result: HTTPResult
             do {
@@ -257,7 +257,7 @@ public struct RestUpstream: Upstream {
             } catch UpstreamError.http(let status, let shown, let message) where status == 400 || status == 404 {
                 let failure = UpstreamError.http(status: status, url: shown, message: message)
                 if bareNext != nil {
-                    throw UpstreamError.malformedListing(collection: collection, reason: failure.description + Self.cursorHint(bareNext))
+                    throw UpstreamError.malformedListing(collection: collection, reason: failure.description + cursorHint(bareNext))
                 }
                 // Django REST Framework answers 404 past its last page, where others send an empty one.
                 guard pageNumber > 1, paging == .page || paging == .offset else { throw failure }
@@ -389,9 +389,9 @@ public struct RestUpstream: Upstream {
     /// What a listing that failed after following a bare word as a next link adds: that word may
     /// be a cursor token, which `cursor` paging sends back (resolved as a relative URL, a Slack
     /// style `next_cursor` named a page the server never linked).
-    private static func cursorHint(_ bare: (pointer: String, text: String)?) -> String {
+    private func cursorHint(_ bare: (pointer: String, text: String)?) -> String {
         guard let bare else { return "" }
-        return " (following '\(CQuoting.quoted(String(bare.text.prefix(64))))' at \(bare.pointer) as a relative link: if it is a "
+        return " (following '\(CQuoting.excerpt(bare.text, limit: 64, redact: session.credentials.redact))' at \(bare.pointer) as a relative link: if it is a "
             + "cursor token, set paging=cursor:\(bare.pointer), which sends it back as the query parameter cursorParam, default 'cursor')"
     }
 
