@@ -29,6 +29,10 @@ public struct FixtureFault: Sendable, Equatable {
     public var retryAfter: RetryAfter?
     /// Seconds to wait before answering.
     public var delay: Double
+    /// Answers only after ``FixtureServer/releaseHeld()`` (at most 120 s later): a test changes the
+    /// upstream while the request waits, however late a loaded machine lets it run (a `delay`
+    /// can end before the test got to its change).
+    public var held: Bool
     public var body: Body
     /// Only requests whose path starts with this are affected (nil: all).
     public var pathPrefix: String?
@@ -49,7 +53,7 @@ public struct FixtureFault: Sendable, Equatable {
     public var location: String?
 
     public init(
-        status: Int? = nil, retryAfter: RetryAfter? = nil, delay: Double = 0, body: Body = .normal,
+        status: Int? = nil, retryAfter: RetryAfter? = nil, delay: Double = 0, held: Bool = false, body: Body = .normal,
         pathPrefix: String? = nil, count: Int? = nil, probability: Double? = nil, queryContains: String? = nil,
         replacementBody: String? = nil, replacementHeaders: [String: String] = [:], location: String? = nil
     ) {
@@ -60,6 +64,7 @@ public struct FixtureFault: Sendable, Equatable {
         self.status = status
         self.retryAfter = retryAfter
         self.delay = delay
+        self.held = held
         self.body = body
         self.pathPrefix = pathPrefix
         self.count = count

@@ -54,12 +54,13 @@ public final class FixtureServer: Sendable {
         let store = FixtureStore(items: items, seed: seed, token: token, basic: basic)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let responder = FixtureResponder(store: store)
-        var server = HTTPServerBuilder.http1()
+        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [AnswerDateHandler()])
+        var server = HTTPServerBuilder.http1(configuration: http1)
         if let tls {
             let configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: try NIOSSLCertificate.fromPEMFile(tls.certificate).map { .certificate($0) },
                 privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.key, format: .pem)))
-            server = try .tls(.http1(), tlsConfiguration: configuration)
+            server = try .tls(.http1(configuration: http1), tlsConfiguration: configuration)
         }
         let app = Application(
             responder: responder,
@@ -177,6 +178,12 @@ public final class FixtureServer: Sendable {
     /// Removes every fault.
     public func clearFaults() { store.withLock { store.faults.removeAll() } }
 
+    /// Lets the requests waiting on a ``FixtureFault/held`` fault answer.
+    public func releaseHeld() { store.withLock { store.releases += 1 } }
+
+    /// How many requests wait on a ``FixtureFault/held`` fault now.
+    public var heldRequests: Int { store.withLock { store.held } }
+
     /// When set, paging links (DocuSign `nextUri`, WordPress and REST `Link rel=next`, REST
     /// `links.next`) point to this origin (e.g. another fixture) instead of this server.
     public func setForeignNextOrigin(_ origin: String?) { store.withLock { store.foreignOrigin = origin } }
@@ -292,14 +299,22 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
             store.maxInFlight = max(store.maxInFlight, store.inFlight)
         }
         defer { store.withLock { store.inFlight -= 1 } }
-        let (fault, number) = store.withLock { () -> (FixtureFault?, Int) in
+        let (fault, number, releases) = store.withLock { () -> (FixtureFault?, Int, Int) in
             if store.requests.count >= 100_000 { store.requests.removeFirst(50_000) }
             store.requests.append(RecordedRequest(
                 method: incoming.method, path: incoming.path, query: incoming.rawQuery, headers: headers))
-            return (store.takeFault(path: incoming.path, query: incoming.rawQuery), store.requests.count)
+            return (store.takeFault(path: incoming.path, query: incoming.rawQuery), store.requests.count, store.releases)
         }
         if let fault {
             if fault.delay > 0 { try await Task.sleep(nanoseconds: UInt64(fault.delay * 1e9)) }
+            if fault.held {
+                store.withLock { store.held += 1 }
+                defer { store.withLock { store.held -= 1 } }
+                let deadline = Date().addingTimeInterval(120)
+                while store.withLock({ store.releases == releases }) && Date() < deadline {
+                    try await Task.sleep(nanoseconds: 5_000_000)
+                }
+            }
             switch fault.body {
             case .drop:
                 try? await context.channel.close()
@@ -372,7 +387,13 @@ final class FixtureResponder: HTTPResponder, @unchecked Sendable {
     static func response(_ reply: FixtureReply, truncate: Bool = false) -> Response {
         var fields = HTTPFields()
         for (name, value) in reply.headers {
-            if let key = HTTPField.Name(name) { fields.append(HTTPField(name: key, value: value)) }
+            // A `Date` of the reply's own (DocuSign's limits, a Retry-After date) or now: the
+            // channel's AnswerDateHandler sends it, as Hummingbird would overwrite it.
+            let key = name.lowercased() == "date" ? AnswerDateHandler.field : HTTPField.Name(name)
+            if let key { fields.append(HTTPField(name: key, value: value)) }
+        }
+        if fields[AnswerDateHandler.field] == nil {
+            fields[AnswerDateHandler.field] = FixtureTime.httpDate(Int64(Date().timeIntervalSince1970))
         }
         let status = HTTPResponse.Status(code: reply.status)
         let bytes = reply.body

@@ -13,6 +13,11 @@ final class FixtureStore: @unchecked Sendable {
     var restItems: [RestItem] = []
 
     var faults: [FixtureFault] = []
+    /// How many times ``FixtureServer/releaseHeld()`` was called: a held request answers once
+    /// this passes the value it saw when it arrived.
+    var releases = 0
+    /// Requests waiting on a held fault now.
+    var held = 0
     var requests: [RecordedRequest] = []
     /// Requests being answered now, and the most at once since the last reset (admin excluded).
     var inFlight = 0

@@ -276,7 +276,8 @@ import TidemarkFixtures
     }
 
     /// Six templates listed two a page, one page at a time, against `cached` of them (by index);
-    /// `change` is made to the oldest (on page 1) while page 2 is held. Returns that listing, one
+    /// `change` is made to the oldest (on page 1) while page 2 is held (until the change is made,
+    /// however late the loaded machine lets this task run). Returns that listing, one
     /// made after it, and the ids.
     private func listed(cached: Range<Int> = 0..<0,
                         changingTheOldestWhilePaging change: @escaping @Sendable (FixtureServer, String) -> Bool) async throws
@@ -284,7 +285,7 @@ import TidemarkFixtures
         try await withFixture(items: 6, token: canary) { server in
             let ids = server.ids(.docusign)  // oldest first, as listed
             let versions = ListedIDs(ids: ids[cached].map { ItemID($0) })
-            server.inject(FixtureFault(delay: 3, count: 1, queryContains: "start_position=2&"))
+            server.inject(FixtureFault(held: true, count: 1, queryContains: "start_position=2&"))
             let docusign = try DocuSignUpstream(
                 UpstreamConfiguration(spec: "docusign:" + server.baseURL + Self.account,
                                       options: ["tokenEnv": "DS_TOKEN", "pageSize": "2"], jobs: 1),
@@ -293,6 +294,7 @@ import TidemarkFixtures
                 let listing = Task { try await docusign.list(collection: "templates", since: nil, cached: versions) }
                 try await waitUntil { server.requests.contains { $0.query.hasPrefix("start_position=2&") } }
                 #expect(change(server, ids[0]))
+                server.releaseHeld()
                 let during = try await listing.value
                 return (during, try await docusign.list(collection: "templates", since: nil, cached: .none), ids)
             }

@@ -12,6 +12,43 @@ import TidemarkFixtures
 
     func url(_ server: FixtureServer, _ path: String) throws -> URL { try #require(URL(string: server.baseURL + path)) }
 
+    /// A response's `Date` is the moment the fixture answered, or the one its reply set (the
+    /// DocuSign limits' resets are measured against it): Hummingbird's own, from a date it
+    /// refreshes once a second, was seen tens of seconds late on a loaded machine.
+    @Test func dateIsTheAnswersOwn() async throws {
+        try await withFixture(items: 2) { server in
+            let http = try session(server)
+            defer { Task { await http.shutdown() } }
+            let before = Date().timeIntervalSince1970.rounded(.down)
+            let now = try await http.get(try url(server, "/rest/items"))
+            let after = Date().timeIntervalSince1970
+            let date = try #require(now.header("Date").flatMap(HTTPDate.parse)?.date.timeIntervalSince1970)
+            #expect(date >= before && date <= after, "\(before) \(date) \(after)")
+            #expect(now.header("X-Fixture-Answer-Date") == nil)
+            server.inject(FixtureFault(count: 1, replacementBody: "[]", replacementHeaders: ["Date": "Sun, 06 Nov 1994 08:49:37 GMT"]))
+            let set = try await http.get(try url(server, "/rest/items"))
+            #expect(set.header("Date") == "Sun, 06 Nov 1994 08:49:37 GMT")
+        }
+    }
+
+    /// A held request answers when the test releases it, with what the upstream holds then.
+    @Test func heldRequestAnswersOnRelease() async throws {
+        try await withFixture(items: 2) { server in
+            let http = try session(server)
+            defer { Task { await http.shutdown() } }
+            let ids = server.ids(.rest)
+            server.inject(FixtureFault(held: true, count: 1))
+            let answer = Task { try await http.get(try url(server, "/rest/items")) }
+            try await waitUntil { server.heldRequests == 1 }
+            #expect(server.purge(.rest, id: ids[0]))
+            server.releaseHeld()
+            let body = try await answer.value.body
+            #expect(server.heldRequests == 0)
+            #expect(!String(decoding: body, as: UTF8.self).contains(ids[0]))
+            #expect(String(decoding: body, as: UTF8.self).contains(ids[1]))
+        }
+    }
+
     @Test func wordPressQuirks() async throws {
         try await withFixture(items: 20, basic: (user: "u", password: "p")) { server in
             let http = try session(server)

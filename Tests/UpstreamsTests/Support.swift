@@ -92,8 +92,9 @@ func timed<T>(_ body: () async throws -> T) async rethrows -> (T, Double) {
     return (value, Date().timeIntervalSince(start))
 }
 
-/// Polls `condition` every 10 ms until it holds; fails after `seconds`.
-func waitUntil(seconds: Double = 20, _ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+/// Polls `condition` every 10 ms until it holds; fails after `seconds` (a minute: a loaded
+/// 2-core machine has kept test tasks from running for 20 s and more).
+func waitUntil(seconds: Double = 60, _ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
     let deadline = Date().addingTimeInterval(seconds)
     while !condition() {
         guard Date() < deadline else {

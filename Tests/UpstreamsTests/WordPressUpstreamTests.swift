@@ -173,10 +173,11 @@ import TidemarkFixtures
                 let before = try await wordpress.list(collection: "posts", since: nil, cached: .none)
                 #expect(before.isComplete && before.items.count >= 5, "\(before.items.count) posts")
                 server.resetCounts()
-                server.inject(FixtureFault(delay: 3, pathPrefix: "/wp-json/wp/v2/posts", count: 1, queryContains: "&page=2"))
+                server.inject(FixtureFault(held: true, pathPrefix: "/wp-json/wp/v2/posts", count: 1, queryContains: "&page=2"))
                 let listing = Task { try await wordpress.list(collection: "posts", since: nil, cached: .none) }
                 try await waitUntil { server.requests.contains { $0.path.hasPrefix("/wp-json/wp/v2/posts") && $0.query.contains("&page=2") } }
                 #expect(server.trash(.wordpress, id: before.idStrings[0]))
+                server.releaseHeld()
                 let shifted = try await listing.value
                 #expect(shifted.idStrings.contains(before.idStrings[0]) && !shifted.idStrings.contains(before.idStrings[3]),
                         "the post that slipped to page 1: \(shifted.idStrings)")
