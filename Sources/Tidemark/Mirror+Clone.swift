@@ -42,6 +42,10 @@ extension Mirror {
         var isDirectory: ObjCBool = false
         let existed = fileManager.fileExists(atPath: destination, isDirectory: &isDirectory)
         if existed, !isDirectory.boolValue || !((try? fileManager.contentsOfDirectory(atPath: destination)) ?? []).isEmpty {
+            if isDirectory.boolValue, let repository = try? Repository.open(at: destination, search: false),
+               let upstream = try? repository.configString("tidemark.upstream") {
+                throw .destinationIsAMirror(destination, upstream: upstream)
+            }
             throw .destinationNotEmpty(destination)
         }
         for name in options.collections where !CollectionName.isValid(name) {

@@ -625,9 +625,17 @@ public actor Mirror {
 
     /// Whether `text` names a commit, or a range of two (`A..B`, `A...B`), as `diff` and `log`
     /// take them: git takes an argument that is none, but a file, as a path.
-    package func isRevision(_ text: String) -> Bool {
+    package func isRevision(_ text: String) -> Bool { revisionError(text) == nil }
+
+    /// Why `text` names no commit (nor a range of two), nil when it names one:
+    /// ``MirrorError/unknownRevision(_:)`` for a name git would not know either, another error for
+    /// one it cannot read (a damaged commit on the way, nothing fetched yet).
+    package func revisionError(_ text: String) -> MirrorError? {
         let sides = RevisionRange(text).map { [$0.from, $0.to] } ?? [text]
-        return sides.allSatisfy { (try? resolve($0)) != nil }
+        for side in sides {
+            do { _ = try resolve(side) } catch { return error }
+        }
+        return nil
     }
 
     /// Whether `revision` starts with the name `upstream`, alone or followed by git's suffixes.

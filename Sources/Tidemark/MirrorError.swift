@@ -12,6 +12,8 @@ public enum MirrorError: Error, CustomStringConvertible {
     case unconfiguredClone(String, upstream: String, collections: [String])
     /// `clone` was pointed at a folder that is not empty.
     case destinationNotEmpty(String)
+    /// `clone` was pointed at a mirror already there (its `tidemark.upstream` is `upstream`).
+    case destinationIsAMirror(String, upstream: String)
     /// An option or argument is not usable.
     case invalidArgument(String)
     /// Another tidemark process holds the mirror's lock.
@@ -136,6 +138,9 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "destination path '\(path)' already exists and is not an empty directory"
                 + (repository ? " (a git repository: to mirror into it, set 'git config tidemark.upstream <kind>:<location>' "
                     + "there, then run 'tidemark sync'; the Guide's \"Adopting an existing repository\" has the steps)" : "")
+        case .destinationIsAMirror(let path, let upstream):
+            return "destination path '\(path)' is a tidemark mirror already, of \(upstream): 'tidemark -C \(path) sync' "
+                + "brings it up to date (to clone again, remove it or give another destination)"
         case .invalidArgument(let message): return message
         case .locked(let pid, let path):
             if let pid, pid == getpid() {

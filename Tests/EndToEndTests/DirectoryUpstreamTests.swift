@@ -601,6 +601,26 @@ struct DirectoryUpstreamEndToEndTests {
         }
     }
 
+    /// Cloning again into a mirror says it is one and how to update it (it advised setting
+    /// `tidemark.upstream`, which the mirror has); a plain repository still gets that advice.
+    @Test func aCloneIntoAMirrorSaysItIsOne() async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            try writeItem(root + "/up", "a", lastModified: "2021-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            let again = try await CLI.tidemark(["clone", "dir:up", "m"], in: root)
+            #expect(again.status == 128 && again.stderr == "fatal: destination path '\(root)/m' is a tidemark mirror already, of "
+                        + "dir:\(root)/up: 'tidemark -C \(root)/m sync' brings it up to date (to clone again, remove it or give another "
+                        + "destination)\n",
+                    "\(again.stderr)")
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: root + "/m").stdout == "")
+            try await CLI.git(["init", "-q", "plain"], in: root)
+            let plain = try await CLI.tidemark(["clone", "dir:up", "plain"], in: root)
+            #expect(plain.status == 128 && plain.stderr.contains("a git repository: to mirror into it, set 'git config tidemark.upstream"),
+                    "\(plain.stderr)")
+        }
+    }
+
     /// An upstream folder moved away: the error says how to point the mirror at its new place,
     /// and doing so works without a snapshot of its own.
     @Test func aMovedUpstreamFolderIsNamedWithTheFix() async throws {

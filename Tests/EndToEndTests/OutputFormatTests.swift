@@ -231,8 +231,14 @@ struct DocumentedOutputTests {
             let two = try await CLI.tidemark(["diff", "--name-status", "HEAD~1", "HEAD", "i2.json", "--stat"], in: items)
             #expect(two.status == 0 && two.stdout.contains("items/i2.json") && !two.stdout.contains("i1.json"), "\(two.stdout) \(two.stderr)")
             let neither = try await CLI.tidemark(["diff", "HEAD~1", "HEAD", "i2.json", "nosuch"], in: items)
-            #expect(neither.status == 128 && neither.stderr == "fatal: ambiguous argument 'nosuch': neither a revision nor a file or folder "
-                        + "here; give items or paths after --, as: tidemark diff HEAD~1 HEAD -- nosuch\n", "\(neither.stderr)")
+            #expect(neither.status == 128 && neither.stderr == "fatal: ambiguous argument 'nosuch': unknown revision or path not in the "
+                        + "working tree; give items or paths after --, as: tidemark diff HEAD~1 HEAD -- i2.json nosuch\n", "\(neither.stderr)")
+            // A path alone with no file (an item new upstream has none yet) is said as git says
+            // it (it was an "unknown revision"), and after `--` it is one.
+            let alone = try await CLI.tidemark(["diff", "items/i9.json"], in: mirror)
+            #expect(alone.status == 128 && alone.stderr == "fatal: ambiguous argument 'items/i9.json': unknown revision or path not in the "
+                        + "working tree; give items or paths after --, as: tidemark diff -- items/i9.json\n", "\(alone.stderr)")
+            #expect(try await CLI.tidemark(["diff", "--", "items/i9.json"], in: mirror).status == 0)
         }
     }
 
@@ -320,7 +326,7 @@ struct DocumentedOutputTests {
             let empty = try await CLI.tidemark(["diff", "HEAD", "--", ""], in: mirror)
             #expect(empty.status == 128 && empty.stderr.contains("empty string is not a valid pathspec"), "\(empty.stderr)")
             // Without `--`, a file after the revision is a path, as git takes it (two arguments at
-            // most: more paths take `--`); a name that is neither stays an unknown revision.
+            // most: more paths take `--`); a name that is neither is said as git says it.
             for (arguments, directory) in [(["HEAD~1", "items/i1.json"], mirror), (["HEAD~1", "i1.json"], items),
                                            (["HEAD~1", "items"], mirror)] {
                 let expected = try await CLI.git(["diff", "--name-status"] + arguments, in: directory)
@@ -328,7 +334,8 @@ struct DocumentedOutputTests {
                 #expect(diff.status == 0 && diff.stdout == expected && !expected.isEmpty, "\(arguments): \(diff.stdout) \(diff.stderr)")
             }
             let unknown = try await CLI.tidemark(["diff", "HEAD", "nosuch.json"], in: mirror)
-            #expect(unknown.status == 128 && unknown.stderr == "fatal: unknown revision 'nosuch.json'\n", "\(unknown.stderr)")
+            #expect(unknown.status == 128 && unknown.stderr == "fatal: ambiguous argument 'nosuch.json': unknown revision or path not in "
+                        + "the working tree; give items or paths after --, as: tidemark diff HEAD -- nosuch.json\n", "\(unknown.stderr)")
         }
     }
 }

@@ -65,9 +65,17 @@ extension TidemarkCommand {
             // each is a file or folder there (`tidemark diff items/a.json`, `diff HEAD items/`).
             var firstPath: Int?
             for (index, revision) in revisions.enumerated() where await !mirror.isRevision(revision) { firstPath = index; break }
-            if let first = firstPath, revisions[first...].allSatisfy({ FileManager.default.fileExists(atPath: root.path($0)) }) {
-                items = Array(revisions[first...]) + items
-                revisions.removeSubrange(first...)
+            if let first = firstPath {
+                if revisions[first...].allSatisfy({ FileManager.default.fileExists(atPath: root.path($0)) }) {
+                    items = Array(revisions[first...]) + items
+                    revisions.removeSubrange(first...)
+                } else if let unknown = revisions[first...].first(where: { !FileManager.default.fileExists(atPath: root.path($0)) }),
+                          case .unknownRevision? = await mirror.revisionError(unknown) {
+                    // As git: neither a revision nor a file (an item new upstream has none yet).
+                    let suggested = (["tidemark diff"] + revisions[..<first] + ["--"] + revisions[first...]).joined(separator: " ")
+                    throw CommandFailure.fatal("ambiguous argument '\(unknown)': unknown revision or path not in the working tree; "
+                                               + "give items or paths after --, as: \(suggested)")
+                }
             }
             if revisions.count > 2 {
                 // As git: "ambiguous argument", one that is neither.
