@@ -14,6 +14,12 @@ public struct RollbackReport: Sendable {
     /// With `force`, the local edits it wrote over (and those finishing a sync a killed run had
     /// left wrote over), named as a refusal names them.
     public var overwrittenEdits: [String] = []
+    /// With `force` and no `hard`: the paths of commits of the user's own that the restored
+    /// snapshot sets back (as ``SyncReport/undoneOwnPaths``).
+    public var undoneOwnPaths: [String] = []
+    /// With `force` and `hard`: the commits of the user's own the reset took off the branch
+    /// (`short-id subject`; `ORIG_HEAD` and the reflog still have them).
+    public var droppedOwnCommits: [String] = []
 }
 
 extension Mirror {
@@ -53,8 +59,16 @@ extension Mirror {
             return report
         }
         // Commits of the user's own above the last snapshot: refused unless `force`, as a sync
-        // refuses them. A reset drops them from the branch whatever it restores.
-        if !force { try checkOwnCommits(head: head, undoneBy: hard ? nil : target.tree, branch: branch, by: "rollback") }
+        // refuses them; forced, named as a sync names them. A reset drops them from the branch
+        // whatever it restores (but for one to a commit above them).
+        var own: (commits: [String], paths: [String]) = ([], [])
+        if !force {
+            try checkOwnCommits(head: head, undoneBy: hard ? nil : target.tree, branch: branch, by: "rollback")
+        } else {
+            var aboveThem = false
+            if hard { aboveThem = try mirrorErrors { try repository.isDescendant(targetID, of: head.id) } }
+            if !aboveThem { own = try ownCommits(head: head, undoneBy: hard ? nil : target.tree) }
+        }
         var newTip = targetID
         if !hard {
             // A manifest committed corrupt (the snapshot rolled back from, typically) leaves the
@@ -80,7 +94,7 @@ extension Mirror {
             // branch's) is restored, not rolled back to.
             let older = try mirrorErrors { try repository.isDescendant(head.id, of: targetID) }
             let subject = older ? "Roll back to \(targetID.short())" : "Restore \(targetID.short())"
-            text = "\(subject): \(counts.summary)" + text.drop(while: { $0 != "\n" })
+            text = "\(subject): \(counts.summary)\(SnapshotMessage.undid(own.paths.count))" + text.drop(while: { $0 != "\n" })
             newTip = try mirrorErrors {
                 try repository.createCommit(tree: target.tree, parents: [head.id], message: text, author: signature(), committer: signature(.committer))
             }
@@ -98,6 +112,7 @@ extension Mirror {
         }
         var report = RollbackReport(restored: targetID, previous: head.id, current: newTip, paths: paths)
         if force { report.overwrittenEdits = Mirror.adding(overwrittenEdits, to: finishingOverwrote) }
+        if hard { report.droppedOwnCommits = own.commits } else { report.undoneOwnPaths = own.paths }
         return report
     }
 

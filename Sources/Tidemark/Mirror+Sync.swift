@@ -509,13 +509,16 @@ extension Mirror {
         } else {
             counts = try changes(from: head?.tree, to: upstream.tree)
         }
-        if upstream.parents != (head.map { [$0.id] } ?? []) || !joined.isEmpty {
+        // A snapshot setting back commits of the user's own (`--force`) says so in its message:
+        // one the fetch built on them is written again with it (`git log` read "no changes").
+        if upstream.parents != (head.map { [$0.id] } ?? []) || !joined.isEmpty || !undone.isEmpty {
             var message = SnapshotMessage.parse(upstream.message)
                 ?? SnapshotMessage(verb: "Sync", upstream: settings.upstream, collections: [], counts: counts, items: 0)
             message.verb = "Sync"
             message.counts = counts
             message.perCollection = [:]
             message.tree = upstream.tree.hex
+            message.undone = undone.count
             // A sync restores nothing (the upstream snapshot may be a rollback that stood for it).
             message.restores = nil
             target = try mirrorErrors {
@@ -525,7 +528,8 @@ extension Mirror {
         }
         let merged = joined.isEmpty ? "" : ", merging " + joined.map { $0.short() }.joined(separator: " ")
         let paths = try moveBranch(branch, from: head, to: target, force: force,
-                                   reflog: head == nil ? "tidemark clone: from \(settings.upstream)" : "tidemark sync: \(counts.summary)\(merged)",
+                                   reflog: head == nil ? "tidemark clone: from \(settings.upstream)"
+                                       : "tidemark sync: \(counts.summary)\(SnapshotMessage.undid(undone.count))\(merged)",
                                    changed: reusable?.built.flatMap { $0.baseTree == head?.tree ? $0.paths : nil })
         if target != upstream.id {
             try updateRef(Mirror.upstreamRef, to: target, expected: tracked.id, message: "tidemark sync: rebased on \(branch)")

@@ -47,6 +47,10 @@ package struct SnapshotMessage: Sendable, Equatable {
     /// ``Mirror/bodySettingsTag``), `rest` only (`Tidemark-Body-Settings`); nil when some were
     /// not, or in snapshots written before the trailer was.
     package var bodySettings: String?
+    /// Files in which the snapshot sets back commits of the user's own (`sync --force` over
+    /// them: `Tidemark-Undone`, and said in the summary line, which the counts, item versions
+    /// upstream changed, do not tell).
+    package var undone: Int = 0
 
     package init(verb: String, upstream: String, collections: [(name: String, watermark: String)],
                 counts: ChangeCounts, perCollection: [String: ChangeCounts] = [:], items: Int,
@@ -74,10 +78,15 @@ package struct SnapshotMessage: Sendable, Equatable {
         collections.first(where: { $0.name == collection })?.watermark
     }
 
+    /// `; undid your own commits in 2 files`, said after the counts; empty for none.
+    package static func undid(_ files: Int) -> String {
+        files == 0 ? "" : "; undid your own commits in \(files) file\(files == 1 ? "" : "s")"
+    }
+
     /// The full commit message.
     package func render() -> String {
         let names = collections.map(\.name).joined(separator: ", ")
-        var text = "\(verb) \(names): \(counts.summary)\n"
+        var text = "\(verb) \(names): \(counts.summary)\(Self.undid(undone))\n"
         if collections.count > 1 {
             text += "\n"
             for (name, _) in collections {
@@ -95,6 +104,7 @@ package struct SnapshotMessage: Sendable, Equatable {
         if let restores { text += "Tidemark-Restores: \(restores)\n" }
         if let tree { text += "Tidemark-Tree: \(tree)\n" }
         if let bodySettings { text += "Tidemark-Body-Settings: \(bodySettings)\n" }
+        if undone > 0 { text += "Tidemark-Undone: \(undone)\n" }
         return text
     }
 
@@ -112,7 +122,7 @@ package struct SnapshotMessage: Sendable, Equatable {
         guard let upstream = trailers.first(where: { $0.0 == "Tidemark-Upstream" })?.1 else { return nil }
         var collections: [(name: String, watermark: String)] = []
         var counts = ChangeCounts()
-        var items = 0, failed = 0
+        var items = 0, failed = 0, undone = 0
         var listedAt: String?, restores: String?, tree: String?, bodySettings: String?
         for (key, value) in trailers {
             switch key {
@@ -127,14 +137,17 @@ package struct SnapshotMessage: Sendable, Equatable {
             case "Tidemark-Restores": restores = value
             case "Tidemark-Tree": tree = value
             case "Tidemark-Body-Settings": bodySettings = value
+            case "Tidemark-Undone": undone = Int(value) ?? 0
             default: break
             }
         }
         let summary = message.prefix(while: { $0 != "\n" })
         let verb = summary.split(separator: " ").first.map(String.init) ?? "Sync"
-        return SnapshotMessage(verb: verb, upstream: upstream, collections: collections, counts: counts,
-                               items: items, listedAt: listedAt, failed: failed, restores: restores, tree: tree,
-                               bodySettings: bodySettings)
+        var parsed = SnapshotMessage(verb: verb, upstream: upstream, collections: collections, counts: counts,
+                                     items: items, listedAt: listedAt, failed: failed, restores: restores, tree: tree,
+                                     bodySettings: bodySettings)
+        parsed.undone = undone
+        return parsed
     }
 }
 

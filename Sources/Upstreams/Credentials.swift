@@ -377,7 +377,10 @@ enum TokenCommand {
         }
         guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
             let ending = status & 0x7f == 0 ? "exit status \((status >> 8) & 0xff)" : "signal \(status & 0x7f)"
-            throw UpstreamError.credentials("the tokenCommand failed (\(ending)); its output is not shown")
+            // Its stderr went to ours; its stdout may hold a token, so it is not shown.
+            throw UpstreamError.credentials("the tokenCommand failed (\(ending)); what it printed on stderr is above, its output is "
+                                            + "not shown: run it by hand to see why, or set another (git config tidemark.tokenCommand "
+                                            + "in a mirror, --token-command to clone)")
         }
         guard let output = child.waitForOutput(timeout: 2) else {
             throw UpstreamError.credentials("the tokenCommand exited but left its output open (a background process?)")

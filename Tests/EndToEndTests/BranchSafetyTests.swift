@@ -459,7 +459,7 @@ struct BranchSafetyTests {
 
     @Test func commitsOfTheUsersOwnAreNotUndoneSilently() async throws {
         try await withScratch { root in
-            let (_, mirror) = try await CrashTests.cloned(2, in: root)
+            let (upstream, mirror) = try await CrashTests.cloned(2, in: root)
             let identity = ["-c", "user.name=Test", "-c", "user.email=test@example.com"]
             try Data("{\"mine\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/i1.json"))
             try Data("notes\n".utf8).write(to: URL(fileURLWithPath: mirror + "/README.md"))
@@ -508,8 +508,24 @@ struct BranchSafetyTests {
             #expect(forced.status == 0, "\(forced.stderr)")
             #expect(forced.stdout.contains("Synced: no changes upstream; undid your own commits in 1 file"), "\(forced.stdout)")
             #expect(!FileManager.default.fileExists(atPath: mirror + "/README.md"))
-            #expect(try await CLI.git(["log", "-1", "--format=%s"], in: mirror).hasPrefix("Sync "))
+            // The commit says it too, for plain git's readers (it said "no changes").
+            #expect(try await CLI.git(["log", "-1", "--format=%s%n%(trailers:key=Tidemark-Undone,valueonly)"], in: mirror)
+                        .trimmingCharacters(in: .newlines) == "Sync items: no changes; undid your own commits in 1 file\n1")
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
+            // So does one whose fetch built its snapshot on the user's commit (a fast-forward,
+            // the snapshot written again with the count).
+            try Data("notes\n".utf8).write(to: URL(fileURLWithPath: mirror + "/README.md"))
+            try await CLI.git(["add", "-A"], in: mirror)
+            try await CLI.git(identity + ["commit", "-q", "-m", "again"], in: mirror)
+            let again = try await Self.rev("HEAD", in: mirror)
+            try writeItem(upstream, "i2", lastModified: "2022-06-01T00:00:00Z", extra: #", "v": 2"#)
+            let both = try await CLI.tidemark(["sync", "--force"], in: mirror)
+            #expect(both.status == 0 && both.stdout.contains("Synced: 1 changed, 0 new, 0 deleted; undid your own commits in 1 file"),
+                    "\(both.stdout) \(both.stderr)")
+            #expect(try await CLI.git(["log", "-1", "--format=%s%n%P"], in: mirror)
+                        == "Sync items: 1 changed, 0 new, 0 deleted; undid your own commits in 1 file\n\(again)\n")
+            #expect(try await Self.rev("refs/tidemark/upstream", in: mirror) == (try await Self.rev("HEAD", in: mirror)))
+            #expect(try await CLI.tidemark(["status", "--exit-code"], in: mirror).status == 0)
             try await CLI.expectClean(mirror)
         }
     }
@@ -699,17 +715,29 @@ struct BranchSafetyTests {
             }
             // A plain rollback's commit is shaped as git's: subject, one blank line, trailers; no
             // encoding header (UTF-8 is git's default).
+            // Forced over the commit, it says what of it it undid (the commit's message too).
             let plain = try await CLI.tidemark(["rollback", "HEAD~1", "--force"], in: mirror)
             #expect(plain.status == 0, "\(plain.stderr)")
+            #expect(plain.stdout.hasPrefix("Restored snapshot ") && plain.stdout.contains("(1 file changed; undid your own commits in 1 file)"),
+                    "\(plain.stdout)")
             let raw = try await CLI.git(["cat-file", "commit", "HEAD"], in: mirror)
             #expect(!raw.contains("\nencoding "), "\(raw)")
             let message = try await CLI.git(["log", "-1", "--format=%B"], in: mirror)
-            #expect(message.hasPrefix("Roll back to ") && message.contains("\n\nTidemark-Upstream: ") && !message.contains("\n\n\n"),
-                    "\(message)")
+            #expect(message.hasPrefix("Roll back to ") && message.contains("\n\nTidemark-Upstream: ") && !message.contains("\n\n\n")
+                        && message.prefix(while: { $0 != "\n" }).hasSuffix("; undid your own commits in 1 file"), "\(message)")
             #expect(try await CLI.git(["log", "-1", "--format=%(trailers:key=Tidemark-Restores,valueonly)"], in: mirror)
                 .hasPrefix(try await Self.rev("HEAD~2", in: mirror)))
-            let forced = try await CLI.tidemark(["rollback", "HEAD~3", "--hard", "--force"], in: mirror)
+            // A reset forced over a commit of the user's names it as taken off the branch.
+            try Data("{\"later\": 1}\n".utf8).write(to: URL(fileURLWithPath: mirror + "/items/later.json"))
+            try await CLI.git(["add", "-A"], in: mirror)
+            try await CLI.git(["-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "later"], in: mirror)
+            let later = try await Self.rev("HEAD", in: mirror)
+            let forced = try await CLI.tidemark(["rollback", "HEAD~4", "--hard", "--force", "--json"], in: mirror)
             #expect(forced.status == 0, "\(forced.stderr)")
+            let dropped = try JSONSerialization.jsonObject(with: Data(forced.stdout.utf8)) as? [String: Any]
+            #expect(dropped?["droppedOwnCommits"] as? [String] == ["\(later.prefix(7)) later"] && dropped?["undoneOwnPaths"] == nil,
+                    "\(forced.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/items/later.json"))
             #expect(!FileManager.default.fileExists(atPath: mirror + "/items/mine.json"))
             #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
             try await CLI.expectClean(mirror)

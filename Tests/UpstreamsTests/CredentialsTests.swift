@@ -156,6 +156,8 @@ import Testing
         guard case .credentials(let message)? = error else { Issue.record("wrong error \(String(describing: error))"); return }
         #expect(message.contains("exit status 3"))
         #expect(!message.contains(canary))
+        // It says how to see why, and where the command is set.
+        #expect(message.contains("run it by hand") && message.contains("git config tidemark.tokenCommand"), "\(message)")
     }
 
     @Test func tokenCommandTimesOut() async throws {

@@ -47,9 +47,14 @@ extension TidemarkCommand {
                 if report.current == report.previous {
                     emit("Already at snapshot \(report.restored.short())\(hard ? "" : "'s contents"); nothing to do.\n")
                 } else {
-                    let how = hard ? "Reset" : "Restored"
-                    let files = report.paths.count == 1 ? "1 file changed" : "\(report.paths.count) files changed"
-                    emit("\(how) snapshot \(report.restored.short()) (\(files)); now at \(report.current.short()).\n")
+                    let files = (report.paths.count == 1 ? "1 file changed" : "\(report.paths.count) files changed")
+                        + SnapshotMessage.undid(report.undoneOwnPaths.count)
+                    emit(hard ? "Reset the branch to snapshot \(report.restored.short()) (\(files)).\n"
+                              : "Restored snapshot \(report.restored.short()) (\(files)); now at \(report.current.short()).\n")
+                    if !report.droppedOwnCommits.isEmpty {
+                        emit("Took your own commits off the branch (--force; 'git reset --hard ORIG_HEAD' puts them back):\n"
+                             + report.droppedOwnCommits.map { "\t\(terminalSafe($0))\n" }.joined())
+                    }
                 }
                 tellOverwrittenEdits(report.overwrittenEdits)
             }

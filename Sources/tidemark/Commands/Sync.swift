@@ -156,9 +156,8 @@ func tellUpdated(_ report: SyncReport) {
     emit("Updating \(report.previous?.short() ?? "(none)")..\(report.current?.short() ?? "-")\n")
     // With --force over commits of the user's own, files change that upstream did not.
     let undone = report.undoneOwnPaths.count
-    let summary = undone == 0 ? report.counts.summary
-        : (report.counts.total == 0 ? "no changes upstream" : report.counts.summary)
-            + "; undid your own commits in \(undone) file\(undone == 1 ? "" : "s")"
+    let summary = (undone > 0 && report.counts.total == 0 ? "no changes upstream" : report.counts.summary)
+        + SnapshotMessage.undid(undone)
     emit("Synced: \(summary) (\(report.fetch?.downloaded ?? 0) downloaded)\n")
     if !report.finishedMerge.isEmpty {
         emit("Finished the merge of \(report.finishedMerge.joined(separator: " ")) with upstream's snapshot (both sides its parents).\n")

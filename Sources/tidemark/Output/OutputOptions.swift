@@ -5,7 +5,7 @@ import Tidemark
 
 /// Output flags shared by the commands: colour, quiet, progress.
 struct OutputOptions: ParsableArguments {
-    @Flag(name: .shortAndLong, help: "No summaries, messages or progress: only errors (and the report status, log and config print; diff -q prints nothing and exits 1 on differences, as git diff --quiet).")
+    @Flag(name: .shortAndLong, help: "No summaries, messages or progress: only errors (and the report status, log, ls and config print; diff -q prints nothing and exits 1 on differences, as git diff --quiet).")
     var quiet = false
 
     @Flag(inversion: .prefixedNo, help: "Colour human output (default: on a terminal, unless NO_COLOR is set).")

@@ -243,6 +243,8 @@ struct RollbackJSON: Encodable {
     var hard: Bool
     var paths: [String]
     var overwrittenEdits: [String]?
+    var undoneOwnPaths: [String]?
+    var droppedOwnCommits: [String]?
     init(_ report: RollbackReport, hard: Bool) {
         restored = report.restored.hex
         previous = report.previous.hex
@@ -250,5 +252,7 @@ struct RollbackJSON: Encodable {
         self.hard = hard
         paths = report.paths
         overwrittenEdits = report.overwrittenEdits.isEmpty ? nil : report.overwrittenEdits
+        undoneOwnPaths = report.undoneOwnPaths.isEmpty ? nil : report.undoneOwnPaths
+        droppedOwnCommits = report.droppedOwnCommits.isEmpty ? nil : report.droppedOwnCommits
     }
 }

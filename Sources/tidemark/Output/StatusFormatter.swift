@@ -81,9 +81,12 @@ enum StatusFormatter {
                 + "  (revert them, or 'tidemark sync --force' replaces them with upstream's version)\n"
         }
         // A fetch that stored some items but not all (or was cut short) is not a complete one.
+        // One that failed since is not the one timed (it said "last fetch 2 seconds ago" of the
+        // fetch before the one that had just failed).
         let partlyFetched = !report.fetchFailures.isEmpty || report.fetchInterrupted != nil
-        let fetched = report.lastFetch.map { "last \(partlyFetched ? "complete " : "")fetch \(relative($0))" }
-            ?? (partlyFetched ? "no complete fetch yet" : "never fetched")
+        let kind = partlyFetched ? "complete " : report.fetchFailed != nil ? "successful " : ""
+        let fetched = report.lastFetch.map { "last \(kind)fetch \(relative($0))" }
+            ?? (kind.isEmpty ? "never fetched" : "no \(kind)fetch yet")
         let behind = report.behind
         // Paths that are not items, which a sync changes (commits of the user's own).
         let otherBehind = report.otherPaths.filter { $0.upstream != .unchanged }
