@@ -190,9 +190,8 @@ public enum MirrorError: Error, CustomStringConvertible {
             // Not "commit them": a commit of one's own is refused in turn (``ownCommits``).
             return "your local changes to the following items or files would be overwritten by \(command):\n"
                 + items.map { "\t\($0)" }.joined(separator: "\n")
-                + "\nCopy them elsewhere and discard them ('git restore --staged --worktree <file>', an item's file being "
-                + "as 'git status' lists it, the path 'tidemark ls' gives; remove an untracked file), "
-                + "or run with --force to overwrite them."
+                + "\nCopy them elsewhere, then discard them ('git restore --staged --worktree <file>', with an item's file "
+                + "as 'git status' or 'tidemark ls' shows it; an untracked file: remove it), or run with --force to overwrite them."
         case .unmergedFiles(let paths, let command):
             return "you have unmerged files (a conflict git left, from a merge or 'git stash pop'), so \(command) cannot update "
                 + "the working tree:\n" + MirrorError.list(paths, limit: 20)

@@ -35,9 +35,9 @@ public struct DirectoryUpstream: Upstream {
         guard found, info.st_mode & S_IFMT == S_IFDIR else {
             // A folder this user may not reach is named so, not as missing.
             if !found, errno == EACCES || errno == ELOOP || errno == ENAMETOOLONG {
-                throw UpstreamError.unreachable("upstream folder '\(CQuoting.quoted(location))' cannot be reached: \(String(cString: strerror(errno)))")
+                throw UpstreamError.unreachable("upstream folder '\(CQuoting.quoted(url.path))' cannot be reached: \(String(cString: strerror(errno)))")
             }
-            throw UpstreamError.unreachable("upstream folder '\(CQuoting.quoted(location))' does not exist or is not a folder")
+            throw UpstreamError.unreachable("upstream folder '\(CQuoting.quoted(url.path))' does not exist or is not a folder")
         }
         self.root = url
         self.spec = "dir:" + url.path

@@ -95,8 +95,8 @@ public struct RestUpstream: Upstream {
             guard template.contains("{id}") else {
                 throw UpstreamError.invalidConfiguration("option itemURL must contain '{id}', got '\(URLSafety.redact(template))'")
             }
-            _ = try URLSafety.specURL(template.replacingOccurrences(of: "{id}", with: "x"), kind: "rest itemURL",
-                                      example: "https://api.example.org/items/{id}")
+            _ = try URLSafety.specURL(template.replacingOccurrences(of: "{id}", with: "x"), kind: "rest",
+                                      example: "https://api.example.org/items/{id}", option: "itemURL")
             itemURL = template
         } else {
             itemURL = nil

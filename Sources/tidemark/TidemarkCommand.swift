@@ -13,9 +13,10 @@ struct TidemarkCommand: AsyncParsableCommand {
             collection). Every sync is a commit; plain git (git log, git diff, tig) reads
             the history.
 
-            Exit status: 0 on success, 1 when a command refuses (local edits) or
-            --exit-code finds differences, 128 for errors (printed as 'fatal: ...'), 129
-            for usage errors.
+            Exit status: 0 on success, 1 when a command refuses (local edits),
+            --exit-code finds differences, or there is nothing to show (an unset config
+            key, no watcher running, no command given), 128 for errors (printed as
+            'fatal: ...'), 129 for usage errors.
 
             Examples:
               tidemark clone dir:./templates cache

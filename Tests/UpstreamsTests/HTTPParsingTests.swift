@@ -87,6 +87,13 @@ import Testing
             }
             #expect(URLSafety.redact(url) == "https://example.org/x?" + redacted)
         }
+        // In an option's URL, the option is named (it said "rest itemURL upstream URL").
+        #expect(throws: UpstreamError.invalidConfiguration(
+            "rest option itemURL must not carry a secret in its query ('\(name)='); "
+                + "use the tokenEnv, tokenCommand or basicEnv option instead")) {
+            try RestUpstream(UpstreamConfiguration(spec: "rest:https://example.org/items",
+                                                   options: ["itemURL": "https://example.org/items/{id}?\(name)=\(canary)"]))
+        }
         // As a path parameter too (it was stored in the config and printed by -v).
         #expect(throws: UpstreamError.invalidConfiguration(
             "rest upstream URL must not carry a secret in its path (';\(name)='); "

@@ -54,36 +54,39 @@ public enum URLSafety {
     /// - Throws: ``UpstreamError/invalidConfiguration(_:)`` for a non-http(s) URL, a URL with
     ///   `user:pass@`, or a token in a query, a path parameter (`;name=`) or the fragment. The
     ///   message never repeats the secret.
-    public static func specURL(_ text: String, kind: String, example: String) throws -> URL {
+    ///   `option`: the option the URL comes from (`itemURL`), named instead of the spec's location.
+    public static func specURL(_ text: String, kind: String, example: String, option: String? = nil) throws -> URL {
         guard !text.isEmpty else {
             throw UpstreamError.invalidConfiguration("\(kind) upstream needs a URL: \(kind):\(example)")
         }
         guard let components = URLComponents(string: text), let url = components.url, Origin(url) != nil else {
-            throw UpstreamError.invalidConfiguration(
-                "\(kind) upstream location is not an http(s) URL with a host: '\(redact(text))' (expected \(kind):\(example))")
+            throw UpstreamError.invalidConfiguration(option.map { "option \($0) is not an http(s) URL with a host: '\(redact(text))' (expected \(example))" }
+                ?? "\(kind) upstream location is not an http(s) URL with a host: '\(redact(text))' (expected \(kind):\(example))")
         }
+        // "rest upstream URL", or "rest option itemURL".
+        let kind = option.map { "\(kind) option \($0)" } ?? "\(kind) upstream URL"
         if components.user != nil || components.password != nil {
             throw UpstreamError.invalidConfiguration(
-                "\(kind) upstream URL must not embed credentials (user:password@); "
+                "\(kind) must not embed credentials (user:password@); "
                     + "use the tokenEnv, tokenCommand or basicEnv option instead")
         }
         if let name = queryNames(components.percentEncodedQuery).first(where: isSecretParameter) {
             throw UpstreamError.invalidConfiguration(
-                "\(kind) upstream URL must not carry a secret in its query ('\(name)='); "
+                "\(kind) must not carry a secret in its query ('\(name)='); "
                     + "use the tokenEnv, tokenCommand or basicEnv option instead")
         }
         // Path parameters (`;access_token=...`) carry secrets as a query does.
         let pathParameters = components.percentEncodedPath.split(separator: "/").flatMap { $0.split(separator: ";").dropFirst() }
         if let name = pathParameters.map({ String($0.prefix { $0 != "=" }) }).first(where: isSecretParameter) {
             throw UpstreamError.invalidConfiguration(
-                "\(kind) upstream URL must not carry a secret in its path (';\(name)='); "
+                "\(kind) must not carry a secret in its path (';\(name)='); "
                     + "use the tokenEnv, tokenCommand or basicEnv option instead")
         }
         // A fragment never reaches the server; a token in it (`#access_token=`, as OAuth's
         // implicit flow returns one) would only be stored.
         if let name = queryNames(components.percentEncodedFragment).first(where: isSecretParameter) {
             throw UpstreamError.invalidConfiguration(
-                "\(kind) upstream URL must not carry a secret in its fragment ('#\(name)='): a server never sees it; "
+                "\(kind) must not carry a secret in its fragment ('#\(name)='): a server never sees it; "
                     + "use the tokenEnv, tokenCommand or basicEnv option instead")
         }
         return url

@@ -167,7 +167,8 @@ enum StatusFormatter {
         let unmergedItems = report.items.filter { $0.local == .unmerged }
         let unmergedOthers = report.otherPaths.filter { $0.local == .unmerged }
         if !unmergedItems.isEmpty || !unmergedOthers.isEmpty {
-            out += "\nUnmerged (a conflict git left; sync and rollback refuse until it is resolved: edit the file, then 'git add' it):\n"
+            out += "\nUnmerged (a conflict git left; sync and rollback refuse until it is resolved: edit the file, then 'git add' it, "
+                + "or 'git rm' it to take a deletion):\n"
             let conflicts = unmergedItems.map { ($0.conflict, StatusFormatter.quotedName($0)) }
                 + unmergedOthers.map { ($0.conflict, Quoting.cQuoted(Array($0.path.utf8))) }
             for (conflict, name) in conflicts {
