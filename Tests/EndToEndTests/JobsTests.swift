@@ -56,7 +56,7 @@ struct JobsTests {
         try await withScratch { root in
             let bad = try await CLI.tidemark(["clone", "rest:http://127.0.0.1:9/items", "m", "--option", "itemPath=/x"], in: root)
             #expect(bad.status == 129)
-            #expect(bad.stderr.contains("unknown key 'itemPath'") && bad.stderr.contains("itemsPath"), "\(bad.stderr)")
+            #expect(bad.stderr.contains("unknown key 'itemPath'; did you mean 'itemsPath'?"), "\(bad.stderr)")
             #expect(!FileManager.default.fileExists(atPath: root + "/m"))
         }
     }

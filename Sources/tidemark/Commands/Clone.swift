@@ -81,7 +81,9 @@ extension TidemarkCommand {
                 }
                 let key = String(option[..<equals])
                 guard let kinds = MirrorSettings.kinds(ofOption: key) else {
-                    throw ValidationError("--option: unknown key '\(key)' (known: \(MirrorSettings.adapterOptionKeys.joined(separator: ", ")))")
+                    let similar = MirrorSettings.adapterOptionKeys.filter { TidemarkCommand.editDistance($0.lowercased(), key.lowercased()) <= 2 }
+                    throw ValidationError("--option: unknown key '\(key)'" + (similar.isEmpty ? "" : "; did you mean '\(similar[0])'?")
+                                          + " (known: \(MirrorSettings.adapterOptionKeys.joined(separator: ", ")))")
                 }
                 try Clone.check(key, "--option \(key)", appliesTo: kind, kinds: kinds)
                 given[key] = String(option[option.index(after: equals)...])

@@ -47,7 +47,10 @@ extension TidemarkCommand {
                     for name in all.map({ String($0.key.dropFirst("tidemark.".count)) }) where !unique.contains(name) {
                         unique.append(name)
                     }
-                    throw CommandFailure.refused("tidemark reads no key '\(full)'; it reads: \(unique.joined(separator: ", "))")
+                    let name = full.dropFirst(full.lowercased().hasPrefix("tidemark.") ? "tidemark.".count : 0).lowercased()
+                    let similar = (unique + MirrorSettings.adapterOptionKeys).first { TidemarkCommand.editDistance($0.lowercased(), name) <= 2 }
+                    throw CommandFailure.refused("tidemark reads no key '\(full)'" + (similar.map { " (did you mean 'tidemark.\($0)'?)" } ?? "")
+                                                 + "; it reads: \(unique.joined(separator: ", "))")
                 }
                 if !json {
                     let values = settings.compactMap(\.value)
