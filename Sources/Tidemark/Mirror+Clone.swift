@@ -42,6 +42,12 @@ extension Mirror {
         var isDirectory: ObjCBool = false
         let existed = fileManager.fileExists(atPath: destination, isDirectory: &isDirectory)
         if existed, !isDirectory.boolValue || !((try? fileManager.contentsOfDirectory(atPath: destination)) ?? []).isEmpty {
+            // Another clone working there (two started together) is named: the advice for a
+            // plain repository would have this one set up a mirror another run is writing.
+            let gitDirectory = (destination as NSString).appendingPathComponent(".git") + "/"
+            if isDirectory.boolValue, let pid = RunLock.livingHolder(gitDirectory: gitDirectory) {
+                throw .locked(pid: pid, path: gitDirectory + "tidemark.lock")
+            }
             if isDirectory.boolValue, let repository = try? Repository.open(at: destination, search: false),
                let upstream = try? repository.configString("tidemark.upstream") {
                 throw .destinationIsAMirror(destination, upstream: upstream)

@@ -20,14 +20,24 @@ extension Mirror {
         return try body()
     }
 
-    /// Waits while `held()` is true, looking every 20 ms for at most a second (git waits 100 ms
-    /// for a ref lock by default); true when it stopped being so.
-    static func waitBriefly(while held: () -> Bool) -> Bool {
-        for _ in 0..<50 {
+    /// Waits while `held()` is true, looking every 20 ms for at most `seconds` (a second: git
+    /// waits 100 ms for a ref lock by default); true when it stopped being so.
+    static func waitBriefly(seconds: Double = 1, while held: () -> Bool) -> Bool {
+        for _ in 0..<Int(seconds * 50) {
             guard held() else { return true }
             usleep(20_000)
         }
         return !held()
+    }
+
+    /// Whether process `pid` has ended: gone, or a zombie (dead, its parent not having reaped it).
+    static func hasExited(_ pid: Int32) -> Bool {
+        if kill(pid, 0) != 0 { return errno == ESRCH }
+        // `/proc/<pid>/stat`: `pid (name) state ...`; the name may hold spaces and parentheses.
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        let state = stat[stat.index(after: close)...].drop(while: { $0 == " " }).first
+        return state == "Z" || state == "X"
     }
 
     /// The note of the index lock a sync holds from its checkout to its branch update
@@ -82,8 +92,14 @@ extension Mirror {
         guard let note = readState(name) else { return }
         defer { removeState(name) }
         let fields = note.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+        // A killed run can outlive the run lock it held for a moment: it is a zombie until its
+        // parent reaps it, or still exiting (GNU `timeout -s KILL` kills itself along with it,
+        // and init reaps the child later); such a lock stayed for good. This run holds the run
+        // lock, so that process runs no tidemark code any more: a zombie counts as gone, one
+        // still exiting is waited for (2 s at most). One still running is another's: its lock is
+        // left alone (the error this run meets at it names it).
         guard fields.count == 4, let pid = Int32(fields[3]), pid != getpid(),
-              kill(pid, 0) != 0, errno == ESRCH else { return }
+              Mirror.waitBriefly(seconds: 2, while: { !Mirror.hasExited(pid) }) else { return }
         let path = gitDirectory + (fields[0] == "ref" ? fields[1] + ".lock" : "index.lock")
         guard let data = FileManager.default.contents(atPath: path) else { return }
         if fields[0] == "ref" {

@@ -88,13 +88,14 @@ extension Mirror {
             message.perCollection = byCollection
             message.listedAt = nil
             message.restores = targetID.hex
+            message.undone = own.paths.count
             var text = message.render()
             // The subject replaced; the rest (a blank line, the trailers) kept as it is. A
             // snapshot the branch does not hold below it (newer, after a `--hard` one; another
             // branch's) is restored, not rolled back to.
             let older = try mirrorErrors { try repository.isDescendant(head.id, of: targetID) }
             let subject = older ? "Roll back to \(targetID.short())" : "Restore \(targetID.short())"
-            text = "\(subject): \(counts.summary)\(SnapshotMessage.undid(own.paths.count))" + text.drop(while: { $0 != "\n" })
+            text = "\(subject): \(counts.summary)\(SnapshotMessage.undid(message.undone))" + text.drop(while: { $0 != "\n" })
             newTip = try mirrorErrors {
                 try repository.createCommit(tree: target.tree, parents: [head.id], message: text, author: signature(), committer: signature(.committer))
             }

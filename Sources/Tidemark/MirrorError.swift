@@ -139,8 +139,8 @@ public enum MirrorError: Error, CustomStringConvertible {
                 + (repository ? " (a git repository: to mirror into it, set 'git config tidemark.upstream <kind>:<location>' "
                     + "there, then run 'tidemark sync'; the Guide's \"Adopting an existing repository\" has the steps)" : "")
         case .destinationIsAMirror(let path, let upstream):
-            return "destination path '\(path)' is a tidemark mirror already, of \(upstream): 'tidemark -C \(path) sync' "
-                + "brings it up to date (to clone again, remove it or give another destination)"
+            return "destination path '\(path)' is a tidemark mirror already, of \(upstream): to update it, 'tidemark -C \(path) "
+                + "sync'; to clone (again, or another upstream), remove it or give another destination"
         case .invalidArgument(let message): return message
         case .locked(let pid, let path):
             if let pid, pid == getpid() {

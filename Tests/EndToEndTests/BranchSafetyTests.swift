@@ -724,7 +724,8 @@ struct BranchSafetyTests {
             #expect(!raw.contains("\nencoding "), "\(raw)")
             let message = try await CLI.git(["log", "-1", "--format=%B"], in: mirror)
             #expect(message.hasPrefix("Roll back to ") && message.contains("\n\nTidemark-Upstream: ") && !message.contains("\n\n\n")
-                        && message.prefix(while: { $0 != "\n" }).hasSuffix("; undid your own commits in 1 file"), "\(message)")
+                        && message.prefix(while: { $0 != "\n" }).hasSuffix("; undid your own commits in 1 file")
+                        && message.contains("\nTidemark-Undone: 1\n"), "\(message)")
             #expect(try await CLI.git(["log", "-1", "--format=%(trailers:key=Tidemark-Restores,valueonly)"], in: mirror)
                 .hasPrefix(try await Self.rev("HEAD~2", in: mirror)))
             // A reset forced over a commit of the user's names it as taken off the branch.

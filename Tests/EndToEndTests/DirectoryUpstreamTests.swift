@@ -490,6 +490,14 @@ struct DirectoryUpstreamEndToEndTests {
             #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
             let after = try await CLI.tidemark(["status", "--exit-code"], in: mirror)
             #expect(after.status == 0 && !after.stdout.contains("failed") && after.stdout.contains("(last fetch "), "\(after.stdout)")
+            // A `git clone` of the mirror whose first fetch fails has no earlier fetch's snapshot.
+            try await CLI.git(["clone", "-q", mirror, root + "/copy"], in: root)
+            try await CLI.git(["config", "tidemark.upstream", "dir:" + root + "/gone"], in: root + "/copy")
+            try await CLI.git(["config", "tidemark.collection", "items"], in: root + "/copy")
+            #expect(try await CLI.tidemark(["fetch"], in: root + "/copy").status == 128)
+            let copy = try await CLI.tidemark(["status"], in: root + "/copy")
+            #expect(copy.stdout.contains("No upstream-tracking snapshot yet") && copy.stdout.contains("The last fetch failed and stored nothing:\n"),
+                    "\(copy.stdout)")
         }
     }
 
@@ -612,10 +620,21 @@ struct DirectoryUpstreamEndToEndTests {
             #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
             let again = try await CLI.tidemark(["clone", "dir:up", "m"], in: root)
             #expect(again.status == 128 && again.stderr == "fatal: destination path '\(root)/m' is a tidemark mirror already, of "
-                        + "dir:\(root)/up: 'tidemark -C \(root)/m sync' brings it up to date (to clone again, remove it or give another "
-                        + "destination)\n",
+                        + "dir:\(root)/up: to update it, 'tidemark -C \(root)/m sync'; to clone (again, or another upstream), remove it "
+                        + "or give another destination\n",
                     "\(again.stderr)")
             #expect(try await CLI.tidemark(["status", "--porcelain"], in: root + "/m").stdout == "")
+            // A run holding it (another clone started at the same time) is named as such.
+            let lockPath = root + "/m/.git/tidemark.lock"
+            let fd = open(lockPath, O_RDWR | O_CREAT, 0o644)
+            var info = stat()
+            #expect(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &info) == 0)
+            let text = Array("\(getpid()) \(info.st_ino)\n".utf8)
+            #expect(pwrite(fd, text, text.count, 0) == text.count)
+            let busy = try await CLI.tidemark(["clone", "dir:up", "m"], in: root)
+            close(fd)
+            #expect(busy.status == 128 && busy.stderr.contains("another tidemark process (pid \(getpid())) is running in this mirror"),
+                    "\(busy.stderr)")
             try await CLI.git(["init", "-q", "plain"], in: root)
             let plain = try await CLI.tidemark(["clone", "dir:up", "plain"], in: root)
             #expect(plain.status == 128 && plain.stderr.contains("a git repository: to mirror into it, set 'git config tidemark.upstream"),

@@ -336,6 +336,19 @@ struct DocumentedOutputTests {
             let unknown = try await CLI.tidemark(["diff", "HEAD", "nosuch.json"], in: mirror)
             #expect(unknown.status == 128 && unknown.stderr == "fatal: ambiguous argument 'nosuch.json': unknown revision or path not in "
                         + "the working tree; give items or paths after --, as: tidemark diff HEAD -- nosuch.json\n", "\(unknown.stderr)")
+            // Globs and magic without `--` are paths too, as git takes them (they were unknown revisions).
+            for pattern in ["items/*.json", ":!items/i2.json", ":(glob)items/i[12].json", ":/items/i1.json"] {
+                let expected = try await CLI.git(["diff", "--name-status", "HEAD~1", pattern], in: mirror)
+                let diff = try await CLI.tidemark(["diff", "--name-status", "HEAD~1", pattern], in: mirror)
+                #expect(diff.status == 0 && diff.stdout == expected && !expected.isEmpty, "\(pattern): \(diff.stdout) \(diff.stderr)")
+            }
+            // Before `--` an argument is a revision, as git says; and one beside a revision gets
+            // no spelled-out command that would make that revision a path.
+            let beforeDashes = try await CLI.tidemark(["diff", "HEAD~9", "--", "items"], in: mirror)
+            #expect(beforeDashes.status == 128 && beforeDashes.stderr == "fatal: unknown revision 'HEAD~9'\n", "\(beforeDashes.stderr)")
+            let beside = try await CLI.tidemark(["diff", "HEAD~9", "HEAD"], in: mirror)
+            #expect(beside.status == 128 && beside.stderr == "fatal: ambiguous argument 'HEAD~9': unknown revision or path not in the "
+                        + "working tree; give items or paths after --, as: tidemark diff [<revision>...] -- [<path>...]\n", "\(beside.stderr)")
         }
     }
 }

@@ -62,17 +62,26 @@ extension TidemarkCommand {
             let format: DiffFormat = stat ? .stat : nameStatus ? .nameStatus : .patch
             let mirror = try root.openMirror()
             // As git: without `--`, arguments from the first that is no revision on are paths when
-            // each is a file or folder there (`tidemark diff items/a.json`, `diff HEAD items/`).
+            // each is a file or folder there, or looks like a pathspec (`tidemark diff items/a.json`,
+            // `diff HEAD items/`, `diff HEAD 'items/*.json'`, `diff HEAD ':!items/a.json'`).
             var firstPath: Int?
             for (index, revision) in revisions.enumerated() where await !mirror.isRevision(revision) { firstPath = index; break }
             if let first = firstPath {
-                if revisions[first...].allSatisfy({ FileManager.default.fileExists(atPath: root.path($0)) }) {
+                let isPath = { (argument: String) in
+                    FileManager.default.fileExists(atPath: root.path(argument)) || Self.looksLikePathspec(argument)
+                }
+                if revisions[first...].allSatisfy(isPath) {
                     items = Array(revisions[first...]) + items
                     revisions.removeSubrange(first...)
-                } else if let unknown = revisions[first...].first(where: { !FileManager.default.fileExists(atPath: root.path($0)) }),
+                } else if self.items.isEmpty, let unknown = revisions[first...].first(where: { !isPath($0) }),
                           case .unknownRevision? = await mirror.revisionError(unknown) {
-                    // As git: neither a revision nor a file (an item new upstream has none yet).
-                    let suggested = (["tidemark diff"] + revisions[..<first] + ["--"] + revisions[first...]).joined(separator: " ")
+                    // As git: neither a revision nor a path (an item new upstream has no file yet).
+                    // After `--` the arguments before it are revisions, and the error is the engine's.
+                    // The command is spelled out only for arguments that all read as paths.
+                    var named = !revisions[first...].contains { $0.contains("~") || $0.contains("^") || $0.contains("@{") || $0.contains("..") }
+                    for argument in revisions[first...] where await mirror.isRevision(argument) { named = false }
+                    let suggested = named ? (["tidemark diff"] + revisions[..<first] + ["--"] + revisions[first...]).joined(separator: " ")
+                        : "tidemark diff [<revision>...] -- [<path>...]"
                     throw CommandFailure.fatal("ambiguous argument '\(unknown)': unknown revision or path not in the working tree; "
                                                + "give items or paths after --, as: \(suggested)")
                 }
@@ -94,6 +103,12 @@ extension TidemarkCommand {
             }
             // As git's `diff --quiet`: nothing printed, and the exit status tells.
             if (exitCode || output.quiet) && !result.entries.isEmpty { throw CommandFailure.silent(1) }
+        }
+
+        /// Whether `argument` reads as a pathspec though no file has its name, as git's
+        /// `verify_filename` takes one: a glob character, or magic (`:!x`, `:(glob)x`, `:/x`).
+        static func looksLikePathspec(_ argument: String) -> Bool {
+            argument.hasPrefix(":") || argument.contains(where: { "*?[\\".contains($0) })
         }
 
         /// `patch` coloured as `git diff --color` colours one: each file's header lines bold, the

@@ -121,13 +121,14 @@ enum StatusFormatter {
         case nil:
             break
         }
+        // Without an upstream-tracking snapshot (a `git clone` of a mirror before its first
+        // fetch) there is no earlier fetch's to speak of.
+        let earlier = report.upstream == nil ? "" : ", so 'tidemark/upstream' is an earlier fetch's"
         if let failed = report.fetchFailed {
-            out += "The last fetch failed and stored nothing, so 'tidemark/upstream' is an earlier fetch's:\n"
-                + indented([terminalSafe(failed)], style: output.red)
+            out += "The last fetch failed and stored nothing\(earlier):\n" + indented([terminalSafe(failed)], style: output.red)
         }
         if let refused = report.fetchRefused {
-            out += "The last fetch was refused and stored nothing, so 'tidemark/upstream' is an earlier fetch's:\n"
-                + indented([terminalSafe(refused)], style: output.red)
+            out += "The last fetch was refused and stored nothing\(earlier):\n" + indented([terminalSafe(refused)], style: output.red)
         }
         if !report.fetchVanished.isEmpty {
             let one = report.fetchVanished.count == 1
