@@ -38,6 +38,9 @@ public struct PathStatus: Sendable, Equatable {
     public var upstream: ItemStatus.Upstream = .unchanged
     /// Which sides git's conflict has when `local` is `.unmerged`, else nil.
     public var conflict: Conflict? = nil
+    /// A file HEAD does not have (staged, as `git add` or `git mv` leaves one): `local` is
+    /// `.modified`, which `status` shows as a new file, as git does.
+    public var isNew = false
 }
 
 /// The result of `status`.
@@ -199,6 +202,7 @@ extension Mirror {
             // A conflict is listed as such, and also when the file matches HEAD again.
             let conflicts = try mirrorErrors { try repository.conflicts() }
             let listed = Set(deltas.map(\.path))
+            let added = Set(deltas.filter { $0.status == .added }.map(\.path))
             let changes = deltas.map { ($0.path, $0.status == .deleted) }
                 + conflicts.map(\.path).filter { !listed.contains($0) }.map { ($0, false) }
             let conflicted = Dictionary(conflicts, uniquingKeysWith: { first, _ in first })
@@ -213,7 +217,9 @@ extension Mirror {
                         ordered[collection]?[id]?.conflict = conflict
                         continue
                     }
-                    others.append(PathStatus(path: path, local: local, conflict: conflict))
+                    var other = PathStatus(path: path, local: local, conflict: conflict)
+                    other.isNew = conflict == nil && added.contains(path)
+                    others.append(other)
                     continue
                 }
                 if ordered[collection]?[id] != nil {

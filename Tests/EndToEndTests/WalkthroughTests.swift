@@ -187,6 +187,11 @@ struct WalkthroughTests {
                 #expect(object?["otherPaths"] as? [[String: String]] == [["path": ".tidemark/items.manifest", "local": word, "upstream": "unchanged"]])
                 #expect(try await CLI.git(["status", "--porcelain"], in: root + "/m") == " \(letter) .tidemark/items.manifest\n")
             }
+            // A file staged that HEAD lacks is a new file, as git says (it was "modified").
+            try await CLI.git(["checkout", "-q", "--", "."], in: root + "/m")
+            try await CLI.git(["mv", "items/a.json", "items/notes.txt"], in: root + "/m")
+            let moved = try await CLI.tidemark(["-C", "m", "status"], in: root).stdout
+            #expect(moved.contains("\tdeleted:   items/a\n") && moved.contains("\tnew file:  items/notes.txt\n"), "\(moved)")
         }
     }
 

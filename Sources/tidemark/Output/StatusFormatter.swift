@@ -192,7 +192,7 @@ enum StatusFormatter {
             }
             for other in localOthers {
                 let name = Quoting.cQuoted(Array(other.path.utf8))
-                out += "\t" + output.red((other.local == .deleted ? "deleted:   " : "modified:  ") + name) + "\n"
+                out += "\t" + output.red((other.local == .deleted ? "deleted:   " : other.isNew ? "new file:  " : "modified:  ") + name) + "\n"
             }
         }
         if report.isClean {
