@@ -86,6 +86,20 @@ extension Mirror {
     /// as git's message says, may have started a `git commit` that holds a lock of its own).
     func removeOwnStaleGitLock() {
         for name in [Mirror.locksNote, Mirror.heldIndexLockNote] { removeStaleGitLock(notedIn: name) }
+        removeKilledStatusIndexLock()
+    }
+
+    /// Removes the index lock a killed `tidemark status` held while it recorded stat data (it
+    /// takes no run lock, so it notes nothing): its text, `tidemark status <pid> <nonce>`, names
+    /// it, and a process gone; git's own lock never holds that text.
+    private func removeKilledStatusIndexLock() {
+        let path = gitDirectory + "index.lock"
+        guard let data = FileManager.default.contents(atPath: path), data.count < 128 else { return }
+        let fields = String(decoding: data, as: UTF8.self).split(separator: " ")
+        guard fields.count == 4, fields[0] == "tidemark", fields[1] == "status", let pid = Int32(fields[2]), pid != getpid(),
+              Mirror.waitBriefly(seconds: 2, while: { !Mirror.hasExited(pid) }),
+              FileManager.default.contents(atPath: path) == data else { return }
+        try? FileManager.default.removeItem(atPath: path)
     }
 
     private func removeStaleGitLock(notedIn name: String) {

@@ -171,7 +171,7 @@ public enum MirrorError: Error, CustomStringConvertible {
             return "No space left on device: \(reason), and objects this run wrote are not on disk. "
                 + "Nothing was changed; free some space, then run the command again"
         case .gitLocked(let path):
-            return "unable to create '\(path)': file exists; another git process seems to be running in this repository. If no git process is running (one may have crashed), remove the file and run again; tidemark never deletes it"
+            return "unable to create '\(path)': file exists; another git process seems to be running in this repository. If no git process is running (one may have crashed), remove the file and run again (tidemark removes only the lock files its own killed runs left, which this is not)"
         case .symlinkInWorkingTree(let path, let target):
             return "'\(path)' in the working tree is a symbolic link (to \(target)); tidemark never writes through links. Replace it with the real folder or file (remove it, then 'git checkout -- \(path)') and run the command again"
         case .specialFileInWorkingTree(let path, let kind):

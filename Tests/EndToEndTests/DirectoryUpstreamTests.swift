@@ -291,6 +291,19 @@ struct DirectoryUpstreamEndToEndTests {
                 #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/index.lock"))
                 #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
             }
+            // SIGKILL leaves the lock (no handler runs); its text names a status that is gone, so
+            // the next tidemark run removes it (it stayed, and every run failed at it).
+            var past = [timespec(tv_sec: time(nil) - 100, tv_nsec: 0), timespec(tv_sec: time(nil) - 100, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, mirror + "/items/a.json", &past, 0) == 0)
+            try await Task.sleep(nanoseconds: 2_100_000_000)
+            let killed = try await CLI.tidemark(["status"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "status-index-locked"])
+            #expect(killed.signalled && killed.status == SIGKILL, "\(killed.status) \(killed.stderr)")
+            let left = try #require(FileManager.default.contents(atPath: mirror + "/.git/index.lock"))
+            #expect(String(decoding: left, as: UTF8.self).hasPrefix("tidemark status "))
+            let sync = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(sync.status == 0, "\(sync.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: mirror + "/.git/index.lock"))
+            #expect(try await CLI.git(["status", "--porcelain"], in: mirror) == "")
             try await CLI.expectClean(mirror)
         }
     }
