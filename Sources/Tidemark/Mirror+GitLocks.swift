@@ -96,9 +96,11 @@ extension Mirror {
         let path = gitDirectory + "index.lock"
         guard let data = FileManager.default.contents(atPath: path), data.count < 128 else { return }
         let fields = String(decoding: data, as: UTF8.self).split(separator: " ")
-        guard fields.count == 4, fields[0] == "tidemark", fields[1] == "status", let pid = Int32(fields[2]), pid != getpid(),
-              Mirror.waitBriefly(seconds: 2, while: { !Mirror.hasExited(pid) }),
-              FileManager.default.contents(atPath: path) == data else { return }
+        guard fields.count == 4, fields[0] == "tidemark", fields[1] == "status", let pid = Int32(fields[2]), pid != getpid() else { return }
+        // A status running now holds it a moment, then removes it and goes on.
+        let unchanged = { FileManager.default.contents(atPath: path) == data }
+        _ = Mirror.waitBriefly(seconds: 2, while: { unchanged() && !Mirror.hasExited(pid) })
+        guard Mirror.hasExited(pid), unchanged() else { return }
         try? FileManager.default.removeItem(atPath: path)
     }
 
