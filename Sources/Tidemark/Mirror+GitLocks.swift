@@ -30,16 +30,6 @@ extension Mirror {
         return !held()
     }
 
-    /// Whether process `pid` has ended: gone, or a zombie (dead, its parent not having reaped it).
-    static func hasExited(_ pid: Int32) -> Bool {
-        if kill(pid, 0) != 0 { return errno == ESRCH }
-        // `/proc/<pid>/stat`: `pid (name) state ...`; the name may hold spaces and parentheses.
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
-        let state = stat[stat.index(after: close)...].drop(while: { $0 == " " }).first
-        return state == "Z" || state == "X"
-    }
-
     /// The note of the index lock a sync holds from its checkout to its branch update
     /// (``withIndexLockHeld(_:)``), kept apart from ``locksNote``, which the steps between use.
     static let heldIndexLockNote = "index-lock"
@@ -99,8 +89,8 @@ extension Mirror {
         guard fields.count == 4, fields[0] == "tidemark", fields[1] == "status", let pid = Int32(fields[2]), pid != getpid() else { return }
         // A status running now holds it a moment, then removes it and goes on.
         let unchanged = { FileManager.default.contents(atPath: path) == data }
-        _ = Mirror.waitBriefly(seconds: 2, while: { unchanged() && !Mirror.hasExited(pid) })
-        guard Mirror.hasExited(pid), unchanged() else { return }
+        _ = Mirror.waitBriefly(seconds: 2, while: { unchanged() && RunLock.isLiving(pid) })
+        guard !RunLock.isLiving(pid), unchanged() else { return }
         try? FileManager.default.removeItem(atPath: path)
     }
 
@@ -115,7 +105,7 @@ extension Mirror {
         // still exiting is waited for (2 s at most). One still running is another's: its lock is
         // left alone (the error this run meets at it names it).
         guard fields.count == 4, let pid = Int32(fields[3]), pid != getpid(),
-              Mirror.waitBriefly(seconds: 2, while: { !Mirror.hasExited(pid) }) else { return }
+              Mirror.waitBriefly(seconds: 2, while: { RunLock.isLiving(pid) }) else { return }
         let path = gitDirectory + (fields[0] == "ref" ? fields[1] + ".lock" : "index.lock")
         guard let data = FileManager.default.contents(atPath: path) else { return }
         if fields[0] == "ref" {

@@ -740,8 +740,14 @@ extension Mirror {
         crashPoint("after-branch")
         removeState("sync-journal")
         // As git's pull and reset leave it: `git reset --hard ORIG_HEAD` undoes the sync or rollback.
-        // Best effort: the branch has moved whatever happens to this.
-        if let head { try? repository.setOrigHead(head.id) }
+        // Best effort: the branch has moved whatever happens to this. Noted as any ref write is:
+        // the `ORIG_HEAD.lock` a kill left stayed for good (git's merge and reset failed at it).
+        if let head {
+            try? withLockNote(ref: "ORIG_HEAD", target: head.id) { () throws(MirrorError) in
+                crashPoint("orig-head-noted")
+                try mirrorErrors { try repository.setOrigHead(head.id) }
+            }
+        }
         return changed
     }
 

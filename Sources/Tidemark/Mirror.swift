@@ -726,7 +726,7 @@ public actor Mirror {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: stateFolder) else { return }
         for name in names {
             guard let marker = name.range(of: ".tmp-", options: .backwards), let pid = Int32(name[marker.upperBound...]),
-                  pid > 0, pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+                  pid > 0, pid != getpid(), !RunLock.isLiving(pid) else { continue }
             unlink(stateFolder + name)
         }
     }

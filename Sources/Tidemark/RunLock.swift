@@ -34,8 +34,16 @@ final class RunLock {
     }
 
     /// Whether `pid` names a living process (one of another user's too).
+    /// A zombie (dead, its parent not having reaped it) is not: a run killed under `timeout -s
+    /// KILL` is orphaned, and a container whose first process reaps no orphans keeps it a zombie
+    /// for good, holding its pid (its locks and temporaries then stayed for good).
     static func isLiving(_ pid: Int32) -> Bool {
-        kill(pid, 0) == 0 || errno == EPERM
+        guard kill(pid, 0) == 0 || errno == EPERM else { return false }
+        // `/proc/<pid>/stat`: `pid (name) state ...`; the name may hold spaces and parentheses.
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return true }
+        let state = stat[stat.index(after: close)...].drop(while: { $0 == " " }).first
+        return state != "Z" && state != "X"
     }
 
     /// The pid a lock file holds (its first word: digits); nil for an empty or unreadable one.

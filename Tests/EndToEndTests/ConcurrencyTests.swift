@@ -349,6 +349,30 @@ struct ConcurrencyTests {
         }
     }
 
+    /// `ORIG_HEAD`, which a sync sets after moving the branch, is written under a note as the
+    /// branch is: the `ORIG_HEAD.lock` a kill leaves there is removed by the next run (it stayed
+    /// for good, and `git merge` and `git reset` failed at it; a kill-loop tester).
+    @Test func theOrigHeadLockAKilledSyncLeftIsRemoved() async throws {
+        try await withScratch { root in
+            let mirror = try await Self.mirrorBehindUpstream(root)
+            let before = try await Self.rev("HEAD", in: mirror)
+            let killed = try await CLI.tidemark(["sync"], in: mirror, environment: ["TIDEMARK_CRASH_AT": "orig-head-noted"])
+            #expect(killed.signalled, "\(killed.stderr)")
+            #expect(try await Self.rev("HEAD", in: mirror) != before)
+            let note = try #require(FileManager.default.contents(atPath: mirror + "/.git/tidemark/locks"))
+            let fields = String(decoding: note, as: UTF8.self).split(separator: " ")
+            #expect(fields.count == 4 && fields[0] == "ref" && fields[1] == "ORIG_HEAD" && fields[2] == before, "\(fields)")
+            // What libgit2 writes into the lock before it renames it over ORIG_HEAD.
+            let lock = mirror + "/.git/ORIG_HEAD.lock"
+            try Data((before + "\n").utf8).write(to: URL(fileURLWithPath: lock))
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
+            #expect(!FileManager.default.fileExists(atPath: lock))
+            try await CLI.git(["-c", "user.name=T", "-c", "user.email=t@example.com", "merge", "-q", "--ff-only", "HEAD"], in: mirror)
+            try await CLI.expectClean(mirror)
+        }
+    }
+
     /// A killed sync's index lock is removed by the next run while the killed process is still a
     /// zombie (`timeout -s KILL` kills itself too, and init reaps the child later): the lock
     /// stayed for good, one killed run in a dozen (a verifier's loop).
