@@ -105,10 +105,10 @@ struct MirrorTests {
     /// and its assertions failed on a premise that did not hold). `body` returns false when its
     /// clone ended past the second (``clonedWithin(_:)``), before it asserts anything else.
     static func withARacyClone(_ body: (_ second: Int64, _ path: String) async throws -> Bool) async throws {
-        for _ in 0..<5 {
+        for _ in 0..<10 {
             if try await withScratch({ path in try await body(try await earlyInASecond(), path) }) { return }
         }
-        Issue.record("no clone listed within its own second in 5 attempts")
+        Issue.record("no clone listed within its own second in 10 attempts")
     }
 
     /// Whether it is still `second`: a clone that returned now listed within it.
