@@ -48,9 +48,17 @@ extension Mirror {
             if isDirectory.boolValue, let pid = RunLock.livingHolder(gitDirectory: gitDirectory) {
                 throw .locked(pid: pid, path: gitDirectory + "tidemark.lock")
             }
-            if isDirectory.boolValue, let repository = try? Repository.open(at: destination, search: false),
-               let upstream = try? repository.configString("tidemark.upstream") {
-                throw .destinationIsAMirror(destination, upstream: upstream)
+            if isDirectory.boolValue, let repository = try? Repository.open(at: destination, search: false) {
+                if let upstream = try? repository.configString("tidemark.upstream") {
+                    throw .destinationIsAMirror(destination, upstream: upstream)
+                }
+                // A repository with no commit and tidemark's run lock, which no process holds: a
+                // clone killed before it set the mirror up (git's advice for a repository of one's
+                // own would have the user adopt that).
+                if (try? repository.revparse("HEAD")) == nil, fileManager.fileExists(atPath: gitDirectory + "tidemark.lock") {
+                    throw .invalidArgument("destination path '\(destination)' holds what a tidemark clone killed before it "
+                                           + "set the mirror up left: remove it, then clone again")
+                }
             }
             throw .destinationNotEmpty(destination)
         }

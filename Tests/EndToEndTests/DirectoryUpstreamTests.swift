@@ -648,6 +648,12 @@ struct DirectoryUpstreamEndToEndTests {
             close(fd)
             #expect(busy.status == 128 && busy.stderr.contains("another tidemark process (pid \(getpid())) is running in this mirror"),
                     "\(busy.stderr)")
+            // What a clone killed before it set the mirror up leaves: told as such.
+            try await CLI.git(["init", "-q", "early"], in: root)
+            _ = FileManager.default.createFile(atPath: root + "/early/.git/tidemark.lock", contents: Data("12345 1\n".utf8))
+            let early = try await CLI.tidemark(["clone", "dir:up", "early"], in: root)
+            #expect(early.status == 128 && early.stderr.contains("holds what a tidemark clone killed before it set the mirror up left"),
+                    "\(early.stderr)")
             try await CLI.git(["init", "-q", "plain"], in: root)
             let plain = try await CLI.tidemark(["clone", "dir:up", "plain"], in: root)
             #expect(plain.status == 128 && plain.stderr.contains("a git repository: to mirror into it, set 'git config tidemark.upstream"),
