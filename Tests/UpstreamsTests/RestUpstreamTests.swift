@@ -1020,10 +1020,10 @@ import TidemarkFixtures
             settings.maxAttempts = 5
             try await using(try upstream(server, settings: settings)) { rest in
                 let listing = try await rest.list(collection: "items", since: nil, cached: .none)
-                #expect(server.heldRequests == 1, "the first request was still held")
                 server.releaseHeld()
                 #expect(listing.items.count == 2)
-                #expect(rest.statistics.retries >= 1)
+                // Asked again: the held request never answered before the listing ended.
+                #expect(rest.statistics.retries >= 1 && server.requests.count >= 2, "\(server.requests.map(\.query))")
             }
         }
     }
