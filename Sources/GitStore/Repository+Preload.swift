@@ -103,9 +103,22 @@ extension Repository {
     /// status` in the background), or when the file cannot be spliced; an entry marked
     /// assume-unchanged, or whose path has a filter driver, is left as it is. A failure is
     /// ignored: the refresh only saves time.
+    /// The text of the index lock ``refreshIndex(_:readAs:workdir:whileLocked:)`` holds:
+    /// `tidemark status <pid> <nonce>`.
+    static func statusIndexLockToken(pid: Int32, nonce: UInt64) -> String { "tidemark status \(pid) \(nonce)" }
+
+    /// The pid an index lock's text names when a status refresh took it
+    /// (``statusIndexLockToken(pid:nonce:)``); nil for any other lock's (git's never holds that text).
+    public static func statusIndexLockHolder(_ text: some Collection<UInt8>) -> Int32? {
+        guard text.count < 128 else { return nil }
+        let fields = String(decoding: text, as: UTF8.self).split(separator: " ")
+        guard fields.count == 4, fields[0] == "tidemark", fields[1] == "status", UInt64(fields[3]) != nil else { return nil }
+        return Int32(fields[2])
+    }
+
     func refreshIndex(_ files: [StatMismatch], readAs read: [Int], workdir: String, whileLocked: () -> Void = {}) {
         guard !files.isEmpty, Repository.optionalLocksAllowed else { return }
-        let token = "tidemark status \(getpid()) \(UInt64.random(in: 0 ... .max))"
+        let token = Repository.statusIndexLockToken(pid: getpid(), nonce: UInt64.random(in: 0 ... .max))
         // Ctrl-C meanwhile removes the lock (and the file being written), as git's would.
         guard (try? holdIndexLock(token: token)) != nil else { return }
         defer { releaseIndexLock() }

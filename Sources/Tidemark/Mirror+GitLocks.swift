@@ -80,13 +80,12 @@ extension Mirror {
     }
 
     /// Removes the index lock a killed `tidemark status` held while it recorded stat data (it
-    /// takes no run lock, so it notes nothing): its text, `tidemark status <pid> <nonce>`, names
-    /// it, and a process gone; git's own lock never holds that text.
+    /// takes no run lock, so it notes nothing): its text names it
+    /// (``Repository/statusIndexLockHolder(_:)``), and a process gone.
     private func removeKilledStatusIndexLock() {
         let path = gitDirectory + "index.lock"
-        guard let data = FileManager.default.contents(atPath: path), data.count < 128 else { return }
-        let fields = String(decoding: data, as: UTF8.self).split(separator: " ")
-        guard fields.count == 4, fields[0] == "tidemark", fields[1] == "status", let pid = Int32(fields[2]), pid != getpid() else { return }
+        guard let data = FileManager.default.contents(atPath: path), let pid = Repository.statusIndexLockHolder(data),
+              pid != getpid() else { return }
         // A status running now holds it a moment, then removes it and goes on.
         let unchanged = { FileManager.default.contents(atPath: path) == data }
         _ = Mirror.waitBriefly(seconds: 2, while: { unchanged() && RunLock.isLiving(pid) })
