@@ -41,7 +41,13 @@ extension Repository {
 
     /// Every value of the multi-valued `name`, in file order.
     public func configValues(_ name: String) throws(GitError) -> [String] {
-        try configEntries(matching: "^" + name.replacingOccurrences(of: ".", with: "\\.") + "$").map(\.value)
+        // Entries are named with the section and key in lower case, as git compares them
+        // (`tidemark.ignoreField` is `tidemark.ignorefield`); a subsection keeps its case.
+        var parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        parts[0] = parts[0].lowercased()
+        if parts.count > 1 { parts[parts.count - 1] = parts[parts.count - 1].lowercased() }
+        let normalized = parts.joined(separator: ".")
+        return try configEntries(matching: "^" + normalized.replacingOccurrences(of: ".", with: "\\.") + "$").map(\.value)
     }
 
     /// Entries whose name matches the POSIX regular expression `pattern`, in order.

@@ -22,6 +22,14 @@ package enum CanonicalJSON {
         try canonicalize(data, maxDepth: maxDepth, maxValues: JSONValue.maxItemValues, maxBytes: maxBytes)
     }
 
+    /// ``canonicalize(_:maxDepth:)`` of `data` without the fields `ignored` names (parsed and
+    /// written again, whatever its form, when it names any).
+    package static func canonicalize(_ data: Data, leavingOut ignored: IgnoredFields) throws(ParseError) -> Data {
+        guard !ignored.isEmpty else { return try canonicalize(data) }
+        let value = try JSONValue.parse(data, maxDepth: 256, maxValues: JSONValue.maxItemValues, duplicateKeys: .reject)
+        return try rendered(ignored.removing(from: value), size: data.count, maxBytes: maxBytes)
+    }
+
     static func canonicalize(_ data: Data, maxDepth: Int, maxValues: Int, maxBytes: Int) throws(ParseError) -> Data {
         if data.count <= maxBytes, isCanonical(data, maxDepth: maxDepth, maxValues: maxValues) { return data }
         return try rendered(data, maxDepth: maxDepth, maxValues: maxValues, maxBytes: maxBytes)
@@ -39,10 +47,15 @@ package enum CanonicalJSON {
     static func rendered(_ data: Data, maxDepth: Int = 256, maxValues: Int = JSONValue.maxItemValues,
                          maxBytes: Int = CanonicalJSON.maxBytes) throws(ParseError) -> Data {
         let value = try JSONValue.parse(data, maxDepth: maxDepth, maxValues: maxValues, duplicateKeys: .reject)
+        return try rendered(value, size: data.count, maxBytes: maxBytes)
+    }
+
+    /// `value`, parsed from `size` bytes, written canonically.
+    private static func rendered(_ value: JSONValue, size: Int, maxBytes: Int) throws(ParseError) -> Data {
         var out: [UInt8] = []
-        out.reserveCapacity(min(data.count + data.count / 4, maxBytes))
+        out.reserveCapacity(min(size + size / 4, maxBytes))
         guard write(value, indent: 0, into: &out, maxBytes: maxBytes), out.count < maxBytes else {
-            throw ParseError(offset: data.count, reason: "its canonical form (indented, as stored) would be over the "
+            throw ParseError(offset: size, reason: "its canonical form (indented, as stored) would be over the "
                              + "\(maxBytes >> 20) MiB an item may take", kind: .limit)
         }
         out.append(10)

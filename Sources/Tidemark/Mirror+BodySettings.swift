@@ -2,8 +2,8 @@ import GitStore
 import Upstreams
 
 /// Items to download again because the settings that decide what is stored of an item
-/// (`itemURL`, `bodyPath`) changed since they were stored: a `bodyPath` set after the clone
-/// applied only to items changed later otherwise.
+/// (`itemURL`, `bodyPath`, `ignoreField`) changed since they were stored: a `bodyPath` set after
+/// the clone applied only to items changed later otherwise.
 struct BodyReshape {
     /// Every listed item: the settings differ from those recorded.
     var all = false
@@ -20,6 +20,13 @@ struct BodyReshape {
         all || !wholeCollections.isEmpty ? .everyItem : pending.isEmpty ? nil : .items(pending.values.map(\.count).reduce(0, +))
     }
 
+    /// True when items of `collection` wait to be stored again: its listing must name every item
+    /// with what it needs to be downloaded (a `dir` listing names the files it finds unchanged by
+    /// position only), so it is made as if nothing were cached.
+    func covers(_ collection: String) -> Bool {
+        all || wholeCollections.contains(collection) || pending[collection] != nil
+    }
+
     /// The items of `listing` (of `collection`) to download again, unconditionally.
     func items(of collection: String, in listing: Listing) -> Set<ItemID> {
         if all || wholeCollections.contains(collection) { return Set(listing.items.map(\.id)) }
@@ -29,14 +36,21 @@ struct BodyReshape {
 }
 
 extension Mirror {
-    /// The settings that decide what is stored of an item (`itemURL`, `bodyPath`), one
-    /// `key=value` line each, as ``bodySettingsState`` records them; nil for upstreams that have
-    /// none.
+    /// The settings that decide what is stored of an item (`itemURL`, `bodyPath` of `rest`, then
+    /// each `ignoreField`), one `key=value` line each, as ``bodySettingsState`` records them; nil
+    /// when there are none (another kind, no field left out).
     var bodySettings: String? {
         let configuration = settings.upstreamConfiguration
-        guard configuration.kind == "rest" else { return nil }
-        return ["itemURL", "bodyPath"].map { "\($0)=\(configuration.options[$0] ?? "")\n" }.joined()
+        let ignored = settings.ignoredFields.map { "\(Mirror.ignoreFieldKey)=\($0)\n" }.joined()
+        guard configuration.kind == "rest" else { return ignored.isEmpty ? nil : ignored }
+        return ["itemURL", "bodyPath"].map { "\($0)=\(configuration.options[$0] ?? "")\n" }.joined() + ignored
     }
+
+    /// The key of a field left out in ``bodySettings``' lines.
+    private static let ignoreFieldKey = "ignoreField"
+
+    /// The fields left out of every stored item (`tidemark.ignoreField`).
+    var ignoredFields: IgnoredFields { IgnoredFields(settings.ignoredFields) }
 
     /// ``bodySettings`` as a snapshot's `Tidemark-Body-Settings` trailer tags them: a 64-bit
     /// FNV-1a hash in hex (an `itemURL` may hold a key; a commit message holds no secret).
@@ -57,8 +71,11 @@ extension Mirror {
     /// settings. A mirror with no record and no such trailer (made before tidemark kept them)
     /// records them first.
     func bodyReshape(base: Commit?) -> BodyReshape {
-        guard let now = bodySettings else { return BodyReshape() }
+        // None now: none of another kind than `rest` but the fields left out, which a record of
+        // them tells (stored without those fields, items are stored again whole).
         let recorded = readState(Mirror.bodySettingsState) ?? ""
+        guard bodySettings != nil || !recorded.isEmpty else { return BodyReshape() }
+        let now = bodySettings ?? ""
         var settingsLines = ""
         var snapshot: String?
         var reshape = BodyReshape()
@@ -83,14 +100,21 @@ extension Mirror {
         if let base, base.id.hex != snapshot, let tag = SnapshotMessage.parse(base.message)?.bodySettings, tag != Mirror.tag(now) {
             return BodyReshape(all: true)
         }
-        return settingsLines == now || recorded.isEmpty ? reshape : BodyReshape(all: true)
+        // No record: a mirror made before tidemark kept one, whose items follow the settings
+        // then, or one whose fields left out (which tidemark had not then) were all added since.
+        if recorded.isEmpty {
+            return now.contains("\n\(Mirror.ignoreFieldKey)=") || now.hasPrefix("\(Mirror.ignoreFieldKey)=") ? BodyReshape(all: true) : reshape
+        }
+        return settingsLines == now ? reshape : BodyReshape(all: true)
     }
 
     /// Records ``bodySettings`` as those the stored items of `snapshot` (the upstream-tracking
     /// commit a fetch left) follow, but for `pending` and the items of `wholeCollections`.
     func recordBodySettings(snapshot: ObjectID?, pending: [(collection: String, id: ItemID)],
                             wholeCollections: [String]) throws(MirrorError) {
-        guard let now = bodySettings else { return }
+        // Kept once written, empty when none apply any more: it tells what the items follow.
+        guard bodySettings != nil || readState(Mirror.bodySettingsState) != nil else { return }
+        let now = bodySettings ?? ""
         let lines = (snapshot.map { [Mirror.snapshotPrefix + $0.hex + "\n"] } ?? []) + pending.map { item in
             var id: [UInt8] = []
             Manifest.escape(item.id.bytes, leadingHash: false, into: &id)

@@ -8,6 +8,9 @@ public struct CloneOptions: Sendable {
     public var collections: [String] = []
     /// Kind-specific options (`tokenEnv`, `itemsPath`, ...).
     public var options: [String: String] = [:]
+    /// Fields left out of every stored item (`tidemark.ignoreField`): JSON pointers such as
+    /// `/lastUsed`, `*` standing for any member or element.
+    public var ignoredFields: [String] = []
     public var jobs = 8
     /// Fan-out folders: true, false, or nil for automatic.
     public var fanout: Bool?
@@ -66,6 +69,11 @@ extension Mirror {
             throw .unsafeName("invalid collection name '\(Quoting.cQuoted(Array(name.utf8)))': use lower-case letters, digits, '-' and '_' (at most 64)")
         }
         try checkJobs(options.jobs)
+        var ignoredFields: [String] = []
+        for pointer in options.ignoredFields where !ignoredFields.contains(pointer) {
+            if let problem = IgnoredFields.problem(pointer) { throw .invalidArgument("ignored field: \(problem)") }
+            ignoredFields.append(pointer)
+        }
         // A collection given twice is one, as the settings read it again.
         var collections: [String] = []
         for name in options.collections where !collections.contains(name) { collections.append(name) }
@@ -95,7 +103,8 @@ extension Mirror {
             throw .unsafeName("invalid collection name '\(Quoting.cQuoted(Array(name.utf8)))'")
         }
         let settings = MirrorSettings(upstream: configuration.spec, collections: configuration.collections,
-                                      jobs: options.jobs, fanout: options.fanout, options: adapterOptions)
+                                      jobs: options.jobs, fanout: options.fanout, options: adapterOptions,
+                                      ignoredFields: ignoredFields)
         // Claimed with one mkdir, so that of two clones into one destination, one fails here
         // before it writes anything, and its cleanup cannot remove the other's mirror.
         try claim(destination, existed: existed)

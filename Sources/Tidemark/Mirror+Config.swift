@@ -116,6 +116,15 @@ extension Mirror {
                                  problem: CollectionName.isValid(name) ? nil : settings.problems["tidemark.collection"])
             }
         }
+        let ignored = try mirrorErrors { try repository.configValues("tidemark.ignoreField") }
+        if ignored.isEmpty {
+            result.append(EffectiveSetting(key: "tidemark.ignoreField", value: nil, isDefault: true))
+        } else {
+            result += ignored.map { pointer in
+                EffectiveSetting(key: "tidemark.ignoreField", value: pointer, isDefault: false,
+                                 problem: IgnoredFields.problem(pointer).map { "config tidemark.ignoreField: \($0)" })
+            }
+        }
         result.append(EffectiveSetting(key: "tidemark.jobs", value: String(settings.jobs), isDefault: !(try isSet("jobs"))))
         result.append(EffectiveSetting(key: "tidemark.fanout", value: settings.fanout.map { $0 ? "true" : "false" } ?? "auto",
                                        isDefault: !(try isSet("fanout"))))
@@ -126,7 +135,7 @@ extension Mirror {
         result.append(EffectiveSetting(key: "tidemark.fullListingInterval",
                                        value: settings.fullListingInterval ?? MirrorSettings.defaultFullListingInterval,
                                        isDefault: settings.fullListingInterval == nil))
-        for index in result.indices where result[index].key != "tidemark.collection" {
+        for index in result.indices where !["tidemark.collection", "tidemark.ignoreField"].contains(result[index].key) {
             guard let problem = settings.problems[result[index].key] else { continue }
             result[index].value = try mirrorErrors { try repository.configString(result[index].key) }
             result[index].problem = problem

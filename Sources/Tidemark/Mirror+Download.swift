@@ -170,7 +170,7 @@ extension Mirror {
                 let old = base.entry(at: index)
                 // A listing tag the cached entry has and the listing no longer gives: changed.
                 let untagged = item.etag == nil && old.etag.hasPrefix(ListedItem.listingTagPrefix)
-                if old.isDated(item.lastModified), !untagged, item.etag == nil || item.etag == old.etag {
+                if old.isDated(item.lastModified), !untagged, item.etag.map({ $0 == ListedItem.validator(of: old.etag) }) ?? true {
                     // Racily clean, as git calls a file as new as its index: stored from a
                     // listing made in the second it was last dated (or before it; in its day,
                     // for a date alone), the item may have changed since, still dated the same.
@@ -247,6 +247,7 @@ extension Mirror {
         let total = downloads.count
         let jobs = max(1, jobs)
         typealias Result = (index: Int, body: Swift.Result<(PreparedObject, String?)?, UpstreamError>)
+        let ignored = ignoredFields
         await withTaskGroup(of: Result.self) { group in
             var next = 0
             func enqueue() {
@@ -254,7 +255,8 @@ extension Mirror {
                 let (item, _, old) = downloads[index]
                 // A lost blob, or a body stored again, is asked for whole: a 304 would store nothing.
                 let cachedETag = unconditional.contains(item.id) ? nil : old.flatMap {
-                    $0.etag.isEmpty || $0.etag.hasPrefix(Mirror.contentTagPrefix) || $0.etag.hasPrefix(ListedItem.listingTagPrefix) ? nil : $0.etag
+                    $0.etag.isEmpty || $0.etag.hasPrefix(Mirror.contentTagPrefix) || $0.etag.hasPrefix(ListedItem.listingTagPrefix)
+                        ? nil : ListedItem.validator(of: $0.etag)
                 }
                 next += 1
                 group.addTask {
@@ -268,7 +270,7 @@ extension Mirror {
                             return (index, .success(nil))
                         case .body(let data, let etag):
                             do throws(JSONParseError) {
-                                let canonical = try CanonicalJSON.canonicalize(data)
+                                let canonical = try CanonicalJSON.canonicalize(data, leavingOut: ignored)
                                 return (index, .success((PreparedObject.blob(canonical), etag)))
                             } catch {
                                 return (index, .failure(.malformedItem(
@@ -346,6 +348,15 @@ extension Mirror {
                             } else if entry.etag.isEmpty || entry.etag == old.etag {
                                 entry.etag = Mirror.contentTagPrefix + String(object.id.hex.prefix(16))
                             }
+                        }
+                        // Stored again under changed body settings, at the version cached, with
+                        // another body, where the line would stay as it was (the validator the
+                        // listing gave, a `dir` stat signature, is the same): the body's tag is
+                        // added to it.
+                        if unconditional.contains(item.id), let old, old.sameVersion(as: entry),
+                           let blob = cachedBlob(old), blob != object.id {
+                            entry.etag = ListedItem.validator(of: entry.etag) + ListedItem.storedBodyTagSeparator
+                                + String(object.id.hex.prefix(16))
                         }
                         outcome.stored.append((entry, object.id))
                         if outcome.downloaded == 1 { crashPoint("after-first-download") }

@@ -258,7 +258,9 @@ extension Mirror {
             let listing: Listing
             let since = listingStart(collection, after: baseMessage, full: fullListing)
             do {
-                if let answered = try watch?.list(collection, cached: load, hasManifest: baseBlob != nil) {
+                if reshape.covers(collection) {
+                    listing = try await upstream.list(collection: collection, since: since, cached: .none)
+                } else if let answered = try watch?.list(collection, cached: load, hasManifest: baseBlob != nil) {
                     listing = answered
                 } else {
                     listing = try await upstream.list(collection: collection, since: since, cached: load)

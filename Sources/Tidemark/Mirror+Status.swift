@@ -76,11 +76,14 @@ public struct StatusReport: Sendable {
     /// for, they failed with an error other than 404 or 410), `collection/id: error`: kept, and
     /// no deletion of their collection applied. Like ``fetchVanished``, no bar to ``isClean``.
     public var fetchUnconfirmed: [String] = []
-    /// Items the next fetch downloads again because `itemURL` or `bodyPath` changed since they
-    /// were stored (``Mirror/bodyReshape(base:)``); nil when none.
+    /// Items the next fetch downloads again because `itemURL`, `bodyPath` or `ignoreField`
+    /// changed since they were stored (``Mirror/bodyReshape(base:)``); nil when none.
     public var reshapePending: ReshapePending?
 
-    /// What waits to be downloaded again for a changed `itemURL` or `bodyPath`.
+    /// The settings that decide what is stored of an item, as messages name them.
+    public static let bodySettingKeys = "tidemark.itemURL, tidemark.bodyPath or tidemark.ignoreField"
+
+    /// What waits to be downloaded again for a changed `itemURL`, `bodyPath` or `ignoreField`.
     public enum ReshapePending: Sendable, Equatable {
         /// Every item (the settings changed, or a fetch did not list a collection since).
         case everyItem

@@ -313,8 +313,9 @@ extension Mirror {
             let cached = try manifestTable(collection, blob: baseBlob)
             let listing: Listing
             do {
-                listing = try await upstream.list(collection: collection, since: listingStart(collection, after: baseMessage, full: fullListing),
-                                                  cached: cached)
+                let since = listingStart(collection, after: baseMessage, full: fullListing)
+                listing = reshape.covers(collection) ? try await upstream.list(collection: collection, since: since, cached: .none)
+                    : try await upstream.list(collection: collection, since: since, cached: cached)
             } catch {
                 if Task.isCancelled || error is CancellationError { throw .cancelled }
                 throw .upstream(Mirror.upstreamError(error, listing: collection))
@@ -324,7 +325,7 @@ extension Mirror {
             if !reshaping.isEmpty {
                 // Their bodies are not known before they come: the counts cannot show them.
                 warnings.append("\(collection): \(reshaping.count) item\(reshaping.count == 1 ? " is" : "s are") downloaded again for "
-                                + "the changed tidemark.itemURL or tidemark.bodyPath; the changes counted leave out what that does to their files")
+                                + "the changed \(StatusReport.bodySettingKeys); the changes counted leave out what that does to their files")
             }
             let fetchPlan = try plan(collection: collection, listing: listing, base: cached, racy: racy,
                                      repair: reshaping, options: options.fetch)
@@ -343,7 +344,7 @@ extension Mirror {
                 let file = "\(collection)/\(path)"
                 // The blob the sync writes there, when known without downloading: the body the
                 // listing carries, or the fetched snapshot's for an item unchanged since.
-                if let body = item.body, let canonical = try? CanonicalJSON.canonicalize(body) {
+                if let body = item.body, let canonical = try? CanonicalJSON.canonicalize(body, leavingOut: ignoredFields) {
                     planned[file] = ObjectID.hashBlob(canonical)
                 } else if !sinceFetch.contains(file), let fetched {
                     planned[file] = try mirrorErrors { try repository.treeEntry(at: file, in: fetched.tree)?.id }

@@ -33,6 +33,9 @@ public struct MirrorSettings: Sendable, Equatable {
     public var refreshSeconds: Double? { refreshInterval.flatMap(DurationText.seconds) }
     /// Kind-specific options (`tokenEnv`, `itemsPath`, ...), keyed as in git config.
     public var options: [String: String]
+    /// The fields left out of every stored item (`tidemark.ignoreField`, multi-valued): JSON
+    /// pointers into the item, `*` standing for any member or element (see ``IgnoredFields``).
+    public var ignoredFields: [String] = []
     /// Values in git config that cannot be used, by key (`tidemark.jobs`), with what is wrong;
     /// their defaults stand in. Only a fetch or sync needs them, and it fails with the message:
     /// the other commands (and `tidemark config`, which shows them) still work.
@@ -82,6 +85,9 @@ public struct MirrorSettings: Sendable, Equatable {
     /// True for an environment variable name, as `tokenEnv` and each half of `basicEnv` must be.
     package static func isVariableName(_ name: String) -> Bool { Credentials.isVariableName(name) }
 
+    /// Why `pointer` cannot name a field to leave out (`tidemark.ignoreField`), or nil when it can.
+    package static func ignoredFieldProblem(_ pointer: String) -> String? { IgnoredFields.problem(pointer) }
+
     /// The upstream kinds (`docusign`, `rest`, ...) an adapter option means something for; nil
     /// for an unknown key.
     package static func kinds(ofOption key: String) -> Set<String>? {
@@ -90,7 +96,7 @@ public struct MirrorSettings: Sendable, Equatable {
 
     public init(upstream: String, collections: [String], jobs: Int = 8, fanout: Bool? = nil,
                 refreshInterval: String? = nil, overlapSeconds: Int64 = 60, fullListingInterval: String? = nil,
-                options: [String: String] = [:]) {
+                options: [String: String] = [:], ignoredFields: [String] = []) {
         self.upstream = upstream
         self.collections = collections
         self.jobs = jobs
@@ -99,11 +105,14 @@ public struct MirrorSettings: Sendable, Equatable {
         self.overlapSeconds = overlapSeconds
         self.fullListingInterval = fullListingInterval
         self.options = options
+        self.ignoredFields = ignoredFields
     }
 
     /// The configuration handed to upstream adapters.
     public var upstreamConfiguration: UpstreamConfiguration {
-        UpstreamConfiguration(spec: upstream, collections: collections, options: options, jobs: jobs)
+        var configuration = UpstreamConfiguration(spec: upstream, collections: collections, options: options, jobs: jobs)
+        configuration.ignoredFields = ignoredFields
+        return configuration
     }
 
     /// Reads the settings of `repository`.
@@ -165,6 +174,15 @@ public struct MirrorSettings: Sendable, Equatable {
             if let fullListingInterval, DurationText.seconds(fullListingInterval) == nil {
                 problems["tidemark.fullListingInterval"] = DurationText.problem("tidemark.fullListingInterval", fullListingInterval)
             }
+            // Each pointer once; one a fetch could not use is a problem (the others still show).
+            var ignoredFields: [String] = []
+            for pointer in try repository.configValues("tidemark.ignoreField") where !ignoredFields.contains(pointer) {
+                if let problem = IgnoredFields.problem(pointer) {
+                    problems["tidemark.ignoreField"] = "config tidemark.ignoreField: \(problem)"
+                    continue
+                }
+                ignoredFields.append(pointer)
+            }
             var settings = MirrorSettings(
                 upstream: upstream,
                 collections: collections,
@@ -173,7 +191,8 @@ public struct MirrorSettings: Sendable, Equatable {
                 refreshInterval: refreshInterval,
                 overlapSeconds: overlap,
                 fullListingInterval: fullListingInterval,
-                options: options)
+                options: options,
+                ignoredFields: ignoredFields)
             settings.problems = problems
             return settings
         }
@@ -192,12 +211,13 @@ public struct MirrorSettings: Sendable, Equatable {
 
     /// Writes the settings into `repository`'s own config file.
     func save(to repository: Repository) throws(MirrorError) {
-        for (key, value) in [("upstream", upstream)] + options.map({ ($0.key, $0.value) }) {
+        for (key, value) in [("upstream", upstream)] + options.map({ ($0.key, $0.value) }) + ignoredFields.map({ ("ignoreField", $0) }) {
             try MirrorSettings.checkConfigValue(key, value)
         }
         try mirrorErrors {
             try repository.setConfig("tidemark.upstream", upstream)
             try repository.setConfigValues("tidemark.collection", collections)
+            if !ignoredFields.isEmpty { try repository.setConfigValues("tidemark.ignoreField", ignoredFields) }
             try repository.setConfig("tidemark.jobs", String(jobs))
             try repository.setConfig("tidemark.fanout", fanout.map { $0 ? "true" : "false" } ?? "auto")
             if let refreshInterval { try repository.setConfig("tidemark.refreshInterval", refreshInterval) }

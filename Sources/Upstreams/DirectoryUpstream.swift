@@ -695,7 +695,8 @@ struct StatSignature: CustomStringConvertible, Equatable {
     /// of a large folder compares 100k of them). ETags of earlier versions, written out as
     /// numbers (`size-mtime-inode-ctime`, or without the status-change time before it was part
     /// of them), match on their fields: upgrading does not make every item count as changed once.
-    func matches<Bytes: Collection<UInt8>>(_ etag: Bytes) -> Bool {
+    func matches<Bytes: Collection<UInt8>>(_ stored: Bytes) -> Bool {
+        let etag = ListedItem.validator(of: stored)
         var hex: UInt64 = 0
         var count = 0
         for byte in etag {

@@ -57,6 +57,9 @@ public struct RestUpstream: Upstream {
     /// Whether `bodyPath` was set at all: set empty, it keeps a JSON:API envelope on purpose.
     private let bodyPathSet: Bool
     private let sinceParam: String?
+    /// Fields left out of the bodies the listing carries, before their content tag is taken: a
+    /// field left out that changes does not make the item changed.
+    private let ignoredFields: IgnoredFields
     private let session: HTTPSession
     /// Paging options set for another paging than the one configured: told with every listing.
     private let unusedOptions: [String]
@@ -103,6 +106,7 @@ public struct RestUpstream: Upstream {
         }
         bodyPath = options["bodyPath"].flatMap { $0.isEmpty ? nil : $0 }
         bodyPathSet = options["bodyPath"] != nil
+        ignoredFields = IgnoredFields(configuration.ignoredFields.filter { IgnoredFields.problem($0) == nil })
         if let bodyPath {
             guard bodyPath.hasPrefix("/") else {
                 throw UpstreamError.invalidConfiguration("option bodyPath must be a JSON pointer starting with '/', got '\(bodyPath)'")
@@ -494,7 +498,7 @@ public struct RestUpstream: Upstream {
             }
         }
         if itemURL != nil { return ListedItem(id: ItemID(id), lastModified: version, undated: undated) }
-        let body = value.serialized()
+        let body = (ignoredFields.isEmpty ? value : ignoredFields.removing(from: value)).serialized()
         return ListedItem(id: ItemID(id), lastModified: version, etag: RestUpstream.contentTag(body), body: body, undated: undated)
     }
 

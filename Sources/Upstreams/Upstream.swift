@@ -29,6 +29,30 @@ public struct ListedItem: Sendable, Equatable {
     /// cron, its status changes and its `modified_gmt` does not).
     public static let listingTagPrefix = "listed-"
 
+    /// What joins a validator the listing gave to a tag of the body stored for it
+    /// (`<validator>+body-<16 hex digits>`): an item stored again at its cached version with
+    /// another body (the fields left out changed) keeps the validator (a `dir` stat signature)
+    /// while its manifest line changes, as status and the counts compare lines. Validators are
+    /// compared without it (``validator(of:)``).
+    public static let storedBodyTagSeparator = "+body-"
+
+    /// `etag` without the stored body's tag ``storedBodyTagSeparator`` adds (an HTTP ETag ends
+    /// with `"`: it never ends like one).
+    public static func validator<Bytes: Collection<UInt8>>(of etag: Bytes) -> Bytes.SubSequence {
+        let tagLength = storedBodyTagSeparator.utf8.count + 16
+        guard etag.count > tagLength else { return etag[...] }
+        let tag = etag.suffix(tagLength)
+        guard tag.prefix(storedBodyTagSeparator.utf8.count).elementsEqual(storedBodyTagSeparator.utf8),
+              tag.dropFirst(storedBodyTagSeparator.utf8.count).allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) })
+        else { return etag[...] }
+        return etag.dropLast(tagLength)
+    }
+
+    /// ``validator(of:)`` of a `String`.
+    public static func validator(of etag: String) -> String {
+        String(decoding: validator(of: Array(etag.utf8)), as: UTF8.self)
+    }
+
     public init(id: ItemID, lastModified: Timestamp, etag: String? = nil, body: Data? = nil, location: String? = nil,
                 undated: Bool = false) {
         self.id = id

@@ -11,6 +11,10 @@ public struct UpstreamConfiguration: Sendable, Equatable {
     public var options: [String: String]
     /// Requests at once: item downloads, and DocuSign listing pages (at most 8).
     public var jobs: Int
+    /// Fields left out of every stored item (`tidemark.ignoreField`): JSON pointers (see
+    /// ``IgnoredFields``). The engine leaves them out of what it stores; an adapter whose listing
+    /// carries bodies leaves them out before it tags them, so that one changing alone is no change.
+    public var ignoredFields: [String] = []
 
     public init(spec: String, collections: [String] = [], options: [String: String] = [:], jobs: Int = 8) {
         self.spec = spec

@@ -125,7 +125,7 @@ struct ConfigTests {
             }
             let typo = try await CLI.tidemark(["config", "job"], in: mirror)
             #expect(typo.status == 1 && typo.stdout.isEmpty, "\(typo.stdout)")
-            #expect(typo.stderr.hasPrefix("error: tidemark reads no key 'tidemark.job' (did you mean 'tidemark.jobs'?); it reads: upstream, collection, jobs,"),
+            #expect(typo.stderr.hasPrefix("error: tidemark reads no key 'tidemark.job' (did you mean 'tidemark.jobs'?); it reads: upstream, collection, ignoreField, jobs,"),
                     "\(typo.stderr)")
 
             // Honoured: with 12 changed templates answered slowly, at most 4 downloads run at once

@@ -374,11 +374,11 @@ struct RestWalkthroughTests {
             #expect(try String(contentsOfFile: root + "/m/items/a.json", encoding: .utf8).contains("\"meta\""))
             try await CLI.git(["config", "tidemark.bodyPath", "/data"], in: root + "/m")
             let told = try await CLI.tidemark(["-C", "m", "status"], in: root)
-            #expect(told.stdout.contains("tidemark.itemURL or tidemark.bodyPath changed since the items were stored: the next fetch "
+            #expect(told.stdout.contains("tidemark.itemURL, tidemark.bodyPath or tidemark.ignoreField changed since the items were stored: the next fetch "
                                          + "downloads every item again."), "\(told.stdout)")
             let plan = try await CLI.tidemark(["-C", "m", "sync", "--dry-run"], in: root)
             #expect(plan.stdout.contains("plus 2 item downloads") && plan.stderr.contains(
-                "warning: items: 2 items are downloaded again for the changed tidemark.itemURL or tidemark.bodyPath; the changes counted "
+                "warning: items: 2 items are downloaded again for the changed tidemark.itemURL, tidemark.bodyPath or tidemark.ignoreField; the changes counted "
                     + "leave out what that does to their files"), "\(plan.stdout)\(plan.stderr)")
             let sync = try await CLI.tidemark(["-C", "m", "sync"], in: root)
             #expect(sync.status == 0 && sync.stdout.contains("Synced: 2 changed, 0 new, 0 deleted (2 downloaded)"), "\(sync.stdout)\(sync.stderr)")

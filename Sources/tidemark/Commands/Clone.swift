@@ -20,7 +20,7 @@ extension TidemarkCommand {
 
                 Examples:
                   tidemark clone dir:./templates cache
-                  tidemark clone docusign:$ACCOUNT_URL --token-env DOCUSIGN_TOKEN
+                  tidemark clone docusign:$ACCOUNT_URL --token-env DOCUSIGN_TOKEN --ignore-field /lastUsed
                   tidemark clone rest:https://api.example.org/items --option paging=link
                   tidemark clone wordpress:https://example.org \\
                       --collection posts --collection pages \\
@@ -42,6 +42,11 @@ extension TidemarkCommand {
 
         @Option(name: .long, help: "A collection to mirror (repeatable; default: the upstream's).")
         var collection: [String] = []
+
+        @Option(name: .customLong("ignore-field"),
+                help: ArgumentHelp("Leave a field out of every stored item: a JSON pointer such as /lastUsed, '*' for any member or element (repeatable).",
+                                   valueName: "pointer"))
+        var ignoredFields: [String] = []
 
         @Option(help: "Requests at once: item downloads, and DocuSign listing pages (at most 8) (1-256).")
         var jobs = 8
@@ -72,6 +77,9 @@ extension TidemarkCommand {
             }
             guard ["auto", "true", "false"].contains(fanout) else {
                 throw ValidationError("--fanout takes true, false or auto")
+            }
+            for pointer in ignoredFields {
+                if let problem = MirrorSettings.ignoredFieldProblem(pointer) { throw ValidationError("--ignore-field: \(problem)") }
             }
             let kind = String(upstream.prefix { $0 != ":" })
             var given: [String: String] = [:]
@@ -144,8 +152,9 @@ extension TidemarkCommand {
                                            + "is the upstream folder itself: give one, as 'tidemark clone \(upstream) \(named)-mirror'")
             }
             warnIfCredentialsInClear(UpstreamConfiguration(spec: spec, options: adapterOptions))
-            let cloneOptions = CloneOptions(collections: collection, options: adapterOptions, jobs: jobs,
+            var cloneOptions = CloneOptions(collections: collection, options: adapterOptions, jobs: jobs,
                                             fanout: fanout == "auto" ? nil : fanout == "true")
+            cloneOptions.ignoredFields = ignoredFields
             let announcement = output.quiet || json ? nil : "Cloning into '\(named)'...\n"
             var started: (@Sendable () -> Void)?
             if let announcement { started = { writeStandardError(announcement) } }

@@ -114,10 +114,10 @@ enum StatusFormatter {
         }
         switch report.reshapePending {
         case .everyItem?:
-            out += "tidemark.itemURL or tidemark.bodyPath changed since the items were stored: the next fetch downloads every item again.\n"
+            out += "\(StatusReport.bodySettingKeys) changed since the items were stored: the next fetch downloads every item again.\n"
         case .items(let count)?:
             out += "\(count) item\(count == 1 ? "" : "s") \(count == 1 ? "waits" : "wait") to be downloaded under the changed "
-                + "tidemark.itemURL or tidemark.bodyPath: the next fetch asks for \(count == 1 ? "it" : "them") again.\n"
+                + "\(StatusReport.bodySettingKeys): the next fetch asks for \(count == 1 ? "it" : "them") again.\n"
         case nil:
             break
         }
