@@ -27,7 +27,7 @@ enum DocuSignAPI {
                                        "The maximum number of hourly API invocations has been exceeded.")
             } else if store.burstLimit != nil, store.burstRemaining <= 0 {
                 store.burstRejections += 1
-                reply = .docuSignError(429, "BURST_APIINVOCATION_LIMIT_EXCEEDED",
+                reply = .docuSignError(store.burstRefusalStatus, "BURST_APIINVOCATION_LIMIT_EXCEEDED",
                                        "The maximum number of API invocations per burst window has been exceeded.")
             } else {
                 store.rateRemaining -= 1
@@ -41,8 +41,8 @@ enum DocuSignAPI {
                               ("X-RateLimit-Reset", String(store.rateReset))]
             if let limit = store.burstLimit {
                 reply.headers += [("X-BurstLimit-Limit", String(limit)),
-                                  ("X-BurstLimit-Remaining", String(max(0, store.burstRemaining))),
-                                  ("X-BurstLimit-Reset", String(store.burstReset))]
+                                  ("X-BurstLimit-Remaining", String(max(0, store.burstRemaining)))]
+                if store.burstResetSent { reply.headers.append(("X-BurstLimit-Reset", String(store.burstReset))) }
             }
             return reply
         }
@@ -81,7 +81,7 @@ enum DocuSignAPI {
             items.insert(("start_position", String(position)), at: 0)
             let query = items.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0.1)" }
                 .joined(separator: "&")
-            return "/restapi/v2.1/accounts/\(account)/templates?\(query)"
+            return (store.nextUriPrefix ?? "/restapi/v2.1/accounts/") + "\(account)/templates?\(query)"
         }
         if start + page.count < rows.count {
             let path = pageURI(start + page.count)
@@ -106,7 +106,8 @@ enum DocuSignAPI {
     /// `GET .../templates/{id}`: caller holds the lock.
     private static func template(_ request: FixtureRequest, store: FixtureStore, account: String, id: String) -> FixtureReply {
         guard let t = store.templates.first(where: { $0.id == id }) else {
-            return .docuSignError(404, "TEMPLATE_ID_INVALID", "Invalid template ID.")
+            // As DocuSign's API documents it: a 400 for every error, this one included.
+            return .docuSignError(400, "TEMPLATE_ID_INVALID", "Invalid template ID.")
         }
         let etag = "\"\(t.lastModified)\""
         if request.headers["if-none-match"] == etag { return FixtureReply(status: 304, headers: [("ETag", etag)]) }

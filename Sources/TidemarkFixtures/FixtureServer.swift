@@ -215,18 +215,27 @@ public final class FixtureServer: Sendable {
         }
     }
 
-    /// Turns on the DocuSign burst limit (`X-BurstLimit-Limit/-Remaining/-Reset`, the reset in epoch
-    /// seconds): `limit` requests per `window` seconds; a request beyond them gets 429. The next
-    /// request opens a fresh window, unless `resetIn` is given: then the current window ends that
-    /// many seconds from now with `remaining` requests left. `nil` turns the limit off.
-    public func setBurstLimit(_ limit: Int?, window: Int = 30, remaining: Int? = nil, resetIn: Int? = nil) {
+    /// Turns on the DocuSign burst limit (`X-BurstLimit-Limit/-Remaining`, and with `sendsReset`
+    /// `X-BurstLimit-Reset` in epoch seconds, which DocuSign documents none of): `limit` requests
+    /// per `window` seconds; a request beyond them gets `refusalStatus` (429, or 400 as some of
+    /// DocuSign's services answer) with `BURST_APIINVOCATION_LIMIT_EXCEEDED`. The next request
+    /// opens a fresh window, unless `resetIn` is given: then the current window ends that many
+    /// seconds from now with `remaining` requests left. `nil` turns the limit off.
+    public func setBurstLimit(_ limit: Int?, window: Int = 30, remaining: Int? = nil, resetIn: Int? = nil,
+                              sendsReset: Bool = false, refusalStatus: Int = 429) {
         store.withLock {
+            store.burstResetSent = sendsReset
+            store.burstRefusalStatus = refusalStatus
             store.burstLimit = limit
             store.burstWindow = Int64(max(1, window))
             store.burstRemaining = remaining ?? limit ?? 0
             store.burstReset = resetIn.map { Int64(Date().timeIntervalSince1970) + Int64($0) } ?? 0
         }
     }
+
+    /// Writes DocuSign's `nextUri` starting with `prefix` (e.g. `/accounts/`, or `/v2.1/accounts/`)
+    /// instead of the account's base path `/restapi/v2.1/accounts/`; nil: the base path.
+    public func setNextUriPrefix(_ prefix: String?) { store.withLock { store.nextUriPrefix = prefix } }
 
     /// DocuSign requests refused because the burst window was used up.
     public var burstRejections: Int { store.withLock { store.burstRejections } }

@@ -49,8 +49,15 @@ final class FixtureStore: @unchecked Sendable {
     var burstWindow: Int64 = 30
     var burstRemaining = 0
     var burstReset: Int64 = 0
-    /// DocuSign requests refused with 429 because the burst window was used up.
+    /// DocuSign requests refused because the burst window was used up.
     var burstRejections = 0
+    /// Whether `X-BurstLimit-Reset` is sent (DocuSign documents none), and the status of a
+    /// refusal past the burst limit (429; some of DocuSign's services answer 400).
+    var burstResetSent = false
+    var burstRefusalStatus = 429
+    /// What `nextUri` starts with instead of the account's base path (`/accounts/...`), to stand
+    /// for a DocuSign writing it another way; nil: the base path.
+    var nextUriPrefix: String?
 
     let token: String?
     let basic: (user: String, password: String)?

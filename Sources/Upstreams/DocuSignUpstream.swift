@@ -80,6 +80,7 @@ public struct DocuSignUpstream: Upstream {
                 [("start_position", String(start)), ("count", String(pageSize)), ("order_by", "modified"), ("order", "asc")],
                 in: URLSafety.appending(["templates"], to: base))
         }
+        let templatesPath = URLSafety.appending(["templates"], to: base).path
         let first = pageURL(0)
         var next: URL? = first
         var visited: Set<String> = []
@@ -96,7 +97,9 @@ public struct DocuSignUpstream: Upstream {
             let size = page.resultSetSize ?? page.templates.count
             let start = page.startPosition ?? listedRows - page.templates.count
             if size == 0 || page.templates.isEmpty { return nil }
-            if let uri = page.nextUri { return uri }
+            // A nextUri that leads elsewhere than the templates (written against another base
+            // than the account's, which DocuSign does not document) gives way to the position.
+            if let uri = page.nextUri { return uri.path.hasPrefix(templatesPath) ? uri : pageURL(start + size) }
             if let total, start + size < total {
                 return pageURL(start + size)
             }
@@ -224,17 +227,25 @@ public struct DocuSignUpstream: Upstream {
 
     public func fetch(collection: String, item: ListedItem, cachedETag: String?) async throws -> FetchedBody {
         try checkCollection(collection)
-        let url = URLSafety.appending(["templates", item.id.description], to: base)
+        // The template's tabs and documents are asked for: DocuSign names them among the
+        // attributes it adds on request.
+        let url = URLSafety.setting([("include", "documents,tabs")],
+                                    in: URLSafety.appending(["templates", item.id.description], to: base))
         return try await session.downloadItem(url, collection: collection, item: item, cachedValidator: cachedETag,
-                                              requireObject: true, versionField: "lastModified")
+                                              requireObject: true, versionField: "lastModified", goneCodes: Self.unknownTemplateCodes)
     }
 
     public func version(ofBody body: Data) -> Timestamp? { bodyVersion(of: body, field: "lastModified") }
 
-    /// Whether the template `id` still exists (a 404 says it does not).
+    /// Whether the template `id` still exists (a 404, or a 400 `TEMPLATE_ID_INVALID`, says it does not).
     private func exists(_ id: ItemID) async throws -> Bool {
-        try await session.answers(URLSafety.appending(["templates", id.description], to: base))
+        try await session.answering(URLSafety.appending(["templates", id.description], to: base),
+                                    goneCodes: Self.unknownTemplateCodes) != nil
     }
+
+    /// The error codes DocuSign answers a template id it does not know with: its API documents a
+    /// 400 for it, `TEMPLATE_ID_INVALID` (a 404 is taken as gone too).
+    static let unknownTemplateCodes: Set<String> = ["TEMPLATE_ID_INVALID"]
 
     private func checkCollection(_ collection: String) throws {
         guard collection == "templates" else {

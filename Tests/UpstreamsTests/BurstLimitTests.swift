@@ -23,11 +23,14 @@ import TidemarkFixtures
             let url = URL(string: server.baseURL + Self.account + "/templates")!
             #expect(try await session.get(url).header("X-BurstLimit-Remaining") == nil)
             server.setBurstLimit(200)
+            #expect(try await session.get(url).header("X-BurstLimit-Limit") == "200")
+            #expect(try await session.get(url).header("X-BurstLimit-Remaining") == "198")
+            // DocuSign documents no `X-BurstLimit-Reset`; the fixture sends one on request.
+            #expect(try await session.get(url).header("X-BurstLimit-Reset") == nil)
+            server.setBurstLimit(200, sendsReset: true)
             let before = Int64(Date().timeIntervalSince1970)
             let page = try await session.get(url)
             let after = Int64(Date().timeIntervalSince1970)
-            #expect(page.header("X-BurstLimit-Limit") == "200")
-            #expect(page.header("X-BurstLimit-Remaining") == "199")
             // 30 s after the request was answered, and `Date` says when that was.
             let reset = try #require(page.header("X-BurstLimit-Reset").flatMap { Int64($0) })
             #expect(reset >= before + 30 && reset <= after + 30, "\(before) \(reset) \(after)")
@@ -44,7 +47,7 @@ import TidemarkFixtures
         try await withFixture(items: 4, token: canary) { server in
             // Real waiting: the fixture's window runs on the wall clock. One request per 2-second
             // window, opened by the first request; the listing needs two pages.
-            server.setBurstLimit(1, window: 2)
+            server.setBurstLimit(1, window: 2, sendsReset: true)
             try await using(try upstream(server, settings: fastSettings)) { docusign in
                 let (listing, seconds) = try await timed { try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 #expect(listing.items.count == 4)
@@ -65,7 +68,7 @@ import TidemarkFixtures
     /// is refused.
     @Test func parallelPagesStayWithinTheBurstLimit() async throws {
         try await withFixture(items: 12, token: canary) { server in
-            server.setBurstLimit(3, window: 2)
+            server.setBurstLimit(3, window: 2, sendsReset: true)
             var settings = fastSettings
             settings.maxRetryAfter = 60
             let docusign = try DocuSignUpstream(
@@ -84,7 +87,7 @@ import TidemarkFixtures
 
     @Test func burstResetBeyondTheCapFailsClearlyWithoutWaiting() async throws {
         try await withFixture(items: 4, token: canary) { server in
-            server.setBurstLimit(1, window: 600)
+            server.setBurstLimit(1, window: 600, sendsReset: true)
             let (settings, clock) = virtualSettings()
             try await using(try upstream(server, settings: settings)) { docusign in
                 let (error, elapsed) = await timed {
@@ -110,7 +113,7 @@ import TidemarkFixtures
             // Virtual clock: the wait is recorded, not slept. The fixture still enforces its
             // 20-second window on the wall clock, so the request after the (virtual) wait is
             // refused; what is checked is the wait asked for: the reset, 20 s after the first request.
-            server.setBurstLimit(1, window: 20)
+            server.setBurstLimit(1, window: 20, sendsReset: true)
             var (settings, clock) = virtualSettings()
             settings.maxAttempts = 1
             settings.maxRetryAfter = 60
@@ -127,6 +130,46 @@ import TidemarkFixtures
                 #expect(error?.description.contains("BURST_APIINVOCATION_LIMIT_EXCEEDED") == true)
             }
             #expect(server.burstRejections == 1)
+        }
+    }
+
+    /// DocuSign sends `X-BurstLimit-Remaining` without a reset: at 0, later requests wait one
+    /// burst window (`HTTPSettings.burstWindow`) instead of meeting the refusal.
+    @Test func withoutAResetTheNextRequestWaitsOneWindow() async throws {
+        try await withFixture(items: 4, token: canary) { server in
+            server.setBurstLimit(1, window: 2)
+            var settings = fastSettings
+            settings.burstWindow = 3
+            try await using(try upstream(server, settings: settings)) { docusign in
+                let (listing, seconds) = try await timed { try await docusign.list(collection: "templates", since: nil, cached: .none) }
+                #expect(listing.items.count == 4)
+                #expect(listing.requests == 2)
+                #expect(docusign.statistics.retries == 0)
+                // It waited, unless the machine took that long itself before the second page.
+                #expect(docusign.statistics.waitedSeconds > 0 || seconds >= 3, "\(seconds) s")
+                #expect(docusign.statistics.waitedSeconds <= 3)
+            }
+            #expect(server.burstRejections == 0)
+        }
+    }
+
+    /// A refusal for the burst limit, answered 429 or (as some of DocuSign's services do) 400
+    /// with `BURST_APIINVOCATION_LIMIT_EXCEEDED` and no header saying when, is retried once a
+    /// burst window has passed (a 400 was not retried at all).
+    @Test(arguments: [429, 400])
+    func aBurstRefusalIsRetriedAfterOneWindow(status: Int) async throws {
+        try await withFixture(items: 4, token: canary) { server in
+            server.inject(FixtureFault(status: status, pathPrefix: Self.account + "/templates", count: 1, replacementBody:
+                #"{"errorCode": "BURST_APIINVOCATION_LIMIT_EXCEEDED", "message": "The maximum number of API invocations per burst window has been exceeded."}"#))
+            var settings = fastSettings
+            settings.burstWindow = 1.5
+            try await using(try upstream(server, settings: settings)) { docusign in
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
+                #expect(listing.items.count == 4)
+                #expect(docusign.statistics.retries == 1)
+                // A wait for the burst window (a backoff is not counted as one).
+                #expect(docusign.statistics.waitedSeconds > 0 && docusign.statistics.waitedSeconds <= 1.5)
+            }
         }
     }
 }

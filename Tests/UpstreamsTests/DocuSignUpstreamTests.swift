@@ -532,4 +532,62 @@ import TidemarkFixtures
         #expect(made.collections == ["templates"])
         await made.shutdown()
     }
+
+    /// DocuSign's API documents a 400 `TEMPLATE_ID_INVALID` for a template id it does not know
+    /// (the fixture answers so): a template purged before its download is gone since the
+    /// listing, not a failure; a 400 with another code still fails the item.
+    @Test func aTemplateIDDocuSignDoesNotKnowIsGone() async throws {
+        try await withFixture(items: 3, token: canary) { server in
+            try await using(try upstream(server)) { docusign in
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
+                let purged = try #require(listing.items.first)
+                #expect(server.purge(.docusign, id: purged.id.description))
+                await #expect {
+                    _ = try await docusign.fetch(collection: "templates", item: purged, cachedETag: nil)
+                } throws: { error in
+                    guard case UpstreamError.goneSinceListed(_, _, let reason) = error else { return false }
+                    return reason.contains("HTTP 400") && reason.contains("TEMPLATE_ID_INVALID")
+                }
+                let other = listing.items[1]
+                server.inject(FixtureFault(status: 400, pathPrefix: Self.account + "/templates/" + other.id.description,
+                                           replacementBody: #"{"errorCode": "INVALID_REQUEST_PARAMETER", "message": "no"}"#))
+                await #expect {
+                    _ = try await docusign.fetch(collection: "templates", item: other, cachedETag: nil)
+                } throws: { error in
+                    guard case UpstreamError.http(let status, _, let message) = error else { return false }
+                    return status == 400 && message.contains("INVALID_REQUEST_PARAMETER")
+                }
+            }
+        }
+    }
+
+    /// A `nextUri` written against another base than the account's (`/accounts/...`, which
+    /// DocuSign does not document either way) is not followed to a 404: the next page is asked
+    /// for by position.
+    @Test(arguments: ["/accounts/", "/v2.1/accounts/"])
+    func aNextUriLeadingElsewhereGivesWayToThePosition(prefix: String) async throws {
+        try await withFixture(items: 230, token: canary) { server in
+            server.setNextUriPrefix(prefix)
+            for jobs in [1, 8] {
+                try await using(try upstream(server, jobs: jobs)) { docusign in
+                    let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
+                    #expect(listing.isComplete)
+                    #expect(Set(listing.idStrings) == Set(server.ids(.docusign)), "jobs \(jobs)")
+                }
+            }
+            #expect(server.requests.allSatisfy { $0.path.hasPrefix(Self.account) }, "\(server.requests.map(\.path))")
+        }
+    }
+
+    /// A template is asked for with its tabs and documents, which DocuSign adds on request.
+    @Test func aTemplateIsAskedForWithItsTabsAndDocuments() async throws {
+        try await withFixture(items: 1, token: canary) { server in
+            try await using(try upstream(server)) { docusign in
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
+                _ = try await docusign.fetch(collection: "templates", item: try #require(listing.items.first), cachedETag: nil)
+                #expect(server.requests.last?.query.contains("include=documents%2Ctabs") == true
+                        || server.requests.last?.query.contains("include=documents,tabs") == true, "\(server.requests.last.map { $0.query } ?? "")")
+            }
+        }
+    }
 }

@@ -99,11 +99,24 @@ public final class HTTPSession: Sendable {
         try await answering(url) != nil
     }
 
-    /// The response of `url` while it still serves something; nil on a 404 or 410 (the item is
-    /// gone). Another failure throws, as ``get(_:validator:acceptStatuses:)`` does.
-    func answering(_ url: URL) async throws -> HTTPResult? {
-        let result = try await get(url, acceptStatuses: [404, 410])
-        return result.status == 404 || result.status == 410 ? nil : result
+    /// The response of `url` while it still serves something; nil on a 404 or 410, or a 400
+    /// whose error code is one of `goneCodes` (the item is gone: DocuSign documents only 400 for
+    /// a template id it does not know, `TEMPLATE_ID_INVALID`). Another failure throws, as
+    /// ``get(_:validator:acceptStatuses:)`` does.
+    func answering(_ url: URL, goneCodes: Set<String> = []) async throws -> HTTPResult? {
+        let result = try await get(url, acceptStatuses: goneCodes.isEmpty ? [404, 410] : [400, 404, 410])
+        if result.status == 404 || result.status == 410 { return nil }
+        if result.status == 400 {
+            if let code = result.errorCode, goneCodes.contains(code) { return nil }
+            throw badRequest(result)
+        }
+        return result
+    }
+
+    /// The error a 400 answer `result` (accepted to read its error code) is otherwise thrown as.
+    private func badRequest(_ result: HTTPResult) -> UpstreamError {
+        .http(status: 400, url: URLSafety.redact(result.finalURL),
+              message: CQuoting.quoted("Bad Request") + result.shownErrorCode(redacting: credentials))
     }
 
     private func attempts(_ url: URL, validator: String?, acceptStatuses: Set<Int>) async throws -> HTTPResult {
@@ -188,7 +201,14 @@ public final class HTTPSession: Sendable {
                     return result
                 }
                 let shown = CQuoting.quoted(credentials.redact(response.status.reasonPhrase)) + result.shownErrorCode(redacting: credentials)
-                guard status == 429 || (500..<600).contains(status) else {
+                // DocuSign refuses a request past its limits by error code, with 429 or (as some
+                // of its services still do) 400: retried as a 429 is, after the burst window.
+                let limitCode = result.errorCode.map(Self.limitErrorCodes.contains) ?? false
+                if limitCode, result.errorCode == Self.burstLimitCode {
+                    let now = settings.clock.now
+                    state.setLimitResetIfNone("X-BurstLimit", now.addingTimeInterval(settings.burstWindow), now: now)
+                }
+                guard status == 429 || (500..<600).contains(status) || (status == 400 && limitCode) else {
                     // Refused for want of credentials that were never given: say how to give them;
                     // refused with those given: say where they came from.
                     var hint = ""
@@ -290,6 +310,11 @@ public final class HTTPSession: Sendable {
     /// `X-BurstLimit-*`.
     static let limitHeaders = ["X-RateLimit", "X-BurstLimit"]
 
+    /// DocuSign's error codes for a request refused past its burst limit (30 s windows).
+    static let burstLimitCode = "BURST_APIINVOCATION_LIMIT_EXCEEDED"
+    /// DocuSign's error codes for a request refused past one of its limits: retried as a 429.
+    static let limitErrorCodes: Set<String> = [burstLimitCode, "HOURLY_APIINVOCATION_LIMIT_EXCEEDED"]
+
     /// Requests that may still be sent before a rate limit is reached: the fewest any limit pair
     /// announced as `Remaining` in its current window; nil when no response announced one.
     public var requestBudget: Int? { state.fewestRemaining }
@@ -308,7 +333,14 @@ public final class HTTPSession: Sendable {
                 state.setLimitReset(limit, nil)
                 continue
             }
-            guard let reset = resetText.flatMap(Double.init) else { continue }
+            guard let reset = resetText.flatMap(Double.init) else {
+                // DocuSign sends no `X-BurstLimit-Reset`: a new window has begun one window on.
+                if limit == "X-BurstLimit" {
+                    let now = settings.clock.now
+                    state.setLimitResetIfNone(limit, now.addingTimeInterval(settings.burstWindow), now: now)
+                }
+                continue
+            }
             // Measure the wait against the server's clock, then apply it to ours.
             let localNow = settings.clock.now
             let serverNow = result.header("Date").flatMap(HTTPDate.parse)?.date ?? localNow
@@ -470,20 +502,28 @@ extension HTTPSession {
     /// `notJSONHint` ends the message refusing markup (an HTML page) as the body. With `bodyPath`
     /// (a JSON pointer) the item is the value there, not the whole response (JSON:API's `/data`):
     /// the checks read it, and it is what is returned.
-    /// A 404 or 410 is ``UpstreamError/goneSinceListed(collection:item:reason:)``: the item was
-    /// deleted after the listing named it. `problem` finds what else makes a body another item's
+    /// A 404 or 410, or a 400 whose error code is one of `goneCodes`, is
+    /// ``UpstreamError/goneSinceListed(collection:item:reason:)``: the item was deleted after the
+    /// listing named it. `problem` finds what else makes a body another item's
     /// (a malformed item, its text saying why).
     func downloadItem(_ url: URL, collection: String, item: ListedItem, cachedValidator: String?,
                       requireObject: Bool, versionField: String?, notJSONHint: String = "", bodyPath: String? = nil,
+                      goneCodes: Set<String> = [],
                       problem: (JSONValue) -> String? = { _ in nil }) async throws -> FetchedBody {
         let result: HTTPResult
         do {
-            result = try await get(url, validator: HTTPResult.conditional(cachedValidator, listedVersion: item.lastModified))
+            result = try await get(url, validator: HTTPResult.conditional(cachedValidator, listedVersion: item.lastModified),
+                                   acceptStatuses: goneCodes.isEmpty ? [] : [400])
         } catch UpstreamError.http(let status, let shownURL, let message) where status == 404 || status == 410 {
             throw UpstreamError.goneSinceListed(
                 collection: collection, item: CQuoting.quoted(item.id),
                 reason: UpstreamError.http(status: status, url: shownURL, message: message).description
                     + " after the listing named it (deleted upstream meanwhile)")
+        }
+        if result.status == 400 {
+            guard let code = result.errorCode, goneCodes.contains(code) else { throw badRequest(result) }
+            throw UpstreamError.goneSinceListed(collection: collection, item: CQuoting.quoted(item.id),
+                                                reason: badRequest(result).description + " after the listing named it (deleted upstream meanwhile)")
         }
         if result.status == 304 { return .notModified }
         var value: JSONValue

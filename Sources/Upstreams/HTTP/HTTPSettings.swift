@@ -22,6 +22,11 @@ public struct HTTPSettings: Sendable {
     /// Largest `Retry-After` (or rate-limit reset) wait honoured, in seconds. A server asking for a
     /// longer wait gets an error instead of a retry storm.
     public var maxRetryAfter: Double
+    /// DocuSign's burst window, in seconds: how long requests wait after a response said
+    /// `X-BurstLimit-Remaining: 0` without a `-Reset` (DocuSign documents none), or after a
+    /// refusal for the burst limit (`BURST_APIINVOCATION_LIMIT_EXCEEDED`): a new window has begun
+    /// by then.
+    public var burstWindow: Double = 30
     /// Where time is read and waits happen; tests put a virtual clock here.
     public var clock: any HTTPClock
     /// Told about every request once it ends (`tidemark -v`); nil: nobody listens.

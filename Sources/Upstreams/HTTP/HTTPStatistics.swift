@@ -35,6 +35,15 @@ final class SessionState: @unchecked Sendable {
     /// Sets (or with nil clears) when the limit named by header prefix `limit` resets.
     func setLimitReset(_ limit: String, _ date: Date?) { lock.withLock { limitedUntil[limit] = date } }
 
+    /// Sets `limit`'s reset to `date` unless one after `now` is set already (each response of a
+    /// window without a reset of its own would push it later).
+    func setLimitResetIfNone(_ limit: String, _ date: Date, now: Date) {
+        lock.withLock {
+            if let set = limitedUntil[limit], set > now { return }
+            limitedUntil[limit] = date
+        }
+    }
+
     /// Records that a response said `remaining` requests are left of `limit` in the window ending
     /// at `reset`; returns the fewest left in that window so far.
     func noteRemaining(_ limit: String, _ remaining: Int, reset: String?) -> Int {
