@@ -310,7 +310,7 @@ public final class HTTPSession: Sendable {
     /// `X-BurstLimit-*`.
     static let limitHeaders = ["X-RateLimit", "X-BurstLimit"]
 
-    /// DocuSign's error codes for a request refused past its burst limit (30 s windows).
+    /// DocuSign's error code for a request refused past its burst limit (30 s windows).
     static let burstLimitCode = "BURST_APIINVOCATION_LIMIT_EXCEEDED"
     /// DocuSign's error codes for a request refused past one of its limits: retried as a 429.
     static let limitErrorCodes: Set<String> = [burstLimitCode, "HOURLY_APIINVOCATION_LIMIT_EXCEEDED"]
