@@ -73,8 +73,11 @@ extension Mirror {
     func bodyReshape(base: Commit?) -> BodyReshape {
         // None now: none of another kind than `rest` but the fields left out, which a record of
         // them tells (stored without those fields, items are stored again whole).
+        // A snapshot tagged with settings (a `git clone`'s first, pulled from a clone leaving
+        // fields out) is compared with these too.
         let recorded = readState(Mirror.bodySettingsState) ?? ""
-        guard bodySettings != nil || !recorded.isEmpty else { return BodyReshape() }
+        let baseTag = base.flatMap { SnapshotMessage.parse($0.message)?.bodySettings }
+        guard bodySettings != nil || !recorded.isEmpty || baseTag != nil else { return BodyReshape() }
         let now = bodySettings ?? ""
         var settingsLines = ""
         var snapshot: String?
@@ -97,7 +100,7 @@ extension Mirror {
                 reshape.pending[fields[0], default: []].insert(ItemID(bytes: bytes))
             }
         }
-        if let base, base.id.hex != snapshot, let tag = SnapshotMessage.parse(base.message)?.bodySettings, tag != Mirror.tag(now) {
+        if let base, base.id.hex != snapshot, let tag = baseTag, tag != Mirror.tag(now) {
             return BodyReshape(all: true)
         }
         // No record: a mirror made before tidemark kept one, whose items follow the settings

@@ -75,6 +75,22 @@ struct IgnoredFieldTests {
         }
     }
 
+    /// A `git clone` of a mirror that leaves fields out, set up without them: its first fetch
+    /// stores every item again whole, as the snapshot's `Tidemark-Body-Settings` tells.
+    @Test func aGitCloneSetUpWithoutTheFieldsLeftOutStoresTheItemsWhole() async throws {
+        try await withScratch { root in
+            try Self.write(["a": #"{"id": "a", "views": 1}"#, "b": #"{"id": "b", "views": 2}"#], to: root + "/up")
+            #expect(try await CLI.tidemark(["clone", "dir:up", "m", "--ignore-field", "/views"], in: root).status == 0)
+            _ = try await CLI.git(["clone", "-q", "m", "copy"], in: root)
+            _ = try await CLI.git(["config", "tidemark.upstream", "dir:\(root)/up"], in: root + "/copy")
+            let sync = try await CLI.tidemark(["-C", "copy", "sync"], in: root)
+            #expect(sync.status == 0 && sync.stdout.contains("2 changed"), "\(sync.stdout)\(sync.stderr)")
+            #expect(try Self.read(root + "/copy/items/b.json") == "{\n  \"id\": \"b\",\n  \"views\": 2\n}\n")
+            let again = try await CLI.tidemark(["-C", "copy", "sync", "--json"], in: root)
+            #expect(RestWalkthroughTests.downloads(again) == 0, "\(again.stdout)")
+        }
+    }
+
     /// A `rest` listing carrying its items' bodies, where a counter changes with every answer
     /// and the version does not: left out, no run makes a commit; kept, each one does.
     @Test func aCounterInAListedBodyMakesNoCommitOnceLeftOut() async throws {

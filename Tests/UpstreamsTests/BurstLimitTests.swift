@@ -172,4 +172,24 @@ import TidemarkFixtures
             }
         }
     }
+
+    /// A template's download refused for the burst limit with 400 is retried too (the download
+    /// reads 400 answers for `TEMPLATE_ID_INVALID`, and took this one for a failure).
+    @Test func aDownloadRefusedWith400ForTheBurstIsRetried() async throws {
+        try await withFixture(items: 2, token: canary) { server in
+            var settings = fastSettings
+            settings.burstWindow = 1.5
+            try await using(try upstream(server, settings: settings)) { docusign in
+                let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
+                let item = try #require(listing.items.first)
+                server.inject(FixtureFault(status: 400, pathPrefix: Self.account + "/templates/" + item.id.description, count: 1,
+                                           replacementBody: #"{"errorCode": "BURST_APIINVOCATION_LIMIT_EXCEEDED", "message": "burst"}"#))
+                guard case .body = try await docusign.fetch(collection: "templates", item: item, cachedETag: nil) else {
+                    Issue.record("expected a body"); return
+                }
+                #expect(docusign.statistics.retries == 1)
+                #expect(docusign.statistics.waitedSeconds > 0)
+            }
+        }
+    }
 }

@@ -195,15 +195,16 @@ public final class HTTPSession: Sendable {
                                              message: "the body came encoded (Content-Encoding: \(CQuoting.quoted(encoding))), "
                                                 + "which tidemark does not ask for and cannot read")
                 }
-                if (200..<300).contains(status) || acceptStatuses.contains(status) { return result }
+                // DocuSign refuses a request past its limits by error code, with 429 or (as some
+                // of its services still do) 400: retried as a 429 is, after the burst window
+                // (never an answer a caller accepts, a 400 it reads the code of).
+                let limitCode = (status == 400 || status == 429) && (result.errorCode.map(Self.limitErrorCodes.contains) ?? false)
+                if (200..<300).contains(status) || (acceptStatuses.contains(status) && !limitCode) { return result }
                 if status == 304 {
                     state.update { $0.notModified += 1 }
                     return result
                 }
                 let shown = CQuoting.quoted(credentials.redact(response.status.reasonPhrase)) + result.shownErrorCode(redacting: credentials)
-                // DocuSign refuses a request past its limits by error code, with 429 or (as some
-                // of its services still do) 400: retried as a 429 is, after the burst window.
-                let limitCode = result.errorCode.map(Self.limitErrorCodes.contains) ?? false
                 if limitCode, result.errorCode == Self.burstLimitCode {
                     let now = settings.clock.now
                     state.setLimitResetIfNone("X-BurstLimit", now.addingTimeInterval(settings.burstWindow), now: now)
