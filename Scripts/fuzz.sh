@@ -24,7 +24,7 @@ sources() {
     canonical-json)
         sed '/^import Upstreams$/d' Sources/Tidemark/CanonicalJSON.swift > "$OUT/src/CanonicalJSON.swift"
         echo Fuzz/CanonicalJSONFuzz.swift "$OUT/src/CanonicalJSON.swift" Sources/Tidemark/CanonicalCheck.swift \
-            Sources/Upstreams/{JSONValue,JSONParser,JSONWriter,CQuoting,ItemID}.swift ;;
+            Sources/Upstreams/{JSONValue,JSONParser,JSONWriter,CQuoting,ItemID,IgnoredFields}.swift ;;
     manifest)
         for file in Manifest ManifestTable; do
             sed '/^import \(Upstreams\|GitStore\)$/d' "Sources/Tidemark/$file.swift" > "$OUT/src/$file.swift"
