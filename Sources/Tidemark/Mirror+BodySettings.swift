@@ -106,7 +106,7 @@ extension Mirror {
         // No record: a mirror made before tidemark kept one, whose items follow the settings
         // then, or one whose fields left out (which tidemark had not then) were all added since.
         if recorded.isEmpty {
-            return now.contains("\n\(Mirror.ignoreFieldKey)=") || now.hasPrefix("\(Mirror.ignoreFieldKey)=") ? BodyReshape(all: true) : reshape
+            return settings.ignoredFields.isEmpty ? reshape : BodyReshape(all: true)
         }
         return settingsLines == now ? reshape : BodyReshape(all: true)
     }

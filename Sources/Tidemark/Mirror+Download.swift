@@ -170,7 +170,7 @@ extension Mirror {
                 let old = base.entry(at: index)
                 // A listing tag the cached entry has and the listing no longer gives: changed.
                 let untagged = item.etag == nil && old.etag.hasPrefix(ListedItem.listingTagPrefix)
-                if old.isDated(item.lastModified), !untagged, item.etag.map({ $0 == ListedItem.validator(of: old.etag) }) ?? true {
+                if old.isDated(item.lastModified), !untagged, item.etag.map({ ListedItem.validator(of: old.etag.utf8).elementsEqual($0.utf8) }) ?? true {
                     // Racily clean, as git calls a file as new as its index: stored from a
                     // listing made in the second it was last dated (or before it; in its day,
                     // for a date alone), the item may have changed since, still dated the same.

@@ -239,8 +239,7 @@ public struct DocuSignUpstream: Upstream {
 
     /// Whether the template `id` still exists (a 404, or a 400 `TEMPLATE_ID_INVALID`, says it does not).
     private func exists(_ id: ItemID) async throws -> Bool {
-        try await session.answering(URLSafety.appending(["templates", id.description], to: base),
-                                    goneCodes: Self.unknownTemplateCodes) != nil
+        try await session.answers(URLSafety.appending(["templates", id.description], to: base), goneCodes: Self.unknownTemplateCodes)
     }
 
     /// The error codes DocuSign answers a template id it does not know with: its API documents a

@@ -50,7 +50,7 @@ public struct ListedItem: Sendable, Equatable {
 
     /// ``validator(of:)`` of a `String`.
     public static func validator(of etag: String) -> String {
-        String(decoding: validator(of: Array(etag.utf8)), as: UTF8.self)
+        String(decoding: validator(of: etag.utf8), as: UTF8.self)
     }
 
     public init(id: ItemID, lastModified: Timestamp, etag: String? = nil, body: Data? = nil, location: String? = nil,

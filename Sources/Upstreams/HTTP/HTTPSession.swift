@@ -93,10 +93,11 @@ public final class HTTPSession: Sendable {
         }
     }
 
-    /// Whether `url` still serves something: false on a 404 or 410 (the item is gone); another
-    /// failure throws, as ``get(_:validator:acceptStatuses:)`` does.
-    func answers(_ url: URL) async throws -> Bool {
-        try await answering(url) != nil
+    /// Whether `url` still serves something: false on a 404 or 410, or a 400 whose error code is
+    /// one of `goneCodes` (the item is gone); another failure throws, as
+    /// ``get(_:validator:acceptStatuses:)`` does.
+    func answers(_ url: URL, goneCodes: Set<String> = []) async throws -> Bool {
+        try await answering(url, goneCodes: goneCodes) != nil
     }
 
     /// The response of `url` while it still serves something; nil on a 404 or 410, or a 400
@@ -205,10 +206,7 @@ public final class HTTPSession: Sendable {
                     return result
                 }
                 let shown = CQuoting.quoted(credentials.redact(response.status.reasonPhrase)) + result.shownErrorCode(redacting: credentials)
-                if limitCode, result.errorCode == Self.burstLimitCode {
-                    let now = settings.clock.now
-                    state.setLimitResetIfNone("X-BurstLimit", now.addingTimeInterval(settings.burstWindow), now: now)
-                }
+                if limitCode, result.errorCode == Self.burstLimitCode { startBurstWindow() }
                 guard status == 429 || (500..<600).contains(status) || (status == 400 && limitCode) else {
                     // Refused for want of credentials that were never given: say how to give them;
                     // refused with those given: say where they came from.
@@ -336,10 +334,7 @@ public final class HTTPSession: Sendable {
             }
             guard let reset = resetText.flatMap(Double.init) else {
                 // DocuSign sends no `X-BurstLimit-Reset`: a new window has begun one window on.
-                if limit == "X-BurstLimit" {
-                    let now = settings.clock.now
-                    state.setLimitResetIfNone(limit, now.addingTimeInterval(settings.burstWindow), now: now)
-                }
+                if limit == "X-BurstLimit" { startBurstWindow() }
                 continue
             }
             // Measure the wait against the server's clock, then apply it to ours.
@@ -347,6 +342,13 @@ public final class HTTPSession: Sendable {
             let serverNow = result.header("Date").flatMap(HTTPDate.parse)?.date ?? localNow
             state.setLimitReset(limit, localNow.addingTimeInterval(max(0, reset - serverNow.timeIntervalSince1970)))
         }
+    }
+
+    /// Holds requests for one burst window from now, unless a reset is due already: DocuSign
+    /// announces an exhausted burst limit, or refuses a request past it, without saying when it resets.
+    private func startBurstWindow() {
+        let now = settings.clock.now
+        state.setLimitResetIfNone("X-BurstLimit", now.addingTimeInterval(settings.burstWindow), now: now)
     }
 
     /// Waits until every announced limit reset has passed, or fails when one is too far away;
