@@ -55,10 +55,12 @@ public final class Repository {
         return try Repository(guarding: handle)
     }
 
-    /// Opens the repository containing `path`, searching parent folders like git does.
-    public static func open(at path: String, search: Bool = true) throws(GitError) -> Repository {
+    /// Opens the repository containing `path`, searching parent folders like git does; as a
+    /// bare one (no working tree, whatever `core.bare` says) when `bare`.
+    public static func open(at path: String, search: Bool = true, bare: Bool = false) throws(GitError) -> Repository {
         Library.ensureInitialised()
-        let flags = search ? UInt32(0) : UInt32(GIT_REPOSITORY_OPEN_NO_SEARCH.rawValue)
+        let flags = (search ? UInt32(0) : UInt32(GIT_REPOSITORY_OPEN_NO_SEARCH.rawValue))
+            | (bare ? UInt32(GIT_REPOSITORY_OPEN_BARE.rawValue) : 0)
         // The search stops below the folders GIT_CEILING_DIRECTORIES lists (`:`-separated), as git's does.
         let ceilings = search ? ProcessInfo.processInfo.environment["GIT_CEILING_DIRECTORIES"].flatMap { $0.isEmpty ? nil : $0 } : nil
         do {

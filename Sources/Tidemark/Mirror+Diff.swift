@@ -7,6 +7,18 @@ public enum DiffFormat: Sendable {
     case patch, stat, nameStatus, numstat
 }
 
+/// What `diff` works out for each changed file beyond its status and path (each costs a read
+/// per file: a line diff of its two sides, or the manifests' entries).
+public struct DiffDetail: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// Lines added and removed (``DiffEntry/added``, ``DiffEntry/removed``; else 0).
+    public static let lineCounts = DiffDetail(rawValue: 1)
+    /// The item the file holds (``DiffEntry/item``; else nil).
+    public static let items = DiffDetail(rawValue: 2)
+    public static let all: DiffDetail = [.lineCounts, .items]
+}
+
 /// One changed file of a diff, with the item it holds when it is an item.
 public struct DiffEntry: Sendable, Equatable, Codable {
     public var status: String
@@ -22,7 +34,7 @@ public struct DiffResult: Sendable {
     public var from: String
     public var to: String
     public var entries: [DiffEntry]
-    /// The rendered text (patch, `--stat` or `--name-status`).
+    /// The rendered text (patch, `--stat` or `--name-status`; "" when none was asked for).
     public var text: String
     public var insertions: Int { entries.map(\.added).reduce(0, +) }
     public var deletions: Int { entries.map(\.removed).reduce(0, +) }
@@ -39,8 +51,11 @@ extension Mirror {
     ///   - items: limits the diff to these items (`collection/id`) or paths.
     ///   - folder: the folder those paths are relative to, as git takes them from the current
     ///     folder (a path starting `:/` is from the working tree's root); nil for the root.
+    ///   - format: the text to render; nil for none (`diff --quiet`, JSON).
+    ///   - detail: what each entry carries beyond status and path: a diff of 1,000 items in a
+    ///     100k mirror names its files as fast as git when it looks up neither.
     public func diff(_ revisions: [String], items: [String] = [], relativeTo folder: String? = nil,
-                     format: DiffFormat = .patch) throws(MirrorError) -> DiffResult {
+                     format: DiffFormat? = .patch, detail: DiffDetail = .all) throws(MirrorError) -> DiffResult {
         guard revisions.count <= 2 else { throw .invalidArgument("diff takes at most two revisions") }
         if items.contains("") { throw .invalidArgument("empty string is not a valid pathspec; use . to match all paths") }
         var names = revisions.isEmpty ? ["HEAD", "upstream"] : revisions
@@ -97,26 +112,29 @@ extension Mirror {
                 diff = try compare(kept, literally: true)
             }
             let deltas = diff.deltas
-            let counts = try diff.lineCounts()
+            let counting = detail.contains(.lineCounts) || format == .stat || format == .numstat
+            let (patch, counts) = try diff.patchAndLineCounts(text: format == .patch, counts: counting)
             // Items named as the newer side holds them, those it deleted as the older side did
             // (whose manifest is read only for them).
-            var described = try describe(paths: deltas.map(\.path), in: newTree ?? oldTree, quoted: false)
+            var described = detail.contains(.items) ? try describe(paths: deltas.map(\.path), in: newTree ?? oldTree, quoted: false)
+                : deltas.map(\.path)
             let unnamed = deltas.indices.filter { described[$0] == deltas[$0].path }
-            if newTree != nil, !unnamed.isEmpty {
+            if detail.contains(.items), newTree != nil, !unnamed.isEmpty {
                 let older = try describe(paths: unnamed.map { deltas[$0].path }, in: oldTree, quoted: false)
                 for (index, name) in zip(unnamed, older) { described[index] = name }
             }
             let entries = deltas.enumerated().map { index, delta in
                 DiffEntry(status: String(delta.status.letter), path: delta.path,
                           item: described[index] != delta.path ? described[index] : nil,
-                          added: counts[index].added, removed: counts[index].removed)
+                          added: counting ? counts[index].added : 0, removed: counting ? counts[index].removed : 0)
             }
             let text: String
             switch format {
-            case .patch: text = try diff.patch()
+            case .patch: text = patch
             case .stat: text = DiffStatText.render(zip(deltas, counts).map { DiffStatText.File(path: $0.path, counts: $1) })
             case .nameStatus: text = entries.map { "\($0.status)\t\(Quoting.cQuoted(Array($0.path.utf8)))\n" }.joined()
             case .numstat: text = entries.map { "\($0.added)\t\($0.removed)\t\($0.path)\n" }.joined()
+            case nil: text = ""
             }
             return DiffResult(from: names[0], to: names.count == 2 ? names[1] : "working tree", entries: entries, text: text)
         }

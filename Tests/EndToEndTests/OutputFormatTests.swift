@@ -259,6 +259,26 @@ struct DocumentedOutputTests {
             let patch = try await CLI.tidemark(["diff", "HEAD~1", "HEAD"], in: mirror).stdout
             #expect(patch.contains("Binary files a/items/i1.json and b/items/i1.json differ")
                     && patch.contains("Binary files a/items/i2.json and b/items/i2.json differ") && patch.contains("+  \"v\": 2"), "\(patch)")
+            // With no `.gitattributes` in the working tree the patches are made without one (no
+            // folder resolved per file): `info/attributes` still counts, and a `.gitattributes`
+            // at the top or in a folder on a file's way brings the working tree back.
+            try FileManager.default.removeItem(atPath: mirror + "/items/.gitattributes")
+            for attributes in [nil, "/.gitattributes", "/items/.gitattributes"] {
+                if let attributes { try Data("i3.json -diff\n*/i3.json -diff\n".utf8).write(to: URL(fileURLWithPath: mirror + attributes)) }
+                for arguments in [["HEAD~1", "HEAD"], ["--stat", "HEAD~1", "HEAD"]] {
+                    let diff = try await CLI.tidemark(["diff"] + arguments, in: mirror)
+                    #expect(diff.stdout == (try await CLI.git(["diff"] + arguments, in: mirror)), "\(attributes ?? "-") \(arguments): \(diff.stdout)")
+                }
+                let json = try await CLI.tidemark(["diff", "--json", "HEAD~1", "HEAD"], in: mirror).stdout
+                let files = (try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])?["files"] as? [[String: Any]]
+                let i3 = files?.first { $0["path"] as? String == "items/i3.json" }
+                #expect(i3?["item"] as? String == "items/i3" && ((i3?["added"] as? Int ?? 0) > 0) == (attributes == nil), "\(json)")
+                let binary = try await CLI.tidemark(["diff", "HEAD~1", "HEAD"], in: mirror).stdout
+                #expect(binary.contains("Binary files a/items/i1.json and b/items/i1.json differ")
+                        && !binary.contains("Binary files a/items/i2.json")
+                        && binary.contains("Binary files a/items/i3.json") == (attributes != nil), "\(attributes ?? "-"): \(binary)")
+                if let attributes { try FileManager.default.removeItem(atPath: mirror + attributes) }
+            }
         }
     }
 

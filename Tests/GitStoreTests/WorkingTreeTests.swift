@@ -141,6 +141,38 @@ struct WorkingTreeTests {
         }
     }
 
+    /// Object names in a patch's `index` lines are as long as git makes them: `core.abbrev` when
+    /// set (`no` for all 40 digits; libgit2 failed on `auto` and `no`), else as git works it out
+    /// from the number of packed objects (7 up to 16,383 of them, 8 from 16,384).
+    @Test func patchesAbbreviateObjectNamesAsGitDoes() async throws {
+        try await withScratch { path in
+            let root = path + "/repo"
+            let repository = try Repository.create(at: root)
+            let a = try repository.writeBlob(Data("one\n".utf8))
+            let b = try repository.writeBlob(Data("two\n".utf8))
+            let old = try repository.updateTree(nil, [.upsert(path: "m", blob: a)])
+            let new = try repository.updateTree(old, [.upsert(path: "m", blob: b)])
+            func indexLine() throws -> (String, String) {
+                let ours = try repository.diffTrees(old, new).patch().split(separator: "\n")[1]
+                let gits = try git(["diff", old.hex, new.hex], in: root).split(separator: "\n")[1]
+                return (String(ours), String(gits))
+            }
+            for (setting, length) in [(nil, 7), ("auto", 7), ("no", 40), ("false", 40), ("12", 12)] as [(String?, Int)] {
+                if let setting { try git(["config", "core.abbrev", setting], in: root) } else { _ = try? git(["config", "--unset", "core.abbrev"], in: root) }
+                #expect(repository.abbreviationLength() == length, "\(setting ?? "unset")")
+                let (ours, gits) = try indexLine()
+                #expect(ours == gits && ours == "index \(a.hex.prefix(length))..\(b.hex.prefix(length)) 100644", "\(setting ?? "unset"): \(ours) \(gits)")
+            }
+            _ = try git(["config", "--unset", "core.abbrev"], in: root)
+            let batch = ObjectBatch(repository: repository)
+            for number in 0..<16_384 { _ = try batch.add(blob: Data("\(number)\n".utf8)) }
+            try batch.flush()
+            #expect(repository.abbreviationLength() == 8)
+            let (ours, gits) = try indexLine()
+            #expect(ours == gits && ours.hasPrefix("index \(a.hex.prefix(8)).."), "\(ours) \(gits)")
+        }
+    }
+
     /// The files a sync's checkout will write over are read into the page cache in the
     /// background: evicted first, they are resident soon after, without the call waiting. A FIFO
     /// on the list is not opened (nothing blocks), a missing file is skipped. `POSIX_FADV_WILLNEED`

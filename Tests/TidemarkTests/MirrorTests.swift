@@ -921,6 +921,14 @@ struct MirrorTests {
             // What the last fetch brought; then all that is fetched, from the merge base (HEAD).
             #expect(try await mirror.diff(["upstream@{1}..upstream"]).entries.compactMap(\.item) == ["items/item-2"])
             #expect(try await mirror.diff(["upstream@{1}", "upstream"]).entries.compactMap(\.item) == ["items/item-2"])
+            // Only the detail asked for is worked out; the files are the same.
+            let full = try await mirror.diff(["upstream@{1}..upstream"])
+            let bare = try await mirror.diff(["upstream@{1}..upstream"], format: nil, detail: [])
+            let counted = try await mirror.diff(["upstream@{1}..upstream"], format: .nameStatus, detail: .lineCounts)
+            #expect(bare.entries.map(\.path) == full.entries.map(\.path) && bare.text.isEmpty && !full.text.isEmpty)
+            #expect(bare.entries.allSatisfy { $0.item == nil && $0.added == 0 && $0.removed == 0 } && full.insertions > 0)
+            #expect(counted.entries.map(\.added) == full.entries.map(\.added) && counted.entries.allSatisfy { $0.item == nil })
+            #expect(counted.text == full.entries.map { "\($0.status)\t\($0.path)\n" }.joined())
             #expect(try await mirror.diff(["HEAD...upstream"]).entries.compactMap(\.item).sorted() == ["items/item-1", "items/item-2"])
             // A commit of the user's after a fetch: `upstream...HEAD` is that commit's change alone,
             // `upstream..HEAD` also takes back what the fetch brought.

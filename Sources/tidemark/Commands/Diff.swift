@@ -94,7 +94,10 @@ extension TidemarkCommand {
             }
             for warning in await mirror.revisionWarnings(revisions) { writeStandardError("warning: \(warning)\n") }
             let result = try await engine { () async throws(MirrorError) in
-                try await mirror.diff(revisions, items: items, relativeTo: root.path("."), format: format)
+                // Only what is shown is worked out: `--quiet` renders nothing, and the items and
+                // line counts of every file are read for JSON alone (a `--stat` counts its lines).
+                try await mirror.diff(revisions, items: items, relativeTo: root.path("."),
+                                      format: json || output.quiet ? nil : format, detail: json ? .all : [])
             }
             if json {
                 emitJSON(DiffJSON(result))
