@@ -141,6 +141,10 @@ public final class FixtureServer: Sendable {
     @discardableResult
     public func modify(_ api: FixtureAPI, id: String) -> Bool { store.withLock { store.modify(api, id: id) } }
 
+    /// Accepts `token` from now on instead of the one given at start (an access token that
+    /// expired during a run; a client must get the new one).
+    public func setToken(_ token: String?) { store.withLock { store.token = token } }
+
     /// Makes a WordPress post readable but not editable with the credentials (another author's
     /// post, to an Author): its `context=edit` answers 403 `rest_forbidden_context`.
     public func forbidEditing(postID id: Int) { store.withLock { _ = store.notEditable.insert(id) } }

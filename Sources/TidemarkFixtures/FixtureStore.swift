@@ -59,7 +59,9 @@ final class FixtureStore: @unchecked Sendable {
     /// for a DocuSign writing it another way; nil: the base path.
     var nextUriPrefix: String?
 
-    let token: String?
+    /// The bearer token accepted (``FixtureServer/setToken(_:)`` changes it, as an access
+    /// token expires and a new one is issued).
+    var token: String?
     let basic: (user: String, password: String)?
 
     init(items: Int, seed: UInt64, token: String?, basic: (user: String, password: String)?) {

@@ -47,6 +47,11 @@ public final class Credentials: @unchecked Sendable {
     private let commandTimeout: Double
     private let lock = NSLock()
     private var resolved: Credential??  // nil: not yet resolved
+    /// Credentials a renewal replaced: still redacted (a late message may quote one).
+    private var replaced: [Credential] = []
+    /// The `tokenCommand` run that renews a refused token, shared by the requests it refused.
+    private var renewal: Task<Credential?, any Error>?
+    private var lastRenewal: ContinuousClock.Instant?
     /// The secrets' forms to redact, built once (redaction runs for every request of a verbose
     /// or progress-reporting run).
     private var redactions: Redactions?
@@ -151,8 +156,43 @@ public final class Credentials: @unchecked Sendable {
             return task
         }
         let credential = try await task.value
-        lock.withLock { resolved = .some(credential) }
+        // A renewal that finished meanwhile set its own.
+        lock.withLock { if resolved == nil { resolved = .some(credential) } }
         return credential
+    }
+
+    /// At most one `tokenCommand` run to renew a token in this long (a command that prints a
+    /// new token the server refuses each time is not run for every request).
+    static let renewalInterval: Duration = .seconds(60)
+
+    /// The credential to send instead of `refused`, which the upstream refused (401): with a
+    /// `tokenCommand`, the token it prints when run again (an access token that expired during a
+    /// long run; the requests refused together share one run), or the one another request's
+    /// renewal already got. Nil when there is none to try: credentials from the environment (a
+    /// run cannot change them), a command that printed the same token, or one run less than
+    /// ``renewalInterval`` ago.
+    public func renewed(after refused: Credential) async throws -> Credential? {
+        guard case .tokenCommand = source else { return nil }
+        let task = lock.withLock { () -> Task<Credential?, any Error>? in
+            if let renewal { return renewal }
+            if case .some(let current?) = resolved, current != refused { return Task { current } }
+            if let lastRenewal, ContinuousClock.now - lastRenewal < Credentials.renewalInterval { return nil }
+            lastRenewal = .now
+            let task = Task { try await self.obtain() }
+            renewal = task
+            pending = task
+            return task
+        }
+        guard let task else { return nil }
+        let fresh = try await task.value
+        lock.withLock {
+            guard renewal != nil else { return }
+            renewal = nil
+            if case .some(let current?) = resolved, current != fresh { replaced.append(current) }
+            resolved = .some(fresh)
+            redactions = nil
+        }
+        return fresh == refused ? nil : fresh
     }
 
     private func obtain() async throws -> Credential? {
@@ -185,7 +225,7 @@ public final class Credentials: @unchecked Sendable {
         guard let credential = lock.withLock({ resolved }) ?? nil else { return text }
         let forms = lock.withLock { () -> Redactions in
             if let redactions { return redactions }
-            let built = Redactions(credential.secrets.filter { !$0.isEmpty })
+            let built = Redactions((replaced + [credential]).flatMap(\.secrets).filter { !$0.isEmpty })
             redactions = built
             return built
         }

@@ -131,12 +131,14 @@ public final class HTTPSession: Sendable {
         var redirected = false
         // The wait before the request about to be made (a retry's, a rate limit's), for `-v`.
         var waited: String?
+        // Whether a refused token was renewed for this request (once at most).
+        var renewed = false
         while true {
             // A redirect is the same attempt, going elsewhere.
             if !redirected { attempt += 1 }
             redirected = false
             let shownURL = URLSafety.redact(current)
-            let authorization = Origin(current) == origin ? try await credentials.resolve()?.authorizationHeader : nil
+            let credential = Origin(current) == origin ? try await credentials.resolve() : nil
             // Said once, by this request's record (a redirect's next hop waited for nothing).
             let waitedBefore = try await waitForRateLimit(url: shownURL) ?? waited
             waited = nil
@@ -144,7 +146,7 @@ public final class HTTPSession: Sendable {
             request.method = .GET
             request.headers.add(name: "Accept", value: "application/json")
             request.headers.add(name: "User-Agent", value: "tidemark")
-            if let authorization { request.headers.add(name: "Authorization", value: authorization) }
+            if let credential { request.headers.add(name: "Authorization", value: credential.authorizationHeader) }
             if let validator, !validator.isEmpty {
                 if validator.hasPrefix(HTTPResult.lastModifiedPrefix) {
                     request.headers.add(name: "If-Modified-Since", value: String(validator.dropFirst(HTTPResult.lastModifiedPrefix.count)))
@@ -207,6 +209,13 @@ public final class HTTPSession: Sendable {
                 }
                 let shown = CQuoting.quoted(credentials.redact(response.status.reasonPhrase)) + result.shownErrorCode(redacting: credentials)
                 if limitCode, result.errorCode == Self.burstLimitCode { startBurstWindow() }
+                // A token refused during a long run (expired): a `tokenCommand` gives a new one,
+                // and the request is made again with it at once.
+                if status == 401, !renewed, let credential, try await credentials.renewed(after: credential) != nil {
+                    renewed = true
+                    waited = "a new token from tokenCommand"
+                    continue
+                }
                 guard status == 429 || (500..<600).contains(status) || (status == 400 && limitCode) else {
                     // Refused for want of credentials that were never given: say how to give them;
                     // refused with those given: say where they came from.
@@ -220,7 +229,7 @@ public final class HTTPSession: Sendable {
                             + (takesBasic ? ", --token-command CMD or --basic-env USER_VAR:PASS_VAR " : " or --token-command CMD ")
                             + "to clone (git config tidemark.tokenEnv VAR, ... in a mirror)"
                     } else if status == 401 {
-                        hint = "; the credentials \(credentials.origin) were refused: check them, or give others "
+                        hint = "; the credentials \(credentials.origin) were refused\(renewed ? " (also the new token it printed when run again)" : ""): check them, or give others "
                             + (takesBasic ? "(git config tidemark.tokenEnv, tidemark.tokenCommand or tidemark.basicEnv)"
                                           : "(git config tidemark.tokenEnv or tidemark.tokenCommand)")
                     }
