@@ -49,6 +49,15 @@ struct HelpTests {
         }
     }
 
+    /// Two output formats at once are refused (JSON was printed, the other left out silently).
+    @Test func statusTakesOneFormat() async throws {
+        for (flags, named) in [(["--json", "--porcelain"], "--porcelain"), (["--json", "-z"], "-z")] {
+            let status = try await CLI.tidemark(["status"] + flags, in: NSTemporaryDirectory())
+            #expect(status.status == 129 && status.stdout.isEmpty
+                    && status.stderr.hasPrefix("error: --json cannot be used together with \(named): choose one format"), "\(status.stderr)")
+        }
+    }
+
     @Test(arguments: ["bash", "zsh", "fish"])
     func completionScriptGenerates(_ shell: String) async throws {
         let script = try await CLI.tidemark(["--generate-completion-script", shell], in: NSTemporaryDirectory())

@@ -44,6 +44,13 @@ extension TidemarkCommand {
         @Flag(help: "Exit with 1 when anything differs, or the last fetch failed, was refused or could not download some items.")
         var exitCode = false
 
+        func validate() throws {
+            // One format at a time: JSON won silently, and a script asking for both got the other.
+            if json && (porcelain || nulTerminated) {
+                throw ValidationError("--json cannot be used together with \(porcelain ? "--porcelain" : "-z"): choose one format")
+            }
+        }
+
         func run() async throws {
             let mirror = try root.openMirror()
             let report = try await engine { () async throws(MirrorError) in try await mirror.status() }
