@@ -233,6 +233,10 @@ struct DocumentedOutputTests {
             let neither = try await CLI.tidemark(["diff", "HEAD~1", "HEAD", "i2.json", "nosuch"], in: items)
             #expect(neither.status == 128 && neither.stderr == "fatal: ambiguous argument 'nosuch': unknown revision or path not in the "
                         + "working tree; give items or paths after --, as: tidemark diff HEAD~1 HEAD -- i2.json nosuch\n", "\(neither.stderr)")
+            // Three revisions (git's combined diff) are named as such, not as "neither".
+            let three = try await CLI.tidemark(["diff", "HEAD~1", "HEAD", "HEAD"], in: items)
+            #expect(three.status == 128 && three.stderr.hasPrefix("fatal: diff takes at most two revisions, and 'HEAD' is a third"),
+                    "\(three.stderr)")
             // A path alone with no file (an item new upstream has none yet) is said as git says
             // it (it was an "unknown revision"), and after `--` it is one.
             let alone = try await CLI.tidemark(["diff", "items/i9.json"], in: mirror)

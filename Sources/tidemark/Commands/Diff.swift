@@ -87,6 +87,11 @@ extension TidemarkCommand {
                 }
             }
             if revisions.count > 2 {
+                if firstPath == nil {
+                    // Three snapshots: git's combined diff, which libgit2 does not make.
+                    throw CommandFailure.fatal("diff takes at most two revisions, and '\(revisions[2])' is a third (git's combined diff "
+                                               + "of several is not supported); compare two at a time, or give paths after --")
+                }
                 // As git: "ambiguous argument", one that is neither.
                 let unknown = revisions.dropFirst(2).first { !FileManager.default.fileExists(atPath: root.path($0)) } ?? revisions[2]
                 throw CommandFailure.fatal("ambiguous argument '\(unknown)': neither a revision nor a file or folder here; give items "
