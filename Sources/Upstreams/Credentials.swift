@@ -52,6 +52,8 @@ public final class Credentials: @unchecked Sendable {
     /// The `tokenCommand` run that renews a refused token, shared by the requests it refused.
     private var renewal: Task<Credential?, any Error>?
     private var lastRenewal: ContinuousClock.Instant?
+    /// False from a renewal until the upstream accepts the token it gave.
+    private var acceptedSinceRenewal = true
     /// The secrets' forms to redact, built once (redaction runs for every request of a verbose
     /// or progress-reporting run).
     private var redactions: Redactions?
@@ -169,30 +171,53 @@ public final class Credentials: @unchecked Sendable {
     /// `tokenCommand`, the token it prints when run again (an access token that expired during a
     /// long run; the requests refused together share one run), or the one another request's
     /// renewal already got. Nil when there is none to try: credentials from the environment (a
-    /// run cannot change them), a command that printed the same token, or one run less than
-    /// ``renewalInterval`` ago.
+    /// run cannot change them), a command that printed the same token, one run less than
+    /// ``renewalInterval`` ago, or a renewed token the upstream never accepted (a 401 that is no
+    /// expiry does not run a command that may prompt, again and again).
+    /// - Throws: the command's failure (the token in use stays).
     public func renewed(after refused: Credential) async throws -> Credential? {
         guard case .tokenCommand = source else { return nil }
         let task = lock.withLock { () -> Task<Credential?, any Error>? in
             if let renewal { return renewal }
             if case .some(let current?) = resolved, current != refused { return Task { current } }
+            guard acceptedSinceRenewal else { return nil }
             if let lastRenewal, ContinuousClock.now - lastRenewal < Credentials.renewalInterval { return nil }
             lastRenewal = .now
-            let task = Task { try await self.obtain() }
+            let previous = pending
+            let task = Task { () async throws -> Credential? in
+                do {
+                    let fresh = try await self.obtain()
+                    self.lock.withLock {
+                        if case .some(let current?) = self.resolved, current != fresh { self.replaced.append(current) }
+                        self.resolved = .some(fresh)
+                        self.redactions = nil
+                        self.acceptedSinceRenewal = false
+                        self.renewal = nil
+                    }
+                    return fresh
+                } catch {
+                    self.lock.withLock {
+                        self.pending = previous
+                        self.renewal = nil
+                    }
+                    throw error
+                }
+            }
             renewal = task
             pending = task
             return task
         }
         guard let task else { return nil }
         let fresh = try await task.value
-        lock.withLock {
-            guard renewal != nil else { return }
-            renewal = nil
-            if case .some(let current?) = resolved, current != fresh { replaced.append(current) }
-            resolved = .some(fresh)
-            redactions = nil
-        }
         return fresh == refused ? nil : fresh
+    }
+
+    /// Notes that the upstream accepted `credential` (a request sent with it succeeded), which
+    /// lets a later refusal of it renew it again.
+    public func accepted(_ credential: Credential) {
+        lock.withLock {
+            if !acceptedSinceRenewal, case .some(let current?) = resolved, current == credential { acceptedSinceRenewal = true }
+        }
     }
 
     private func obtain() async throws -> Credential? {
@@ -222,13 +247,16 @@ public final class Credentials: @unchecked Sendable {
     /// `text` with every resolved secret (token, password, Basic header value) replaced by `***`;
     /// one shorter than ``wholeWordLength`` only where it stands alone.
     public func redact(_ text: String) -> String {
-        guard let credential = lock.withLock({ resolved }) ?? nil else { return text }
-        let forms = lock.withLock { () -> Redactions in
+        // The credential and the forms built from it are read together: a renewal in between
+        // would leave the new token out of them.
+        let found = lock.withLock { () -> Redactions? in
+            guard case .some(let credential?) = resolved else { return nil }
             if let redactions { return redactions }
             let built = Redactions((replaced + [credential]).flatMap(\.secrets).filter { !$0.isEmpty })
             redactions = built
             return built
         }
+        guard let forms = found else { return text }
         var result = text
         for form in forms.written {
             switch form {

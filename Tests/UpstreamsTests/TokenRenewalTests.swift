@@ -38,10 +38,27 @@ struct TokenRenewalTests {
             // A request refused with the old token later gets the new one, without a run.
             #expect(try await credentials.renewed(after: .bearer(Self.first)) == .bearer(Self.second))
             #expect(runs(in: folder) == 2)
-            // The new token refused too, within the interval: none to try.
+            // The new token refused too, before it ever worked (and within the interval): none to try.
             #expect(try await credentials.renewed(after: .bearer(Self.second)) == nil)
             #expect(runs(in: folder) == 2)
             #expect(credentials.redact("sent \(Self.first), then \(Self.second)") == "sent ***, then ***")
+        }
+    }
+
+    /// A command that fails when run again fails the refused request with its error; the token
+    /// in use stays for the others, and nothing is left half done.
+    @Test func aRenewalThatFailsKeepsTheTokenInUse() async throws {
+        try await withTokenFile(Self.first) { folder, command in
+            let credentials = try Credentials(options: ["tokenCommand": command + " && test ! -e '\(folder)/broken'"])
+            #expect(try await credentials.resolve() == .bearer(Self.first))
+            try Data().write(to: URL(fileURLWithPath: folder + "/broken"))
+            let error = await upstreamError { _ = try await credentials.renewed(after: .bearer(Self.first)) }
+            guard case .credentials(let message)? = error else { Issue.record("\(String(describing: error))"); return }
+            #expect(message.contains("the tokenCommand failed"), "\(message)")
+            #expect(try await credentials.resolve() == .bearer(Self.first))
+            // Not run again within the interval: the refusal stands.
+            #expect(try await credentials.renewed(after: .bearer(Self.first)) == nil)
+            #expect(runs(in: folder) == 2)
         }
     }
 

@@ -134,7 +134,8 @@ public final class HTTPSession: Sendable {
         // Whether a refused token was renewed for this request (once at most).
         var renewed = false
         while true {
-            // A redirect is the same attempt, going elsewhere.
+            // A redirect is the same attempt, going elsewhere; so is a request made again with a
+            // renewed token.
             if !redirected { attempt += 1 }
             redirected = false
             let shownURL = URLSafety.redact(current)
@@ -202,7 +203,10 @@ public final class HTTPSession: Sendable {
                 // of its services still do) 400: retried as a 429 is, after the burst window
                 // (never an answer a caller accepts, a 400 it reads the code of).
                 let limitCode = (status == 400 || status == 429) && (result.errorCode.map(Self.limitErrorCodes.contains) ?? false)
-                if (200..<300).contains(status) || (acceptStatuses.contains(status) && !limitCode) { return result }
+                if (200..<300).contains(status) || (acceptStatuses.contains(status) && !limitCode) {
+                    if let credential { credentials.accepted(credential) }
+                    return result
+                }
                 if status == 304 {
                     state.update { $0.notModified += 1 }
                     return result
@@ -213,6 +217,7 @@ public final class HTTPSession: Sendable {
                 // and the request is made again with it at once.
                 if status == 401, !renewed, let credential, try await credentials.renewed(after: credential) != nil {
                     renewed = true
+                    redirected = true
                     waited = "a new token from tokenCommand"
                     continue
                 }
