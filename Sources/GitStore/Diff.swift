@@ -120,7 +120,7 @@ public final class Diff {
 
     /// Files changed, insertions and deletions.
     public func stats() throws(GitError) -> DiffStats {
-        let stats = try statsPointer()
+        let stats = try patchSource().statsPointer()
         defer { git_diff_stats_free(stats) }
         return DiffStats(filesChanged: git_diff_stats_files_changed(stats),
                          insertions: git_diff_stats_insertions(stats),
@@ -134,20 +134,19 @@ public final class Diff {
     }
 
     /// The unified patch (when `text`; else "") and the per-file line counts (when `counts`;
-    /// else none), as ``patch()`` and ``lineCounts()`` give them, from one patch made per file:
-    /// making one loads both blobs, looks up the file's attributes and diffs its lines.
+    /// else none), as ``patch()`` and ``lineCounts()`` give them, from one patch made per file
+    /// (which loads both blobs, looks up the file's attributes and diffs its lines). A file
+    /// whose contents turn out the same once loaded (a change of the index's stat data or of
+    /// its mode there alone) prints nothing, as `git_diff_to_buf` leaves it out once loaded.
     public func patchAndLineCounts(text: Bool, counts: Bool) throws(GitError) -> (text: String, counts: [FileLineCounts]) {
         guard text || counts else { return ("", []) }
-        if let (workdir, remake) = attributesElsewhere,
-           Repository.attributeFileApplies(in: workdir, to: deltas.map(\.path)) {
-            return try remake().patchAndLineCounts(text: text, counts: counts)
-        }
+        let source = try patchSource()
         var bytes: [UInt8] = []
         var allCounts: [FileLineCounts] = []
-        for index in 0..<git_diff_num_deltas(pointer) {
-            let patch = try makeHandle("git_patch_from_diff") { git_patch_from_diff(&$0, pointer, index) }
+        for index in 0..<git_diff_num_deltas(source.pointer) {
+            let patch = try makeHandle("git_patch_from_diff") { git_patch_from_diff(&$0, source.pointer, index) }
             defer { git_patch_free(patch) }
-            if text {
+            if text, !Self.isUnchangedOnceLoaded(patch) {
                 var buffer = git_buf()
                 defer { git_buf_dispose(&buffer) }
                 try check(git_patch_to_buf(&buffer, patch), "git_patch_to_buf")
@@ -156,6 +155,32 @@ public final class Diff {
             if counts { allCounts.append(try lineCounts(of: patch)) }
         }
         return (String(decoding: bytes, as: UTF8.self), allCounts)
+    }
+
+    /// True for a patch of no change: the same mode and contents on both sides once its files
+    /// were read (libgit2 listed it for stat data or an index-only mode).
+    private static func isUnchangedOnceLoaded(_ patch: OpaquePointer) -> Bool {
+        guard let delta = git_patch_get_delta(patch)?.pointee else { return false }
+        if delta.status == GIT_DELTA_UNMODIFIED { return true }
+        var (old, new) = (delta.old_file.id, delta.new_file.id)
+        return delta.status == GIT_DELTA_MODIFIED && git_patch_num_hunks(patch) == 0 && delta.old_file.mode == delta.new_file.mode
+            && delta.flags & GIT_DIFF_FLAG_BINARY.rawValue == 0 && git_oid_equal(&old, &new) != 0
+    }
+
+    /// The diff whose patches are made: this one, or the one made again with the working tree
+    /// when a `.gitattributes` there applies to a changed file (see ``attributesElsewhere``).
+    private func patchSource() throws(GitError) -> Diff {
+        guard let (workdir, remake) = attributesElsewhere, Repository.attributeFileApplies(in: workdir, to: pathBytes) else { return self }
+        return try remake()
+    }
+
+    /// Each changed file's path as libgit2 holds it (a name that is not UTF-8 as its bytes).
+    private var pathBytes: [[UInt8]] {
+        (0..<git_diff_num_deltas(pointer)).compactMap { index in
+            guard let delta = git_diff_get_delta(pointer, index)?.pointee,
+                  let path = delta.new_file.path ?? delta.old_file.path else { return nil }
+            return Array(UnsafeRawBufferPointer(start: path, count: strlen(path)))
+        }
     }
 
     private func lineCounts(of patch: OpaquePointer) throws(GitError) -> FileLineCounts {
@@ -256,19 +281,22 @@ extension Repository {
         }
     }
 
-    /// True when a `.gitattributes` is in `workdir` or in a folder on the way to one of `paths`.
-    static func attributeFileApplies(in workdir: String, to paths: [String]) -> Bool {
-        var folders: Set<Substring> = [""]
+    /// True when a `.gitattributes` is in `workdir` or in a folder on the way to one of `paths`
+    /// (bytes: a folder's name need not be UTF-8).
+    static func attributeFileApplies(in workdir: String, to paths: [[UInt8]]) -> Bool {
+        var folders: Set<ArraySlice<UInt8>> = [[]]
         for path in paths {
             var end = path.endIndex
-            while let slash = path[..<end].lastIndex(of: "/") {
+            while let slash = path[..<end].lastIndex(of: UInt8(ascii: "/")) {
                 guard folders.insert(path[..<slash]).inserted else { break }
                 end = slash
             }
         }
+        let root = Array(workdir.utf8)
         return folders.contains { folder in
             var info = stat()
-            return lstat(workdir + folder + (folder.isEmpty ? "" : "/") + ".gitattributes", &info) == 0
+            let file = root + folder + (folder.isEmpty ? [] : [UInt8(ascii: "/")]) + Array(".gitattributes".utf8) + [0]
+            return file.withUnsafeBufferPointer { lstat(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), &info) } == 0
         }
     }
 

@@ -2,9 +2,11 @@ import Foundation
 
 extension Repository {
     /// How many hex digits of an object name git shows (`core.abbrev`): the number set (4 to
-    /// 40); all 40 for `no` or `false`; else, for `auto` or unset, as git works it out: half
-    /// the bits of the number of objects in packs, rounded up, and at least 7 (9 for a 100k-item
-    /// mirror's 140,000 objects).
+    /// 40); all 40 for `no` or `false`; else, for `auto`, unset or a number out of range (which
+    /// git refuses), as git works it out: half the bits of the number of objects in packs,
+    /// rounded up, and at least 7 (9 for a 100k-item mirror's 140,000 objects). git also makes
+    /// a name longer where its prefix is ambiguous, and counts a multi-pack-index's objects
+    /// once; libgit2 writes the length it is given, and the packs' objects are added up here.
     ///
     /// libgit2 1.5 shows 7 unless told, and fails a patch on `core.abbrev = auto` or `no`
     /// ("failed to map 'auto'"), both valid to git.
@@ -13,7 +15,9 @@ extension Repository {
         switch setting {
         case nil, "auto": break
         case "no", "false", "off", "": return 40
-        default: if let length = Int(setting!), (4...40).contains(length) { return length }
+        default:
+            // Read as git reads an integer (`0x10`, `010`, ` 12`), through libgit2's parser.
+            if let length = (try? configInteger("core.abbrev")).flatMap({ $0 }), (4...40).contains(length) { return Int(length) }
         }
         // git's `repo_approximate_object_count` (packed objects, no loose ones), then
         // `find_unique_abbrev_r`'s length for it.
@@ -29,9 +33,13 @@ extension Repository {
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return 0 }
         defer { close(descriptor) }
+        // Version 2: the magic `\377tOc`, a 4-byte version, then 256 fan-out words; version 1:
+        // the fan-out first.
+        var magic: UInt32 = 0
+        guard pread(descriptor, &magic, 4, 0) == 4 else { return 0 }
         var word: UInt32 = 0
-        // Version 2: 4-byte magic, 4-byte version, then 256 fan-out words.
-        guard pread(descriptor, &word, 4, 8 + 255 * 4) == 4 else { return 0 }
+        let fanOut = UInt32(bigEndian: magic) == 0xFF74_4F63 ? 8 : 0
+        guard pread(descriptor, &word, 4, off_t(fanOut + 255 * 4)) == 4 else { return 0 }
         return Int(UInt32(bigEndian: word))
     }
 }

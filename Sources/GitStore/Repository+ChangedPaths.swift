@@ -6,7 +6,8 @@ extension Repository {
     /// `new`, in git's path order: added, removed, or with another id or mode. Subtrees with the
     /// same id on both sides are not read, so the work grows with what changed, as git's
     /// `diff-tree` does; libgit2's tree diff walks every file of both trees (50 ms for two
-    /// 100k-item snapshots that differ in nothing).
+    /// 100k-item snapshots that differ in nothing). Trees are taken to be in git's order, as
+    /// git and libgit2 write them (`git fsck` calls another order an error).
     /// A name that is not UTF-8 is shown with U+FFFD (``changedPathBytes(_:_:)`` has its bytes).
     public func changedPaths(_ old: ObjectID, _ new: ObjectID) throws(GitError) -> [String] {
         try changedPathBytes(old, new).map { String(decoding: $0, as: UTF8.self) }

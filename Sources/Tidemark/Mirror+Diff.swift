@@ -36,6 +36,7 @@ public struct DiffResult: Sendable {
     public var entries: [DiffEntry]
     /// The rendered text (patch, `--stat` or `--name-status`; "" when none was asked for).
     public var text: String
+    /// Lines added and removed in all; 0 when the diff was made without ``DiffDetail/lineCounts``.
     public var insertions: Int { entries.map(\.added).reduce(0, +) }
     public var deletions: Int { entries.map(\.removed).reduce(0, +) }
 }

@@ -286,6 +286,18 @@ struct DocumentedOutputTests {
         }
     }
 
+    /// A file whose mode changed in the index alone (its contents and the working tree's mode
+    /// as HEAD has them): no patch, as `git diff HEAD` prints none (a bare header was printed).
+    @Test func aModeChangedInTheIndexAloneHasNoPatch() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(2, in: root)
+            try await CLI.git(["update-index", "--chmod=+x", "items/i1.json"], in: mirror)
+            let diff = try await CLI.tidemark(["diff", "HEAD"], in: mirror)
+            let gits = try await CLI.git(["diff", "HEAD"], in: mirror)
+            #expect(diff.status == 0 && diff.stdout == gits, "\(diff.stdout)")
+        }
+    }
+
     /// Files git skips in the working tree (outside a sparse checkout's patterns, marked
     /// skip-worktree and removed) are no change to `diff`, as to `git diff` and to `status`: they
     /// were all listed as deleted, and `--exit-code` exited 1.

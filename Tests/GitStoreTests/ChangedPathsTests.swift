@@ -48,6 +48,31 @@ struct ChangedPathsTests {
         }
     }
 
+    /// Patches of a diff made without the working tree honour a `.gitattributes` there, in a
+    /// folder whose name is not UTF-8 too.
+    @Test func attributesInAFolderNamedInOtherBytesCount() async throws {
+        try await withScratch { path in
+            let root = path + "/repo"
+            let repository = try Repository.create(at: root)
+            let folder: [UInt8] = [0x64, 0xFC]
+            func tree(_ text: String) throws -> ObjectID {
+                let inner = try repository.writeTree([TreeEntry(name: Array("f".utf8), id: try repository.writeBlob(Data(text.utf8)),
+                                                                mode: FileMode.blob.rawValue)])
+                return try repository.writeTree([TreeEntry(name: folder, id: inner, mode: FileMode.tree.rawValue)])
+            }
+            let (old, new) = (try tree("1\n"), try tree("2\n"))
+            #expect(try repository.diffTrees(old, new, attributesFromIndex: false).patch().contains("+2"))
+            let attributes = Array((root + "/").utf8) + folder
+            #expect((attributes + [0]).withUnsafeBufferPointer { mkdir(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), 0o755) } == 0)
+            let file = attributes + Array("/.gitattributes".utf8) + [0]
+            let fd = file.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644) }
+            #expect(fd >= 0 && write(fd, "f -diff\n", 8) == 8)
+            close(fd)
+            let patch = try repository.diffTrees(old, new, attributesFromIndex: false).patch()
+            #expect(patch.contains("Binary files") && !patch.contains("+2"), "\(patch)")
+        }
+    }
+
     /// Random trees, changed at random, against git.
     @Test func randomTreesAgreeWithGit() async throws {
         try await withScratch { path in

@@ -157,7 +157,7 @@ struct WorkingTreeTests {
                 let gits = try git(["diff", old.hex, new.hex], in: root).split(separator: "\n")[1]
                 return (String(ours), String(gits))
             }
-            for (setting, length) in [(nil, 7), ("auto", 7), ("no", 40), ("false", 40), ("12", 12)] as [(String?, Int)] {
+            for (setting, length) in [(nil, 7), ("auto", 7), ("no", 40), ("false", 40), ("12", 12), ("0x10", 16), ("010", 8)] as [(String?, Int)] {
                 if let setting { try git(["config", "core.abbrev", setting], in: root) } else { _ = try? git(["config", "--unset", "core.abbrev"], in: root) }
                 #expect(repository.abbreviationLength() == length, "\(setting ?? "unset")")
                 let (ours, gits) = try indexLine()
