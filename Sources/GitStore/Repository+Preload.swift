@@ -90,19 +90,6 @@ extension Repository {
         return diff
     }
 
-    /// git's opportunistic index refresh (`git status` writes the index when it can take the
-    /// lock): the entries of `files` get their files' stat data, so the next diff trusts them
-    /// instead of reading them again (a racily clean one is no longer so in the file written
-    /// later). The blobs, modes and flags of the entries stay as they are.
-    ///
-    /// Safe against a concurrent writer: the lock (`index.lock`, created exclusively) is taken
-    /// first, then the file read again, and nothing is written unless it is still the file the
-    /// diff read (`read`, its stat data: every index write renames a new file into place).
-    /// Nothing happens when the lock is taken (no wait: another git or tidemark process is
-    /// writing), when `GIT_OPTIONAL_LOCKS` is false (as git honours it for tools that run `git
-    /// status` in the background), or when the file cannot be spliced; an entry marked
-    /// assume-unchanged, or whose path has a filter driver, is left as it is. A failure is
-    /// ignored: the refresh only saves time.
     /// The text of the index lock ``refreshIndex(_:readAs:workdir:whileLocked:)`` holds:
     /// `tidemark status <pid> <nonce>`.
     static func statusIndexLockToken(pid: Int32, nonce: UInt64) -> String { "tidemark status \(pid) \(nonce)" }
@@ -116,6 +103,19 @@ extension Repository {
         return Int32(fields[2])
     }
 
+    /// git's opportunistic index refresh (`git status` writes the index when it can take the
+    /// lock): the entries of `files` get their files' stat data, so the next diff trusts them
+    /// instead of reading them again (a racily clean one is no longer so in the file written
+    /// later). The blobs, modes and flags of the entries stay as they are.
+    ///
+    /// Safe against a concurrent writer: the lock (`index.lock`, created exclusively) is taken
+    /// first, then the file read again, and nothing is written unless it is still the file the
+    /// diff read (`read`, its stat data: every index write renames a new file into place).
+    /// Nothing happens when the lock is taken (no wait: another git or tidemark process is
+    /// writing), when `GIT_OPTIONAL_LOCKS` is false (as git honours it for tools that run `git
+    /// status` in the background), or when the file cannot be spliced; an entry marked
+    /// assume-unchanged, or whose path has a filter driver, is left as it is. A failure is
+    /// ignored: the refresh only saves time.
     func refreshIndex(_ files: [StatMismatch], readAs read: [Int], workdir: String, whileLocked: () -> Void = {}) {
         guard !files.isEmpty, Repository.optionalLocksAllowed else { return }
         let token = Repository.statusIndexLockToken(pid: getpid(), nonce: UInt64.random(in: 0 ... .max))
