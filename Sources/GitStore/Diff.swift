@@ -269,7 +269,7 @@ extension Repository {
         if paths.isEmpty, let old, let new {
             let bytes = try changedPathBytes(old, new)
             let changed = bytes.compactMap { String(validating: $0, as: UTF8.self) }
-            if changed.isEmpty && bytes.isEmpty { return try diffTrees(nil, nil) }
+            if bytes.isEmpty { return try diffTrees(nil, nil) }
             if changed.count == bytes.count { return try diffTrees(old, new, paths: changed, literally: true) }
         }
         return try withTree(old) { (oldTree) throws(GitError) -> Diff in

@@ -69,11 +69,8 @@ extension Mirror {
             throw .unsafeName("invalid collection name '\(Quoting.cQuoted(Array(name.utf8)))': use lower-case letters, digits, '-' and '_' (at most 64)")
         }
         try checkJobs(options.jobs)
-        var ignoredFields: [String] = []
-        for pointer in options.ignoredFields where !ignoredFields.contains(pointer) {
-            if let problem = IgnoredFields.problem(pointer) { throw .invalidArgument("ignored field: \(problem)") }
-            ignoredFields.append(pointer)
-        }
+        let (ignoredFields, ignoredProblems) = IgnoredFields.checked(options.ignoredFields)
+        if let problem = ignoredProblems.first { throw .invalidArgument("ignored field: \(problem)") }
         // A collection given twice is one, as the settings read it again.
         var collections: [String] = []
         for name in options.collections where !collections.contains(name) { collections.append(name) }

@@ -115,14 +115,16 @@ extension Mirror {
             let deltas = diff.deltas
             let counting = detail.contains(.lineCounts) || format == .stat || format == .numstat
             let (patch, counts) = try diff.patchAndLineCounts(text: format == .patch, counts: counting)
-            // Items named as the newer side holds them, those it deleted as the older side did
-            // (whose manifest is read only for them).
-            var described = detail.contains(.items) ? try describe(paths: deltas.map(\.path), in: newTree ?? oldTree, quoted: false)
-                : deltas.map(\.path)
-            let unnamed = deltas.indices.filter { described[$0] == deltas[$0].path }
-            if detail.contains(.items), newTree != nil, !unnamed.isEmpty {
-                let older = try describe(paths: unnamed.map { deltas[$0].path }, in: oldTree, quoted: false)
-                for (index, name) in zip(unnamed, older) { described[index] = name }
+            // Items named (when asked for) as the newer side holds them, those it deleted as the
+            // older side did (whose manifest is read only for them).
+            var described = deltas.map(\.path)
+            if detail.contains(.items) {
+                described = try describe(paths: described, in: newTree ?? oldTree, quoted: false)
+                let unnamed = deltas.indices.filter { described[$0] == deltas[$0].path }
+                if newTree != nil, !unnamed.isEmpty {
+                    let older = try describe(paths: unnamed.map { deltas[$0].path }, in: oldTree, quoted: false)
+                    for (index, name) in zip(unnamed, older) { described[index] = name }
+                }
             }
             let entries = deltas.enumerated().map { index, delta in
                 DiffEntry(status: String(delta.status.letter), path: delta.path,

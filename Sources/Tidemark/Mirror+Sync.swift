@@ -340,11 +340,12 @@ extension Mirror {
             let changes = try plan(collection: collection, listing: listing, base: headTable,
                                    cachedFrom: cached, racy: RacyCheck(undated: false), options: counting)
             let sinceFetch = Set(fetchPlan.downloads.map { "\(collection)/\($0.path)" })
+            let ignored = ignoredFields
             for (item, path, old) in changes.downloads {
                 let file = "\(collection)/\(path)"
                 // The blob the sync writes there, when known without downloading: the body the
                 // listing carries, or the fetched snapshot's for an item unchanged since.
-                if let body = item.body, let canonical = try? CanonicalJSON.canonicalize(body, leavingOut: ignoredFields) {
+                if let body = item.body, let canonical = try? CanonicalJSON.canonicalize(body, leavingOut: ignored) {
                     planned[file] = ObjectID.hashBlob(canonical)
                 } else if !sinceFetch.contains(file), let fetched {
                     planned[file] = try mirrorErrors { try repository.treeEntry(at: file, in: fetched.tree)?.id }

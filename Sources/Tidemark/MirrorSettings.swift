@@ -175,14 +175,8 @@ public struct MirrorSettings: Sendable, Equatable {
                 problems["tidemark.fullListingInterval"] = DurationText.problem("tidemark.fullListingInterval", fullListingInterval)
             }
             // Each pointer once; one a fetch could not use is a problem (the others still show).
-            var ignoredFields: [String] = []
-            for pointer in try repository.configValues("tidemark.ignoreField") where !ignoredFields.contains(pointer) {
-                if let problem = IgnoredFields.problem(pointer) {
-                    problems["tidemark.ignoreField"] = "config tidemark.ignoreField: \(problem)"
-                    continue
-                }
-                ignoredFields.append(pointer)
-            }
+            let (ignoredFields, ignoredProblems) = IgnoredFields.checked(try repository.configValues("tidemark.ignoreField"))
+            if let problem = ignoredProblems.last { problems["tidemark.ignoreField"] = "config tidemark.ignoreField: \(problem)" }
             var settings = MirrorSettings(
                 upstream: upstream,
                 collections: collections,

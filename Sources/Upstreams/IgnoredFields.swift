@@ -28,6 +28,17 @@ package struct IgnoredFields: Sendable, Equatable {
         }
     }
 
+    /// `pointers` each once, in their order: those that can name a field to leave out, and why
+    /// each of the others cannot (``problem(_:)``), in order.
+    package static func checked(_ pointers: [String]) -> (usable: [String], problems: [String]) {
+        var usable: [String] = []
+        var problems: [String] = []
+        for pointer in pointers where !usable.contains(pointer) {
+            if let problem = problem(pointer) { problems.append(problem) } else { usable.append(pointer) }
+        }
+        return (usable, problems)
+    }
+
     /// Why `pointer` cannot name a field to leave out, or nil when it can.
     package static func problem(_ pointer: String) -> String? {
         guard pointer.hasPrefix("/") else {

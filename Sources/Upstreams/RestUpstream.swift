@@ -106,7 +106,7 @@ public struct RestUpstream: Upstream {
         }
         bodyPath = options["bodyPath"].flatMap { $0.isEmpty ? nil : $0 }
         bodyPathSet = options["bodyPath"] != nil
-        ignoredFields = IgnoredFields(configuration.ignoredFields.filter { IgnoredFields.problem($0) == nil })
+        ignoredFields = IgnoredFields(IgnoredFields.checked(configuration.ignoredFields).usable)
         if let bodyPath {
             guard bodyPath.hasPrefix("/") else {
                 throw UpstreamError.invalidConfiguration("option bodyPath must be a JSON pointer starting with '/', got '\(bodyPath)'")

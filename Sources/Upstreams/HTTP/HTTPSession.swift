@@ -106,12 +106,15 @@ public final class HTTPSession: Sendable {
     /// ``get(_:validator:acceptStatuses:)`` does.
     func answering(_ url: URL, goneCodes: Set<String> = []) async throws -> HTTPResult? {
         let result = try await get(url, acceptStatuses: goneCodes.isEmpty ? [404, 410] : [400, 404, 410])
-        if result.status == 404 || result.status == 410 { return nil }
-        if result.status == 400 {
-            if let code = result.errorCode, goneCodes.contains(code) { return nil }
-            throw badRequest(result)
-        }
-        return result
+        return try result.status == 404 || result.status == 410 || isGone(result, goneCodes: goneCodes) ? nil : result
+    }
+
+    /// True for a 400 answer whose error code is one of `goneCodes` (accepted to read it); a 400
+    /// with another code throws (``badRequest(_:)``); false for any other status.
+    private func isGone(_ result: HTTPResult, goneCodes: Set<String>) throws -> Bool {
+        guard result.status == 400 else { return false }
+        guard let code = result.errorCode, goneCodes.contains(code) else { throw badRequest(result) }
+        return true
     }
 
     /// The error a 400 answer `result` (accepted to read its error code) is otherwise thrown as.
@@ -537,8 +540,7 @@ extension HTTPSession {
                 reason: UpstreamError.http(status: status, url: shownURL, message: message).description
                     + " after the listing named it (deleted upstream meanwhile)")
         }
-        if result.status == 400 {
-            guard let code = result.errorCode, goneCodes.contains(code) else { throw badRequest(result) }
+        if try isGone(result, goneCodes: goneCodes) {
             throw UpstreamError.goneSinceListed(collection: collection, item: CQuoting.quoted(item.id),
                                                 reason: badRequest(result).description + " after the listing named it (deleted upstream meanwhile)")
         }
