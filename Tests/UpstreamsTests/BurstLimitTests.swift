@@ -164,11 +164,13 @@ import TidemarkFixtures
             var settings = fastSettings
             settings.burstWindow = 1.5
             try await using(try upstream(server, settings: settings)) { docusign in
-                let listing = try await docusign.list(collection: "templates", since: nil, cached: .none)
+                let (listing, seconds) = try await timed { try await docusign.list(collection: "templates", since: nil, cached: .none) }
                 #expect(listing.items.count == 4)
                 #expect(docusign.statistics.retries == 1)
-                // A wait for the burst window (a backoff is not counted as one).
-                #expect(docusign.statistics.waitedSeconds > 0 && docusign.statistics.waitedSeconds <= 1.5)
+                // A wait for the burst window (a backoff is not counted as one), unless the machine
+                // took that long itself before the retry (a full test run's load once did).
+                #expect(docusign.statistics.waitedSeconds > 0 || seconds >= 1.5, "\(seconds) s")
+                #expect(docusign.statistics.waitedSeconds <= 1.5)
             }
         }
     }
