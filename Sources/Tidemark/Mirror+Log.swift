@@ -26,6 +26,8 @@ public struct SnapshotInfo: Sendable, Codable, Equatable {
     public var restores: String?
     /// Refs pointing here (`main`, `tidemark/upstream`).
     public var refs: [String]
+    /// With `log -- <item or path>...`: what the snapshot changed of those; nil without.
+    public var changes: [SnapshotChange]?
 }
 
 extension Mirror {
@@ -34,7 +36,14 @@ extension Mirror {
     /// sync would apply); `A...B` those reachable from either and not from both (each side's
     /// own snapshots since they parted, newest first, as `git log A...B` lists them). At most
     /// `limit` snapshots; all when it is nil or negative (git's `log -n -1`).
-    public func log(from revision: String? = nil, limit: Int? = nil) throws(MirrorError) -> [SnapshotInfo] {
+    ///
+    /// With `items` (`collection/id` or paths, from `folder` as ``diff(_:items:relativeTo:format:detail:)``
+    /// takes them), only the snapshots that changed one of those files against their first
+    /// parent (`git log --first-parent -- <path>`), each with what it changed
+    /// (``SnapshotInfo/changes``): an item is followed by its id, across the fan-out folders
+    /// its file may have had, and through its deletion.
+    public func log(from revision: String? = nil, limit: Int? = nil, items: [String] = [],
+                    relativeTo folder: String? = nil) throws(MirrorError) -> [SnapshotInfo] {
         let limit = limit.flatMap { $0 < 0 ? nil : $0 }
         var starts: [ObjectID]
         var hiding: [ObjectID] = []
@@ -59,11 +68,34 @@ extension Mirror {
         let branchName = Mirror.shortBranchName(branch)
         // With HEAD detached, its commit is marked `HEAD`, and `main` where that branch points.
         let mainTip = branch == "HEAD" ? try mirrorErrors { try repository.resolveReference("refs/heads/main") } : nil
-        return try mirrorErrors {
-            let sides = try starts.map { start in
-                try repository.firstParentHistory(from: start, limit: limit, hiding: hiding).map { (id: $0, commit: try repository.commit($0)) }
+        let targets = items.isEmpty ? [] : try historyTargets(
+            items, trees: try mirrorErrors { try starts.map { (start) throws(GitError) in try repository.commit(start).tree } },
+            relativeTo: folder)
+        let boundary = repository.shallowBoundary()
+        var sides: [[(id: ObjectID, commit: Commit)]] = []
+        var changes: [ObjectID: [SnapshotChange]] = [:]
+        for start in starts {
+            let side = try mirrorErrors {
+                try repository.firstParentHistory(from: start, limit: targets.isEmpty ? limit : nil, hiding: hiding)
+                    .map { (id: $0, commit: try repository.commit($0)) }
             }
-            return Mirror.newestFirst(sides, limit: limit).map { id, commit in
+            guard !targets.isEmpty else { sides.append(side); continue }
+            var memo: [ObjectID: [HistoryFileState?]] = [:]
+            var kept: [(id: ObjectID, commit: Commit)] = []
+            for entry in side where limit.map({ kept.count < $0 }) ?? true {
+                let changed = try historyChanges(of: entry.commit, targets: targets, boundary: boundary, memo: &memo)
+                if changed.isEmpty { continue }
+                changes[entry.id] = changed
+                kept.append(entry)
+            }
+            sides.append(kept)
+        }
+        let shown = Mirror.newestFirst(sides, limit: limit)
+        for (id, commit) in shown {
+            if let changed = changes[id] { changes[id] = try withVersions(changed, of: commit, targets: targets) }
+        }
+        return try mirrorErrors {
+            shown.map { id, commit in
                 let message = SnapshotMessage.parse(commit.message)
                 var refs: [String] = []
                 if id == branchTip { refs.append(branchName) }
@@ -75,7 +107,8 @@ extension Mirror {
                     upstream: message?.upstream,
                     collections: message?.collections.map { SnapshotInfo.CollectionMark(name: $0.name, watermark: $0.watermark == "none" ? nil : $0.watermark) } ?? [],
                     items: message?.items, changed: message?.counts.changed, new: message?.counts.added,
-                    deleted: message?.counts.deleted, restores: message?.restores, refs: refs)
+                    deleted: message?.counts.deleted, restores: message?.restores, refs: refs,
+                    changes: targets.isEmpty ? nil : changes[id] ?? [])
             }
         }
     }

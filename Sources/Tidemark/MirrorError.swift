@@ -173,7 +173,7 @@ public enum MirrorError: Error, CustomStringConvertible {
         case .gitLocked(let path):
             return "unable to create '\(path)': file exists; another git process seems to be running in this repository. If no git process is running (one may have crashed), remove the file and run again (tidemark removes only the lock files its own killed runs left, which this is not)"
         case .symlinkInWorkingTree(let path, let target):
-            return "'\(path)' in the working tree is a symbolic link (to \(target)); tidemark never writes through links. Replace it with the real folder or file (remove it, then 'git checkout -- \(path)') and run the command again"
+            return "'\(path)' in the working tree is a symbolic link (to \(target)); tidemark never writes through links. Remove it (then, where HEAD has a file or folder there, 'git checkout -- \(path)' puts it back) and run the command again"
         case .specialFileInWorkingTree(let path, let kind):
             return "'\(path)' in the working tree is a \(kind), not a regular file; tidemark never writes through one, "
                 + "not even with --force (it could write outside the mirror, or wait forever). Remove it and run the "

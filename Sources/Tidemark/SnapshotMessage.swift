@@ -85,12 +85,15 @@ package struct SnapshotMessage: Sendable, Equatable {
 
     /// The full commit message.
     package func render() -> String {
-        let names = collections.map(\.name).joined(separator: ", ")
-        var text = "\(verb) \(names): \(counts.summary)\(Self.undid(undone))\n"
-        if collections.count > 1 {
+        // A collection no longer mirrored whose items this snapshot deleted is named too (its
+        // counts are in the totals), but has no trailers: nothing is mirrored of it any more.
+        let dropped = perCollection.filter { name, counts in counts.total > 0 && !collections.contains { $0.name == name } }.keys.sorted()
+        let names = collections.map(\.name) + dropped
+        var text = "\(verb) \(names.joined(separator: ", ")): \(counts.summary)\(Self.undid(undone))\n"
+        if names.count > 1 {
             text += "\n"
-            for (name, _) in collections {
-                text += "\(name): \((perCollection[name] ?? ChangeCounts()).summary)\n"
+            for name in names {
+                text += "\(name): \((perCollection[name] ?? ChangeCounts()).summary)\(dropped.contains(name) ? " (no longer mirrored)" : "")\n"
             }
         }
         text += "\nTidemark-Upstream: \(upstream)\n"

@@ -168,9 +168,6 @@ struct TidemarkCommand: AsyncParsableCommand {
     /// The subcommands' names, as `tidemark help` lists them.
     static var commandNames: [String] { configuration.subcommands.map { $0._commandName } }
 
-    /// `log -<number>` means `log -n <number>`, as in git, and `-n -1` (a negative count: no
-    /// limit) is a value, not an option. Paths after `--` are marked (`--paths-given`), for `log`
-    /// to refuse them rather than take them for revisions.
     /// `tidemark diff A B items/a.json`: as in git, operands after two revisions (before any
     /// `--`) are paths. argument-parser cannot take a list of positionals before the list after
     /// `--`, so each goes to `diff` as `--path-operand=<operand>` (every diff option is a flag).
@@ -191,14 +188,16 @@ struct TidemarkCommand: AsyncParsableCommand {
         return result
     }
 
+    /// `log -<number>` means `log -n <number>`, as in git, and `-n -1` (a negative count: no
+    /// limit) is a value, not an option. Items and paths after `--` go to `log` as
+    /// `--log-path=<argument>` (argument-parser takes no operands after its list of revisions).
     static func countingLikeGitLog(_ arguments: [String]) -> [String] {
         let index = commandIndex(arguments)
         guard index < arguments.count, arguments[index] == "log" else { return arguments }
         var result = Array(arguments[...index])
         for (offset, argument) in arguments[(index + 1)...].enumerated() {
             if argument == "--" {
-                let rest = arguments[(index + 1 + offset)...]
-                return result + (rest.count > 1 ? ["--paths-given"] : []) + rest
+                return result + arguments[(index + 2 + offset)...].map { "--log-path=" + $0 }
             }
             if argument.count > 1, argument.hasPrefix("-"), argument.dropFirst().allSatisfy(\.isASCII),
                argument.dropFirst().allSatisfy(\.isNumber) {

@@ -1100,6 +1100,10 @@ struct BranchSafetyTests {
             #expect(try await CLI.tidemark(["diff", "--name-status", "HEAD"], in: mirror).stdout == "M\titems/i2.json\nA\tnotes.txt\n")
             #expect(try await CLI.tidemark(["diff", "--name-status", "HEAD"], in: mirror).stdout
                     == (try await CLI.git(["diff", "--name-status", "HEAD"], in: mirror)))
+            // As git, --name-status wins over --stat, in either order.
+            for both in [["--stat", "--name-status"], ["--name-status", "--stat"]] {
+                #expect(try await CLI.tidemark(["diff"] + both + ["HEAD"], in: mirror).stdout == "M\titems/i2.json\nA\tnotes.txt\n")
+            }
             #expect(try await CLI.run("/usr/bin/git", ["rm", "-q", "--cached", "notes.txt"], in: mirror).status == 0)
             try FileManager.default.removeItem(atPath: mirror + "/notes.txt")
             for arguments in [["sync", "--dry-run"], ["sync"]] {

@@ -347,6 +347,11 @@ struct ConfigTests {
             #expect(plan.status == 0 && plan.stdout.contains("0 changed, 0 new, 2 deleted"), "\(plan.stdout) \(plan.stderr)")
             let fetch = try await CLI.tidemark(["fetch", "--allow-mass-delete"], in: mirror)
             #expect(fetch.status == 0 && fetch.stdout.contains("collection 'b' dropped"), "\(fetch.stdout) \(fetch.stderr)")
+            // The snapshot's summary names the collection whose items it deleted (it named `a` alone).
+            let message = try await CLI.git(["log", "-1", "--format=%B", "refs/tidemark/upstream"], in: mirror)
+            #expect(message.hasPrefix("Sync a, b: 0 changed, 0 new, 2 deleted\n\na: no changes\nb: 0 changed, 0 new, 2 deleted (no longer mirrored)\n"),
+                    "\(message)")
+            #expect(message.contains("Tidemark-Collection: a\n") && !message.contains("Tidemark-Collection: b"), "\(message)")
             #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "D  b/b1\nD  b/b2\n")
             let planAfterFetch = try await CLI.tidemark(["sync", "--dry-run"], in: mirror)
             #expect(planAfterFetch.status == 0 && planAfterFetch.stdout.contains("0 changed, 0 new, 2 deleted"), "\(planAfterFetch.stdout)")

@@ -66,6 +66,7 @@ struct OutputFormatTests {
             try await run("tidemark sync --json", example: 1, ["sync", "--dry-run", "--json"], in: mirror)
             try await run("tidemark sync --json", ["sync", "--json"], in: mirror)
             try await run("tidemark log --json", ["log", "--json"], in: mirror)
+            try await run("tidemark log --json", example: 1, ["log", "--json", "-n", "1", "--", "items/b"], in: mirror)
             try await run("tidemark ls --json", ["ls", "--json"], in: mirror)
             try await run("tidemark rollback --json", ["rollback", "HEAD~1", "--json"], in: mirror)
             try await run("tidemark config --json", ["config", "--json"], in: mirror)

@@ -42,6 +42,9 @@ struct SymlinkTests {
                 #expect(result.status == 128, "\(arguments): \(result.stderr)")
                 #expect(result.stderr.hasPrefix("fatal: '\(linkPath)' in the working tree is a symbolic link (to \(outside)"),
                         "\(arguments): \(result.stderr)")
+                // `git checkout` as a way back only where HEAD has the path (a new item's has none).
+                #expect(result.stderr.contains("Remove it (then, where HEAD has a file or folder there, 'git checkout -- \(linkPath)' puts it back)"),
+                        "\(arguments): \(result.stderr)")
                 #expect(try FileManager.default.contentsOfDirectory(atPath: outside).sorted() == outsideBefore)
                 #expect(FileManager.default.contents(atPath: outside + (planted == .folder ? "/a.json" : "/a.txt")) == sentinel)
                 #expect(try await CLI.git(["rev-parse", "HEAD"], in: mirror) == before)

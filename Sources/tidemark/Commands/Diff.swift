@@ -59,7 +59,7 @@ extension TidemarkCommand {
         func run() async throws {
             var revisions = [from, to].compactMap { $0 } + pathOperands
             var items = items
-            let format: DiffFormat = stat ? .stat : nameStatus ? .nameStatus : .patch
+            let format: DiffFormat = nameStatus ? .nameStatus : stat ? .stat : .patch  // as git: --name-status wins over --stat
             let mirror = try root.openMirror()
             // As git: without `--`, arguments from the first that is no revision on are paths when
             // each is a file or folder there, or looks like a pathspec (`tidemark diff items/a.json`,

@@ -18,12 +18,15 @@ extension TidemarkCommand {
                   tidemark log upstream --json
                   tidemark log HEAD..upstream     snapshots fetched, not yet synced
                   tidemark log HEAD...upstream    each side's snapshots since they parted
+                  tidemark log -- templates/<id>  the snapshots that changed that item, with
+                                                  its upstream version in each
+                  tidemark log upstream -3 -- items/a items/b
                 """)
 
         @ParentCommand var root: TidemarkCommand
         @OptionGroup var output: OutputOptions
 
-        @Argument(help: "Start from this revision (default: HEAD; 'upstream' for the upstream-tracking ref), or show a range: A..B, A...B (either side, not both), ^A B, or X^! (X alone).")
+        @Argument(help: "Start from this revision (default: HEAD; 'upstream' for the upstream-tracking ref), or show a range: A..B, A...B (either side, not both), ^A B, or X^! (X alone). After --: items (<collection>/<id>) or paths (from the current folder; :/<path> from the top) to show only the snapshots that changed them.")
         var revisions: [String] = []
 
         @Option(name: [.customShort("n", allowingJoined: true), .long],
@@ -33,24 +36,38 @@ extension TidemarkCommand {
         @Flag(help: "Print a JSON array.")
         var json = false
 
-        /// Set when paths follow `--` (``TidemarkCommand/countingLikeGitLog(_:)``): refused.
-        @Flag(help: .hidden)
-        var pathsGiven = false
+        /// The items and paths after `--` (``TidemarkCommand/countingLikeGitLog(_:)`` passes each
+        /// as `--log-path=<argument>`: argument-parser takes no operands after an array of them).
+        @Option(name: .customLong("log-path"), help: .private)
+        var items: [String] = []
 
         func validate() throws {
-            guard !pathsGiven else {
-                throw ValidationError("log takes no paths: each snapshot holds every item ('git log -- <path>' lists the snapshots that changed a file)")
-            }
             // Here, not in run(): a usage error of log's shows log's usage.
             _ = try Self.range(revisions, limit: maxCount)
         }
 
         func run() async throws {
             let mirror = try root.openMirror()
+            var revisions = revisions
+            var items = items
+            // As git: without `--`, a lone argument that is no revision but an item or a file here
+            // is what to follow (`tidemark log items/a1`); `HEAD~9` stays an unknown revision.
+            if revisions.count == 1, items.isEmpty, case let argument = revisions[0],
+               !["~", "^", "@{", ".."].contains(where: { argument.contains($0) }),
+               case .unknownRevision? = await mirror.revisionError(argument) {
+                let isItem = await mirror.namesItem(argument)
+                guard isItem || FileManager.default.fileExists(atPath: root.path(argument)) else {
+                    // An item deleted before HEAD has no file to tell it by: git's message, and the way.
+                    throw CommandFailure.fatal("ambiguous argument '\(argument)': unknown revision or path not in the working tree; "
+                                               + "give items or paths after --, as: tidemark log -- \(argument)")
+                }
+                items = revisions
+                revisions = []
+            }
             let (revision, limit) = try Self.range(revisions, limit: maxCount)
             for warning in await mirror.revisionWarnings(revision.map { [$0] } ?? []) { writeStandardError("warning: \(warning)\n") }
             let snapshots = try await engine { () async throws(MirrorError) in
-                try await mirror.log(from: revision, limit: limit)
+                try await mirror.log(from: revision, limit: limit, items: items, relativeTo: root.path("."))
             }
             if json { emitJSON(snapshots); return }
             for snapshot in snapshots {
@@ -65,8 +82,18 @@ extension TidemarkCommand {
                     let date = mark.watermark.flatMap(Mirror.dateOfUnixTime).map { " (\($0))" } ?? ""
                     emit("Watermark: \(mark.name) \(mark.watermark ?? "none")\(date)\n")
                 }
+                for change in snapshot.changes ?? [] { emit(Self.line(change)) }
                 emit("\n    \(snapshot.summary)\n\n")
             }
+        }
+
+        /// A change of `log -- <item>`: `Changed:   M templates/abc (version 2026-...)`, an id
+        /// or path C-quoted as status quotes them.
+        static func line(_ change: SnapshotChange) -> String {
+            let name = Quoting.cQuoted(Array((change.item ?? change.path).utf8))
+            let word = change.status == "A" ? "new" : change.status == "D" ? "deleted" : "changed"
+            let version = change.version.map { change.status == "D" ? " (was version \($0))" : " (version \($0))" } ?? ""
+            return "Item:      \(word) \(name)\(version)\n"
         }
 
         /// The revision (or `A..B` range) and count git's other forms of a range give: `^A B`
@@ -83,7 +110,8 @@ extension TidemarkCommand {
             // Only excluded commits: nothing, as git shows.
             case (1, 0): return (nil, 0)
             default:
-                throw ValidationError("log takes one revision or one range (A..B, A...B, ^A B, X^!), not '\(arguments.joined(separator: " "))'")
+                throw ValidationError("log takes one revision or one range (A..B, A...B, ^A B, X^!), not '\(arguments.joined(separator: " "))'; "
+                                      + "give items or paths after --, as: tidemark log [<revision>] -- <item or path>...")
             }
         }
     }
