@@ -931,6 +931,12 @@ struct BranchSafetyTests {
             #expect(try await CLI.tidemark(["status", "--porcelain"], in: copy).stdout == "")
             let offline = try await CLI.tidemark(["sync", "--offline"], in: copy)
             #expect(offline.status == 0 && offline.stdout.contains("Already up to date"), "\(offline.stdout) \(offline.stderr)")
+            // The fetch's options with --offline, which makes none, are a usage error, not passed over.
+            for option in [["--full"], ["--jobs", "4"]] {
+                let refused = try await CLI.tidemark(["sync", "--offline"] + option, in: copy)
+                #expect(refused.status == 129 && refused.stderr.contains("\(option[0]) is for the fetch, which --offline does not make"),
+                        "\(option): \(refused.stderr)")
+            }
             #expect(Self.contents(copy + "/items/i2.json").contains("\"v\": 3"))
         }
     }

@@ -47,6 +47,10 @@ extension TidemarkCommand {
         var json = false
 
         func validate() throws {
+            // Options of the fetch that --offline leaves out would be passed over in silence.
+            if offline, let option = fetchOptions.full ? "--full" : fetchOptions.jobs != nil ? "--jobs" : nil {
+                throw ValidationError("\(option) is for the fetch, which --offline does not make: drop one of them")
+            }
             if let ifStale, ifStale != "auto", DurationText.seconds(ifStale) == nil {
                 throw ValidationError("--if-stale takes a duration like 30s, 15m, 6h or 1d (or auto), not '\(ifStale)'")
             }
