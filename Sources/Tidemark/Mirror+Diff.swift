@@ -4,7 +4,7 @@ import Upstreams
 
 /// How `diff` renders its result.
 public enum DiffFormat: Sendable {
-    case patch, stat, nameStatus, numstat
+    case patch, stat, nameStatus, nameOnly, numstat
 }
 
 /// What `diff` works out for each changed file beyond its status and path (each costs a read
@@ -136,7 +136,12 @@ extension Mirror {
             case .patch: text = patch
             case .stat: text = DiffStatText.render(zip(deltas, counts).map { DiffStatText.File(path: $0.path, counts: $1) })
             case .nameStatus: text = entries.map { "\($0.status)\t\(Quoting.cQuoted(Array($0.path.utf8)))\n" }.joined()
-            case .numstat: text = entries.map { "\($0.added)\t\($0.removed)\t\($0.path)\n" }.joined()
+            case .nameOnly: text = entries.map { Quoting.cQuoted(Array($0.path.utf8)) + "\n" }.joined()
+            case .numstat:
+                // As git's: a binary file counts no lines (`-`).
+                text = zip(entries, counts).map { entry, count in
+                    (count.binarySizes == nil ? "\(entry.added)\t\(entry.removed)" : "-\t-") + "\t\(Quoting.cQuoted(Array(entry.path.utf8)))\n"
+                }.joined()
             case nil: text = ""
             }
             return DiffResult(from: names[0], to: names.count == 2 ? names[1] : "working tree", entries: entries, text: text)

@@ -1106,10 +1106,23 @@ struct BranchSafetyTests {
             #expect(try await CLI.tidemark(["diff", "--name-status", "HEAD"], in: mirror).stdout == "M\titems/i2.json\nA\tnotes.txt\n")
             #expect(try await CLI.tidemark(["diff", "--name-status", "HEAD"], in: mirror).stdout
                     == (try await CLI.git(["diff", "--name-status", "HEAD"], in: mirror)))
-            // As git, --name-status wins over --stat, in either order.
+            // As git, --name-status wins over --stat, in either order; --name-only and --numstat as
+            // git prints them (a binary file's counts as `-`, names C-quoted).
             for both in [["--stat", "--name-status"], ["--name-status", "--stat"]] {
                 #expect(try await CLI.tidemark(["diff"] + both + ["HEAD"], in: mirror).stdout == "M\titems/i2.json\nA\tnotes.txt\n")
             }
+            try Data([0, 1, 2, 255]).write(to: URL(fileURLWithPath: mirror + "/caf\u{e9}.bin"))
+            #expect(try await CLI.run("/usr/bin/git", ["add", "caf\u{e9}.bin"], in: mirror).status == 0)
+            for format in [["--name-only"], ["--numstat"], ["--name-only", "--stat"], ["--numstat", "--", "notes.txt"]] {
+                let ours = try await CLI.tidemark(["diff"] + format.prefix(while: { $0 != "--" }) + ["HEAD"] + format.drop(while: { $0 != "--" }), in: mirror)
+                let theirs = try await CLI.git(["diff"] + format.prefix(while: { $0 != "--" }) + ["HEAD"] + format.drop(while: { $0 != "--" }), in: mirror)
+                #expect(ours.status == 0 && ours.stdout == theirs && theirs.contains("notes.txt"), "\(format): \(ours.stdout) vs \(theirs)")
+            }
+            #expect(try await CLI.tidemark(["diff", "--numstat", "HEAD"], in: mirror).stdout.contains("-\t-\t\"caf\\303\\251.bin\"\n"))
+            let together = try await CLI.tidemark(["diff", "--name-only", "--name-status", "HEAD"], in: mirror)
+            #expect(together.status == 129 && together.stderr.contains("cannot be used together"), "\(together.stderr)")
+            #expect(try await CLI.run("/usr/bin/git", ["rm", "-q", "--cached", "caf\u{e9}.bin"], in: mirror).status == 0)
+            try FileManager.default.removeItem(atPath: mirror + "/caf\u{e9}.bin")
             #expect(try await CLI.run("/usr/bin/git", ["rm", "-q", "--cached", "notes.txt"], in: mirror).status == 0)
             try FileManager.default.removeItem(atPath: mirror + "/notes.txt")
             for arguments in [["sync", "--dry-run"], ["sync"]] {

@@ -26,6 +26,7 @@ extension TidemarkCommand {
                   tidemark diff --stat --json
                   tidemark diff HEAD -- templates/3f1c2a9e-8b1d-4c55-9a0e-1d2b3c4d5e01
                   tidemark diff --exit-code --name-status upstream
+                  tidemark diff --name-only HEAD~1 HEAD
                 """)
 
         @ParentCommand var root: TidemarkCommand
@@ -36,6 +37,12 @@ extension TidemarkCommand {
 
         @Flag(help: "Show only the status letter and path of changed files.")
         var nameStatus = false
+
+        @Flag(help: "Show only the paths of changed files.")
+        var nameOnly = false
+
+        @Flag(help: "Show lines added and removed per file, tab-separated, as git's --numstat ('-' for a binary file).")
+        var numstat = false
 
         @Flag(help: "Exit with 1 when there are differences.")
         var exitCode = false
@@ -56,10 +63,17 @@ extension TidemarkCommand {
         @Argument(parsing: .postTerminator, help: "After --: items (<collection>/<id>) or paths (from the current folder; :/<path> from the top) to limit the diff to.")
         var items: [String] = []
 
+        func validate() throws {
+            if nameOnly && nameStatus { throw ValidationError("options '--name-only' and '--name-status' cannot be used together") }
+            // git prints both, one after the other; one rendering is made here.
+            if numstat && stat && !nameOnly && !nameStatus { throw ValidationError("--numstat and --stat together are not supported: give one") }
+        }
+
         func run() async throws {
             var revisions = [from, to].compactMap { $0 } + pathOperands
             var items = items
-            let format: DiffFormat = nameStatus ? .nameStatus : stat ? .stat : .patch  // as git: --name-status wins over --stat
+            // As git: the name formats win over the counts (--name-status over --stat).
+            let format: DiffFormat = nameStatus ? .nameStatus : nameOnly ? .nameOnly : numstat ? .numstat : stat ? .stat : .patch
             let mirror = try root.openMirror()
             // As git: without `--`, arguments from the first that is no revision on are paths when
             // each is a file or folder there, or looks like a pathspec (`tidemark diff items/a.json`,
