@@ -51,7 +51,10 @@ extension Mirror {
             // An item named from the top, or from a folder (`log -- a1` in `items/`), or its file.
             var item = try historyItem(argument, trees: trees, unlessPathExists: path)
             if item == nil, path != argument { item = try historyItem(path, trees: trees, unlessPathExists: path) }
-            for tree in trees where item == nil {
+            // Only a name an id encodes to is looked up (another path would read a manifest whole).
+            let fileName = path.split(separator: "/").last.map(String.init) ?? ""
+            let decodes = fileName.hasSuffix(".json") && ItemPath.decode(String(fileName.dropLast(5))) != nil
+            for tree in trees where item == nil && decodes {
                 if let name = try describe(paths: [path], in: tree, quoted: false).first, name != path {
                     item = try historyItem(name, trees: [tree], unlessPathExists: path)
                 }
