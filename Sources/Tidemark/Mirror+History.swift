@@ -15,140 +15,202 @@ public struct SnapshotChange: Sendable, Codable, Equatable {
     public var version: String?
 }
 
-/// What `log -- <item or path>...` follows: an item by its id, or a file or folder by its path.
+/// What `log -- <item or path>...` follows: an item by its id (its file wherever a snapshot
+/// has it), a file or folder by its path, or both, whichever each snapshot holds.
 struct HistoryTarget: Sendable {
-    /// The item (`collection`, `id`); nil for a path.
+    /// The item (`collection`, `id`); nil for a path alone.
     let item: (collection: String, id: ItemID)?
-    /// Where the item's file may be (under each fan-out its collection may have used, the one
-    /// made now first), or the path itself; "" is the top (every change).
-    let paths: [String]
+    /// Where the item's file may be: under each fan-out its collection may have used, the one
+    /// made now first.
+    let itemPaths: [String]
+    /// The path given, looked at where no item file is (a folder, a file of the user's); "" is
+    /// the top (every change).
+    let path: String?
 
-    /// The name an item shows with (`collection/id`), or the path.
-    var name: String { item.map { "\($0.collection)/\($0.id.description)" } ?? paths[0] }
+    init(item: (collection: String, id: ItemID)?, path: String?) {
+        self.item = item
+        self.path = path
+        var paths: [String] = []
+        if let item {
+            for digits in [ItemPath.fanoutDigits, 2, 0] {
+                if let relative = try? ItemPath.relativePath(for: item.id, fanoutDigits: digits) { paths.append("\(item.collection)/\(relative)") }
+            }
+        }
+        itemPaths = paths
+    }
+
+    /// `collection/id` for an item.
+    var itemName: String? { item.map { "\($0.collection)/\($0.id.description)" } }
+
+    /// What tells two targets apart: an item named twice (or by name and file) is followed once.
+    var key: String { itemName.map { "item\0" + $0 } ?? "path\0" + (path ?? "") }
 }
 
-/// Where a ``HistoryTarget``'s file is in one tree, and the object and mode it has there.
+/// Where a ``HistoryTarget`` is in one tree, and the object and mode it has there.
 struct HistoryFileState: Sendable, Equatable {
     let path: String
     let id: ObjectID
     let mode: UInt32
+    /// Found as the item's file (else at the path given).
+    let isItem: Bool
 }
 
 extension Mirror {
-    /// The targets `arguments` name: `collection/id` is an item of a configured collection when
-    /// one of `trees` lists it or holds its file, or when nothing is at that path (an item
-    /// deleted before those snapshots); anything else is a path, from `folder` as git takes one
-    /// (`:/path` from the top, an absolute path inside the working tree).
+    /// The targets `arguments` name, paths from `folder` as git takes them (`:/path` from the
+    /// top, an absolute path inside the working tree):
+    /// - an item's file (`items/3fa/a.json`): that item, followed by its id;
+    /// - `collection/id` (from the top, or from `folder`) that one of `trees` holds: that item;
+    /// - a path ending in `/`, `.`, or one outside any collection: that path;
+    /// - else (`items/gone`: an item deleted before `trees`, or a folder emptied since): the
+    ///   item of that name and the path both, whichever each snapshot holds.
     func historyTargets(_ arguments: [String], trees: [ObjectID], relativeTo folder: String?) throws(MirrorError) -> [HistoryTarget] {
         let prefix = folder.map(pathInWorkingTree) ?? []
         var targets: [HistoryTarget] = []
+        var seen = Set<String>()
         for argument in arguments {
             if argument.isEmpty { throw .invalidArgument("empty string is not a valid pathspec; use . to match all paths") }
             if Pathspec.hasMagic(argument) {
-                throw .invalidArgument("'\(argument)': log follows items and paths, not pathspec magic (git log -- '\(argument)' takes it)")
+                let shown = Quoting.cQuoted(Array(argument.utf8))
+                throw .invalidArgument("\(shown): log follows items and paths, not pathspec magic (git log -- \(shown) takes it)")
             }
             let path = argument.hasPrefix("/") ? try pathFromRoot(absolute: argument) : try Mirror.joined(argument, under: prefix)
-            // An item named from the top, or from a folder (`log -- a1` in `items/`), or its file.
-            var item = try historyItem(argument, trees: trees, unlessPathExists: path)
-            if item == nil, path != argument { item = try historyItem(path, trees: trees, unlessPathExists: path) }
-            // Only a name an id encodes to is looked up (another path would read a manifest whole).
-            let fileName = path.split(separator: "/").last.map(String.init) ?? ""
-            let decodes = fileName.hasSuffix(".json") && ItemPath.decode(String(fileName.dropLast(5))) != nil
-            for tree in trees where item == nil && decodes {
-                if let name = try describe(paths: [path], in: tree, quoted: false).first, name != path {
-                    item = try historyItem(name, trees: [tree], unlessPathExists: path)
-                }
-            }
-            targets.append(item ?? HistoryTarget(item: nil, paths: [path]))
+            let target = try historyTarget(argument, path: path, trees: trees)
+            if seen.insert(target.key).inserted { targets.append(target) }
         }
         return targets
     }
 
-    /// Whether `argument` is `collection/id` of an item HEAD or the upstream-tracking snapshot
-    /// holds (`log <item>` without `--`).
-    package func namesItem(_ argument: String) -> Bool {
-        let parts = argument.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 2, !parts[1].isEmpty, settings.collections.contains(parts[0]) else { return false }
-        let trees = [try? headCommit()?.tree, try? upstreamCommit()?.tree].compactMap { $0 }
-        return trees.contains { (try? manifestLine(of: ItemID(parts[1]), collection: parts[0], in: $0)) != nil }
+    /// The target of one argument (``historyTargets(_:trees:relativeTo:)``), `path` being it
+    /// from the top.
+    private func historyTarget(_ argument: String, path: String, trees: [ObjectID]) throws(MirrorError) -> HistoryTarget {
+        if path.isEmpty || argument.hasSuffix("/") { return HistoryTarget(item: nil, path: path) }
+        if let item = try itemOfFile(path, trees: trees) { return HistoryTarget(item: item, path: path) }
+        let relative = argument.hasPrefix(".") || argument.hasPrefix(":/") || argument.hasPrefix("/")
+        for name in relative ? [path] : [argument, path] {
+            guard let item = Mirror.itemName(name) else { continue }
+            let target = HistoryTarget(item: item, path: path)
+            for tree in trees {
+                if try fileState(of: target, in: tree)?.isItem == true { return target }
+                if try manifestLine(of: item.id, collection: item.collection, in: tree) != nil { return target }
+            }
+        }
+        return HistoryTarget(item: Mirror.itemName(path), path: path)
     }
 
-    /// The item target `argument` names (see ``historyTargets(_:trees:relativeTo:)``), or nil.
-    private func historyItem(_ argument: String, trees: [ObjectID], unlessPathExists path: String) throws(MirrorError) -> HistoryTarget? {
-        let parts = argument.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 2, !parts[1].isEmpty, settings.collections.contains(parts[0]) else { return nil }
-        let id = ItemID(parts[1])
-        var paths: [String] = []
-        for digits in [ItemPath.fanoutDigits, 2, 0] {
-            guard let relative = try? ItemPath.relativePath(for: id, fanoutDigits: digits) else { return nil }
-            paths.append("\(parts[0])/\(relative)")
+    /// `collection` and `id` of a name `collection/id` (any valid collection name: one dropped
+    /// from the settings keeps its history).
+    private static func itemName(_ name: String) -> (collection: String, id: ItemID)? {
+        guard let slash = name.firstIndex(of: "/"), case let collection = String(name[..<slash]), CollectionName.isValid(collection),
+              case let id = name[name.index(after: slash)...], !id.isEmpty else { return nil }
+        return (collection, ItemID(String(id)))
+    }
+
+    /// The item whose file `path` is: the id its name encodes, where tidemark puts that id's
+    /// file (in the collection folder or a fan-out folder). A name cut short with a hash is
+    /// looked up in the manifests of `trees`.
+    private func itemOfFile(_ path: String, trees: [ObjectID]) throws(MirrorError) -> (collection: String, id: ItemID)? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard (2...3).contains(parts.count), CollectionName.isValid(parts[0]), parts.last!.hasSuffix(".json") else { return nil }
+        let rest = parts.dropFirst().joined(separator: "/")
+        if let id = ItemPath.decode(String(parts.last!.dropLast(5))) {
+            let digits = parts.count == 3 ? parts[1].count : 0
+            return (try? ItemPath.relativePath(for: id, fanoutDigits: digits)) == rest ? (parts[0], id) : nil
         }
-        let target = HistoryTarget(item: (parts[0], id), paths: paths)
+        guard parts.last!.contains("+") else { return nil }
         for tree in trees {
-            // Its file first: a few tree entries, where the manifest is read whole.
-            if try fileState(of: target, in: tree) != nil { return target }
-            if try manifestLine(of: id, collection: parts[0], in: tree) != nil { return target }
-        }
-        for tree in trees where try mirrorErrors({ try repository.treeEntry(at: path, in: tree) }) != nil { return nil }
-        if let workdir = repository.workdir, FileManager.default.fileExists(atPath: workdir + path) { return nil }
-        return target
-    }
-
-    /// Where `target`'s file is in `tree` and what it holds; nil when the tree has none there
-    /// (an item's path holding a folder counts as none).
-    func fileState(of target: HistoryTarget, in tree: ObjectID?) throws(MirrorError) -> HistoryFileState? {
-        guard let tree else { return nil }
-        for path in target.paths {
-            if path.isEmpty { return HistoryFileState(path: path, id: tree, mode: FileMode.tree.rawValue) }
-            guard let entry = try mirrorErrors({ try repository.treeEntry(at: path, in: tree) }) else { continue }
-            if target.item != nil, entry.isTree { continue }
-            return HistoryFileState(path: path, id: entry.id, mode: entry.mode)
+            if let name = try describe(paths: [path], in: tree, quoted: false).first, name != path, let item = Mirror.itemName(name) {
+                return item
+            }
         }
         return nil
     }
 
-    /// What `commit` changed of `targets` against its first parent (a root commit, or one at a
-    /// shallow clone's boundary, adds all it holds). Versions are left out (``withVersions(_:of:targets:)``
-    /// adds them for the snapshots shown). `memo` keeps the states found in the trees of the
-    /// last commits: walking back, a commit's parent is the next commit.
-    func historyChanges(of commit: Commit, targets: [HistoryTarget], boundary: Set<ObjectID>,
-                        memo: inout [ObjectID: [HistoryFileState?]]) throws(MirrorError) -> [SnapshotChange] {
-        var parentTree: ObjectID?
-        if let parent = commit.parents.first, !boundary.contains(commit.id) {
-            parentTree = try mirrorErrors { try repository.commit(parent).tree }
+    /// Whether `argument` (from `folder`) names an item or path that HEAD or the
+    /// upstream-tracking snapshot holds: `log <item>` without `--`.
+    package func namesHistory(_ argument: String, relativeTo folder: String?) -> Bool {
+        let trees = [try? headCommit()?.tree, try? upstreamCommit()?.tree].compactMap { $0 }
+        guard let targets = try? historyTargets([argument], trees: trees, relativeTo: folder) else { return false }
+        return targets.contains { target in trees.contains { (try? fileState(of: target, in: $0)) != nil } }
+    }
+
+    /// Where `target` is in `tree` and what it holds there: the item's file, else the path
+    /// given; nil when the tree has neither (an item's path holding a folder counts as none).
+    func fileState(of target: HistoryTarget, in tree: ObjectID?) throws(MirrorError) -> HistoryFileState? {
+        guard let tree else { return nil }
+        for path in target.itemPaths {
+            guard let entry = try mirrorErrors({ try repository.treeEntry(at: path, in: tree) }), !entry.isTree else { continue }
+            return HistoryFileState(path: path, id: entry.id, mode: entry.mode, isItem: true)
         }
-        if parentTree == commit.tree { return [] }
+        guard let path = target.path else { return nil }
+        if path.isEmpty { return HistoryFileState(path: path, id: tree, mode: FileMode.tree.rawValue, isItem: false) }
+        return try mirrorErrors { try repository.treeEntry(at: path, in: tree) }
+            .map { HistoryFileState(path: path, id: $0.id, mode: $0.mode, isItem: false) }
+    }
+
+    /// The snapshots along first parents from `start` that changed `targets` against their
+    /// first parent, newest first, at most `limit`, each with what it changed (versions left
+    /// out: ``withVersions(_:of:targets:)`` adds them to those shown). The walk stops at
+    /// `hiding` as ``Repository/firstParentHistory(from:limit:hiding:)`` does, at `limit`
+    /// snapshots found, and after `start` alone with `alone` (git's `X^!`). A root commit, or
+    /// one at a shallow clone's boundary, adds all it holds. Each commit is read once.
+    func history(from start: ObjectID, hiding: [ObjectID], limit: Int?, alone: Bool,
+                 targets: [HistoryTarget]) throws(MirrorError) -> [(id: ObjectID, commit: Commit, changes: [SnapshotChange])] {
+        let boundary = repository.shallowBoundary()
+        // A range's commits are listed first (libgit2's walk reads only where the two differ).
+        let listed = hiding.isEmpty ? nil : try mirrorErrors { try repository.firstParentHistory(from: start, hiding: hiding) }
+        var found: [(id: ObjectID, commit: Commit, changes: [SnapshotChange])] = []
+        var memo: [ObjectID: [HistoryFileState?]] = [:]
         func states(_ tree: ObjectID?) throws(MirrorError) -> [HistoryFileState?] {
             guard let tree else { return targets.map { _ in nil } }
             if let known = memo[tree] { return known }
-            var found: [HistoryFileState?] = []
-            for target in targets { found.append(try fileState(of: target, in: tree)) }
+            var states: [HistoryFileState?] = []
+            for target in targets { states.append(try fileState(of: target, in: tree)) }
+            // Walking back, a commit's parent is the next commit: two trees are all that recur.
             if memo.count >= 4 { memo.removeAll() }
-            memo[tree] = found
-            return found
+            memo[tree] = states
+            return states
         }
-        let before = try states(parentTree), after = try states(commit.tree)
-        var changes: [SnapshotChange] = []
-        for (index, target) in targets.enumerated() where before[index]?.id != after[index]?.id || before[index]?.mode != after[index]?.mode {
-            let status = before[index] == nil ? "A" : after[index] == nil ? "D" : "M"
-            changes.append(SnapshotChange(status: status, item: target.item.map { _ in target.name },
-                                          path: (after[index] ?? before[index])!.path, version: nil))
+        var position = 0
+        var next: ObjectID? = listed?.first ?? start
+        var nextCommit: Commit?
+        while let id = next, limit.map({ found.count < $0 }) ?? true {
+            let commit: Commit
+            if let nextCommit { commit = nextCommit } else { commit = try mirrorErrors { try repository.commit(id) } }
+            let parentID = boundary.contains(id) ? nil : commit.parents.first
+            let parent = try parentID.map { (parent) throws(MirrorError) in try mirrorErrors { try repository.commit(parent) } }
+            if parent?.tree != commit.tree {
+                let before = try states(parent?.tree), after = try states(commit.tree)
+                var changes: [SnapshotChange] = []
+                for index in targets.indices where before[index]?.id != after[index]?.id || before[index]?.mode != after[index]?.mode {
+                    let state = (after[index] ?? before[index])!
+                    changes.append(SnapshotChange(status: before[index] == nil ? "A" : after[index] == nil ? "D" : "M",
+                                                  item: state.isItem ? targets[index].itemName : nil, path: state.path, version: nil))
+                }
+                if !changes.isEmpty { found.append((id, commit, changes)) }
+            }
+            if alone { break }
+            if let listed {
+                position += 1
+                next = position < listed.count ? listed[position] : nil
+            } else {
+                next = parentID
+            }
+            nextCommit = next == parentID ? parent : nil
         }
-        return changes
+        return found
     }
 
     /// `changes` of `commit` with each item's version: from the commit's manifest, or for a
     /// deletion from its first parent's.
-    func withVersions(_ changes: [SnapshotChange], of commit: Commit, targets: [HistoryTarget]) throws(MirrorError) -> [SnapshotChange] {
+    func withVersions(_ changes: [SnapshotChange], of commit: Commit) throws(MirrorError) -> [SnapshotChange] {
         var result = changes
         for index in result.indices {
-            guard let name = result[index].item, let target = targets.first(where: { $0.item != nil && $0.name == name }),
-                  let (collection, id) = target.item else { continue }
+            guard let name = result[index].item, let item = Mirror.itemName(name) else { continue }
             var tree: ObjectID? = commit.tree
             if result[index].status == "D" {
                 tree = try commit.parents.first.map { (parent) throws(MirrorError) in try mirrorErrors { try repository.commit(parent).tree } }
             }
-            result[index].version = try manifestLine(of: id, collection: collection, in: tree)?.lastModified
+            result[index].version = try manifestLine(of: item.id, collection: item.collection, in: tree)?.lastModified
         }
         return result
     }
@@ -158,22 +220,27 @@ extension Mirror {
     func manifestLine(of id: ItemID, collection: String, in tree: ObjectID?) throws(MirrorError) -> ManifestEntry? {
         guard let blob = try manifestBlob(collection, in: tree) else { return nil }
         let data = try manifestData(blob, of: collection)
-        var needle: [UInt8] = [10]
+        var needle: [UInt8] = []
         Manifest.escape(id.bytes, leadingHash: true, into: &needle)
         needle.append(9)
-        return data.withUnsafeBytes { (raw) -> ManifestEntry? in
+        let found = data.withUnsafeBytes { (raw) -> Result<ManifestEntry?, Manifest.ParseError> in
             let bytes = raw.bindMemory(to: UInt8.self)
-            guard let base = bytes.baseAddress else { return nil }
-            var position = 0
-            // Each line break, then the id's bytes after it.
-            while let found = memchr(base + position, 10, bytes.count - position) {
-                let start = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-                position = start + 1
-                guard bytes.count - start >= needle.count, memcmp(base + start, needle, needle.count) == 0 else { continue }
-                let end = bytes[position...].firstIndex(of: 10) ?? bytes.count
-                return try? Manifest.parseLine(ArraySlice(bytes[position..<end]), number: 0)
+            guard let base = bytes.baseAddress else { return .success(nil) }
+            var start = 0
+            // Each line's start (the first, then after each line break), then the id's bytes there.
+            while start < bytes.count {
+                let end = memchr(base + start, 10, bytes.count - start).map { base.distance(to: $0.assumingMemoryBound(to: UInt8.self)) } ?? bytes.count
+                if end - start >= needle.count, memcmp(base + start, needle, needle.count) == 0 {
+                    return Result { () throws(Manifest.ParseError) in try Manifest.parseLine(ArraySlice(bytes[start..<end]), number: 0) }
+                }
+                start = end + 1
             }
-            return nil
+            return .success(nil)
+        }
+        do throws(Manifest.ParseError) {
+            return try found.get()
+        } catch {
+            throw .corruptManifest(collection: collection, reason: "the line of \(Quoting.display(id)): \(error.reason)")
         }
     }
 }

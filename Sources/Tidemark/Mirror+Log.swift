@@ -35,14 +35,15 @@ extension Mirror {
     /// A range `A..B` gives those reachable from B and not from A (`HEAD..upstream`: what a
     /// sync would apply); `A...B` those reachable from either and not from both (each side's
     /// own snapshots since they parted, newest first, as `git log A...B` lists them). At most
-    /// `limit` snapshots; all when it is nil or negative (git's `log -n -1`).
+    /// `limit` snapshots; all when it is nil or negative (git's `log -n -1`). With `alone`, the
+    /// revision itself and no snapshot before it (git's `X^!`).
     ///
     /// With `items` (`collection/id` or paths, from `folder` as ``diff(_:items:relativeTo:format:detail:)``
     /// takes them), only the snapshots that changed one of those files against their first
     /// parent (`git log --first-parent -- <path>`), each with what it changed
     /// (``SnapshotInfo/changes``): an item is followed by its id, across the fan-out folders
-    /// its file may have had, and through its deletion.
-    public func log(from revision: String? = nil, limit: Int? = nil, items: [String] = [],
+    /// its file may have had, and through its deletion (``historyTargets(_:trees:relativeTo:)``).
+    public func log(from revision: String? = nil, limit: Int? = nil, alone: Bool = false, items: [String] = [],
                     relativeTo folder: String? = nil) throws(MirrorError) -> [SnapshotInfo] {
         let limit = limit.flatMap { $0 < 0 ? nil : $0 }
         var starts: [ObjectID]
@@ -71,28 +72,24 @@ extension Mirror {
         let targets = items.isEmpty ? [] : try historyTargets(
             items, trees: try mirrorErrors { try starts.map { (start) throws(GitError) in try repository.commit(start).tree } },
             relativeTo: folder)
-        let boundary = repository.shallowBoundary()
         var sides: [[(id: ObjectID, commit: Commit)]] = []
         var changes: [ObjectID: [SnapshotChange]] = [:]
         for start in starts {
-            let side = try mirrorErrors {
-                try repository.firstParentHistory(from: start, limit: targets.isEmpty ? limit : nil, hiding: hiding)
-                    .map { (id: $0, commit: try repository.commit($0)) }
+            if targets.isEmpty {
+                sides.append(try mirrorErrors {
+                    try repository.firstParentHistory(from: start, limit: alone ? 1 : limit, hiding: hiding)
+                        .map { (id: $0, commit: try repository.commit($0)) }
+                })
+                continue
             }
-            guard !targets.isEmpty else { sides.append(side); continue }
-            var memo: [ObjectID: [HistoryFileState?]] = [:]
-            var kept: [(id: ObjectID, commit: Commit)] = []
-            for entry in side where limit.map({ kept.count < $0 }) ?? true {
-                let changed = try historyChanges(of: entry.commit, targets: targets, boundary: boundary, memo: &memo)
-                if changed.isEmpty { continue }
-                changes[entry.id] = changed
-                kept.append(entry)
-            }
-            sides.append(kept)
+            let found = try history(from: start, hiding: hiding, limit: limit, alone: alone, targets: targets)
+            for entry in found { changes[entry.id] = entry.changes }
+            sides.append(found.map { (id: $0.id, commit: $0.commit) })
         }
         let shown = Mirror.newestFirst(sides, limit: limit)
         for (id, commit) in shown {
-            if let changed = changes[id] { changes[id] = try withVersions(changed, of: commit, targets: targets) }
+            // The top (`log -- .`) selects snapshots; it is no change to name.
+            if let changed = changes[id] { changes[id] = try withVersions(changed.filter { !$0.path.isEmpty }, of: commit) }
         }
         return try mirrorErrors {
             shown.map { id, commit in

@@ -3,14 +3,17 @@ import Testing
 
 /// `tidemark log -- <item or path>`: the snapshots that changed an item, followed by its id.
 @Suite struct ItemHistoryTests {
-    /// The snapshots `log` shows (their ids) and its `Item:` lines.
+    /// The snapshots `log` shows (their ids), its `Item:` lines and its `Path:` lines.
     private func shown(_ arguments: [String], in mirror: String,
-                       sourceLocation: SourceLocation = #_sourceLocation) async throws -> (commits: [String], items: [String]) {
+                       sourceLocation: SourceLocation = #_sourceLocation) async throws -> (commits: [String], items: [String], paths: [String]) {
         let log = try await CLI.tidemark(["log", "--no-color"] + arguments, in: mirror)
         #expect(log.status == 0, "\(arguments): \(log.stderr)", sourceLocation: sourceLocation)
         let lines = log.stdout.split(separator: "\n")
+        func labelled(_ label: String) -> [String] {
+            lines.filter { $0.hasPrefix(label) }.map { String($0.dropFirst(label.count).drop(while: { $0 == " " })) }
+        }
         return (lines.filter { $0.hasPrefix("snapshot ") || $0.hasPrefix("commit ") }.map { String($0.split(separator: " ")[1]) },
-                lines.filter { $0.hasPrefix("Item:") }.map { String($0.dropFirst("Item:".count).drop(while: { $0 == " " })) })
+                labelled("Item:"), labelled("Path:"))
     }
 
     /// An item changed, deleted and added again, beside others: its snapshots are the ones git
@@ -122,12 +125,70 @@ import Testing
             let magic = try await CLI.tidemark(["log", "--", ":!items/a.json"], in: mirror)
             #expect(magic.status == 128 && magic.stderr.contains("not pathspec magic"), "\(magic.stderr)")
             let unknown = try await CLI.tidemark(["log", "items/gone"], in: mirror)
-            #expect(unknown.status == 128 && unknown.stderr.contains("give items or paths after --, as: tidemark log -- items/gone"),
+            #expect(unknown.status == 128 && unknown.stderr.contains("give items or paths after --, as: tidemark log -- 'items/gone'"),
                     "\(unknown.stderr)")
             let revision = try await CLI.tidemark(["log", "HEAD~7"], in: mirror)
             #expect(revision.status == 128 && revision.stderr.contains("unknown revision 'HEAD~7'"), "\(revision.stderr)")
             let two = try await CLI.tidemark(["log", "HEAD", "items/a"], in: mirror)
             #expect(two.status == 129 && two.stderr.contains("tidemark log [<revision>] -- <item or path>"), "\(two.stderr)")
+        }
+    }
+
+    /// Paths git knows from the history alone (a deleted item's file, a fan-out folder emptied
+    /// since), an item whose id is a fan-out folder's name, a collection dropped from the
+    /// settings, `X^!`, `.`, a name given twice, and a lone name from a folder.
+    @Test func pathsOnlyTheHistoryHoldsAndOtherCorners() async throws {
+        try await withScratch { root in
+            for collection in ["items", "docs"] {
+                try FileManager.default.createDirectory(atPath: "\(root)/up/\(collection)", withIntermediateDirectories: true)
+            }
+            for id in ["a", "b"] { try writeItem(root + "/up/items", id, lastModified: "2024-01-01T00:00:00Z") }
+            try writeItem(root + "/up/docs", "d1", lastModified: "2024-01-01T00:00:00Z")
+            let cloned = try await CLI.tidemark(["clone", "-q", "--fanout", "true", "dir:up", "m", "--collection", "items", "--collection", "docs"], in: root)
+            #expect(cloned.status == 0, "\(cloned.stderr)")
+            let mirror = root + "/m"
+            let files = try await CLI.git(["ls-files", "items"], in: mirror).split(separator: "\n").map(String.init)
+            let aFile = try #require(files.first { $0.hasSuffix("/a.json") }), bFile = try #require(files.first { $0.hasSuffix("/b.json") })
+            let aFolder = String(aFile.dropLast("/a.json".count))
+            try #require(!bFile.hasPrefix(aFolder + "/"), "a and b share \(aFolder)")
+            try FileManager.default.removeItem(atPath: root + "/up/items/a.json")
+            #expect(try await CLI.tidemark(["sync", "-q", "--allow-mass-delete"], in: mirror).status == 0)
+            // An item named as a's emptied fan-out folder is.
+            let folderName = String(aFolder.dropFirst("items/".count))
+            try writeItem(root + "/up/items", folderName, lastModified: "2024-01-03T00:00:00Z")
+            try writeItem(root + "/up/items", "b", lastModified: "2024-01-03T00:00:00Z")
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            try await CLI.git(["config", "--unset", "tidemark.collection", "^docs$"], in: mirror)
+            #expect(try await CLI.tidemark(["sync", "-q", "--allow-mass-delete"], in: mirror).status == 0)
+
+            func git(_ paths: [String], _ extra: [String] = []) async throws -> [String] {
+                try await CLI.git(["log", "--first-parent", "--format=%H"] + extra + ["--"] + paths, in: mirror).split(separator: "\n").map(String.init)
+            }
+            // The deleted item's file, its folder (a trailing `/` says folder where an item has the name).
+            let deletedFile = try await shown(["--", aFile], in: mirror)
+            #expect(deletedFile.commits == (try await git([aFile])) && deletedFile.commits.count == 2, "\(deletedFile)")
+            #expect(deletedFile.items == ["deleted items/a (was version 2024-01-01T00:00:00Z)", "new items/a (version 2024-01-01T00:00:00Z)"])
+            let folder = try await shown(["--", aFolder + "/"], in: mirror)
+            #expect(folder.commits == (try await git([aFolder])) && folder.commits.count == 2, "\(folder)")
+            #expect(folder.paths == ["deleted \(aFolder)", "new \(aFolder)"] && folder.items.isEmpty, "\(folder)")
+            let named = try await shown(["--", aFolder], in: mirror)
+            #expect(named.items == ["new \(aFolder) (version 2024-01-03T00:00:00Z)"], "\(named)")
+            // A collection no longer in the settings keeps its items' history.
+            let dropped = try await shown(["--", "docs/d1"], in: mirror)
+            #expect(dropped.items == ["deleted docs/d1 (was version 2024-01-01T00:00:00Z)", "new docs/d1 (version 2024-01-01T00:00:00Z)"],
+                    "\(dropped)")
+            // X^!: X alone, shown only when it changed them (HEAD dropped docs, not b).
+            #expect(try await shown(["HEAD^!", "--", "items/b"], in: mirror).commits.isEmpty)
+            #expect(try await shown(["HEAD~1^!", "--", "items/b"], in: mirror).commits == (try await git(["items"], ["-n1", "HEAD~1"])))
+            // `.`: every snapshot that changed anything, no change to name.
+            let top = try await shown(["--", "."], in: mirror)
+            #expect(top.commits == (try await git(["."])) && top.items.isEmpty && top.paths.isEmpty, "\(top)")
+            // A name given twice, or as its file too, is one change.
+            #expect(try await shown(["--", "items/b", "items/b", bFile], in: mirror).items
+                    == ["changed items/b (version 2024-01-03T00:00:00Z)", "new items/b (version 2024-01-01T00:00:00Z)"])
+            // A lone name without `--`, from the collection's folder.
+            #expect(try await shown(["b"], in: mirror + "/items").commits.count == 2)
+            #expect(try await shown(["--", bFile], in: mirror).commits.count == 2)
         }
     }
 }

@@ -50,24 +50,26 @@ extension TidemarkCommand {
             let mirror = try root.openMirror()
             var revisions = revisions
             var items = items
-            // As git: without `--`, a lone argument that is no revision but an item or a file here
-            // is what to follow (`tidemark log items/a1`); `HEAD~9` stays an unknown revision.
+            // As git: without `--`, a lone argument that is no revision but an item or a path
+            // HEAD (or the last fetch) holds, or a file here, is what to follow (`log items/a1`).
             if revisions.count == 1, items.isEmpty, case let argument = revisions[0],
-               !["~", "^", "@{", ".."].contains(where: { argument.contains($0) }),
                case .unknownRevision? = await mirror.revisionError(argument) {
-                let isItem = await mirror.namesItem(argument)
-                guard isItem || FileManager.default.fileExists(atPath: root.path(argument)) else {
-                    // An item deleted before HEAD has no file to tell it by: git's message, and the way.
-                    throw CommandFailure.fatal("ambiguous argument '\(argument)': unknown revision or path not in the working tree; "
-                                               + "give items or paths after --, as: tidemark log -- \(argument)")
+                let names = await mirror.namesHistory(argument, relativeTo: root.path("."))
+                if names || FileManager.default.fileExists(atPath: root.path(argument)) {
+                    items = revisions
+                    revisions = []
+                } else if !["~", "^", "@{", ".."].contains(where: { argument.contains($0) }) {
+                    // An item deleted before HEAD has no file to tell it by: git's message, and the
+                    // way. `HEAD~9` stays an unknown revision.
+                    let shown = terminalSafe(argument)
+                    throw CommandFailure.fatal("ambiguous argument '\(shown)': unknown revision or path not in the working tree; "
+                                               + "give items or paths after --, as: tidemark log -- '\(shown)'")
                 }
-                items = revisions
-                revisions = []
             }
-            let (revision, limit) = try Self.range(revisions, limit: maxCount)
+            let (revision, limit, alone) = try Self.range(revisions, limit: maxCount)
             for warning in await mirror.revisionWarnings(revision.map { [$0] } ?? []) { writeStandardError("warning: \(warning)\n") }
             let snapshots = try await engine { () async throws(MirrorError) in
-                try await mirror.log(from: revision, limit: limit, items: items, relativeTo: root.path("."))
+                try await mirror.log(from: revision, limit: limit, alone: alone, items: items, relativeTo: root.path("."))
             }
             if json { emitJSON(snapshots); return }
             for snapshot in snapshots {
@@ -87,28 +89,29 @@ extension TidemarkCommand {
             }
         }
 
-        /// A change of `log -- <item>`: `Changed:   M templates/abc (version 2026-...)`, an id
-        /// or path C-quoted as status quotes them.
+        /// A change of `log -- <item or path>`: `Item:      changed items/a (version 2026-...)`,
+        /// or for a path that is no item `Path:      deleted notes.txt`; names C-quoted as
+        /// status quotes them.
         static func line(_ change: SnapshotChange) -> String {
             let name = Quoting.cQuoted(Array((change.item ?? change.path).utf8))
             let word = change.status == "A" ? "new" : change.status == "D" ? "deleted" : "changed"
             let version = change.version.map { change.status == "D" ? " (was version \($0))" : " (version \($0))" } ?? ""
-            return "Item:      \(word) \(name)\(version)\n"
+            return (change.item == nil ? "Path:      " : "Item:      ") + "\(word) \(name)\(version)\n"
         }
 
         /// The revision (or `A..B` range) and count git's other forms of a range give: `^A B`
-        /// (or `B ^A`) is `A..B`; `X^!` is X alone, without its parents.
-        static func range(_ arguments: [String], limit: Int?) throws -> (revision: String?, limit: Int?) {
+        /// (or `B ^A`) is `A..B`; `X^!` is X alone, without its parents (`alone`).
+        static func range(_ arguments: [String], limit: Int?) throws -> (revision: String?, limit: Int?, alone: Bool) {
             let excluded = arguments.filter { $0.hasPrefix("^") && $0.count > 1 }
             let included = arguments.filter { !($0.hasPrefix("^") && $0.count > 1) }
             switch (excluded.count, included.count) {
-            case (0, 0): return (nil, limit)
+            case (0, 0): return (nil, limit, false)
             case (0, 1) where included[0].hasSuffix("^!") && included[0].count > 2:
-                return (String(included[0].dropLast(2)), limit.flatMap { $0 < 0 ? nil : min($0, 1) } ?? 1)
-            case (0, 1): return (included[0], limit)
-            case (1, 1): return (String(excluded[0].dropFirst()) + ".." + included[0], limit)
+                return (String(included[0].dropLast(2)), limit.flatMap { $0 < 0 ? nil : min($0, 1) } ?? 1, true)
+            case (0, 1): return (included[0], limit, false)
+            case (1, 1): return (String(excluded[0].dropFirst()) + ".." + included[0], limit, false)
             // Only excluded commits: nothing, as git shows.
-            case (1, 0): return (nil, 0)
+            case (1, 0): return (nil, 0, false)
             default:
                 throw ValidationError("log takes one revision or one range (A..B, A...B, ^A B, X^!), not '\(arguments.joined(separator: " "))'; "
                                       + "give items or paths after --, as: tidemark log [<revision>] -- <item or path>...")
