@@ -59,7 +59,7 @@ extension Mirror {
     /// The targets `arguments` name, paths from `folder` as git takes them (`:/path` from the
     /// top, an absolute path inside the working tree):
     /// - an item's file (`items/3fa/a.json`): that item, followed by its id;
-    /// - `collection/id` (from the top, or from `folder`) that one of `trees` holds: that item;
+    /// - `collection/id` (from the top, or from `folder`) whose file one of `trees` holds: that item;
     /// - a path ending in `/`, `.`, or one outside any collection: that path;
     /// - else (`items/gone`: an item deleted before `trees`, or a folder emptied since): the
     ///   item of that name and the path both, whichever each snapshot holds.
@@ -89,10 +89,7 @@ extension Mirror {
         for name in relative ? [path] : [argument, path] {
             guard let item = Mirror.itemName(name) else { continue }
             let target = HistoryTarget(item: item, path: path)
-            for tree in trees {
-                if try fileState(of: target, in: tree)?.isItem == true { return target }
-                if try manifestLine(of: item.id, collection: item.collection, in: tree) != nil { return target }
-            }
+            for tree in trees where try fileState(of: target, in: tree)?.isItem == true { return target }
         }
         return HistoryTarget(item: Mirror.itemName(path), path: path)
     }
@@ -149,7 +146,7 @@ extension Mirror {
 
     /// The snapshots along first parents from `start` that changed `targets` against their
     /// first parent, newest first, at most `limit`, each with what it changed (versions left
-    /// out: ``withVersions(_:of:targets:)`` adds them to those shown). The walk stops at
+    /// out: ``withVersions(_:of:)`` adds them to those shown). The walk stops at
     /// `hiding` as ``Repository/firstParentHistory(from:limit:hiding:)`` does, at `limit`
     /// snapshots found, and after `start` alone with `alone` (git's `X^!`). A root commit, or
     /// one at a shallow clone's boundary, adds all it holds. Each commit is read once.
