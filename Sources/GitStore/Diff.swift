@@ -110,6 +110,24 @@ public final class Diff {
         }
     }
 
+    /// The paths of files listed as modified whose contents and mode turn out the same on both
+    /// sides once read: a working-tree file whose stat data differ from the index, put back to
+    /// the old side's contents. `git diff <rev>` hashes such a file and leaves it out; libgit2
+    /// lists it. Only files whose new object id libgit2 did not work out are read.
+    public func pathsUnchangedOnceLoaded() throws(GitError) -> Set<String> {
+        var unchanged = Set<String>()
+        for index in 0..<git_diff_num_deltas(pointer) {
+            guard let delta = git_diff_get_delta(pointer, index)?.pointee, delta.status == GIT_DELTA_MODIFIED,
+                  delta.old_file.mode == delta.new_file.mode, let path = delta.new_file.path else { continue }
+            var (old, new) = (delta.old_file.id, delta.new_file.id)
+            if delta.new_file.flags & GIT_DIFF_FLAG_VALID_ID.rawValue != 0, git_oid_equal(&old, &new) == 0 { continue }
+            let patch = try makeHandle("git_patch_from_diff") { git_patch_from_diff(&$0, pointer, index) }
+            defer { git_patch_free(patch) }
+            if Self.isUnchangedOnceLoaded(patch) { unchanged.insert(String(cString: path)) }
+        }
+        return unchanged
+    }
+
     /// The number of changed files.
     public var count: Int { git_diff_num_deltas(pointer) }
 
@@ -150,11 +168,42 @@ public final class Diff {
                 var buffer = git_buf()
                 defer { git_buf_dispose(&buffer) }
                 try check(git_patch_to_buf(&buffer, patch), "git_patch_to_buf")
-                if let start = buffer.ptr { bytes.append(contentsOf: UnsafeRawBufferPointer(start: start, count: buffer.size)) }
+                if let start = buffer.ptr {
+                    let text = UnsafeRawBufferPointer(start: start, count: buffer.size)
+                    if let delta = git_patch_get_delta(patch)?.pointee, Self.hasSpace(delta.old_file.path) || Self.hasSpace(delta.new_file.path) {
+                        Self.appendTabbingNames(text, old: Self.hasSpace(delta.old_file.path), new: Self.hasSpace(delta.new_file.path), to: &bytes)
+                    } else {
+                        bytes.append(contentsOf: text)
+                    }
+                }
             }
             if counts { allCounts.append(try lineCounts(of: patch)) }
         }
         return (String(decoding: bytes, as: UTF8.self), allCounts)
+    }
+
+    private static func hasSpace(_ path: UnsafePointer<CChar>?) -> Bool {
+        path.map { strchr($0, 32) != nil } ?? false
+    }
+
+    /// Appends one file's patch `text`, its `--- a/...` line (when `old`) and `+++ b/...` line
+    /// (when `new`) ending with a TAB, as git ends those of a name holding a space (for GNU
+    /// patch; libgit2 does not).
+    static func appendTabbingNames(_ text: UnsafeRawBufferPointer, old: Bool, new: Bool, to bytes: inout [UInt8]) {
+        var start = 0
+        var inHeader = true
+        while start < text.count {
+            let end = text[start...].firstIndex(of: 10) ?? text.count
+            let line = text[start..<end]
+            if inHeader, line.starts(with: "@@".utf8) || line.starts(with: "Binary files ".utf8) { inHeader = false }
+            bytes.append(contentsOf: line)
+            if inHeader, !line.elementsEqual("--- /dev/null".utf8), !line.elementsEqual("+++ /dev/null".utf8),
+               (old && line.starts(with: "--- ".utf8)) || (new && line.starts(with: "+++ ".utf8)) {
+                bytes.append(9)
+            }
+            if end < text.count { bytes.append(10) }
+            start = end + 1
+        }
     }
 
     /// True for a patch of no change: the same mode and contents on both sides once its files

@@ -104,7 +104,9 @@ extension Mirror {
             var kept = specs.map { specs in found.filter { Pathspec.keeps($0, specs) } } ?? found
             if newTree == nil {
                 let skipped = Set(try repository.pathsGitSkips(among: kept))
-                kept.removeAll { skipped.contains($0) }
+                // A file put back to the old side's contents is no difference to git either.
+                let same = try diff.pathsUnchangedOnceLoaded()
+                kept.removeAll { skipped.contains($0) || same.contains($0) }
             }
             if kept.count != found.count {
                 if kept.isEmpty {

@@ -83,14 +83,21 @@ extension Mirror {
     /// The target of one argument (``historyTargets(_:trees:relativeTo:)``), `path` being it
     /// from the top.
     private func historyTarget(_ argument: String, path: String, trees: [ObjectID]) throws(MirrorError) -> HistoryTarget {
-        if path.isEmpty || argument.hasSuffix("/") { return HistoryTarget(item: nil, path: path) }
-        if let item = try itemOfFile(path, trees: trees) { return HistoryTarget(item: item, path: path) }
+        let folder = argument.hasSuffix("/")
+        // The top is no place to look for an item's file in (an item `items/..`, as `diff` and
+        // `status` name it, is that item).
+        let fallback = path.isEmpty ? nil : path
         let relative = argument.hasPrefix(".") || argument.hasPrefix(":/") || argument.hasPrefix("/")
-        for name in relative ? [path] : [argument, path] {
-            guard let item = Mirror.itemName(name) else { continue }
-            let target = HistoryTarget(item: item, path: path)
+        func heldItem(_ name: String) throws(MirrorError) -> HistoryTarget? {
+            guard let item = Mirror.itemName(name) else { return nil }
+            let target = HistoryTarget(item: item, path: fallback)
             for tree in trees where try fileState(of: target, in: tree)?.isItem == true { return target }
+            return nil
         }
+        if !folder, !relative, let target = try heldItem(argument) { return target }
+        if path.isEmpty || folder { return HistoryTarget(item: nil, path: path) }
+        if let item = try itemOfFile(path, trees: trees) { return HistoryTarget(item: item, path: path) }
+        if path != argument, let target = try heldItem(path) { return target }
         return HistoryTarget(item: Mirror.itemName(path), path: path)
     }
 
@@ -168,7 +175,8 @@ extension Mirror {
             return states
         }
         var position = 0
-        var next: ObjectID? = listed?.first ?? start
+        // A range with nothing on this side (`A...B` where A is B's ancestor) walks nothing.
+        var next: ObjectID? = listed.map { $0.first } ?? start
         var nextCommit: Commit?
         while let id = next, limit.map({ found.count < $0 }) ?? true {
             let commit: Commit

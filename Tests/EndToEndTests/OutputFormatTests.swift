@@ -299,6 +299,41 @@ struct DocumentedOutputTests {
         }
     }
 
+    /// Names holding a space end their `---`/`+++` lines with a TAB, as git writes them; a
+    /// working-tree file put back to the revision's contents (and mode) is no difference,
+    /// whatever the index says (libgit2 listed it, `--exit-code` exited 1).
+    @Test func diffMatchesGitForSpacesInNamesAndFilesPutBack() async throws {
+        try await withScratch { root in
+            try FileManager.default.createDirectory(atPath: root + "/up", withIntermediateDirectories: true)
+            try writeItem(root + "/up", "a", lastModified: "2024-01-01T00:00:00Z")
+            #expect(try await CLI.tidemark(["clone", "-q", "dir:up", "m"], in: root).status == 0)
+            let mirror = root + "/m"
+            let script = """
+                set -e; c() { git -c user.name=u -c user.email=e commit -q "$@"; }
+                printf 'x\\n' > 'sp ace.txt'; printf 'y\\n' > $'caf\\303\\251 s.txt'; echo 'echo hi' > run.sh; echo one > f.txt
+                git add -A; c -m own1
+                printf 'x2\\n' > 'sp ace.txt'; rm $'caf\\303\\251 s.txt'; chmod +x run.sh; echo two > f.txt
+                git add -A; c -m own2
+                chmod -x run.sh; echo one > f.txt
+                """
+            #expect(try await CLI.run("/bin/bash", ["-c", script], in: mirror).status == 0)
+            for arguments in [["HEAD~1", "HEAD"], ["HEAD~2", "HEAD"], ["--name-status", "HEAD~1"], ["--numstat", "HEAD~1"], ["HEAD~1"], ["HEAD"]] {
+                let ours = try await CLI.tidemark(["diff"] + arguments, in: mirror)
+                let theirs = try await CLI.run("/usr/bin/git", ["diff"] + arguments, in: mirror)
+                #expect(ours.stdout == theirs.stdout && ours.status == 0, "\(arguments): \(ours.stdout) vs \(theirs.stdout)")
+            }
+            #expect(try await CLI.tidemark(["diff", "HEAD~1", "HEAD"], in: mirror).stdout.contains("+++ b/sp ace.txt\t\n"))
+            // Put back: only the files that still differ from own1 are listed, and none from own2's
+            // version of run.sh and f.txt.
+            #expect(try await CLI.tidemark(["diff", "--name-only", "HEAD~1"], in: mirror).stdout == "\"caf\\303\\251 s.txt\"\nsp ace.txt\n")
+            #expect(try await CLI.tidemark(["diff", "--name-status", "HEAD"], in: mirror).stdout == "M\tf.txt\nM\trun.sh\n")
+            try await CLI.git(["checkout", "HEAD~1", "--", "sp ace.txt", "caf\u{e9} s.txt"], in: mirror)
+            let exit = try await CLI.tidemark(["diff", "--exit-code", "HEAD~1"], in: mirror)
+            #expect(exit.status == 0 && exit.stdout.isEmpty, "\(exit.stdout)")
+            #expect(try await CLI.run("/usr/bin/git", ["diff", "--exit-code", "HEAD~1"], in: mirror).status == 0)
+        }
+    }
+
     /// Files git skips in the working tree (outside a sparse checkout's patterns, marked
     /// skip-worktree and removed) are no change to `diff`, as to `git diff` and to `status`: they
     /// were all listed as deleted, and `--exit-code` exited 1.
