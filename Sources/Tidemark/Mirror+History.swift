@@ -153,7 +153,7 @@ extension Mirror {
     }
 
     /// Commits between two fresh handles of a history walk (``history(from:hiding:limit:alone:targets:)``).
-    static let commitsPerHandle = 64
+    package static let commitsPerHandle = 64
 
     /// The snapshots along first parents from `start` that changed `targets` against their
     /// first parent, newest first, at most `limit`, each with what it changed (versions left

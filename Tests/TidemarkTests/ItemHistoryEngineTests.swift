@@ -4,8 +4,8 @@ import TestSupport
 import Tidemark
 import Upstreams
 
-/// `Mirror.log(items:)` over ids no folder upstream can make: `..`, one holding `/`.
-@Suite("Item history of odd ids")
+/// `Mirror.log(items:)` over ids no folder upstream can make (`..`, one holding `/`), and a long history.
+@Suite("Item history in the engine")
 struct ItemHistoryEngineTests {
     @Test func idsThatReadAsPathsAreItems() async throws {
         try await withScratch { path in
@@ -29,6 +29,26 @@ struct ItemHistoryEngineTests {
             let range = try await mirror.log(from: "HEAD~1...HEAD", items: ["."])
             #expect(range.count == 1 && range[0].changes == [], "\(range.map(\.commit))")
             #expect(try await mirror.log(from: "HEAD...HEAD", items: ["."]).isEmpty)
+        }
+    }
+
+    /// A history longer than one reading handle's share (``Mirror/commitsPerHandle``) is walked
+    /// whole: every snapshot that changed the item, with its version.
+    @Test func aLongHistoryIsWalkedAcrossFreshHandles() async throws {
+        try await withScratch { path in
+            let upstream = TestUpstream()
+            for id in ["x", "y"] { upstream.put(ItemID(id), "2024-01-01T00:00:00Z") }
+            let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
+            let rounds = Mirror.commitsPerHandle + 10
+            for round in 1...rounds {
+                let date = "2024-01-01T00:\(String(format: "%02d", round / 60)):\(String(format: "%02d", round % 60))Z"
+                upstream.put(ItemID(round % 2 == 0 ? "x" : "y"), date)
+                _ = try await mirror.sync()
+            }
+            let history = try await mirror.log(items: ["items/x"])
+            #expect(history.count == rounds / 2 + 1, "\(history.count)")
+            #expect(history.first?.changes?.first?.version == "2024-01-01T00:01:14Z" && history.last?.changes?.first?.status == "A")
+            #expect(try await mirror.log(limit: 3, items: ["items/y"]).count == 3)
         }
     }
 }
