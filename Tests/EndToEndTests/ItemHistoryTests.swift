@@ -16,15 +16,20 @@ import Testing
                 labelled("Item:"), labelled("Path:"))
     }
 
+    /// A `dir` upstream of `ids` (dated 2024-01-01) cloned without fan-out folders.
+    private func cloned(_ ids: [String], in root: String) async throws -> (upstream: String, mirror: String) {
+        let upstream = root + "/up"
+        try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+        for id in ids { try writeItem(upstream, id, lastModified: "2024-01-01T00:00:00Z") }
+        #expect(try await CLI.tidemark(["clone", "-q", "--fanout", "false", "dir:up", "m"], in: root).status == 0)
+        return (upstream, root + "/m")
+    }
+
     /// An item changed, deleted and added again, beside others: its snapshots are the ones git
     /// lists for its file, each with what happened and the version the snapshot's manifest has.
     @Test func followsAnItemThroughChangesAndADeletion() async throws {
         try await withScratch { root in
-            let upstream = root + "/up"
-            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
-            for id in ["a", "b", "c"] { try writeItem(upstream, id, lastModified: "2024-01-01T00:00:00Z") }
-            #expect(try await CLI.tidemark(["clone", "-q", "--fanout", "false", "dir:up", "m"], in: root).status == 0)
-            let mirror = root + "/m"
+            let (upstream, mirror) = try await cloned(["a", "b", "c"], in: root)
             let steps: [(String, () throws -> Void)] = [
                 ("b changes", { try writeItem(upstream, "b", lastModified: "2024-01-02T00:00:00Z") }),
                 ("a changes", { try writeItem(upstream, "a", lastModified: "2024-01-03T00:00:00Z") }),
@@ -72,11 +77,7 @@ import Testing
     /// on meanwhile) is followed by its id: git's log of either path sees only part of its history.
     @Test func followsAnItemAcrossFanOutFolders() async throws {
         try await withScratch { root in
-            let upstream = root + "/up"
-            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
-            for id in ["a", "b", "c"] { try writeItem(upstream, id, lastModified: "2024-01-01T00:00:00Z") }
-            #expect(try await CLI.tidemark(["clone", "-q", "--fanout", "false", "dir:up", "m"], in: root).status == 0)
-            let mirror = root + "/m"
+            let (upstream, mirror) = try await cloned(["a", "b", "c"], in: root)
             try writeItem(upstream, "a", lastModified: "2024-01-02T00:00:00Z")
             #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
             try await CLI.git(["config", "tidemark.fanout", "true"], in: mirror)
@@ -103,12 +104,8 @@ import Testing
     /// that needs quoting is quoted; pathspec magic and a lone unknown name are refused.
     @Test func pathsQuotingAndRefusals() async throws {
         try await withScratch { root in
-            let upstream = root + "/up"
-            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
             let odd = "caf\u{e9} x"
-            for id in ["a", odd] { try writeItem(upstream, id, lastModified: "2024-01-01T00:00:00Z") }
-            #expect(try await CLI.tidemark(["clone", "-q", "--fanout", "false", "dir:up", "m"], in: root).status == 0)
-            let mirror = root + "/m"
+            let (upstream, mirror) = try await cloned(["a", odd], in: root)
             try writeItem(upstream, odd, lastModified: "2024-01-02T00:00:00Z")
             #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
             let history = try await shown(["--", "items/" + odd], in: mirror)
