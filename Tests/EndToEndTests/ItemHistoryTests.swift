@@ -58,6 +58,14 @@ import Testing
             #expect(both.commits == expectedBoth.split(separator: "\n").map(String.init) && both.commits.count == 5, "\(both)")
             #expect(try await shown(["-2", "--", "items/a"], in: mirror).commits == Array(expected.prefix(2)))
             #expect(try await shown(["HEAD~3..HEAD", "--", "items/a"], in: mirror).commits == Array(expected.prefix(2)))
+            // An item only fetched so far: nothing on the branch, and where to look instead.
+            try writeItem(upstream, "fresh", lastModified: "2024-01-07T00:00:00Z")
+            #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
+            let fresh = try await CLI.tidemark(["log", "--", "items/fresh"], in: mirror)
+            #expect(fresh.status == 0 && fresh.stdout.isEmpty
+                    && fresh.stderr.contains("snapshots fetched and not yet synced did: tidemark log upstream -- items/fresh"), "\(fresh.stderr)")
+            #expect(try await shown(["upstream", "--", "items/fresh"], in: mirror).items == ["new items/fresh (version 2024-01-07T00:00:00Z)"])
+            #expect(try await CLI.tidemark(["log", "--", "items/never"], in: mirror).stderr.isEmpty)
             // An item that no snapshot changed in that range, or that never was: nothing.
             #expect(try await shown(["HEAD~1..HEAD", "--", "items/b"], in: mirror).commits.isEmpty)
             #expect(try await shown(["--", "items/never"], in: mirror).commits.isEmpty)
