@@ -114,16 +114,22 @@ public final class Diff {
     /// sides once read: a working-tree file whose stat data differ from the index, put back to
     /// the old side's contents. `git diff <rev>` hashes such a file and leaves it out; libgit2
     /// lists it. Only files whose new object id libgit2 did not work out are read.
-    public func pathsUnchangedOnceLoaded() throws(GitError) -> Set<String> {
+    /// A file that cannot be read (no permission, gone meanwhile) counts as changed, as git
+    /// counts it; binary files are compared by their object ids.
+    public func pathsUnchangedOnceLoaded() -> Set<String> {
         var unchanged = Set<String>()
         for index in 0..<git_diff_num_deltas(pointer) {
             guard let delta = git_diff_get_delta(pointer, index)?.pointee, delta.status == GIT_DELTA_MODIFIED,
                   delta.old_file.mode == delta.new_file.mode, let path = delta.new_file.path else { continue }
             var (old, new) = (delta.old_file.id, delta.new_file.id)
             if delta.new_file.flags & GIT_DIFF_FLAG_VALID_ID.rawValue != 0, git_oid_equal(&old, &new) == 0 { continue }
-            let patch = try makeHandle("git_patch_from_diff") { git_patch_from_diff(&$0, pointer, index) }
+            // Loading the file hashes it (as the index would store it).
+            var patch: OpaquePointer?
+            guard git_patch_from_diff(&patch, pointer, index) == 0, let patch else { git_error_clear(); continue }
             defer { git_patch_free(patch) }
-            if Self.isUnchangedOnceLoaded(patch) { unchanged.insert(String(cString: path)) }
+            guard let loaded = git_patch_get_delta(patch)?.pointee, loaded.new_file.flags & GIT_DIFF_FLAG_VALID_ID.rawValue != 0 else { continue }
+            (old, new) = (loaded.old_file.id, loaded.new_file.id)
+            if loaded.old_file.mode == loaded.new_file.mode, git_oid_equal(&old, &new) != 0 { unchanged.insert(String(cString: path)) }
         }
         return unchanged
     }

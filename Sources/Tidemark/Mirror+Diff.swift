@@ -105,7 +105,7 @@ extension Mirror {
             if newTree == nil {
                 let skipped = Set(try repository.pathsGitSkips(among: kept))
                 // A file put back to the old side's contents is no difference to git either.
-                let same = try diff.pathsUnchangedOnceLoaded()
+                let same = diff.pathsUnchangedOnceLoaded()
                 kept.removeAll { skipped.contains($0) || same.contains($0) }
             }
             if kept.count != found.count {
@@ -138,7 +138,13 @@ extension Mirror {
             case .patch: text = patch
             case .stat: text = DiffStatText.render(zip(deltas, counts).map { DiffStatText.File(path: $0.path, counts: $1) })
             case .nameStatus: text = entries.map { "\($0.status)\t\(Quoting.cQuoted(Array($0.path.utf8)))\n" }.joined()
-            case .nameOnly: text = entries.map { Quoting.cQuoted(Array($0.path.utf8)) + "\n" }.joined()
+            case .nameOnly:
+                // A path listed twice (a file become a link: deleted, then added) is named once, as git names it.
+                var previous: String?
+                text = entries.compactMap { entry in
+                    defer { previous = entry.path }
+                    return entry.path == previous ? nil : Quoting.cQuoted(Array(entry.path.utf8)) + "\n"
+                }.joined()
             case .numstat:
                 // As git's: a binary file counts no lines (`-`).
                 text = zip(entries, counts).map { entry, count in

@@ -467,11 +467,12 @@ extension Mirror {
             if let head, head.tree == tree, head.parents.count <= 1, previous == nil {
                 commitID = head.id
             } else {
-                let message = SnapshotMessage(
+                var message = SnapshotMessage(
                     verb: head == nil ? "Clone" : "Sync", upstream: settings.upstream, collections: watermarks, counts: counts,
                     perCollection: perCollection, items: itemCount, listedAt: listedAt,
                     failed: failures.count + vanished.count + notDownloaded + unlisted.count, tree: tree.hex,
                     bodySettings: reshapeLeft.isEmpty && unlisted.isEmpty ? bodySettingsTag : nil)
+                message.dropped = droppedReports.filter { $0.behind.total > 0 }.map(\.name)
                 commitID = try unlessPruned([tree]) { () throws(MirrorError) in
                     try mirrorErrors {
                         try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [],

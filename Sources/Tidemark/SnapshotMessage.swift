@@ -51,6 +51,9 @@ package struct SnapshotMessage: Sendable, Equatable {
     /// them: `Tidemark-Undone`, and said in the summary line, which the counts, item versions
     /// upstream changed, do not tell).
     package var undone: Int = 0
+    /// Collections no longer in the settings whose items the snapshot deletes (a fetch's): named
+    /// in the summary with their counts, with no trailers (nothing is mirrored of them any more).
+    package var dropped: [String] = []
 
     package init(verb: String, upstream: String, collections: [(name: String, watermark: String)],
                 counts: ChangeCounts, perCollection: [String: ChangeCounts] = [:], items: Int,
@@ -85,9 +88,6 @@ package struct SnapshotMessage: Sendable, Equatable {
 
     /// The full commit message.
     package func render() -> String {
-        // A collection no longer mirrored whose items this snapshot deleted is named too (its
-        // counts are in the totals), but has no trailers: nothing is mirrored of it any more.
-        let dropped = perCollection.filter { name, counts in counts.total > 0 && !collections.contains { $0.name == name } }.keys.sorted()
         let names = collections.map(\.name) + dropped
         var text = "\(verb) \(names.joined(separator: ", ")): \(counts.summary)\(Self.undid(undone))\n"
         if names.count > 1 {

@@ -311,10 +311,11 @@ struct DocumentedOutputTests {
             let script = """
                 set -e; c() { git -c user.name=u -c user.email=e commit -q "$@"; }
                 printf 'x\\n' > 'sp ace.txt'; printf 'y\\n' > $'caf\\303\\251 s.txt'; echo 'echo hi' > run.sh; echo one > f.txt
+                printf 'a\\0b\\n' > bin.dat
                 git add -A; c -m own1
-                printf 'x2\\n' > 'sp ace.txt'; rm $'caf\\303\\251 s.txt'; chmod +x run.sh; echo two > f.txt
+                printf 'x2\\n' > 'sp ace.txt'; rm $'caf\\303\\251 s.txt'; chmod +x run.sh; echo two > f.txt; printf 'zz\\0b\\n' > bin.dat
                 git add -A; c -m own2
-                chmod -x run.sh; echo one > f.txt
+                chmod -x run.sh; echo one > f.txt; printf 'a\\0b\\n' > bin.dat
                 """
             #expect(try await CLI.run("/bin/bash", ["-c", script], in: mirror).status == 0)
             for arguments in [["HEAD~1", "HEAD"], ["HEAD~2", "HEAD"], ["--name-status", "HEAD~1"], ["--numstat", "HEAD~1"], ["HEAD~1"], ["HEAD"]] {
@@ -326,7 +327,7 @@ struct DocumentedOutputTests {
             // Put back: only the files that still differ from own1 are listed, and none from own2's
             // version of run.sh and f.txt.
             #expect(try await CLI.tidemark(["diff", "--name-only", "HEAD~1"], in: mirror).stdout == "\"caf\\303\\251 s.txt\"\nsp ace.txt\n")
-            #expect(try await CLI.tidemark(["diff", "--name-status", "HEAD"], in: mirror).stdout == "M\tf.txt\nM\trun.sh\n")
+            #expect(try await CLI.tidemark(["diff", "--name-status", "HEAD"], in: mirror).stdout == "M\tbin.dat\nM\tf.txt\nM\trun.sh\n")
             try await CLI.git(["checkout", "HEAD~1", "--", "sp ace.txt", "caf\u{e9} s.txt"], in: mirror)
             let exit = try await CLI.tidemark(["diff", "--exit-code", "HEAD~1"], in: mirror)
             #expect(exit.status == 0 && exit.stdout.isEmpty, "\(exit.stdout)")

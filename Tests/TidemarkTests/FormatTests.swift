@@ -223,6 +223,19 @@ struct FormatTests {
         #expect(throws: Manifest.ParseError.self) { try Manifest.parse(Data("# tidemark manifest 9\n".utf8)) }
     }
 
+    /// Only collections a fetch dropped are named as no longer mirrored; counts of another
+    /// collection missing from the trailers (a rollback to before it was added) are not.
+    @Test func snapshotMessagesNameDroppedCollectionsOnly() {
+        var message = SnapshotMessage(
+            verb: "Sync", upstream: "dir:/up", collections: [("a", "none")], counts: ChangeCounts(deleted: 2),
+            perCollection: ["a": ChangeCounts(), "b": ChangeCounts(deleted: 2)], items: 1)
+        #expect(message.render().hasPrefix("Sync a: 0 changed, 0 new, 2 deleted\n\nTidemark-Upstream"), "\(message.render())")
+        message.dropped = ["b"]
+        let text = message.render()
+        #expect(text.hasPrefix("Sync a, b: 0 changed, 0 new, 2 deleted\n\na: no changes\nb: 0 changed, 0 new, 2 deleted (no longer mirrored)\n"), "\(text)")
+        #expect(SnapshotMessage.parse(text)?.collections.map(\.name) == ["a"])
+    }
+
     @Test func snapshotMessagesRoundTripTheirTrailers() {
         var message = SnapshotMessage(
             verb: "Sync", upstream: "docusign:https://demo.docusign.net/restapi/v2.1/accounts/123",

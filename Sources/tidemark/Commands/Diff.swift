@@ -147,7 +147,8 @@ extension TidemarkCommand {
                     }
                     return output.paint(String(text[..<end.upperBound]), "36") + text[end.upperBound...]
                 }
-                if inHeader { return output.paint(text, "1") }
+                // A name's TAB (`+++ b/a b<TAB>`) after the colour's end, as git writes it.
+                if inHeader { return text.hasSuffix("\t") ? output.paint(String(text.dropLast()), "1") + "\t" : output.paint(text, "1") }
                 if text.hasPrefix("+") { return output.green(text) }
                 if text.hasPrefix("-") { return output.red(text) }
                 return text

@@ -72,11 +72,12 @@ extension TidemarkCommand {
                 try await mirror.log(from: revision, limit: limit, alone: alone, items: items, relativeTo: root.path("."))
             }
             if json { emitJSON(snapshots); return }
-            // Nothing on the branch, but the last fetch has it (an item new upstream): say where.
-            if snapshots.isEmpty, !items.isEmpty, revision == nil, !output.quiet,
+            // Nothing in HEAD's history, but the upstream snapshot's has it (an item new upstream,
+            // not synced yet): say where.
+            if snapshots.isEmpty, !items.isEmpty, revision == nil, limit != 0, !output.quiet,
                let fetched = try? await mirror.log(from: "HEAD..upstream", limit: 1, items: items, relativeTo: root.path(".")), !fetched.isEmpty {
-                writeStandardError("No snapshot of the branch changed \(items.count == 1 ? "it" : "them"); snapshots fetched and not yet "
-                                   + "synced did: tidemark log upstream -- \(items.map { terminalSafe($0) }.joined(separator: " "))\n")
+                writeStandardError("No snapshot in HEAD's history changed \(items.count == 1 ? "it" : "them"); one in the upstream "
+                                   + "snapshot's did: tidemark log upstream -- \(items.map { terminalSafe($0) }.joined(separator: " "))\n")
             }
             for snapshot in snapshots {
                 let refs = snapshot.refs.isEmpty ? "" : " (" + snapshot.refs.joined(separator: ", ") + ")"
