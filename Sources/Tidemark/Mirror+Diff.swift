@@ -4,7 +4,7 @@ import Upstreams
 
 /// How `diff` renders its result.
 public enum DiffFormat: Sendable {
-    case patch, stat, nameStatus, nameOnly, numstat
+    case patch, stat, shortstat, nameStatus, nameOnly, numstat
 }
 
 /// What `diff` works out for each changed file beyond its status and path (each costs a read
@@ -115,7 +115,7 @@ extension Mirror {
                 diff = try compare(kept, literally: true)
             }
             let deltas = diff.deltas
-            let counting = detail.contains(.lineCounts) || format == .stat || format == .numstat
+            let counting = detail.contains(.lineCounts) || format == .stat || format == .shortstat || format == .numstat
             let (patch, counts) = try diff.patchAndLineCounts(text: format == .patch, counts: counting)
             // Items named (when asked for) as the newer side holds them, those it deleted as the
             // older side did (whose manifest is read only for them).
@@ -137,6 +137,9 @@ extension Mirror {
             switch format {
             case .patch: text = patch
             case .stat: text = DiffStatText.render(zip(deltas, counts).map { DiffStatText.File(path: $0.path, counts: $1) })
+            case .shortstat:
+                text = deltas.isEmpty ? "" : DiffStatText.summary(files: deltas.count, insertions: counts.map(\.added).reduce(0, +),
+                                                                  deletions: counts.map(\.removed).reduce(0, +))
             case .nameStatus: text = entries.map { "\($0.status)\t\(Quoting.cQuoted(Array($0.path.utf8)))\n" }.joined()
             case .nameOnly:
                 // A path listed twice (a file become a link: deleted, then added) is named once, as git names it.

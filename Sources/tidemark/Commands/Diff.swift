@@ -44,6 +44,9 @@ extension TidemarkCommand {
         @Flag(help: "Show lines added and removed per file, tab-separated, as git's --numstat ('-' for a binary file).")
         var numstat = false
 
+        @Flag(help: "Show only the last line of --stat: files changed, insertions, deletions.")
+        var shortstat = false
+
         @Flag(help: "Exit with 1 when there are differences.")
         var exitCode = false
 
@@ -65,15 +68,18 @@ extension TidemarkCommand {
 
         func validate() throws {
             if nameOnly && nameStatus { throw ValidationError("options '--name-only' and '--name-status' cannot be used together") }
-            // git prints both, one after the other; one rendering is made here.
-            if numstat && stat && !nameOnly && !nameStatus { throw ValidationError("--numstat and --stat together are not supported: give one") }
+            // git prints them one after the other; one rendering is made here.
+            if [numstat, stat, shortstat].filter({ $0 }).count > 1 && !nameOnly && !nameStatus {
+                throw ValidationError("--numstat, --stat and --shortstat together are not supported: give one")
+            }
         }
 
         func run() async throws {
             var revisions = [from, to].compactMap { $0 } + pathOperands
             var items = items
             // As git: the name formats win over the counts (--name-status over --stat).
-            let format: DiffFormat = nameStatus ? .nameStatus : nameOnly ? .nameOnly : numstat ? .numstat : stat ? .stat : .patch
+            let format: DiffFormat = nameStatus ? .nameStatus : nameOnly ? .nameOnly : numstat ? .numstat : stat ? .stat
+                : shortstat ? .shortstat : .patch
             let mirror = try root.openMirror()
             // As git: without `--`, arguments from the first that is no revision on are paths when
             // each is a file or folder there, or looks like a pathspec (`tidemark diff items/a.json`,
