@@ -733,6 +733,9 @@ struct BranchSafetyTests {
             try await CLI.git(["add", "-A"], in: mirror)
             try await CLI.git(["-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "later"], in: mirror)
             let later = try await Self.rev("HEAD", in: mirror)
+            // A commit of the user's is called a commit, as `log` heads it, not a snapshot.
+            let atOwn = try await CLI.tidemark(["rollback", "HEAD"], in: mirror)
+            #expect(atOwn.status == 0 && atOwn.stdout.hasPrefix("Already at commit \(later.prefix(7))"), "\(atOwn.stdout) \(atOwn.stderr)")
             let forced = try await CLI.tidemark(["rollback", "HEAD~4", "--hard", "--force", "--json"], in: mirror)
             #expect(forced.status == 0, "\(forced.stderr)")
             let dropped = try JSONSerialization.jsonObject(with: Data(forced.stdout.utf8)) as? [String: Any]

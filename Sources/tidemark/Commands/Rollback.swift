@@ -44,13 +44,16 @@ extension TidemarkCommand {
             if json {
                 emitJSON(RollbackJSON(report, hard: hard))
             } else if !output.quiet {
+                // A commit of your own (no tidemark trailers) is called so, as `log` heads it.
+                let shown = try? await mirror.log(from: report.restored.hex, limit: 1).first
+                let word = shown.map { $0.items == nil && $0.collections.isEmpty } == true ? "commit" : "snapshot"
                 if report.current == report.previous {
-                    emit("Already at snapshot \(report.restored.short())\(hard ? "" : "'s contents"); nothing to do.\n")
+                    emit("Already at \(word) \(report.restored.short())\(hard ? "" : "'s contents"); nothing to do.\n")
                 } else {
                     let files = (report.paths.count == 1 ? "1 file changed" : "\(report.paths.count) files changed")
                         + SnapshotMessage.undid(report.undoneOwnPaths.count)
-                    emit(hard ? "Reset the branch to snapshot \(report.restored.short()) (\(files)).\n"
-                              : "Restored snapshot \(report.restored.short()) (\(files)); now at \(report.current.short()).\n")
+                    emit(hard ? "Reset the branch to \(word) \(report.restored.short()) (\(files)).\n"
+                              : "Restored \(word) \(report.restored.short()) (\(files)); now at \(report.current.short()).\n")
                     if !report.droppedOwnCommits.isEmpty {
                         emit("Took your own commits off the branch (--force; 'git reset --hard ORIG_HEAD' puts them back):\n"
                              + report.droppedOwnCommits.map { "\t\(terminalSafe($0))\n" }.joined())
