@@ -127,9 +127,7 @@ public final class Diff {
             var patch: OpaquePointer?
             guard git_patch_from_diff(&patch, pointer, index) == 0, let patch else { git_error_clear(); continue }
             defer { git_patch_free(patch) }
-            guard let loaded = git_patch_get_delta(patch)?.pointee, loaded.new_file.flags & GIT_DIFF_FLAG_VALID_ID.rawValue != 0 else { continue }
-            (old, new) = (loaded.old_file.id, loaded.new_file.id)
-            if loaded.old_file.mode == loaded.new_file.mode, git_oid_equal(&old, &new) != 0 { unchanged.insert(String(cString: path)) }
+            if Self.isUnchangedOnceLoaded(patch) { unchanged.insert(String(cString: path)) }
         }
         return unchanged
     }
@@ -176,8 +174,10 @@ public final class Diff {
                 try check(git_patch_to_buf(&buffer, patch), "git_patch_to_buf")
                 if let start = buffer.ptr {
                     let text = UnsafeRawBufferPointer(start: start, count: buffer.size)
-                    if let delta = git_patch_get_delta(patch)?.pointee, Self.hasSpace(delta.old_file.path) || Self.hasSpace(delta.new_file.path) {
-                        Self.appendTabbingNames(text, old: Self.hasSpace(delta.old_file.path), new: Self.hasSpace(delta.new_file.path), to: &bytes)
+                    let delta = git_patch_get_delta(patch)?.pointee
+                    let (oldSpace, newSpace) = (Self.hasSpace(delta?.old_file.path), Self.hasSpace(delta?.new_file.path))
+                    if oldSpace || newSpace {
+                        Self.appendTabbingNames(text, old: oldSpace, new: newSpace, to: &bytes)
                     } else {
                         bytes.append(contentsOf: text)
                     }
@@ -212,14 +212,15 @@ public final class Diff {
         }
     }
 
-    /// True for a patch of no change: the same mode and contents on both sides once its files
-    /// were read (libgit2 listed it for stat data or an index-only mode).
+    /// True for a patch of no change: the same mode and object on both sides once its files
+    /// were read and hashed (libgit2 listed it for stat data or an index-only mode), binary
+    /// files too; a file it could not hash (binary by its attributes, not loaded) is a change.
     private static func isUnchangedOnceLoaded(_ patch: OpaquePointer) -> Bool {
         guard let delta = git_patch_get_delta(patch)?.pointee else { return false }
         if delta.status == GIT_DELTA_UNMODIFIED { return true }
         var (old, new) = (delta.old_file.id, delta.new_file.id)
-        return delta.status == GIT_DELTA_MODIFIED && git_patch_num_hunks(patch) == 0 && delta.old_file.mode == delta.new_file.mode
-            && delta.flags & GIT_DIFF_FLAG_BINARY.rawValue == 0 && git_oid_equal(&old, &new) != 0
+        return delta.status == GIT_DELTA_MODIFIED && delta.old_file.mode == delta.new_file.mode
+            && delta.new_file.flags & GIT_DIFF_FLAG_VALID_ID.rawValue != 0 && git_oid_equal(&old, &new) != 0
     }
 
     /// The diff whose patches are made: this one, or the one made again with the working tree

@@ -201,12 +201,9 @@ extension Mirror {
     /// The file of the item `name` (`collection/id`) in the first of `trees` whose manifest
     /// lists it; nil when none does.
     func itemFilePath(_ name: String, trees: [ObjectID]) throws(MirrorError) -> String? {
-        let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
-        guard parts.count == 2, CollectionName.isValid(parts[0]) else { return nil }
+        guard let (collection, id) = Mirror.itemName(name) else { return nil }
         for tree in trees {
-            if let entry = try collectionManifest(parts[0], in: tree).entry(for: ItemID(parts[1])) {
-                return "\(parts[0])/\(entry.path)"
-            }
+            if let entry = try collectionManifest(collection, in: tree).entry(for: id) { return "\(collection)/\(entry.path)" }
         }
         return nil
     }

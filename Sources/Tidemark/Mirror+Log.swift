@@ -28,6 +28,10 @@ public struct SnapshotInfo: Sendable, Codable, Equatable {
     public var refs: [String]
     /// With `log -- <item or path>...`: what the snapshot changed of those; nil without.
     public var changes: [SnapshotChange]?
+
+    /// True for a commit of the user's own (no tidemark trailers), which git and `log` head
+    /// `commit`, not `snapshot`.
+    public var isOwnCommit: Bool { items == nil && collections.isEmpty }
 }
 
 extension Mirror {

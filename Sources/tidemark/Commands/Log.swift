@@ -82,7 +82,7 @@ extension TidemarkCommand {
             for snapshot in snapshots {
                 let refs = snapshot.refs.isEmpty ? "" : " (" + snapshot.refs.joined(separator: ", ") + ")"
                 // A commit of your own (no tidemark trailers) is headed as git heads it.
-                let word = snapshot.items == nil && snapshot.collections.isEmpty ? "commit" : "snapshot"
+                let word = snapshot.isOwnCommit ? "commit" : "snapshot"
                 emit(output.yellow("\(word) \(snapshot.commit)") + refs + "\n")
                 emit("Date:      \(snapshot.date)\n")
                 if let items = snapshot.items { emit("Items:     \(items)\n") }

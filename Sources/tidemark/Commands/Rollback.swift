@@ -45,8 +45,7 @@ extension TidemarkCommand {
                 emitJSON(RollbackJSON(report, hard: hard))
             } else if !output.quiet {
                 // A commit of your own (no tidemark trailers) is called so, as `log` heads it.
-                let shown = try? await mirror.log(from: report.restored.hex, limit: 1).first
-                let word = shown.map { $0.items == nil && $0.collections.isEmpty } == true ? "commit" : "snapshot"
+                let word = (try? await mirror.log(from: report.restored.hex, limit: 1).first?.isOwnCommit) == true ? "commit" : "snapshot"
                 if report.current == report.previous {
                     emit("Already at \(word) \(report.restored.short())\(hard ? "" : "'s contents"); nothing to do.\n")
                 } else {
