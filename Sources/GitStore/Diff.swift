@@ -340,6 +340,17 @@ extension Repository {
     /// True when a `.gitattributes` is in `workdir` or in a folder on the way to one of `paths`
     /// (bytes: a folder's name need not be UTF-8).
     static func attributeFileApplies(in workdir: String, to paths: [[UInt8]]) -> Bool {
+        let root = Array(workdir.utf8)
+        return foldersOnTheWay(to: paths).contains { folder in
+            var info = stat()
+            return attributesPath(in: folder, under: root).withUnsafeBufferPointer {
+                lstat(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), &info)
+            } == 0
+        }
+    }
+
+    /// The top folder (empty) and every folder holding one of `paths`, or a folder of one.
+    static func foldersOnTheWay(to paths: [[UInt8]]) -> Set<ArraySlice<UInt8>> {
         var folders: Set<ArraySlice<UInt8>> = [[]]
         for path in paths {
             var end = path.endIndex
@@ -348,12 +359,12 @@ extension Repository {
                 end = slash
             }
         }
-        let root = Array(workdir.utf8)
-        return folders.contains { folder in
-            var info = stat()
-            let file = root + folder + (folder.isEmpty ? [] : [UInt8(ascii: "/")]) + Array(".gitattributes".utf8) + [0]
-            return file.withUnsafeBufferPointer { lstat(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), &info) } == 0
-        }
+        return folders
+    }
+
+    /// `<root><folder>/.gitattributes` as a C string (`root` empty or ending in `/`).
+    static func attributesPath(in folder: ArraySlice<UInt8>, under root: [UInt8] = []) -> [UInt8] {
+        root + folder + (folder.isEmpty ? [] : [UInt8(ascii: "/")]) + Array(".gitattributes".utf8) + [0]
     }
 
     /// The paths whose index entries differ from tree `old` (staged changes, `git diff --cached

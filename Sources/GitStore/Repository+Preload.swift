@@ -16,7 +16,7 @@ extension Repository {
     /// - Parameters:
     ///   - paths: exact paths to compare; empty compares every path.
     ///   - refreshingIndex: when every path is compared, record in the index the stat data of the
-    ///     files found unchanged after all, as `git status` does (``refreshIndex(_:readAs:workdir:)``),
+    ///     files found unchanged after all, as `git status` does (``refreshIndex(_:readAs:workdir:filtersKnownAbsent:whileLocked:)``),
     ///     so that the next run need not read them again. Only what `git status` would run with:
     ///     never a sync's own check, which writes the index itself.
     ///   - whileLocked: called while the refresh holds the index lock (a test's pause point).
@@ -32,8 +32,7 @@ extension Repository {
             let handle = try Repository.open(at: workdir, search: false)
             try memo?.attach(to: handle)
             git_repository_set_index(handle.pointer, entries)
-            var unchanged: [StatMismatch] = []
-            return try handle.diffTreeToWorkdir(old, index: entries, paths: paths, workdir: workdir, unchanged: &unchanged)
+            return try handle.diffTreeToWorkdir(old, index: entries, paths: paths, workdir: workdir).diff
         }
         // The file libgit2 reads, known by its stat data (a new index is renamed into place).
         let indexPath = gitDirectory + "index"
@@ -42,20 +41,21 @@ extension Repository {
         defer { git_index_free(index) }
         try check(git_index_read(index, 0), "git_index_read")
         let read = IndexFile.identity(at: indexPath)
-        var unchanged: [StatMismatch] = []
-        let diff = try diffTreeToWorkdir(old, index: index, paths: paths, workdir: workdir, unchanged: &unchanged)
+        let compared = try diffTreeToWorkdir(old, index: index, paths: paths, workdir: workdir)
         if refreshingIndex, paths.isEmpty, let read, read == before {
-            refreshIndex(unchanged, readAs: read, workdir: workdir, whileLocked: whileLocked)
+            refreshIndex(compared.unchanged, readAs: read, workdir: workdir, filtersKnownAbsent: compared.plainlyHashed,
+                         whileLocked: whileLocked)
         }
-        return diff
+        return compared.diff
     }
 
-    /// ``diffTreeToWorkdirPreloaded(_:paths:)`` with this handle's index `index`. `unchanged` gets
-    /// the files whose stat data differ from their entry (or are racily clean) but whose contents
-    /// libgit2 found unchanged, neither staged nor changed in the second before the pass or
-    /// since: the stat data the index can take for them.
-    private func diffTreeToWorkdir(_ old: ObjectID, index: OpaquePointer, paths: [String], workdir: String,
-                                   unchanged: inout [StatMismatch]) throws(GitError) -> Diff {
+    /// ``diffTreeToWorkdirPreloaded(_:paths:)`` with this handle's index `index`; with it, the
+    /// files whose stat data differ from their entry (or are racily clean) but whose contents
+    /// were found unchanged, neither staged nor changed in the second before the pass or since
+    /// (the stat data the index can take for them), and whether the files were hashed without
+    /// filters because none applies (``hashesPlainly(_:index:)``).
+    func diffTreeToWorkdir(_ old: ObjectID, index: OpaquePointer, paths: [String], workdir: String)
+        throws(GitError) -> (diff: Diff, unchanged: [StatMismatch], plainlyHashed: Bool) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let staged = try stagedPaths(old, index: index, paths: paths)
@@ -70,27 +70,30 @@ extension Repository {
             positions = found.sorted()
         }
         let pass = IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory)
-        let mismatches = pass.run(positions: positions)
-        candidates.formUnion(mismatches.lazy.map(\.path))
-        guard !candidates.isEmpty else {
-            // Nothing may differ: an empty diff, without asking libgit2 to walk anything.
-            return try diffTrees(nil, nil)
-        }
-        let diff = try diffTreeToWorkdir(old, paths: candidates.sorted())
+        var mismatches = pass.run(positions: positions)
+        // Many files touched but perhaps unchanged (copied, restored, `touch`ed): with no filter
+        // to apply, their bytes are hashed here, on every core, and only those that differ
+        // from their entry go to libgit2 (which looks up each file's attributes to hash it).
+        let plainlyHashed = mismatches.count >= Repository.plainHashingThreshold
+            && hashesPlainly(mismatches.map { pass.pathBytes(at: $0.position) }, index: index)
+        if plainlyHashed { pass.compareContents(&mismatches) }
+        candidates.formUnion(mismatches.lazy.filter { !$0.holdsEntry }.map(\.path))
+        // Nothing may differ: an empty diff, without asking libgit2 to walk anything.
+        let diff = try candidates.isEmpty ? diffTrees(nil, nil) : diffTreeToWorkdir(old, paths: candidates.sorted())
         // Unchanged after all: not in the diff, not staged (the index's blob is HEAD's, so the
         // file holds the index's blob), a regular file whose times are at least a second older
         // than the pass: an edit after the pass then changes them, even to git comparing whole
         // seconds (and the file system's clock, which may lag this one by a few ms).
         let differing = Set(staged).union(diff.deltas.lazy.map(\.path))
-        unchanged = mismatches.filter { mismatch in
+        let unchanged = mismatches.filter { mismatch in
             guard let info = mismatch.info, info.st_mode & S_IFMT == S_IFREG, info.st_mtim.tv_sec < now.tv_sec - 1,
                   info.st_ctim.tv_sec < now.tv_sec - 1 else { return false }
             return !differing.contains(mismatch.path)
         }
-        return diff
+        return (diff, unchanged, plainlyHashed)
     }
 
-    /// The text of the index lock ``refreshIndex(_:readAs:workdir:whileLocked:)`` holds:
+    /// The text of the index lock ``refreshIndex(_:readAs:workdir:filtersKnownAbsent:whileLocked:)`` holds:
     /// `tidemark status <pid> <nonce>`.
     static func statusIndexLockToken(pid: Int32, nonce: UInt64) -> String { "tidemark status \(pid) \(nonce)" }
 
@@ -116,7 +119,11 @@ extension Repository {
     /// status` in the background), or when the file cannot be spliced; an entry marked
     /// assume-unchanged, or whose path has a filter driver, is left as it is. A failure is
     /// ignored: the refresh only saves time.
-    func refreshIndex(_ files: [StatMismatch], readAs read: [Int], workdir: String, whileLocked: () -> Void = {}) {
+    ///
+    /// - Parameter filtersKnownAbsent: true when no attributes file applies to `files`
+    ///   (``hashesPlainly(_:index:)``): their filter attributes are not looked up one by one.
+    func refreshIndex(_ files: [StatMismatch], readAs read: [Int], workdir: String, filtersKnownAbsent: Bool = false,
+                      whileLocked: () -> Void = {}) {
         guard !files.isEmpty, Repository.optionalLocksAllowed else { return }
         let token = Repository.statusIndexLockToken(pid: getpid(), nonce: UInt64.random(in: 0 ... .max))
         // Ctrl-C meanwhile removes the lock (and the file being written), as git's would.
@@ -128,7 +135,7 @@ extension Repository {
         for mismatch in files {
             guard let info = mismatch.info, let position = file.position(of: mismatch.path),
                   var entry = try? file.withEntry(at: position, { $0 }), entry.flags & 0x8000 == 0,
-                  !hasFilterAttribute(mismatch.path) else { continue }
+                  filtersKnownAbsent || !hasFilterAttribute(mismatch.path) else { continue }
             let fresh = Repository.indexEntry(info, blob: entry.id)
             (entry.ctime, entry.mtime, entry.dev, entry.ino) = (fresh.ctime, fresh.mtime, fresh.dev, fresh.ino)
             (entry.uid, entry.gid, entry.file_size) = (fresh.uid, fresh.gid, fresh.file_size)
@@ -188,6 +195,10 @@ extension Repository {
 struct StatMismatch {
     let path: String
     let info: stat?
+    /// The entry's position in the index the pass read.
+    var position = 0
+    /// True once the file's bytes were found to be the entry's blob (``IndexStatPass/compareContents(_:)``).
+    var holdsEntry = false
 }
 
 /// One pass of `lstat`s over the index entries, on all cores: the paths whose working-tree file
@@ -220,32 +231,57 @@ private struct IndexStatPass {
     /// The entries among those at `positions` that may differ.
     private func check(_ positions: some Sequence<Int>) -> [StatMismatch] {
         var dirty: [StatMismatch] = []
-        var folder: [UInt8] = []
-        var folderFD: Int32 = -1
-        defer { if folderFD >= 0 { close(folderFD) } }
+        var folders = FolderCursor(workdir: workdir)
         for position in positions {
             guard let entry = git_index_get_byindex(index, position), let path = entry.pointee.path else { continue }
             // Outside a sparse checkout's cone (skip-worktree): no file expected, none compared,
             // as git compares none.
             if entry.pointee.flags_extended & UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue) != 0 { continue }
-            let length = strlen(path)
-            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(path).assumingMemoryBound(to: UInt8.self), count: length)
-            let slash = bytes.lastIndex(of: UInt8(ascii: "/"))
-            let parent = slash.map { bytes[..<$0] } ?? bytes[..<0]
-            if folderFD < 0 || !parent.elementsEqual(folder) {
-                if folderFD >= 0 { close(folderFD) }
-                folder = Array(parent)
-                folderFD = open(workdir + String(decoding: folder, as: UTF8.self), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            }
             var info = stat()
-            let name = slash.map { path + $0 + 1 } ?? path
-            if folderFD < 0 || fstatat(folderFD, name, &info, AT_SYMLINK_NOFOLLOW) != 0 {
-                dirty.append(StatMismatch(path: String(cString: path), info: nil))
+            let (folder, name) = folders.open(path)
+            if folder < 0 || fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) != 0 {
+                dirty.append(StatMismatch(path: String(cString: path), info: nil, position: position))
             } else if !matches(entry.pointee, info) {
-                dirty.append(StatMismatch(path: String(cString: path), info: info))
+                dirty.append(StatMismatch(path: String(cString: path), info: info, position: position))
             }
         }
         return dirty
+    }
+
+    /// The path of the entry at `position`, as its bytes.
+    func pathBytes(at position: Int) -> [UInt8] {
+        guard let path = git_index_get_byindex(index, position)?.pointee.path else { return [] }
+        return Array(UnsafeBufferPointer(start: UnsafeRawPointer(path).assumingMemoryBound(to: UInt8.self), count: strlen(path)))
+    }
+
+    /// Marks the `mismatches` whose files hold their entry's blob, hashing their bytes as they
+    /// are, on every core: only right where no filter applies (``Repository/hashesPlainly(_:index:)``).
+    /// Compared are regular files of the entry's mode and size (a size it recorded), entries
+    /// of no merge stage, up to 64 MiB; a file that changes while it is read stays unmarked,
+    /// for libgit2.
+    func compareContents(_ mismatches: inout [StatMismatch]) {
+        let found = mismatches
+        let marked = concurrentChunks(found.count, parallelFrom: 64, chunksPerCore: 8) { range in
+            var folders = FolderCursor(workdir: workdir)
+            var buffer: [UInt8] = []
+            return found[range].indices.filter { at in
+                guard let info = found[at].info, let entry = git_index_get_byindex(index, found[at].position),
+                      let path = entry.pointee.path, entry.pointee.flags & 0x3000 == 0,
+                      info.st_mode & S_IFMT == S_IFREG, info.st_size <= Repository.plainHashingLargestFile,
+                      entry.pointee.mode == (info.st_mode & 0o100 != 0 ? 0o100755 : 0o100644),
+                      entry.pointee.file_size == 0 || entry.pointee.file_size == UInt32(truncatingIfNeeded: info.st_size)
+                else { return false }
+                let (folder, name) = folders.open(path)
+                var id = git_oid()
+                let size = Int(info.st_size)
+                guard folder >= 0, FolderCursor.read(name, in: folder, size: size, into: &buffer),
+                      buffer.withUnsafeBytes({ git_odb_hash(&id, $0.baseAddress, size, GIT_OBJECT_BLOB) }) == 0
+                else { return false }
+                var recorded = entry.pointee.id
+                return git_oid_equal(&id, &recorded) != 0
+            }
+        }
+        for at in marked { mismatches[at].holdsEntry = true }
     }
 
     /// True when `info` is the stat data `entry` recorded and the entry is not racily clean:
@@ -265,5 +301,52 @@ private struct IndexStatPass {
         guard let stamp else { return false }
         let mtime = info.st_mtim
         return mtime.tv_sec < stamp.tv_sec || (mtime.tv_sec == stamp.tv_sec && mtime.tv_nsec < stamp.tv_nsec)
+    }
+}
+
+/// The working-tree folder of the entries a pass visits in order, kept open while they share it:
+/// each file is then found relative to it (`fstatat`, `openat`), not by its whole path.
+private struct FolderCursor: ~Copyable {
+    let workdir: String
+    private var folder: [UInt8] = []
+    private var descriptor: Int32 = -1
+
+    init(workdir: String) {
+        self.workdir = workdir
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// The open folder holding `path` (a descriptor below 0 when it cannot be opened) and the
+    /// file's name in it.
+    mutating func open(_ path: UnsafePointer<CChar>) -> (folder: Int32, name: UnsafePointer<CChar>) {
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(path).assumingMemoryBound(to: UInt8.self), count: strlen(path))
+        let slash = bytes.lastIndex(of: UInt8(ascii: "/"))
+        let parent = slash.map { bytes[..<$0] } ?? bytes[..<0]
+        if descriptor < 0 || !parent.elementsEqual(folder) {
+            if descriptor >= 0 { close(descriptor) }
+            folder = Array(parent)
+            descriptor = Foundation.open(workdir + String(decoding: folder, as: UTF8.self), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }
+        return (descriptor, slash.map { path + $0 + 1 } ?? path)
+    }
+
+    /// Reads the regular file `name` of `folder` into `buffer` (grown as needed): true when it
+    /// held exactly `size` bytes (not a link, not grown or cut meanwhile).
+    static func read(_ name: UnsafePointer<CChar>, in folder: Int32, size: Int, into buffer: inout [UInt8]) -> Bool {
+        let file = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard file >= 0 else { return false }
+        defer { close(file) }
+        if buffer.count < size + 1 { buffer = [UInt8](repeating: 0, count: max(size + 1, 2 * buffer.count)) }
+        var total = 0
+        while total <= size {
+            let count = buffer.withUnsafeMutableBytes { Foundation.read(file, $0.baseAddress! + total, size + 1 - total) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            total += count
+        }
+        return total == size
     }
 }

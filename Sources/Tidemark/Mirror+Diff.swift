@@ -93,6 +93,9 @@ extension Mirror {
                 if let newTree {
                     return try repository.diffTrees(oldTree, newTree, paths: paths, literally: literally, attributesFromIndex: false)
                 }
+                // The whole working tree: checked by stat on every core first, libgit2 comparing
+                // only the files that may differ.
+                if paths.isEmpty { return try repository.diffTreeToWorkdirPreloaded(oldTree) }
                 return try repository.diffTreeToWorkdir(oldTree, paths: paths, literally: literally)
             }
             var diff = try compare(paths)

@@ -1,3 +1,4 @@
+import CLibGit2
 import Foundation
 @testable import GitStore
 import Testing
@@ -55,6 +56,85 @@ struct PreloadTests {
             let limited = letters(try repository.diffTreeToWorkdirPreloaded(tree, paths: some))
             #expect(limited == letters(try repository.diffTreeToWorkdir(tree, paths: some)))
             #expect(limited.count == 4)
+        }
+    }
+
+    /// Many files touched (copied, restored), a few changed: with no attributes file and
+    /// `core.autocrlf` false, their bytes are hashed on every core and only those that differ
+    /// reach libgit2; with an attribute source anywhere libgit2 reads one for them (`info/attributes`,
+    /// a `.gitattributes` on their way in the working tree or only in the index, the user's
+    /// `core.attributesFile`) or `core.autocrlf`, libgit2 hashes them through its filters. The
+    /// answer is libgit2's full diff's either way: the files hold CRLF line ends, so a `text`
+    /// attribute makes every touched file differ from its blob, as git says too.
+    @Test func touchedFilesAreHashedAsBytesOnlyWhereNoFilterCanApply() async throws {
+        try await withScratch { path in
+            let root = path + "/repo"
+            let repository = try Repository.create(at: root)
+            func name(_ i: Int) -> String { String(format: "items/%02d/item-%05d.txt", i % 10, i) }
+            var updates: [TreeUpdate] = []
+            for i in 0..<300 { updates.append(.upsert(path: name(i), blob: try repository.writeBlob(Data("n \(i)\r\n".utf8)))) }
+            let tree = try repository.updateTree(nil, updates.sorted { $0.path < $1.path })
+            try repository.resetIndex(to: tree)
+            try repository.checkout(tree: tree, baseline: nil, strategy: .force)
+            let touched = Array(stride(from: 0, to: 300, by: 5))
+            for i in touched {
+                var past = [timespec(tv_sec: time(nil) - 100, tv_nsec: 0), timespec(tv_sec: time(nil) - 100, tv_nsec: 0)]
+                #expect(utimensat(AT_FDCWD, root + "/" + name(i), &past, 0) == 0)
+            }
+            try Data("n X\r\n".utf8).write(to: URL(fileURLWithPath: root + "/" + name(5)))        // same size
+            try Data("n 10, edited\r\n".utf8).write(to: URL(fileURLWithPath: root + "/" + name(10)))
+            #expect(chmod(root + "/" + name(15), 0o755) == 0)
+            try FileManager.default.removeItem(atPath: root + "/" + name(25))
+            let changed = ["M " + name(5), "M " + name(10), "M " + name(15), "D " + name(25)].sorted()
+
+            /// The preloaded comparison on a fresh handle (settings and attributes read anew),
+            /// and libgit2's full diff: both as sorted `<letter> <path>` lines.
+            func compare() throws -> (preloaded: [String], full: [String], plainly: Bool) {
+                let handle = try Repository.open(at: root)
+                var index: OpaquePointer?
+                #expect(git_repository_index(&index, handle.pointer) == 0)
+                defer { git_index_free(index) }
+                let compared = try handle.diffTreeToWorkdir(tree, index: try #require(index), paths: [], workdir: root + "/")
+                func letters(_ diff: Diff) -> [String] { diff.deltas.map { "\($0.status.letter) \($0.path)" }.sorted() }
+                return (letters(compared.diff), letters(try handle.diffTreeToWorkdir(tree)), compared.plainlyHashed)
+            }
+            let plain = try compare()
+            #expect(plain.plainly)
+            #expect(plain.preloaded == changed)
+            #expect(plain.full == changed)
+
+            func attributes(at file: String) throws {
+                try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try Data("*.txt text\n".utf8).write(to: URL(fileURLWithPath: file))
+            }
+            let variants: [(String, () throws -> Void, () throws -> Void)] = [
+                ("info/attributes", { try attributes(at: root + "/.git/info/attributes") },
+                 { try FileManager.default.removeItem(atPath: root + "/.git/info/attributes") }),
+                (".gitattributes in a folder", { try attributes(at: root + "/items/05/.gitattributes") },
+                 { try FileManager.default.removeItem(atPath: root + "/items/05/.gitattributes") }),
+                (".gitattributes only in the index", {
+                    try attributes(at: root + "/items/05/.gitattributes")
+                    _ = try git(["add", "items/05/.gitattributes"], in: root)
+                    try FileManager.default.removeItem(atPath: root + "/items/05/.gitattributes")
+                }, { _ = try git(["rm", "--cached", "-q", "items/05/.gitattributes"], in: root) }),
+                ("core.attributesFile", {
+                    try attributes(at: path + "/user-attributes")
+                    try repository.setConfig("core.attributesFile", path + "/user-attributes")
+                }, { try repository.removeConfig("core.attributesFile") }),
+                ("core.autocrlf", { try repository.setConfig("core.autocrlf", "true") }, { try repository.removeConfig("core.autocrlf") }),
+            ]
+            for (label, add, remove) in variants {
+                try add()
+                let filtered = try compare()
+                #expect(!filtered.plainly, "\(label)")
+                #expect(filtered.preloaded == filtered.full, "\(label)")
+                if label != "core.autocrlf" {
+                    // Every touched file of the folders the attribute covers differs once filtered.
+                    #expect(filtered.full.count > changed.count + 4, "\(label)")
+                }
+                try remove()
+                #expect(try compare().plainly, "\(label) removed")
+            }
         }
     }
 

@@ -64,15 +64,19 @@ public enum Library {
     /// without `-H` leaves it) is skipped, as git skips it (with a warning), instead of failing
     /// every repository libgit2 opens ("failed to stat '/root/.gitconfig'").
     private static func skipUnreachableGlobalConfig() {
-        var buffer = git_buf()
-        guard tidemark_config_search_path(GIT_CONFIG_LEVEL_GLOBAL, &buffer) == 0, let pointer = buffer.ptr else { return }
-        let folders = String(cString: pointer).split(separator: ":").map(String.init)
-        git_buf_dispose(&buffer)
-        let unreachable = folders.contains { folder in
+        let unreachable = searchPath(GIT_CONFIG_LEVEL_GLOBAL).contains { folder in
             var info = stat()
             return stat(folder + "/.gitconfig", &info) != 0 && errno == EACCES
         }
         if unreachable { _ = tidemark_set_config_search_path(GIT_CONFIG_LEVEL_GLOBAL, "") }
+    }
+
+    /// The folders libgit2 searches for the files of `level` (`$HOME` for the global config).
+    static func searchPath(_ level: git_config_level_t) -> [String] {
+        var buffer = git_buf()
+        defer { git_buf_dispose(&buffer) }
+        guard tidemark_config_search_path(level, &buffer) == 0, let pointer = buffer.ptr else { return [] }
+        return String(cString: pointer).split(separator: ":").map(String.init)
     }
 
     /// Makes sure libgit2 is initialised; every entry point of GitStore calls it.
