@@ -116,13 +116,32 @@ public final class Diff {
     /// lists it. Only files whose new object id libgit2 did not work out are read.
     /// A file that cannot be read (no permission, gone meanwhile) counts as changed, as git
     /// counts it; binary files are compared by their object ids.
+    /// Many regular files with no filter that can apply to them are hashed as their bytes are,
+    /// on every core, instead (``Repository/plainBlobIDs(of:)``).
     public func pathsUnchangedOnceLoaded() -> Set<String> {
         var unchanged = Set<String>()
+        var loaded: [(index: Int, path: UnsafePointer<CChar>, old: git_oid)] = []
         for index in 0..<git_diff_num_deltas(pointer) {
             guard let delta = git_diff_get_delta(pointer, index)?.pointee, delta.status == GIT_DELTA_MODIFIED,
                   delta.old_file.mode == delta.new_file.mode, let path = delta.new_file.path else { continue }
             var (old, new) = (delta.old_file.id, delta.new_file.id)
             if delta.new_file.flags & GIT_DIFF_FLAG_VALID_ID.rawValue != 0, git_oid_equal(&old, &new) == 0 { continue }
+            loaded.append((index, path, old))
+        }
+        let regular = loaded.allSatisfy { entry in
+            let mode = git_diff_get_delta(pointer, entry.index)?.pointee.new_file.mode
+            return mode == UInt16(GIT_FILEMODE_BLOB.rawValue) || mode == UInt16(GIT_FILEMODE_BLOB_EXECUTABLE.rawValue)
+        }
+        if loaded.count >= Repository.plainHashingThreshold, regular,
+           let ids = repository.plainBlobIDs(of: loaded.map { Array(UnsafeRawBufferPointer(start: $0.path, count: strlen($0.path))) }) {
+            for (entry, id) in zip(loaded, ids) {
+                guard var id else { continue }  // unreadable: changed, as git counts it
+                var old = entry.old
+                if git_oid_equal(&id, &old) != 0 { unchanged.insert(String(cString: entry.path)) }
+            }
+            return unchanged
+        }
+        for (index, path, _) in loaded {
             // Loading the file hashes it (as the index would store it).
             var patch: OpaquePointer?
             guard git_patch_from_diff(&patch, pointer, index) == 0, let patch else { git_error_clear(); continue }

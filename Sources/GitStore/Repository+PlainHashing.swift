@@ -36,6 +36,28 @@ extension Repository {
         return !otherAttributeFileExists
     }
 
+    /// The blob ids of the working-tree files at `paths` (regular files), hashed as their bytes
+    /// are on every core, or nil when a filter may apply to them (``hashesPlainly(_:index:)``):
+    /// libgit2 would then look up each file's attributes. A file that cannot be read has none.
+    func plainBlobIDs(of paths: [[UInt8]]) -> [git_oid?]? {
+        guard let workdir, let index = try? makeHandle("git_repository_index", { git_repository_index(&$0, pointer) })
+        else { return nil }
+        defer { git_index_free(index) }
+        guard hashesPlainly(paths, index: index) else { return nil }
+        let root = Array(workdir.utf8)
+        return concurrentChunks(paths.count, parallelFrom: 64) { range in
+            paths[range].map { path -> git_oid? in
+                var id = git_oid()
+                let file = root + path + [0]
+                let rc = file.withUnsafeBufferPointer {
+                    git_odb_hashfile(&id, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), GIT_OBJECT_BLOB)
+                }
+                if rc != 0 { git_error_clear() }
+                return rc == 0 ? id : nil
+            }
+        }
+    }
+
     /// `core.autocrlf` unset or set to false (`true` and `input` convert line ends of text files
     /// that no attribute marks); a value that cannot be read counts as set.
     private var autocrlfIsFalse: Bool {

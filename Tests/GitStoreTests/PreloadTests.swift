@@ -138,6 +138,53 @@ struct PreloadTests {
         }
     }
 
+    /// Files staged, then put back to the tree's contents, are no difference to `git diff <tree>`:
+    /// many of them are found by hashing their bytes on every core when no filter can apply
+    /// (``Repository/plainBlobIDs(of:)``), else by loading each through libgit2's filters. Both
+    /// name what git names, for files stored with CRLF line ends that a `text` attribute changes.
+    @Test func filesPutBackAreFoundByTheirBytesOnlyWhereNoFilterCanApply() async throws {
+        try await withScratch { path in
+            let root = path + "/repo"
+            let repository = try Repository.create(at: root)
+            func name(_ i: Int) -> String { String(format: "items/%02d/item-%05d.txt", i % 10, i) }
+            var updates: [TreeUpdate] = []
+            for i in 0..<300 { updates.append(.upsert(path: name(i), blob: try repository.writeBlob(Data("n \(i)\r\n".utf8)))) }
+            let tree = try repository.updateTree(nil, updates.sorted { $0.path < $1.path })
+            try repository.resetIndex(to: tree)
+            try repository.checkout(tree: tree, baseline: nil, strategy: .force)
+            // Dated back, so that no entry is racily clean (git would rehash every such file).
+            func write(_ i: Int, _ text: String) throws {
+                try Data(text.utf8).write(to: URL(fileURLWithPath: root + "/" + name(i)))
+                var past = [timespec(tv_sec: time(nil) - 100, tv_nsec: 0), timespec(tv_sec: time(nil) - 100, tv_nsec: 0)]
+                #expect(utimensat(AT_FDCWD, root + "/" + name(i), &past, 0) == 0)
+            }
+            for i in 0..<300 { try write(i, "n \(i)\r\n") }
+            // 0..<40 staged; 0..<20 then put back (a longer size than staged, then the same); 40..<50 edited.
+            for i in 0..<40 { try write(i, "staged \(i)\r\n") }
+            _ = try git(["add", "items"], in: root)
+            for i in 0..<20 { try write(i, "n \(i)\r\n") }
+            for i in 20..<40 { try write(i, "staged, then edited \(i)\r\n") }
+            for i in 40..<50 { try write(i, "edited \(i)\r\n") }
+
+            func named(_ plainly: Bool) throws {
+                let handle = try Repository.open(at: root)
+                let diff = try handle.diffTreeToWorkdir(tree)
+                let paths = diff.deltas.map(\.path)
+                #expect((handle.plainBlobIDs(of: paths.map { Array($0.utf8) }) != nil) == plainly)
+                let same = diff.pathsUnchangedOnceLoaded()
+                let differing = paths.filter { !same.contains($0) }
+                let git = try git(["diff", "--name-only", tree.hex], in: root).split(separator: "\n").map(String.init)
+                #expect(differing == git)
+                // Filtered, the CRLF files put back differ from their blobs, as git says.
+                #expect(same == (plainly ? Set((0..<20).map(name)) : []))
+                #expect(differing.count == (plainly ? 30 : 50))
+            }
+            try named(true)
+            try Data("*.txt text\n".utf8).write(to: URL(fileURLWithPath: root + "/.git/info/attributes"))
+            try named(false)
+        }
+    }
+
     /// With `refreshingIndex`, the files found unchanged after all (touched, same bytes) get their
     /// stat data in the index, as `git status` records them, so the next diff need not read them;
     /// an edit whose stat data looks old, and a staged change the working tree undid, are left
