@@ -457,6 +457,24 @@ struct BranchSafetyTests {
         }
     }
 
+    /// A new branch with no commit yet (`git checkout --orphan`): status says how many items the
+    /// sync would check out from the fetched snapshot, and the sync checks them out.
+    @Test func aBranchWithNoCommitYetSaysWhatWaitsUpstream() async throws {
+        try await withScratch { root in
+            let (_, mirror) = try await CrashTests.cloned(2, in: root)
+            try await CLI.git(["checkout", "-q", "--orphan", "fresh"], in: mirror)
+            try await CLI.git(["rm", "-rqf", "--cached", "."], in: mirror)
+            for folder in ["items", ".tidemark"] { try FileManager.default.removeItem(atPath: mirror + "/" + folder) }
+            let status = try await CLI.tidemark(["status", "--exit-code"], in: mirror)
+            #expect(status.status == 1 && status.stdout.contains("No snapshots yet (run 'tidemark sync'): 2 items wait on 'tidemark/upstream'.\n"),
+                    "\(status.stdout)")
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "A  items/i1\nA  items/i2\n")
+            #expect(try await CLI.tidemark(["sync", "-q"], in: mirror).status == 0)
+            #expect(try await CLI.tidemark(["status", "--porcelain"], in: mirror).stdout == "")
+            #expect(FileManager.default.fileExists(atPath: mirror + "/items/i1.json"))
+        }
+    }
+
     @Test func commitsOfTheUsersOwnAreNotUndoneSilently() async throws {
         try await withScratch { root in
             let (upstream, mirror) = try await CrashTests.cloned(2, in: root)

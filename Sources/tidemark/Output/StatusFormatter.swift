@@ -46,7 +46,10 @@ enum StatusFormatter {
         if let lost = report.lostBranch {
             out += "\n" + MirrorError.lostBranch(branch: Mirror.shortBranchName(report.branch), lost).description + "\n"
         } else if report.head == nil {
-            out += "\nNo snapshots yet (run 'tidemark sync').\n"
+            // A new branch (`git checkout --orphan`), or a clone whose first fetch stored some items.
+            let waiting = report.upstream == nil ? 0 : report.behind.total
+            out += "\nNo snapshots yet (run 'tidemark sync')"
+                + (waiting == 0 ? "" : ": \(waiting) item\(waiting == 1 ? " waits" : "s wait") on 'tidemark/upstream'") + ".\n"
         }
         guard report.head != nil else {
             if let left = report.fetchInterrupted {
