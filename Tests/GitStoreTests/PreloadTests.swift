@@ -59,6 +59,26 @@ struct PreloadTests {
         }
     }
 
+    static func crlfName(_ i: Int) -> String { String(format: "items/%02d/item-%05d.txt", i % 10, i) }
+
+    /// 300 files in 10 folders holding CRLF line ends (`n <i>\r\n`), stored, staged and checked out.
+    static func crlfFiles(at root: String) throws -> (Repository, ObjectID) {
+        let repository = try Repository.create(at: root)
+        var updates: [TreeUpdate] = []
+        for i in 0..<300 { updates.append(.upsert(path: crlfName(i), blob: try repository.writeBlob(Data("n \(i)\r\n".utf8)))) }
+        let tree = try repository.updateTree(nil, updates.sorted { $0.path < $1.path })
+        try repository.resetIndex(to: tree)
+        try repository.checkout(tree: tree, baseline: nil, strategy: .force)
+        return (repository, tree)
+    }
+
+    /// Dates `file` 100 s back: its stat data then differs from its entry's, and no entry
+    /// recording it is racily clean.
+    static func backdate(_ file: String) {
+        var past = [timespec(tv_sec: time(nil) - 100, tv_nsec: 0), timespec(tv_sec: time(nil) - 100, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, file, &past, 0) == 0)
+    }
+
     /// Many files touched (copied, restored), a few changed: with no attributes file and
     /// `core.autocrlf` false, their bytes are hashed on every core and only those that differ
     /// reach libgit2; with an attribute source anywhere libgit2 reads one for them (`info/attributes`,
@@ -69,18 +89,9 @@ struct PreloadTests {
     @Test func touchedFilesAreHashedAsBytesOnlyWhereNoFilterCanApply() async throws {
         try await withScratch { path in
             let root = path + "/repo"
-            let repository = try Repository.create(at: root)
-            func name(_ i: Int) -> String { String(format: "items/%02d/item-%05d.txt", i % 10, i) }
-            var updates: [TreeUpdate] = []
-            for i in 0..<300 { updates.append(.upsert(path: name(i), blob: try repository.writeBlob(Data("n \(i)\r\n".utf8)))) }
-            let tree = try repository.updateTree(nil, updates.sorted { $0.path < $1.path })
-            try repository.resetIndex(to: tree)
-            try repository.checkout(tree: tree, baseline: nil, strategy: .force)
-            let touched = Array(stride(from: 0, to: 300, by: 5))
-            for i in touched {
-                var past = [timespec(tv_sec: time(nil) - 100, tv_nsec: 0), timespec(tv_sec: time(nil) - 100, tv_nsec: 0)]
-                #expect(utimensat(AT_FDCWD, root + "/" + name(i), &past, 0) == 0)
-            }
+            let (repository, tree) = try Self.crlfFiles(at: root)
+            let name = Self.crlfName
+            for i in stride(from: 0, to: 300, by: 5) { Self.backdate(root + "/" + name(i)) }
             try Data("n X\r\n".utf8).write(to: URL(fileURLWithPath: root + "/" + name(5)))        // same size
             try Data("n 10, edited\r\n".utf8).write(to: URL(fileURLWithPath: root + "/" + name(10)))
             #expect(chmod(root + "/" + name(15), 0o755) == 0)
@@ -145,18 +156,12 @@ struct PreloadTests {
     @Test func filesPutBackAreFoundByTheirBytesOnlyWhereNoFilterCanApply() async throws {
         try await withScratch { path in
             let root = path + "/repo"
-            let repository = try Repository.create(at: root)
-            func name(_ i: Int) -> String { String(format: "items/%02d/item-%05d.txt", i % 10, i) }
-            var updates: [TreeUpdate] = []
-            for i in 0..<300 { updates.append(.upsert(path: name(i), blob: try repository.writeBlob(Data("n \(i)\r\n".utf8)))) }
-            let tree = try repository.updateTree(nil, updates.sorted { $0.path < $1.path })
-            try repository.resetIndex(to: tree)
-            try repository.checkout(tree: tree, baseline: nil, strategy: .force)
+            let (repository, tree) = try Self.crlfFiles(at: root)
+            let name = Self.crlfName
             // Dated back, so that no entry is racily clean (git would rehash every such file).
             func write(_ i: Int, _ text: String) throws {
                 try Data(text.utf8).write(to: URL(fileURLWithPath: root + "/" + name(i)))
-                var past = [timespec(tv_sec: time(nil) - 100, tv_nsec: 0), timespec(tv_sec: time(nil) - 100, tv_nsec: 0)]
-                #expect(utimensat(AT_FDCWD, root + "/" + name(i), &past, 0) == 0)
+                Self.backdate(root + "/" + name(i))
             }
             for i in 0..<300 { try write(i, "n \(i)\r\n") }
             // 0..<40 staged; 0..<20 then put back (a longer size than staged, then the same); 40..<50 edited.
