@@ -22,7 +22,25 @@ extension Repository {
     ///   - whileLocked: called while the refresh holds the index lock (a test's pause point).
     public func diffTreeToWorkdirPreloaded(_ old: ObjectID, paths: [String] = [], refreshingIndex: Bool = false,
                                            whileLocked: () -> Void = {}) throws(GitError) -> Diff {
-        guard let workdir else { return try diffTreeToWorkdir(old, paths: paths) }
+        try compareWorkingTree(old, paths: paths, refreshingIndex: refreshingIndex, namingKnown: false, whileLocked: whileLocked).diff
+    }
+
+    /// The changes ``diffTreeToWorkdirPreloaded(_:paths:refreshingIndex:whileLocked:)`` finds, in
+    /// path order, for callers that need no patch: files it hashed itself and found edited (no
+    /// filter applies, same mode, nothing staged) are not handed to libgit2 again, whose diff
+    /// would read every folder holding one and `lstat` every file there. Their deltas carry the
+    /// ids libgit2 would give (the new one zero for a file whose size differs).
+    public func workingTreeChanges(_ old: ObjectID, paths: [String] = [], refreshingIndex: Bool = false,
+                                   whileLocked: () -> Void = {}) throws(GitError) -> [DiffDelta] {
+        let compared = try compareWorkingTree(old, paths: paths, refreshingIndex: refreshingIndex, namingKnown: true,
+                                              whileLocked: whileLocked)
+        guard !compared.known.isEmpty else { return compared.diff.deltas }
+        return (compared.diff.deltas + compared.known).sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+    }
+
+    private func compareWorkingTree(_ old: ObjectID, paths: [String], refreshingIndex: Bool, namingKnown: Bool,
+                                    whileLocked: () -> Void) throws(GitError) -> (diff: Diff, known: [DiffDelta]) {
+        guard let workdir else { return (try diffTreeToWorkdir(old, paths: paths), []) }
         // Exact paths of an index file that can be spliced (``IndexFile``): their entries go in
         // an in-memory index on a handle of its own, so the file is not parsed whole.
         if !paths.isEmpty, let file = readIndexFile() {
@@ -32,7 +50,8 @@ extension Repository {
             let handle = try Repository.open(at: workdir, search: false)
             try memo?.attach(to: handle)
             git_repository_set_index(handle.pointer, entries)
-            return try handle.diffTreeToWorkdir(old, index: entries, paths: paths, workdir: workdir).diff
+            let compared = try handle.diffTreeToWorkdir(old, index: entries, paths: paths, workdir: workdir, namingKnown: namingKnown)
+            return (compared.diff, compared.known)
         }
         // The file libgit2 reads, known by its stat data (a new index is renamed into place).
         let indexPath = gitDirectory + "index"
@@ -41,21 +60,22 @@ extension Repository {
         defer { git_index_free(index) }
         try check(git_index_read(index, 0), "git_index_read")
         let read = IndexFile.identity(at: indexPath)
-        let compared = try diffTreeToWorkdir(old, index: index, paths: paths, workdir: workdir)
+        let compared = try diffTreeToWorkdir(old, index: index, paths: paths, workdir: workdir, namingKnown: namingKnown)
         if refreshingIndex, paths.isEmpty, let read, read == before {
             refreshIndex(compared.unchanged, readAs: read, workdir: workdir, filtersKnownAbsent: compared.plainlyHashed,
                          whileLocked: whileLocked)
         }
-        return compared.diff
+        return (compared.diff, compared.known)
     }
 
     /// ``diffTreeToWorkdirPreloaded(_:paths:)`` with this handle's index `index`; with it, the
     /// files whose stat data differ from their entry (or are racily clean) but whose contents
     /// were found unchanged, neither staged nor changed in the second before the pass or since
     /// (the stat data the index can take for them), and whether the files were hashed without
-    /// filters because none applies (``hashesPlainly(_:index:)``).
-    func diffTreeToWorkdir(_ old: ObjectID, index: OpaquePointer, paths: [String], workdir: String)
-        throws(GitError) -> (diff: Diff, unchanged: [StatMismatch], plainlyHashed: Bool) {
+    /// filters because none applies (``hashesPlainly(_:index:)``). With `namingKnown`, the files
+    /// so hashed and found edited are left out of the diff and given as `known` deltas instead.
+    func diffTreeToWorkdir(_ old: ObjectID, index: OpaquePointer, paths: [String], workdir: String, namingKnown: Bool = false)
+        throws(GitError) -> (diff: Diff, unchanged: [StatMismatch], plainlyHashed: Bool, known: [DiffDelta]) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let staged = try stagedPaths(old, index: index, paths: paths)
@@ -77,20 +97,37 @@ extension Repository {
         let plainlyHashed = mismatches.count >= Repository.plainHashingThreshold
             && hashesPlainly(mismatches.map { pass.pathBytes(at: $0.position) }, index: index)
         if plainlyHashed { pass.compareContents(&mismatches) }
-        candidates.formUnion(mismatches.lazy.filter { !$0.holdsEntry }.map(\.path))
-        // Nothing may differ: an empty diff, without asking libgit2 to walk anything.
-        let diff = try candidates.isEmpty ? diffTrees(nil, nil) : diffTreeToWorkdir(old, paths: candidates.sorted())
+        // Edited, as libgit2 would find them: a file of its entry's mode whose bytes are not its
+        // blob, or whose size is not the one the entry recorded (libgit2 then reads nothing),
+        // of an entry not staged (its blob is `old`'s), not marked assume-unchanged.
+        let known = !namingKnown || !plainlyHashed ? [] : mismatches.compactMap { mismatch -> DiffDelta? in
+            guard let edit = mismatch.edit, !candidates.contains(mismatch.path) else { return nil }
+            return DiffDelta(status: .modified, oldPath: mismatch.path, newPath: mismatch.path, oldID: edit.entry,
+                             newID: edit.file ?? ObjectID(git_oid()))
+        }
+        var knownPaths = Set(known.lazy.map(\.path))
+        candidates.formUnion(mismatches.lazy.filter { !$0.holdsEntry && !knownPaths.contains($0.path) }.map(\.path))
+        let diff: Diff
+        if candidates.contains(where: { $0.unicodeScalars.contains("\u{FFFD}") }) {
+            // A name that is not UTF-8 was read as text and would name no file to libgit2 (the
+            // file was left out): libgit2 compares `paths` (or everything) itself, as before.
+            diff = try diffTreeToWorkdir(old, paths: paths)
+            knownPaths = []
+        } else {
+            // Nothing may differ: an empty diff, without asking libgit2 to walk anything.
+            diff = try candidates.isEmpty ? diffTrees(nil, nil) : diffTreeToWorkdir(old, paths: candidates.sorted())
+        }
         // Unchanged after all: not in the diff, not staged (the index's blob is HEAD's, so the
         // file holds the index's blob), a regular file whose times are at least a second older
         // than the pass: an edit after the pass then changes them, even to git comparing whole
         // seconds (and the file system's clock, which may lag this one by a few ms).
-        let differing = Set(staged).union(diff.deltas.lazy.map(\.path))
+        let differing = Set(staged).union(diff.deltas.lazy.map(\.path)).union(knownPaths)
         let unchanged = mismatches.filter { mismatch in
             guard let info = mismatch.info, info.st_mode & S_IFMT == S_IFREG, info.st_mtim.tv_sec < now.tv_sec - 1,
                   info.st_ctim.tv_sec < now.tv_sec - 1 else { return false }
             return !differing.contains(mismatch.path)
         }
-        return (diff, unchanged, plainlyHashed)
+        return (diff, unchanged, plainlyHashed, knownPaths.isEmpty ? [] : known)
     }
 
     /// The text of the index lock ``refreshIndex(_:readAs:workdir:filtersKnownAbsent:whileLocked:)`` holds:
@@ -199,6 +236,9 @@ struct StatMismatch {
     var position = 0
     /// True once the file's bytes were found to be the entry's blob (``IndexStatPass/compareContents(_:)``).
     var holdsEntry = false
+    /// Set when ``IndexStatPass/compareContents(_:)`` found the file edited: the entry's blob, and
+    /// the file's (nil when its size alone told).
+    var edit: (entry: ObjectID, file: ObjectID?)?
 }
 
 /// One pass of `lstat`s over the index entries, on all cores: the paths whose working-tree file
@@ -254,34 +294,43 @@ private struct IndexStatPass {
         return Array(UnsafeBufferPointer(start: UnsafeRawPointer(path).assumingMemoryBound(to: UInt8.self), count: strlen(path)))
     }
 
-    /// Marks the `mismatches` whose files hold their entry's blob, hashing their bytes as they
-    /// are, on every core: only right where no filter applies (``Repository/hashesPlainly(_:index:)``).
-    /// Compared are regular files of the entry's mode and size (a size it recorded), entries
-    /// of no merge stage, up to 64 MiB; a file that changes while it is read stays unmarked,
-    /// for libgit2.
+    /// Marks the `mismatches` whose files hold their entry's blob (``StatMismatch/holdsEntry``)
+    /// and those edited (``StatMismatch/edit``), hashing their bytes as they are, on every core:
+    /// only right where no filter applies (``Repository/hashesPlainly(_:index:)``). Compared are
+    /// regular files of the entry's mode, entries of no merge stage, up to 64 MiB; a file whose
+    /// size is not the one its entry recorded is edited unread, as libgit2 takes it (unless the
+    /// entry is marked assume-unchanged, which libgit2 does not look at). A file that changes
+    /// while it is read stays unmarked, for libgit2.
     func compareContents(_ mismatches: inout [StatMismatch]) {
         let found = mismatches
         let marked = concurrentChunks(found.count, parallelFrom: 64, chunksPerCore: 8) { range in
             var folders = FolderCursor(workdir: workdir)
             var buffer: [UInt8] = []
-            return found[range].indices.filter { at in
+            return found[range].indices.compactMap { at -> (Int, ObjectID?, ObjectID?)? in
                 guard let info = found[at].info, let entry = git_index_get_byindex(index, found[at].position),
                       let path = entry.pointee.path, entry.pointee.flags & 0x3000 == 0,
                       info.st_mode & S_IFMT == S_IFREG, info.st_size <= Repository.plainHashingLargestFile,
-                      entry.pointee.mode == (info.st_mode & 0o100 != 0 ? 0o100755 : 0o100644),
-                      entry.pointee.file_size == 0 || entry.pointee.file_size == UInt32(truncatingIfNeeded: info.st_size)
-                else { return false }
+                      entry.pointee.mode == (info.st_mode & 0o100 != 0 ? 0o100755 : 0o100644)
+                else { return nil }
+                let recorded = ObjectID(entry.pointee.id)
+                let assumed = entry.pointee.flags & 0x8000 != 0
+                if entry.pointee.file_size != 0, entry.pointee.file_size != UInt32(truncatingIfNeeded: info.st_size) {
+                    return assumed ? nil : (at, recorded, nil)
+                }
                 let (folder, name) = folders.open(path)
                 var id = git_oid()
                 let size = Int(info.st_size)
                 guard folder >= 0, FolderCursor.read(name, in: folder, size: size, into: &buffer),
                       buffer.withUnsafeBytes({ git_odb_hash(&id, $0.baseAddress, size, GIT_OBJECT_BLOB) }) == 0
-                else { return false }
-                var recorded = entry.pointee.id
-                return git_oid_equal(&id, &recorded) != 0
+                else { return nil }
+                let file = ObjectID(id)
+                if file == recorded { return (at, nil, nil) }
+                return assumed ? nil : (at, recorded, file)
             }
         }
-        for at in marked { mismatches[at].holdsEntry = true }
+        for (at, entry, file) in marked {
+            if let entry { mismatches[at].edit = (entry, file) } else { mismatches[at].holdsEntry = true }
+        }
     }
 
     /// True when `info` is the stat data `entry` recorded and the entry is not racily clean:

@@ -145,7 +145,7 @@ extension Mirror {
     /// Compares HEAD with the upstream-tracking ref (which items are behind upstream) and the
     /// working tree with HEAD (which items are edited locally). Never contacts upstream. Like
     /// `git status`, records the files it found touched but unchanged in the index when it can
-    /// take the index lock at once (``Repository/diffTreeToWorkdirPreloaded(_:paths:refreshingIndex:)``).
+    /// take the index lock at once (``Repository/workingTreeChanges(_:paths:refreshingIndex:whileLocked:)``).
     ///
     /// The working-tree side runs on its own repository handle while the manifests are compared:
     /// on a 100k-item mirror each side is about half of the work.
@@ -158,8 +158,8 @@ extension Mirror {
         let local = head.flatMap { head in indexMissing ? nil : head }.map { head in
             let (root, tree) = (workingTree, head.tree)
             return Task.detached { [self] () throws -> [DiffDelta] in
-                try Repository.open(at: root, search: false).diffTreeToWorkdirPreloaded(
-                    tree, refreshingIndex: true, whileLocked: { crashPoint("status-index-locked") }).deltas
+                try Repository.open(at: root, search: false).workingTreeChanges(
+                    tree, refreshingIndex: true, whileLocked: { crashPoint("status-index-locked") })
             }
         }
         let collections = Result { () throws(MirrorError) in try comparedCollections(from: head?.tree) }

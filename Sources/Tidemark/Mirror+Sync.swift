@@ -781,7 +781,7 @@ extension Mirror {
         let wanted = Set(paths)
         let deltas = try mirrorErrors {
             // Exact paths, checked by stat first: libgit2 compares only those that may differ.
-            try repository.diffTreeToWorkdirPreloaded(tree, paths: paths).deltas
+            try repository.workingTreeChanges(tree, paths: paths)
         }
         var seen = Set<String>()
         var edited: [String] = []

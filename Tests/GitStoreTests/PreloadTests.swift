@@ -96,18 +96,32 @@ struct PreloadTests {
             try Data("n 10, edited\r\n".utf8).write(to: URL(fileURLWithPath: root + "/" + name(10)))
             #expect(chmod(root + "/" + name(15), 0o755) == 0)
             try FileManager.default.removeItem(atPath: root + "/" + name(25))
-            let changed = ["M " + name(5), "M " + name(10), "M " + name(15), "D " + name(25)].sorted()
+            // Staged, then edited again: libgit2 compares it (the index's blob is not the tree's).
+            try Data("n 30, staged\r\n".utf8).write(to: URL(fileURLWithPath: root + "/" + name(30)))
+            _ = try git(["add", name(30)], in: root)
+            try Data("n 30, then edited\r\n".utf8).write(to: URL(fileURLWithPath: root + "/" + name(30)))
+            // Marked assume-unchanged, then edited: not looked at, as libgit2 does not look.
+            _ = try git(["update-index", "--assume-unchanged", name(35), name(45)], in: root)
+            try Data("n YY\r\n".utf8).write(to: URL(fileURLWithPath: root + "/" + name(35)))
+            try Data("n 45, edited\r\n".utf8).write(to: URL(fileURLWithPath: root + "/" + name(45)))
+            let changed = ["M " + name(5), "M " + name(10), "M " + name(15), "D " + name(25), "M " + name(30)].sorted()
 
             /// The preloaded comparison on a fresh handle (settings and attributes read anew),
-            /// and libgit2's full diff: both as sorted `<letter> <path>` lines.
+            /// and libgit2's full diff: both as sorted `<letter> <path>` lines. The changes named
+            /// without a patch must be the full diff's deltas, ids and all, and name the edits
+            /// found by hashing only when no filter applies.
             func compare() throws -> (preloaded: [String], full: [String], plainly: Bool) {
                 let handle = try Repository.open(at: root)
                 var index: OpaquePointer?
                 #expect(git_repository_index(&index, handle.pointer) == 0)
                 defer { git_index_free(index) }
-                let compared = try handle.diffTreeToWorkdir(tree, index: try #require(index), paths: [], workdir: root + "/")
-                func letters(_ diff: Diff) -> [String] { diff.deltas.map { "\($0.status.letter) \($0.path)" }.sorted() }
-                return (letters(compared.diff), letters(try handle.diffTreeToWorkdir(tree)), compared.plainlyHashed)
+                let compared = try handle.diffTreeToWorkdir(tree, index: try #require(index), paths: [], workdir: root + "/",
+                                                            namingKnown: true)
+                let full = try handle.diffTreeToWorkdir(tree)
+                #expect(try handle.workingTreeChanges(tree) == full.deltas)
+                #expect(compared.known.map(\.path).sorted() == (compared.plainlyHashed ? [5, 10].map(name).sorted() : []))
+                func letters(_ deltas: [DiffDelta]) -> [String] { deltas.map { "\($0.status.letter) \($0.path)" }.sorted() }
+                return (letters(compared.diff.deltas + compared.known), letters(full.deltas), compared.plainlyHashed)
             }
             let plain = try compare()
             #expect(plain.plainly)
@@ -146,6 +160,34 @@ struct PreloadTests {
                 try remove()
                 #expect(try compare().plainly, "\(label) removed")
             }
+        }
+    }
+
+    /// A changed file whose name is not UTF-8 (shown with U+FFFD) is still found: the preloaded
+    /// diff reads names as text, so libgit2 then compares the whole working tree itself (the
+    /// repaired name named no file, and the change was left out of `diff HEAD`).
+    @Test(arguments: [1, 40])
+    func aChangedFileNamedInOtherBytesIsFound(touched: Int) async throws {
+        try await withScratch { path in
+            let root = path + "/repo"
+            let (_, tree) = try Self.crlfFiles(at: root)
+            let odd = Array((root + "/items/00/").utf8) + [0x62, 0xFF] + [0]
+            func put(_ text: String) {
+                let fd = odd.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_TRUNC | O_WRONLY, 0o644) }
+                #expect(fd >= 0 && write(fd, text, text.utf8.count) == text.utf8.count)
+                close(fd)
+            }
+            put("1\n")
+            _ = try git(["add", "items"], in: root)
+            let staged = try #require(ObjectID(hex: try git(["write-tree"], in: root).trimmingCharacters(in: .whitespacesAndNewlines)))
+            put("22\n")
+            for i in 0..<touched { Self.backdate(root + "/" + Self.crlfName(i)) }
+            let handle = try Repository.open(at: root)
+            let full = try handle.diffTreeToWorkdir(staged).deltas
+            #expect(full.map(\.path) == ["items/00/b\u{FFFD}"])
+            #expect(try handle.diffTreeToWorkdirPreloaded(staged).deltas == full)
+            #expect(try handle.workingTreeChanges(staged) == full)
+            #expect(try handle.diffTreeToWorkdirPreloaded(tree).deltas.map(\.status) == [.added])
         }
     }
 
