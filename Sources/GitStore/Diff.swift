@@ -195,8 +195,11 @@ public final class Diff {
                     let text = UnsafeRawBufferPointer(start: start, count: buffer.size)
                     let delta = git_patch_get_delta(patch)?.pointee
                     let (oldSpace, newSpace) = (Self.hasSpace(delta?.old_file.path), Self.hasSpace(delta?.new_file.path))
-                    if oldSpace || newSpace {
-                        Self.appendTabbingNames(text, old: oldSpace, new: newSpace, to: &bytes)
+                    // No hunk in a text patch: the same bytes on both sides (an empty file added
+                    // or deleted), where git prints no `---`/`+++` lines and libgit2 does.
+                    let sameBytes = git_patch_num_hunks(patch) == 0 && (delta?.flags ?? 0) & GIT_DIFF_FLAG_BINARY.rawValue == 0
+                    if oldSpace || newSpace || sameBytes {
+                        Self.appendHeaderAsGit(text, tabbingOld: oldSpace, tabbingNew: newSpace, droppingNames: sameBytes, to: &bytes)
                     } else {
                         bytes.append(contentsOf: text)
                     }
@@ -211,23 +214,27 @@ public final class Diff {
         path.map { strchr($0, 32) != nil } ?? false
     }
 
-    /// Appends one file's patch `text`, its `--- a/...` line (when `old`) and `+++ b/...` line
-    /// (when `new`) ending with a TAB, as git ends those of a name holding a space (for GNU
-    /// patch; libgit2 does not).
-    static func appendTabbingNames(_ text: UnsafeRawBufferPointer, old: Bool, new: Bool, to bytes: inout [UInt8]) {
+    /// Appends one file's patch `text` with its header as git writes it: the `--- a/...` line
+    /// (when `tabbingOld`) and `+++ b/...` line (when `tabbingNew`) ending with a TAB, as git ends
+    /// those of a name holding a space (for GNU patch; libgit2 does not); both left out when
+    /// `droppingNames` (a patch of no hunk).
+    static func appendHeaderAsGit(_ text: UnsafeRawBufferPointer, tabbingOld old: Bool, tabbingNew new: Bool,
+                                  droppingNames: Bool = false, to bytes: inout [UInt8]) {
         var start = 0
         var inHeader = true
         while start < text.count {
             let end = text[start...].firstIndex(of: 10) ?? text.count
             let line = text[start..<end]
+            start = end + 1
             if inHeader, line.starts(with: "@@".utf8) || line.starts(with: "Binary files ".utf8) { inHeader = false }
+            let name = inHeader && (line.starts(with: "--- ".utf8) || line.starts(with: "+++ ".utf8))
+            if name, droppingNames { continue }
             bytes.append(contentsOf: line)
-            if inHeader, !line.elementsEqual("--- /dev/null".utf8), !line.elementsEqual("+++ /dev/null".utf8),
+            if name, !line.elementsEqual("--- /dev/null".utf8), !line.elementsEqual("+++ /dev/null".utf8),
                (old && line.starts(with: "--- ".utf8)) || (new && line.starts(with: "+++ ".utf8)) {
                 bytes.append(9)
             }
             if end < text.count { bytes.append(10) }
-            start = end + 1
         }
     }
 
