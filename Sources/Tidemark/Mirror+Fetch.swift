@@ -173,14 +173,19 @@ extension Mirror {
             // Refused, or failed at upstream or writing what it got (a full disk), it stored
             // nothing: `status` says so until a fetch stores (it said "up to date", judging by the
             // snapshot before). Written if it can be: a disk that is full may take no state either.
+            // Each record replaces the other: `status` tells the last fetch's outcome (it told a
+            // failure the refusal after it had made stale, "does not exist" of a folder there).
             switch error {
             case .massDeletion, .droppedCollection:
+                removeState(Mirror.fetchFailedState)
                 try? writeTimedState(Mirror.fetchRefusedState, error.description)
                 // The deletions it refused are seen only by a whole listing: the next one is whole
                 // too, and refused again until they are allowed (an incremental one passed them
                 // over, and status forgot the refusal).
                 removeState(Mirror.fullListingState)
-            case .upstream, .git, .objectsNotWritten: try? writeTimedState(Mirror.fetchFailedState, error.description)
+            case .upstream, .git, .objectsNotWritten:
+                removeState(Mirror.fetchRefusedState)
+                try? writeTimedState(Mirror.fetchFailedState, error.description)
             default: break
             }
             throw error

@@ -499,6 +499,15 @@ struct DirectoryUpstreamEndToEndTests {
             #expect((json?["fetchFailed"] as? String)?.contains("does not exist or is not a folder") == true && json?["clean"] as? Bool == false)
             let stale = try await CLI.tidemark(["sync", "--if-stale", "1h"], in: mirror)
             #expect(stale.status == 128 && !stale.stdout.contains("fresh"), "\(stale.stdout)")
+            // An empty folder there then: that fetch is refused (every item would go), and status
+            // tells its outcome alone (it told the failure before it too, "does not exist").
+            try FileManager.default.createDirectory(atPath: upstream, withIntermediateDirectories: true)
+            let refused = try await CLI.tidemark(["sync"], in: mirror)
+            #expect(refused.status == 1 && refused.stderr.contains("refusing to delete"), "\(refused.stderr)")
+            let last = try await CLI.tidemark(["status"], in: mirror)
+            #expect(last.stdout.contains("The last fetch was refused and stored nothing") && !last.stdout.contains("does not exist"),
+                    "\(last.stdout)")
+            try FileManager.default.removeItem(atPath: upstream)
             try FileManager.default.moveItem(atPath: root + "/away", toPath: upstream)
             #expect(try await CLI.tidemark(["fetch", "-q"], in: mirror).status == 0)
             let after = try await CLI.tidemark(["status", "--exit-code"], in: mirror)
