@@ -39,6 +39,18 @@ extension Repository {
         }
     }
 
+    /// The value of `name` read as git reads a boolean (`true`, `no`, `1`, a bare key), or nil
+    /// when unset. Throws when it is set to something else.
+    public func configBool(_ name: String) throws(GitError) -> Bool? {
+        try withConfig(snapshot: true) { (config) throws(GitError) -> Bool? in
+            var value: Int32 = 0
+            let rc = git_config_get_bool(&value, config, name)
+            if rc == GIT_ENOTFOUND.rawValue { return nil }
+            try check(rc, "reading config \(name)")
+            return value != 0
+        }
+    }
+
     /// Every value of the multi-valued `name`, in file order.
     public func configValues(_ name: String) throws(GitError) -> [String] {
         // Entries are named with the section and key in lower case, as git compares them

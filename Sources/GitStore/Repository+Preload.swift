@@ -25,8 +25,9 @@ extension Repository {
         try compareWorkingTree(old, paths: paths, refreshingIndex: refreshingIndex, namingKnown: false, whileLocked: whileLocked).diff
     }
 
-    /// The changes ``diffTreeToWorkdirPreloaded(_:paths:refreshingIndex:whileLocked:)`` finds, in
-    /// path order, for callers that need no patch: files it hashed itself and found edited (no
+    /// The changes ``diffTreeToWorkdirPreloaded(_:paths:refreshingIndex:whileLocked:)`` finds,
+    /// sorted by their paths' bytes (libgit2's order unless `core.ignorecase`), for callers that
+    /// need no patch: files it hashed itself and found edited (no
     /// filter applies, same mode, nothing staged) are not handed to libgit2 again, whose diff
     /// would read every folder holding one and `lstat` every file there. Their deltas carry the
     /// ids libgit2 would give (the new one zero for a file whose size differs).
@@ -89,7 +90,9 @@ extension Repository {
             }
             positions = found.sorted()
         }
-        let pass = IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory)
+        // `core.trustctime` false: a ctime of its own is no change, as libgit2 and git take it.
+        let pass = IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory,
+                                 trustsCtime: (try? configBool("core.trustctime")) ?? true)
         var mismatches = pass.run(positions: positions)
         // Many files touched but perhaps unchanged (copied, restored, `touch`ed): with no filter
         // to apply, their bytes are hashed here, on every core, and only those that differ
@@ -207,7 +210,8 @@ extension Repository {
         defer { git_index_free(index) }
         try check(git_index_read(index, 0), "git_index_read")
         guard let workdir else { return [] }
-        return IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory).run().map(\.path)
+        return IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory,
+                             trustsCtime: (try? configBool("core.trustctime")) ?? true).run().map(\.path)
     }
 
     /// Paths whose index entry differs from tree `old` (`git diff --cached --name-only <tree>`),
@@ -249,10 +253,13 @@ private struct IndexStatPass {
     let workdir: String
     /// The index file's modification time: entries not older than it are racily clean.
     let stamp: timespec?
+    /// Whether a ctime unlike the entry's counts (`core.trustctime`).
+    let trustsCtime: Bool
 
-    init(index: OpaquePointer, workdir: String, gitDirectory: String) {
+    init(index: OpaquePointer, workdir: String, gitDirectory: String, trustsCtime: Bool = true) {
         self.index = index
         self.workdir = workdir
+        self.trustsCtime = trustsCtime
         var info = stat()
         stamp = stat(gitDirectory + "index", &info) == 0 ? info.st_mtim : nil
     }
@@ -320,7 +327,7 @@ private struct IndexStatPass {
                 let (folder, name) = folders.open(path)
                 var id = git_oid()
                 let size = Int(info.st_size)
-                guard folder >= 0, FolderCursor.read(name, in: folder, size: size, into: &buffer),
+                guard folder >= 0, FolderCursor.read(name, in: folder, as: info, into: &buffer),
                       buffer.withUnsafeBytes({ git_odb_hash(&id, $0.baseAddress, size, GIT_OBJECT_BLOB) }) == 0
                 else { return nil }
                 let file = ObjectID(id)
@@ -342,8 +349,8 @@ private struct IndexStatPass {
               entry.file_size == UInt32(truncatingIfNeeded: info.st_size),
               entry.mtime.seconds == Int32(truncatingIfNeeded: info.st_mtim.tv_sec),
               entry.mtime.nanoseconds == UInt32(truncatingIfNeeded: info.st_mtim.tv_nsec),
-              entry.ctime.seconds == Int32(truncatingIfNeeded: info.st_ctim.tv_sec),
-              entry.ctime.nanoseconds == UInt32(truncatingIfNeeded: info.st_ctim.tv_nsec),
+              !trustsCtime || (entry.ctime.seconds == Int32(truncatingIfNeeded: info.st_ctim.tv_sec)
+                  && entry.ctime.nanoseconds == UInt32(truncatingIfNeeded: info.st_ctim.tv_nsec)),
               entry.ino == UInt32(truncatingIfNeeded: info.st_ino),
               entry.uid == info.st_uid, entry.gid == info.st_gid
         else { return false }
@@ -354,41 +361,65 @@ private struct IndexStatPass {
 }
 
 /// The working-tree folder of the entries a pass visits in order, kept open while they share it:
-/// each file is then found relative to it (`fstatat`, `openat`), not by its whole path.
+/// each file is then found relative to it (`fstatat`, `openat`), not by its whole path. Each
+/// folder level is opened from the one above it without following a symbolic link, as git
+/// reads a working tree (a folder replaced by a link to another holds none of its files), and
+/// by its bytes (a name need not be UTF-8).
 private struct FolderCursor: ~Copyable {
-    let workdir: String
-    private var folder: [UInt8] = []
-    private var descriptor: Int32 = -1
+    /// The working tree's top folder (reached as its path says, links and all).
+    private let top: Int32
+    /// The folder levels open now, outermost first, and their descriptors (below 0 for a level
+    /// that could not be opened, and for every level inside it).
+    private var levels: [ArraySlice<UInt8>] = []
+    private var descriptors: [Int32] = []
 
     init(workdir: String) {
-        self.workdir = workdir
+        top = Foundation.open(workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     }
 
     deinit {
-        if descriptor >= 0 { close(descriptor) }
+        for descriptor in descriptors where descriptor >= 0 { close(descriptor) }
+        if top >= 0 { close(top) }
     }
 
-    /// The open folder holding `path` (a descriptor below 0 when it cannot be opened) and the
-    /// file's name in it.
+    /// The open folder holding `path` (a descriptor below 0 when it cannot be opened, or a
+    /// level on its way is no folder) and the file's name in it.
     mutating func open(_ path: UnsafePointer<CChar>) -> (folder: Int32, name: UnsafePointer<CChar>) {
         let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(path).assumingMemoryBound(to: UInt8.self), count: strlen(path))
         let slash = bytes.lastIndex(of: UInt8(ascii: "/"))
-        let parent = slash.map { bytes[..<$0] } ?? bytes[..<0]
-        if descriptor < 0 || !parent.elementsEqual(folder) {
-            if descriptor >= 0 { close(descriptor) }
-            folder = Array(parent)
-            descriptor = Foundation.open(workdir + String(decoding: folder, as: UTF8.self), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let name = slash.map { path + $0 + 1 } ?? path
+        let wanted = slash.map { bytes[..<$0].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) } ?? []
+        var kept = 0
+        while kept < min(levels.count, wanted.count), levels[kept].elementsEqual(wanted[kept]) { kept += 1 }
+        for descriptor in descriptors[kept...] where descriptor >= 0 { close(descriptor) }
+        levels.removeSubrange(kept...)
+        descriptors.removeSubrange(kept...)
+        for level in wanted[kept...] {
+            let outer = descriptors.last ?? top
+            let descriptor = outer < 0 ? -1 : (Array(level) + [0]).withUnsafeBufferPointer {
+                openat(outer, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self),
+                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
+            levels.append(Array(level)[...])
+            descriptors.append(descriptor)
         }
-        return (descriptor, slash.map { path + $0 + 1 } ?? path)
+        return (descriptors.last ?? top, name)
     }
 
     /// Reads the regular file `name` of `folder` into `buffer` (grown as needed): true when it
-    /// held exactly `size` bytes (not a link, not grown or cut meanwhile).
-    static func read(_ name: UnsafePointer<CChar>, in folder: Int32, size: Int, into buffer: inout [UInt8]) -> Bool {
-        let file = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    /// held exactly `size` bytes and is the file `info` describes (not a link, FIFO or other
+    /// file put there since, not grown or cut meanwhile).
+    static func read(_ name: UnsafePointer<CChar>, in folder: Int32, as info: stat, into buffer: inout [UInt8]) -> Bool {
+        let file = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard file >= 0 else { return false }
         defer { close(file) }
-        if buffer.count < size + 1 { buffer = [UInt8](repeating: 0, count: max(size + 1, 2 * buffer.count)) }
+        var opened = stat()
+        guard fstat(file, &opened) == 0, opened.st_mode & S_IFMT == S_IFREG, opened.st_ino == info.st_ino,
+              opened.st_dev == info.st_dev else { return false }
+        let size = Int(info.st_size)
+        if buffer.count < size + 1 {
+            buffer = [UInt8](repeating: 0, count: min(max(size + 1, 2 * buffer.count), Repository.plainHashingLargestFile + 1))
+        }
         var total = 0
         while total <= size {
             let count = buffer.withUnsafeMutableBytes { Foundation.read(file, $0.baseAddress! + total, size + 1 - total) }

@@ -177,15 +177,15 @@ extension Mirror {
             // failure the refusal after it had made stale, "does not exist" of a folder there).
             switch error {
             case .massDeletion, .droppedCollection:
-                removeState(Mirror.fetchFailedState)
                 try? writeTimedState(Mirror.fetchRefusedState, error.description)
+                removeState(Mirror.fetchFailedState)
                 // The deletions it refused are seen only by a whole listing: the next one is whole
                 // too, and refused again until they are allowed (an incremental one passed them
                 // over, and status forgot the refusal).
                 removeState(Mirror.fullListingState)
             case .upstream, .git, .objectsNotWritten:
-                removeState(Mirror.fetchRefusedState)
                 try? writeTimedState(Mirror.fetchFailedState, error.description)
+                removeState(Mirror.fetchRefusedState)
             default: break
             }
             throw error

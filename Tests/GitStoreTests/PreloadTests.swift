@@ -191,6 +191,42 @@ struct PreloadTests {
         }
     }
 
+    /// A folder replaced by a symbolic link to a copy of it holds none of its files, to git and
+    /// libgit2 (each is deleted): the stat pass and the hashing open each folder level without
+    /// following a link (they followed it and found every file unchanged), with the files
+    /// touched or not. With `core.trustctime` false, a same-size edit whose mtime was put back
+    /// is no change to libgit2 (it is not read) and none here. Exact paths, as a sync's check
+    /// gives them, compare as libgit2 compares them.
+    @Test(arguments: [false, true])
+    func linkedFoldersUntrustedCtimesAndExactPathsCompareAsLibgit2Does(touched: Bool) async throws {
+        try await withScratch { path in
+            let root = path + "/repo"
+            let (repository, tree) = try Self.crlfFiles(at: root)
+            let name = Self.crlfName
+            try FileManager.default.copyItem(atPath: root + "/items/03", toPath: root + "/items/03-copy")
+            try FileManager.default.removeItem(atPath: root + "/items/03")
+            try FileManager.default.createSymbolicLink(atPath: root + "/items/03", withDestinationPath: "03-copy")
+            try repository.setConfig("core.trustctime", "false")
+            var before = stat()
+            #expect(stat(root + "/" + name(4), &before) == 0)
+            try Data("n Z\r\n".utf8).write(to: URL(fileURLWithPath: root + "/" + name(4)))   // same size
+            var times = [before.st_atim, before.st_mtim]
+            #expect(utimensat(AT_FDCWD, root + "/" + name(4), &times, 0) == 0)
+            try Data("n 6, edited\r\n".utf8).write(to: URL(fileURLWithPath: root + "/" + name(6)))
+            if touched { for i in 100..<200 { Self.backdate(root + "/" + name(i)) } }
+            let handle = try Repository.open(at: root)
+            let full = try handle.diffTreeToWorkdir(tree).deltas
+            #expect(full.filter { $0.status == .deleted }.map(\.path) == (0..<30).map { name(10 * $0 + 3) }.sorted())
+            #expect(full.filter { $0.status == .modified }.map(\.path) == [name(6)])
+            #expect(try handle.diffTreeToWorkdirPreloaded(tree).deltas == full)
+            #expect(try handle.workingTreeChanges(tree) == full)
+            let some = ((100..<140).map(name) + [name(3), name(4), name(6), name(13)]).sorted()
+            let limited = try handle.diffTreeToWorkdir(tree, paths: some, literally: true).deltas
+            #expect(limited.map(\.path) == (some.filter { $0.hasPrefix("items/03/") } + [name(6)]).sorted())
+            #expect(try handle.workingTreeChanges(tree, paths: some) == limited)
+        }
+    }
+
     /// Files staged, then put back to the tree's contents, are no difference to `git diff <tree>`:
     /// many of them are found by hashing their bytes on every core when no filter can apply
     /// (``Repository/plainBlobIDs(of:)``), else by loading each through libgit2's filters. Both
