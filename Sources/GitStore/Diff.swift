@@ -128,11 +128,11 @@ public final class Diff {
             if delta.new_file.flags & GIT_DIFF_FLAG_VALID_ID.rawValue != 0, git_oid_equal(&old, &new) == 0 { continue }
             loaded.append((index, path, old))
         }
-        let regular = loaded.allSatisfy { entry in
-            let mode = git_diff_get_delta(pointer, entry.index)?.pointee.new_file.mode
+        let regular = { (entry: (index: Int, path: UnsafePointer<CChar>, old: git_oid)) -> Bool in
+            let mode = git_diff_get_delta(self.pointer, entry.index)?.pointee.new_file.mode
             return mode == UInt16(GIT_FILEMODE_BLOB.rawValue) || mode == UInt16(GIT_FILEMODE_BLOB_EXECUTABLE.rawValue)
         }
-        if loaded.count >= Repository.plainHashingThreshold, regular,
+        if loaded.count >= Repository.plainHashingThreshold, loaded.allSatisfy(regular),
            let ids = repository.plainBlobIDs(of: loaded.map { Array(UnsafeRawBufferPointer(start: $0.path, count: strlen($0.path))) }) {
             for (entry, id) in zip(loaded, ids) {
                 guard var id else { continue }  // unreadable: changed, as git counts it

@@ -27,10 +27,10 @@ extension Repository {
 
     /// The changes ``diffTreeToWorkdirPreloaded(_:paths:refreshingIndex:whileLocked:)`` finds,
     /// sorted by their paths' bytes (libgit2's order unless `core.ignorecase`), for callers that
-    /// need no patch: files it hashed itself and found edited (no
-    /// filter applies, same mode, nothing staged) are not handed to libgit2 again, whose diff
-    /// would read every folder holding one and `lstat` every file there. Their deltas carry the
-    /// ids libgit2 would give (the new one zero for a file whose size differs).
+    /// need no patch: the files it hashed itself and found edited (no filter applies, same mode,
+    /// nothing staged) are not handed to libgit2 again, whose diff would read every folder
+    /// holding one and `lstat` every file there. Their deltas carry the ids libgit2 would give
+    /// (the new one zero for a file whose size alone differs).
     public func workingTreeChanges(_ old: ObjectID, paths: [String] = [], refreshingIndex: Bool = false,
                                    whileLocked: () -> Void = {}) throws(GitError) -> [DiffDelta] {
         let compared = try compareWorkingTree(old, paths: paths, refreshingIndex: refreshingIndex, namingKnown: true,
