@@ -195,9 +195,11 @@ public final class Diff {
                     let text = UnsafeRawBufferPointer(start: start, count: buffer.size)
                     let delta = git_patch_get_delta(patch)?.pointee
                     let (oldSpace, newSpace) = (Self.hasSpace(delta?.old_file.path), Self.hasSpace(delta?.new_file.path))
-                    // No hunk in a text patch: the same bytes on both sides (an empty file added
-                    // or deleted), where git prints no `---`/`+++` lines and libgit2 does.
-                    let sameBytes = git_patch_num_hunks(patch) == 0 && (delta?.flags ?? 0) & GIT_DIFF_FLAG_BINARY.rawValue == 0
+                    // No hunk in a text patch, or an empty file binary by its attributes added or
+                    // deleted: the same bytes on both sides, where git prints no `---`/`+++` (or
+                    // `Binary files`) line and libgit2 does.
+                    let binary = (delta?.flags ?? 0) & GIT_DIFF_FLAG_BINARY.rawValue != 0
+                    let sameBytes = binary ? delta.map(Self.isEmptyFileAddedOrDeleted) ?? false : git_patch_num_hunks(patch) == 0
                     if oldSpace || newSpace || sameBytes {
                         Self.appendHeaderAsGit(text, tabbingOld: oldSpace, tabbingNew: newSpace, droppingNames: sameBytes, to: &bytes)
                     } else {
@@ -210,14 +212,24 @@ public final class Diff {
         return (String(decoding: bytes, as: UTF8.self), allCounts)
     }
 
+    /// An empty file (the empty blob) added or deleted.
+    private static func isEmptyFileAddedOrDeleted(_ delta: git_diff_delta) -> Bool {
+        let empty = ObjectID(hex: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
+        switch delta.status {
+        case GIT_DELTA_ADDED: return delta.new_file.flags & GIT_DIFF_FLAG_VALID_ID.rawValue != 0 && ObjectID(delta.new_file.id) == empty
+        case GIT_DELTA_DELETED: return ObjectID(delta.old_file.id) == empty
+        default: return false
+        }
+    }
+
     private static func hasSpace(_ path: UnsafePointer<CChar>?) -> Bool {
         path.map { strchr($0, 32) != nil } ?? false
     }
 
     /// Appends one file's patch `text` with its header as git writes it: the `--- a/...` line
     /// (when `tabbingOld`) and `+++ b/...` line (when `tabbingNew`) ending with a TAB, as git ends
-    /// those of a name holding a space (for GNU patch; libgit2 does not); both left out when
-    /// `droppingNames` (a patch of no hunk).
+    /// those of a name holding a space (for GNU patch; libgit2 does not); both left out, and a
+    /// `Binary files` line, when `droppingNames` (the same bytes on both sides).
     static func appendHeaderAsGit(_ text: UnsafeRawBufferPointer, tabbingOld old: Bool, tabbingNew new: Bool,
                                   droppingNames: Bool = false, to bytes: inout [UInt8]) {
         var start = 0
@@ -226,9 +238,10 @@ public final class Diff {
             let end = text[start...].firstIndex(of: 10) ?? text.count
             let line = text[start..<end]
             start = end + 1
-            if inHeader, line.starts(with: "@@".utf8) || line.starts(with: "Binary files ".utf8) { inHeader = false }
+            let binaryLine = inHeader && line.starts(with: "Binary files ".utf8)
+            if inHeader, line.starts(with: "@@".utf8) || binaryLine { inHeader = false }
             let name = inHeader && (line.starts(with: "--- ".utf8) || line.starts(with: "+++ ".utf8))
-            if name, droppingNames { continue }
+            if name || binaryLine, droppingNames { continue }
             bytes.append(contentsOf: line)
             if name, !line.elementsEqual("--- /dev/null".utf8), !line.elementsEqual("+++ /dev/null".utf8),
                (old && line.starts(with: "--- ".utf8)) || (new && line.starts(with: "+++ ".utf8)) {
