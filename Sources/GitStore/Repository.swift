@@ -23,6 +23,9 @@ public final class Repository {
     var indexLockCleanupArmed = false
     /// The index file as last read for a splice (``readIndexFile()``).
     var indexFileCache: IndexFile?
+    /// The blob each working-tree copy read by ``readBlob(_:copyAt:)`` was found to hold, with
+    /// the file's stat data then.
+    var copiesRead: [String: (stamp: [Int], id: ObjectID)] = [:]
 
     init(pointer: OpaquePointer) {
         self.pointer = pointer
