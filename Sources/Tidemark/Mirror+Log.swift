@@ -91,10 +91,7 @@ extension Mirror {
             sides.append(found.map { (id: $0.id, commit: $0.commit) })
         }
         let shown = Mirror.newestFirst(sides, limit: limit)
-        for (id, commit) in shown {
-            // The top (`log -- .`) selects snapshots; it is no change to name.
-            if let changed = changes[id] { changes[id] = try withVersions(changed.filter { !$0.path.isEmpty }, of: commit) }
-        }
+        changes = try withVersions(changes, shown: shown)
         return try mirrorErrors {
             shown.map { id, commit in
                 let message = SnapshotMessage.parse(commit.message)

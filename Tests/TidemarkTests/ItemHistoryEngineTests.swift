@@ -40,13 +40,15 @@ struct ItemHistoryEngineTests {
             for id in ["x", "y"] { upstream.put(ItemID(id), "2024-01-01T00:00:00Z") }
             let (mirror, _) = try await Mirror.clone("test:memory", to: path + "/m", upstream: upstream)
             let rounds = Mirror.commitsPerHandle + 10
+            func date(_ round: Int) -> String { "2024-01-01T00:\(String(format: "%02d", round / 60)):\(String(format: "%02d", round % 60))Z" }
             for round in 1...rounds {
-                let date = "2024-01-01T00:\(String(format: "%02d", round / 60)):\(String(format: "%02d", round % 60))Z"
-                upstream.put(ItemID(round % 2 == 0 ? "x" : "y"), date)
+                upstream.put(ItemID(round % 2 == 0 ? "x" : "y"), date(round))
                 _ = try await mirror.sync()
             }
             let history = try await mirror.log(items: ["items/x"])
             #expect(history.count == rounds / 2 + 1, "\(history.count)")
+            // Every version, those read on the other core too (the later half of those shown).
+            #expect(history.map { $0.changes?.first?.version } == stride(from: rounds, through: 2, by: -2).map(date) + [date(0)])
             #expect(history.first?.changes?.first?.version == "2024-01-01T00:01:14Z" && history.last?.changes?.first?.status == "A")
             #expect(try await mirror.log(limit: 3, items: ["items/y"]).count == 3)
         }
