@@ -72,7 +72,7 @@ extension Repository {
     /// Whether one of the attribute files outside the working tree that libgit2 reads for every
     /// path is there (or may be: a `core.attributesFile` it would resolve against another
     /// folder, a file that cannot be looked up).
-    private var otherAttributeFileExists: Bool {
+    var otherAttributeFileExists: Bool {
         var files = [String(cString: git_repository_commondir(pointer)) + "info/attributes"]
         files += Library.searchPath(GIT_CONFIG_LEVEL_SYSTEM).map { $0 + "/gitattributes" }
         switch try? configString("core.attributesfile") {
