@@ -195,11 +195,11 @@ public final class Diff {
                     let text = UnsafeRawBufferPointer(start: start, count: buffer.size)
                     let delta = git_patch_get_delta(patch)?.pointee
                     let (oldSpace, newSpace) = (Self.hasSpace(delta?.old_file.path), Self.hasSpace(delta?.new_file.path))
-                    // No hunk in a text patch, or an empty file binary by its attributes added or
-                    // deleted: the same bytes on both sides, where git prints no `---`/`+++` (or
-                    // `Binary files`) line and libgit2 does.
+                    // No hunk in a text patch, or a binary file's same blob (empty, added or
+                    // deleted; or under a new mode): the same bytes on both sides, where git
+                    // prints no `---`/`+++` (or `Binary files`) line and libgit2 does.
                     let binary = (delta?.flags ?? 0) & GIT_DIFF_FLAG_BINARY.rawValue != 0
-                    let sameBytes = binary ? delta.map(Self.isEmptyFileAddedOrDeleted) ?? false : git_patch_num_hunks(patch) == 0
+                    let sameBytes = binary ? delta.map(Self.holdsSameBytes) ?? false : git_patch_num_hunks(patch) == 0
                     if oldSpace || newSpace || sameBytes {
                         Self.appendHeaderAsGit(text, tabbingOld: oldSpace, tabbingNew: newSpace, droppingNames: sameBytes, to: &bytes)
                     } else {
@@ -212,13 +212,17 @@ public final class Diff {
         return (String(decoding: bytes, as: UTF8.self), allCounts)
     }
 
-    /// An empty file (the empty blob) added or deleted.
-    private static func isEmptyFileAddedOrDeleted(_ delta: git_diff_delta) -> Bool {
+    /// The same bytes on both sides of a binary file's delta: an empty file (the empty blob)
+    /// added or deleted, or one blob under two modes (git then prints no `Binary files` line).
+    private static func holdsSameBytes(_ delta: git_diff_delta) -> Bool {
         let empty = ObjectID(hex: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
+        let valid = GIT_DIFF_FLAG_VALID_ID.rawValue
         switch delta.status {
-        case GIT_DELTA_ADDED: return delta.new_file.flags & GIT_DIFF_FLAG_VALID_ID.rawValue != 0 && ObjectID(delta.new_file.id) == empty
+        case GIT_DELTA_ADDED: return delta.new_file.flags & valid != 0 && ObjectID(delta.new_file.id) == empty
         case GIT_DELTA_DELETED: return ObjectID(delta.old_file.id) == empty
-        default: return false
+        default:
+            return delta.old_file.flags & valid != 0 && delta.new_file.flags & valid != 0
+                && ObjectID(delta.old_file.id) == ObjectID(delta.new_file.id)
         }
     }
 

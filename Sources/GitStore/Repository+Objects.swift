@@ -33,10 +33,11 @@ extension Repository {
     /// stay the same (a history walk asks for the manifest of every snapshot it shows: each read
     /// and hashed the 7 MB working-tree copy before the blob itself, 15 ms at 100k items).
     public func readBlob(_ id: ObjectID, copyAt path: String) throws(GitError) -> Data {
-        if copyMayHold(id, at: path), let size = try blobSize(id), let data = Repository.contents(of: path, size: size, { descriptor in
+        var stamp: [Int]?
+        if copyMayHold(id, at: path), let size = try blobSize(id), let data = Repository.contents(of: path, size: size, stamp: &stamp, { descriptor in
             var data = Data(count: size)
             return data.withUnsafeMutableBytes { readAll(descriptor, into: $0) } ? data : nil
-        }), copy(at: path, holding: data.withUnsafeBytes({ ObjectID.hash($0, type: GIT_OBJECT_BLOB) })) == id {
+        }), copy(at: path, as: stamp, holding: data.withUnsafeBytes({ ObjectID.hash($0, type: GIT_OBJECT_BLOB) })) == id {
             return data
         }
         return try readBlob(id)
@@ -49,9 +50,10 @@ extension Repository {
         return known.id == id || known.stamp != Repository.stamp(of: path)
     }
 
-    /// Records that the file at `path` holds blob `found` (as its stat data are now); returns it.
-    private func copy(at path: String, holding found: ObjectID) -> ObjectID {
-        if let stamp = Repository.stamp(of: path) { copiesRead[path] = (stamp, found) }
+    /// Records that the file at `path`, of stat data `stamp` when read, holds blob `found`;
+    /// returns it.
+    private func copy(at path: String, as stamp: [Int]?, holding found: ObjectID) -> ObjectID {
+        if let stamp { copiesRead[path] = (stamp, found) }
         return found
     }
 
@@ -59,22 +61,26 @@ extension Repository {
     /// ctime; nil when there is no such file.
     private static func stamp(of path: String) -> [Int]? {
         var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        return [Int(info.st_dev), Int(info.st_ino), Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec,
-                info.st_ctim.tv_sec, info.st_ctim.tv_nsec]
+        return lstat(path, &info) == 0 ? stamp(info) : nil
+    }
+
+    private static func stamp(_ info: stat) -> [Int] {
+        [Int(info.st_dev), Int(info.st_ino), Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec,
+         info.st_ctim.tv_sec, info.st_ctim.tv_nsec]
     }
 
     /// ``readBlob(_:copyAt:)`` as an array of bytes, read into it: no copy of a 7 MB manifest from
     /// one buffer to another.
     public func readBlobBytes(_ id: ObjectID, copyAt path: String) throws(GitError) -> [UInt8] {
-        if copyMayHold(id, at: path), let size = try blobSize(id), let bytes = Repository.contents(of: path, size: size, { descriptor in
+        var stamp: [Int]?
+        if copyMayHold(id, at: path), let size = try blobSize(id), let bytes = Repository.contents(of: path, size: size, stamp: &stamp, { descriptor in
             var complete = false
             let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
                 complete = readAll(descriptor, into: UnsafeMutableRawBufferPointer(buffer))
                 count = complete ? size : 0
             }
             return complete ? bytes : nil
-        }), copy(at: path, holding: bytes.withUnsafeBytes({ ObjectID.hash($0, type: GIT_OBJECT_BLOB) })) == id {
+        }), copy(at: path, as: stamp, holding: bytes.withUnsafeBytes({ ObjectID.hash($0, type: GIT_OBJECT_BLOB) })) == id {
             return bytes
         }
         return [UInt8](try readBlob(id))
@@ -93,12 +99,13 @@ extension Repository {
     /// The contents of the regular file at `path` (not followed if it is a link, never waited on
     /// if it is a FIFO), as `read` reads them from its open descriptor, when it holds `size`
     /// bytes; nil otherwise.
-    private static func contents<Buffer>(of path: String, size: Int, _ read: (Int32) -> Buffer?) -> Buffer? {
+    private static func contents<Buffer>(of path: String, size: Int, stamp: inout [Int]?, _ read: (Int32) -> Buffer?) -> Buffer? {
         let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size == size else { return nil }
+        stamp = Repository.stamp(info)
         return read(descriptor)
     }
 

@@ -372,6 +372,8 @@ private struct FolderCursor: ~Copyable {
     /// that could not be opened, and for every level inside it).
     private var levels: [ArraySlice<UInt8>] = []
     private var descriptors: [Int32] = []
+    /// The folder part of the last path asked for (its levels joined).
+    private var folder: [UInt8] = []
 
     init(workdir: String) {
         top = Foundation.open(workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -388,6 +390,10 @@ private struct FolderCursor: ~Copyable {
         let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(path).assumingMemoryBound(to: UInt8.self), count: strlen(path))
         let slash = bytes.lastIndex(of: UInt8(ascii: "/"))
         let name = slash.map { path + $0 + 1 } ?? path
+        // The same folder as the entry before (most entries): nothing to split or open.
+        let parent = slash.map { bytes[..<$0] } ?? bytes[..<0]
+        if parent.elementsEqual(folder) { return (descriptors.last ?? top, name) }
+        folder = Array(parent)
         let wanted = slash.map { bytes[..<$0].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) } ?? []
         var kept = 0
         while kept < min(levels.count, wanted.count), levels[kept].elementsEqual(wanted[kept]) { kept += 1 }

@@ -157,7 +157,7 @@ extension Mirror {
 
     /// The snapshots along first parents from `start` that changed `targets` against their
     /// first parent, newest first, at most `limit`, each with what it changed (versions left
-    /// out: ``withVersions(_:of:)`` adds them to those shown). The walk stops at
+    /// out: ``withVersions(_:shown:)`` adds them to those shown). The walk stops at
     /// `hiding` as ``Repository/firstParentHistory(from:limit:hiding:)`` does, at `limit`
     /// snapshots found, and after `start` alone with `alone` (git's `X^!`). A root commit, or
     /// one at a shallow clone's boundary, adds all it holds. Each commit is read once.

@@ -237,7 +237,7 @@ struct PreloadTests {
     @Test func filesPutBackAreFoundByTheirBytesOnlyWhereNoFilterCanApply() async throws {
         try await withScratch { path in
             let root = path + "/repo"
-            let (repository, tree) = try Self.crlfFiles(at: root)
+            let (_, tree) = try Self.crlfFiles(at: root)
             let name = Self.crlfName
             // Dated back, so that no entry is racily clean (git would rehash every such file).
             func write(_ i: Int, _ text: String) throws {
