@@ -427,6 +427,20 @@ def local_op(repo):
     files = item_files(repo)
     r = rng.random()
     up_ids = list(up_items().keys())
+    if r < 0.03 and files:
+        # Every item file rewritten with its own bytes (a copy without -p, a restore): all
+        # stat-dirty, none changed; a mirror of 32 or more takes the hashing without filters.
+        for p in files:
+            full = os.path.join(repo, p)
+            if os.path.islink(full) or not os.path.isfile(full):
+                continue
+            data = read_bytes(full)
+            if data is None:
+                continue
+            with open(full, "wb") as f:
+                f.write(data)
+        T("find " + shlex.quote(os.path.join(repo, "items")) + """ -type f -exec sh -c 'cp "$1" "$1.t" && cat "$1.t" > "$1" && rm "$1.t"' _ {} \\;""")
+        return f"rewrite all {len(files)}"
     if r < 0.14 and files:
         p = rng.choice(files)
         c = rng.choice(['{"local": %d}\n' % rng.randint(0, 999), "garbage %d\n" % rng.randint(0, 999)])
