@@ -215,16 +215,18 @@ public final class Diff {
     /// The same bytes on both sides of a binary file's delta: an empty file (the empty blob)
     /// added or deleted, or one blob under two modes (git then prints no `Binary files` line).
     private static func holdsSameBytes(_ delta: git_diff_delta) -> Bool {
-        let empty = ObjectID(hex: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
         let valid = GIT_DIFF_FLAG_VALID_ID.rawValue
         switch delta.status {
-        case GIT_DELTA_ADDED: return delta.new_file.flags & valid != 0 && ObjectID(delta.new_file.id) == empty
-        case GIT_DELTA_DELETED: return ObjectID(delta.old_file.id) == empty
+        case GIT_DELTA_ADDED: return delta.new_file.flags & valid != 0 && ObjectID(delta.new_file.id) == emptyBlob
+        case GIT_DELTA_DELETED: return ObjectID(delta.old_file.id) == emptyBlob
         default:
             return delta.old_file.flags & valid != 0 && delta.new_file.flags & valid != 0
                 && ObjectID(delta.old_file.id) == ObjectID(delta.new_file.id)
         }
     }
+
+    /// The empty blob's id.
+    private static let emptyBlob = ObjectID(hex: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")!
 
     private static func hasSpace(_ path: UnsafePointer<CChar>?) -> Bool {
         path.map { strchr($0, 32) != nil } ?? false
@@ -383,8 +385,13 @@ extension Repository {
     /// True when a `.gitattributes` is in `workdir` or in a folder on the way to one of `paths`
     /// (bytes: a folder's name need not be UTF-8).
     static func attributeFileApplies(in workdir: String, to paths: [[UInt8]]) -> Bool {
+        attributeFileApplies(in: workdir, folders: foldersOnTheWay(to: paths))
+    }
+
+    /// True when a `.gitattributes` is in one of `folders` (``foldersOnTheWay(to:)``) of `workdir`.
+    static func attributeFileApplies(in workdir: String, folders: Set<ArraySlice<UInt8>>) -> Bool {
         let root = Array(workdir.utf8)
-        return foldersOnTheWay(to: paths).contains { folder in
+        return folders.contains { folder in
             var info = stat()
             return attributesPath(in: folder, under: root).withUnsafeBufferPointer {
                 lstat(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), &info)

@@ -22,18 +22,14 @@ extension Repository {
     func hashesPlainly(_ paths: [[UInt8]], index: OpaquePointer) -> Bool {
         guard let workdir, autocrlfIsFalse else { return false }
         let folders = Repository.foldersOnTheWay(to: paths)
-        let root = Array(workdir.utf8)
-        for folder in folders {
-            var info = stat()
+        if Repository.attributeFileApplies(in: workdir, folders: folders) { return false }
+        let inIndex = folders.contains { folder in
             var position = 0
-            let found = Repository.attributesPath(in: folder).withUnsafeBufferPointer { relative in
-                git_index_find(&position, index, UnsafeRawPointer(relative.baseAddress!).assumingMemoryBound(to: CChar.self)) == 0
-            } || Repository.attributesPath(in: folder, under: root).withUnsafeBufferPointer {
-                lstat(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), &info) == 0
+            return Repository.attributesPath(in: folder).withUnsafeBufferPointer {
+                git_index_find(&position, index, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)) == 0
             }
-            if found { return false }
         }
-        return !otherAttributeFileExists
+        return !inIndex && !otherAttributeFileExists
     }
 
     /// The blob ids of the working-tree files at `paths` (regular files), hashed as their bytes

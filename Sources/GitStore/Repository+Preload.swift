@@ -90,9 +90,7 @@ extension Repository {
             }
             positions = found.sorted()
         }
-        // `core.trustctime` false: a ctime of its own is no change, as libgit2 and git take it.
-        let pass = IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory,
-                                 trustsCtime: (try? configBool("core.trustctime")) ?? true)
+        let pass = IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory, trustsCtime: trustsCtime)
         var mismatches = pass.run(positions: positions)
         // Many files touched but perhaps unchanged (copied, restored, `touch`ed): with no filter
         // to apply, their bytes are hashed here, on every core, and only those that differ
@@ -210,9 +208,12 @@ extension Repository {
         defer { git_index_free(index) }
         try check(git_index_read(index, 0), "git_index_read")
         guard let workdir else { return [] }
-        return IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory,
-                             trustsCtime: (try? configBool("core.trustctime")) ?? true).run().map(\.path)
+        return IndexStatPass(index: index, workdir: workdir, gitDirectory: gitDirectory, trustsCtime: trustsCtime).run().map(\.path)
     }
+
+    /// False when `core.trustctime` is: a ctime of its own is then no change, as libgit2 and
+    /// git take it.
+    private var trustsCtime: Bool { (try? configBool("core.trustctime")) ?? true }
 
     /// Paths whose index entry differs from tree `old` (`git diff --cached --name-only <tree>`),
     /// among exact `paths` when given.
@@ -316,8 +317,7 @@ private struct IndexStatPass {
             return found[range].indices.compactMap { at -> (Int, ObjectID?, ObjectID?)? in
                 guard let info = found[at].info, let entry = git_index_get_byindex(index, found[at].position),
                       let path = entry.pointee.path, entry.pointee.flags & 0x3000 == 0,
-                      info.st_mode & S_IFMT == S_IFREG, info.st_size <= Repository.plainHashingLargestFile,
-                      entry.pointee.mode == (info.st_mode & 0o100 != 0 ? 0o100755 : 0o100644)
+                      info.st_size <= Repository.plainHashingLargestFile, entry.pointee.mode == Self.indexMode(of: info)
                 else { return nil }
                 let recorded = ObjectID(entry.pointee.id)
                 let assumed = entry.pointee.flags & 0x8000 != 0
@@ -340,12 +340,16 @@ private struct IndexStatPass {
         }
     }
 
+    /// The mode an index entry records for the regular file `info` describes (0 for another kind).
+    private static func indexMode(of info: stat) -> UInt32 {
+        guard info.st_mode & S_IFMT == S_IFREG else { return 0 }
+        return info.st_mode & 0o100 != 0 ? 0o100755 : 0o100644
+    }
+
     /// True when `info` is the stat data `entry` recorded and the entry is not racily clean:
     /// the checks libgit2's diff makes before it rehashes a file, and no fewer.
     private func matches(_ entry: git_index_entry, _ info: stat) -> Bool {
-        let regular = (info.st_mode & S_IFMT) == S_IFREG
-        let executable = info.st_mode & 0o100 != 0
-        guard regular, entry.mode == (executable ? 0o100755 : 0o100644),
+        guard entry.mode == Self.indexMode(of: info),
               entry.file_size == UInt32(truncatingIfNeeded: info.st_size),
               entry.mtime.seconds == Int32(truncatingIfNeeded: info.st_mtim.tv_sec),
               entry.mtime.nanoseconds == UInt32(truncatingIfNeeded: info.st_mtim.tv_nsec),

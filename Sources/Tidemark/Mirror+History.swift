@@ -237,11 +237,8 @@ extension Mirror {
                 }
                 tree = parentTree!
             }
-            guard let tree, let blob = try mirrorErrors({ try repository.treeEntry(at: Mirror.manifestPath(item.collection), in: tree)?.id })
-            else { continue }
-            if manifests[blob] == nil {
-                manifests[blob] = try mirrorErrors { try repository.readBlob(blob, copyAt: manifestCopy(item.collection)) }
-            }
+            guard let blob = try Mirror.manifestBlob(item.collection, in: tree, on: repository) else { continue }
+            if manifests[blob] == nil { manifests[blob] = try manifestData(blob, of: item.collection, on: repository) }
             result[index].version = try Mirror.manifestLine(of: item.id, collection: item.collection, in: manifests[blob]!)?.lastModified
         }
         return result

@@ -422,6 +422,11 @@ public actor Mirror {
 
     /// The blob id of a collection's manifest in `tree`, nil when absent.
     func manifestBlob(_ collection: String, in tree: ObjectID?) throws(MirrorError) -> ObjectID? {
+        try Mirror.manifestBlob(collection, in: tree, on: repository)
+    }
+
+    /// ``manifestBlob(_:in:)`` read on `repository` (any handle of this mirror's).
+    static func manifestBlob(_ collection: String, in tree: ObjectID?, on repository: Repository) throws(MirrorError) -> ObjectID? {
         guard let tree else { return nil }
         return try mirrorErrors { try repository.treeEntry(at: Mirror.manifestPath(collection), in: tree)?.id }
     }
@@ -595,6 +600,11 @@ public actor Mirror {
     /// The bytes of `collection`'s manifest blob (empty for none), read from the working tree's
     /// manifest file when that holds them (usually: the snapshot checked out is the last fetched).
     func manifestData(_ blob: ObjectID?, of collection: String) throws(MirrorError) -> Data {
+        try manifestData(blob, of: collection, on: repository)
+    }
+
+    /// ``manifestData(_:of:)`` read on `repository` (any handle of this mirror's).
+    nonisolated func manifestData(_ blob: ObjectID?, of collection: String, on repository: Repository) throws(MirrorError) -> Data {
         guard let blob else { return Data() }
         return try mirrorErrors { try repository.readBlob(blob, copyAt: manifestCopy(collection)) }
     }
