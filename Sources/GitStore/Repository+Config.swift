@@ -30,24 +30,23 @@ extension Repository {
     /// The value of `name` read as git reads an integer (`50`, `1k`), or nil when unset.
     /// Throws when it is set to something else.
     public func configInteger(_ name: String) throws(GitError) -> Int64? {
-        try withConfig(snapshot: true) { (config) throws(GitError) -> Int64? in
-            var value: Int64 = 0
-            let rc = git_config_get_int64(&value, config, name)
-            if rc == GIT_ENOTFOUND.rawValue { return nil }
-            try check(rc, "reading config \(name)")
-            return value
-        }
+        try configScalar(name, Int64(0)) { git_config_get_int64(&$0, $1, name) }
     }
 
     /// The value of `name` read as git reads a boolean (`true`, `no`, `1`, a bare key), or nil
     /// when unset. Throws when it is set to something else.
     public func configBool(_ name: String) throws(GitError) -> Bool? {
-        try withConfig(snapshot: true) { (config) throws(GitError) -> Bool? in
-            var value: Int32 = 0
-            let rc = git_config_get_bool(&value, config, name)
+        try configScalar(name, Int32(0)) { git_config_get_bool(&$0, $1, name) }.map { $0 != 0 }
+    }
+
+    /// The value `get` reads for `name` from a snapshot of the config, or nil when unset.
+    private func configScalar<T>(_ name: String, _ initial: T, _ get: (inout T, OpaquePointer) -> Int32) throws(GitError) -> T? {
+        try withConfig(snapshot: true) { (config) throws(GitError) -> T? in
+            var value = initial
+            let rc = get(&value, config)
             if rc == GIT_ENOTFOUND.rawValue { return nil }
             try check(rc, "reading config \(name)")
-            return value != 0
+            return value
         }
     }
 
